@@ -1,0 +1,43 @@
+# infera — the two commands are `make run` and `make test`; everything else supports them.
+BUILD_DIR  ?= build
+BUILD_TYPE ?= Release
+DEMO_REPO  ?= demo-models
+PYTHON     ?= /usr/bin/python3
+CTEST_ARGS ?=
+
+.PHONY: all deps configure build demo-models run test unit-test integration-test bench clean
+
+all: build
+
+deps:
+	@scripts/install_deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR)
+
+# Deterministic (seeded) demo models, regenerated only when the script changes.
+demo-models: deps
+	@$(PYTHON) scripts/make_demo_repo.py --out $(DEMO_REPO)
+
+run: build demo-models
+	@scripts/run_demo.sh $(BUILD_DIR)/infera $(DEMO_REPO)
+
+# Every test: C++ unit tests and the black-box integration tests against the real binary.
+test: build demo-models
+	@cd $(BUILD_DIR) && INFERA_DEMO_REPO=$(abspath $(DEMO_REPO)) ctest --output-on-failure $(CTEST_ARGS)
+
+unit-test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -L unit $(CTEST_ARGS)
+
+integration-test: build demo-models
+	@cd $(BUILD_DIR) && INFERA_DEMO_REPO=$(abspath $(DEMO_REPO)) ctest --output-on-failure -L integration $(CTEST_ARGS)
+
+# Benchmarks are never part of `make test`.
+bench: build demo-models
+	@bench/run_all.sh $(BUILD_DIR) $(DEMO_REPO)
+
+clean:
+	rm -rf $(BUILD_DIR) $(DEMO_REPO)

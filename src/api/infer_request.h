@@ -1,0 +1,56 @@
+// InferRequest / InferResponse: the transport-neutral inference exchange.
+//
+// Frontends (HTTP JSON/binary, gRPC) decode into an InferRequest, hand it to the model
+// manager, and encode the InferResponse they get back; nothing below the frontends
+// knows which wire format a request came from.
+#ifndef INFERA_API_INFER_REQUEST_H_
+#define INFERA_API_INFER_REQUEST_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "api/parameters.h"
+#include "api/tensor.h"
+
+namespace infera {
+
+// An output the client asked for. Per-output parameters carry transport hints the
+// frontend interprets (e.g. HTTP `binary_data`); the core only reads `name`.
+struct RequestedOutput {
+  std::string name;
+  Parameters parameters;
+};
+
+struct InferRequest {
+  std::string model_name;
+  // Unset: the newest ready version the model's version policy serves.
+  std::optional<int64_t> model_version;
+  std::string id;  // echoed in the response; may be empty
+  Parameters parameters;
+  std::vector<Tensor> inputs;
+  // Empty: every output the model declares, in config order.
+  std::vector<RequestedOutput> outputs;
+  // When the frontend finished reading the request; start of end-to-end latency.
+  std::chrono::steady_clock::time_point arrival_time{};
+};
+
+struct InferResponse {
+  std::string model_name;
+  int64_t model_version = 0;
+  std::string id;
+  Parameters parameters;
+  std::vector<Tensor> outputs;
+};
+
+// Receives the outcome of one request. Called exactly once, on an arbitrary thread;
+// it must not block (frontends post the write back to their own I/O thread).
+using InferCallback = absl::AnyInvocable<void(absl::StatusOr<InferResponse>)>;
+
+}  // namespace infera
+
+#endif  // INFERA_API_INFER_REQUEST_H_

@@ -1,0 +1,97 @@
+#include "common/logging.h"
+
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+namespace infera {
+namespace logging_internal {
+std::atomic<int> g_log_level{static_cast<int>(LogLevel::kInfo)};
+namespace {
+std::atomic<int> g_log_format{static_cast<int>(LogFormat::kText)};
+
+const char* Basename(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+void AppendJsonEscaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+}
+}  // namespace
+
+LogMessage::LogMessage(LogLevel level, const char* file, int line)
+    : level_(level), file_(file), line_(line) {}
+
+LogMessage::~LogMessage() {
+  static constexpr char kLetters[] = {'E', 'W', 'I', 'V'};
+  static constexpr const char* kNames[] = {"error", "warning", "info", "verbose"};
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  tm utc;
+  gmtime_r(&tv.tv_sec, &utc);
+  const int level = static_cast<int>(level_);
+  std::string line;
+  std::string text = stream_.str();
+  if (g_log_format.load(std::memory_order_relaxed) == static_cast<int>(LogFormat::kJson)) {
+    char ts[64];
+    std::snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", utc.tm_year + 1900,
+                  utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                  static_cast<long>(tv.tv_usec));
+    line.reserve(text.size() + 96);
+    line += "{\"ts\":\"";
+    line += ts;
+    line += "\",\"level\":\"";
+    line += kNames[level];
+    line += "\",\"src\":\"";
+    line += Basename(file_);
+    line += ':';
+    line += std::to_string(line_);
+    line += "\",\"msg\":\"";
+    AppendJsonEscaped(line, text);
+    line += "\"}\n";
+  } else {
+    char prefix[96];
+    std::snprintf(prefix, sizeof(prefix), "%c%02d%02d %02d:%02d:%02d.%06ld %s:%d] ",
+                  kLetters[level], utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
+                  utc.tm_sec, static_cast<long>(tv.tv_usec), Basename(file_), line_);
+    line = prefix;
+    line += text;
+    line += '\n';
+  }
+  // One write per message keeps lines whole across threads.
+  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+}
+}  // namespace logging_internal
+
+void SetLogLevel(LogLevel level) {
+  logging_internal::g_log_level.store(static_cast<int>(level), std::memory_order_relaxed);
+}
+LogLevel GetLogLevel() {
+  return static_cast<LogLevel>(logging_internal::g_log_level.load(std::memory_order_relaxed));
+}
+void SetLogFormat(LogFormat format) {
+  logging_internal::g_log_format.store(static_cast<int>(format), std::memory_order_relaxed);
+}
+
+}  // namespace infera
