@@ -1,0 +1,127 @@
+#include "codec/request_decoder.h"
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "api/tensor.h"
+#include "codec/request_json_handler.h"
+#include "common/status.h"
+#include "common/str_cat.h"
+#include "rapidjson/error/en.h"
+#include "rapidjson/reader.h"
+
+namespace infera {
+namespace {
+
+constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag |
+                                 rapidjson::kParseNumbersAsStringsFlag |
+                                 rapidjson::kParseNanAndInfFlag;
+
+// Ends the JSON text with a NUL while it is parsed: rapidjson's in-situ stream has no
+// length and stops at the first NUL. The byte after the JSON is the first binary byte (or
+// std::string's terminator), so it is restored afterwards.
+class ScopedTerminator {
+ public:
+  explicit ScopedTerminator(char* at) : at_(at), saved_(*at) { *at_ = '\0'; }
+  ~ScopedTerminator() { *at_ = saved_; }
+  ScopedTerminator(const ScopedTerminator&) = delete;
+  ScopedTerminator& operator=(const ScopedTerminator&) = delete;
+
+ private:
+  char* at_;
+  char saved_;
+};
+
+absl::Status ParseJson(char* json, size_t json_size, RequestJsonHandler& handler) {
+  ScopedTerminator terminator(json + json_size);
+  rapidjson::InsituStringStream stream(json);
+  rapidjson::Reader reader;
+  const rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, handler);
+  if (!handler.status().ok()) return handler.status();
+  if (result.IsError()) {
+    return absl::InvalidArgumentError(StrCat("malformed JSON at byte offset ", result.Offset(),
+                                             ": ", rapidjson::GetParseError_En(result.Code())));
+  }
+  if (stream.Tell() != json_size) {
+    return absl::InvalidArgumentError(
+        StrCat("malformed JSON at byte offset ", stream.Tell(), ": NUL byte in the JSON text"));
+  }
+  if (!handler.done()) return absl::InternalError("JSON request parse ended early");
+  return absl::OkStatus();
+}
+
+// Checks a binary input's byte count against its datatype and shape.
+absl::Status CheckBinaryInput(const Tensor& input) {
+  if (input.dtype == DataType::kBytes) return ValidateTensorData(input);
+  // The shape's element count is at most max_elements (checked while parsing), so the
+  // product cannot overflow.
+  const uint64_t expected =
+      static_cast<uint64_t>(*ElementCount(input.shape)) * DataTypeByteSize(input.dtype);
+  if (input.data.size() != expected) {
+    return absl::InvalidArgumentError(StrCat("input '", input.name, "' has binary_data_size ",
+                                             input.data.size(), " but ", DataTypeName(input.dtype),
+                                             " shape ", ShapeForMessage(input.shape), " needs ",
+                                             expected, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+// Points each binary input at its bytes in the body, after the JSON.
+absl::Status AttachBinaryInputs(const std::shared_ptr<const std::string>& body, size_t json_size,
+                                bool has_header_length,
+                                const std::vector<std::optional<uint64_t>>& sizes,
+                                std::vector<Tensor>& inputs) {
+  const uint64_t available = body->size() - json_size;
+  uint64_t declared = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (!sizes[i]) continue;
+    if (!has_header_length) {
+      return absl::InvalidArgumentError(
+          StrCat("input '", inputs[i].name, "' has a binary_data_size parameter but the ",
+                 "request has no Inference-Header-Content-Length header"));
+    }
+    declared = *sizes[i] > UINT64_MAX - declared ? UINT64_MAX : declared + *sizes[i];
+  }
+  if (declared != available) {
+    return absl::InvalidArgumentError(StrCat("binary data size mismatch: inputs declare ", declared,
+                                             " bytes, body has ", available));
+  }
+  const auto* data = reinterpret_cast<const uint8_t*>(body->data());
+  size_t offset = json_size;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (!sizes[i]) continue;
+    inputs[i].data = Buffer::View(body, data + offset, *sizes[i]);
+    offset += *sizes[i];
+    RETURN_IF_ERROR(CheckBinaryInput(inputs[i]));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<InferRequest> DecodeInferRequest(std::string body,
+                                                std::optional<size_t> json_header_length,
+                                                size_t max_elements) {
+  size_t json_size = body.size();
+  if (json_header_length) {
+    if (*json_header_length > body.size()) {
+      return absl::InvalidArgumentError(StrCat("Inference-Header-Content-Length ",
+                                               *json_header_length, " exceeds the body size ",
+                                               body.size()));
+    }
+    json_size = *json_header_length;
+  }
+  // Move the body into its shared owner before parsing: in-situ token views and binary
+  // input views point into this string and must not move again.
+  auto owner = std::make_shared<std::string>(std::move(body));
+  InferRequest request;
+  RequestJsonHandler handler(&request, max_elements, json_size);
+  RETURN_IF_ERROR(ParseJson(owner->data(), json_size, handler));
+  RETURN_IF_ERROR(AttachBinaryInputs(owner, json_size, json_header_length.has_value(),
+                                     handler.binary_data_sizes(), request.inputs));
+  return request;
+}
+
+}  // namespace infera

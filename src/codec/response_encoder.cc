@@ -1,0 +1,152 @@
+#include "codec/response_encoder.h"
+
+#include <charconv>
+#include <variant>
+#include <vector>
+
+#include "api/tensor.h"
+#include "codec/json_data_writer.h"
+#include "codec/json_string_stream.h"
+#include "codec/utf8.h"
+#include "common/str_cat.h"
+#include "rapidjson/writer.h"
+
+namespace infera {
+namespace {
+
+using JsonWriter = rapidjson::Writer<JsonStringStream, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                                     rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
+
+void WriteString(JsonWriter& writer, std::string_view text) {
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+bool AllElementsUtf8(const Tensor& tensor) {
+  return ForEachBytesElement(tensor.data.AsStringView(),
+                             [](std::string_view element) { return IsValidUtf8(element); });
+}
+
+void WriteParameters(const Parameters& parameters, JsonWriter& writer) {
+  writer.StartObject();
+  for (const auto& [key, value] : parameters) {
+    WriteString(writer, key);
+    if (const bool* b = std::get_if<bool>(&value)) {
+      writer.Bool(*b);
+    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+      writer.Int64(*i);
+    } else if (const double* d = std::get_if<double>(&value)) {
+      writer.Double(*d);
+    } else {
+      WriteString(writer, std::get<std::string>(value));
+    }
+  }
+  writer.EndObject();
+}
+
+void WriteOutput(const Tensor& output, bool binary, JsonWriter& writer, JsonStringStream& stream) {
+  writer.StartObject();
+  writer.Key("name");
+  WriteString(writer, output.name);
+  writer.Key("datatype");
+  WriteString(writer, DataTypeName(output.dtype));
+  writer.Key("shape");
+  writer.StartArray();
+  for (int64_t dim : output.shape) writer.Int64(dim);
+  writer.EndArray();
+  if (binary) {
+    writer.Key("parameters");
+    writer.StartObject();
+    writer.Key("binary_data_size");
+    writer.Uint64(output.data.size());
+    writer.EndObject();
+  } else {
+    writer.Key("data");
+    // An empty raw value makes the Writer emit the separator and count the value; the
+    // array itself is then formatted straight into the stream.
+    writer.RawValue("", 0, rapidjson::kArrayType);
+    WriteJsonData(output, stream);
+  }
+  writer.EndObject();
+}
+
+// Checks the outputs, decides which are binary, and sizes the body.
+struct EncodingPlan {
+  std::vector<char> binary;  // per output
+  bool any_binary = false;
+  size_t json_size_hint = 0;
+  size_t binary_size = 0;
+};
+
+absl::StatusOr<EncodingPlan> PlanEncoding(const InferResponse& response,
+                                          const OutputEncoding& encoding) {
+  EncodingPlan plan;
+  plan.binary.resize(response.outputs.size());
+  plan.json_size_hint =
+      128 + response.model_name.size() + response.id.size() + 64 * response.parameters.size();
+  for (size_t i = 0; i < response.outputs.size(); ++i) {
+    const Tensor& output = response.outputs[i];
+    if (absl::Status status = ValidateTensorData(output); !status.ok()) {
+      return absl::InternalError(StrCat("cannot encode output '", output.name, "' of model '",
+                                        response.model_name, "': ", status.message()));
+    }
+    const bool binary = encoding.IsBinary(output.name) ||
+                        (output.dtype == DataType::kBytes && !AllElementsUtf8(output));
+    plan.binary[i] = binary;
+    plan.any_binary |= binary;
+    plan.json_size_hint += 96 + output.name.size() + 21 * output.shape.size();
+    if (binary) {
+      plan.binary_size += output.data.size();
+    } else {
+      plan.json_size_hint += EstimateJsonDataSize(output);
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& response,
+                                                         const OutputEncoding& encoding) {
+  absl::StatusOr<EncodingPlan> plan = PlanEncoding(response, encoding);
+  if (!plan.ok()) return plan.status();
+
+  EncodedInferResponse result;
+  result.body.reserve(plan->json_size_hint + plan->binary_size);
+  {
+    JsonStringStream stream(&result.body, plan->json_size_hint);
+    JsonWriter writer(stream);
+    writer.StartObject();
+    writer.Key("model_name");
+    WriteString(writer, response.model_name);
+    writer.Key("model_version");
+    char version[24];
+    const auto [end, ec] =
+        std::to_chars(version, version + sizeof(version), response.model_version);
+    WriteString(writer, std::string_view(version, static_cast<size_t>(end - version)));
+    if (!response.id.empty()) {
+      writer.Key("id");
+      WriteString(writer, response.id);
+    }
+    if (!response.parameters.empty()) {
+      writer.Key("parameters");
+      WriteParameters(response.parameters, writer);
+    }
+    writer.Key("outputs");
+    writer.StartArray();
+    for (size_t i = 0; i < response.outputs.size(); ++i) {
+      WriteOutput(response.outputs[i], plan->binary[i], writer, stream);
+    }
+    writer.EndArray();
+    writer.EndObject();
+    stream.Finish();
+  }
+  if (plan->any_binary) {
+    result.json_header_length = result.body.size();
+    for (size_t i = 0; i < response.outputs.size(); ++i) {
+      if (plan->binary[i]) result.body.append(response.outputs[i].data.AsStringView());
+    }
+  }
+  return result;
+}
+
+}  // namespace infera

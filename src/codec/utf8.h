@@ -1,0 +1,19 @@
+// UTF-8 validation for BYTES elements the response encoder may write as JSON strings.
+//
+// JSON text must be UTF-8, but a BYTES tensor holds arbitrary bytes; the encoder checks
+// each element and falls back to the binary encoding when one is not valid UTF-8.
+// Thread-safe (pure function).
+#ifndef INFERA_CODEC_UTF8_H_
+#define INFERA_CODEC_UTF8_H_
+
+#include <string_view>
+
+namespace infera {
+
+// True when `text` is well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates
+// (U+D800..U+DFFF), nothing above U+10FFFF, no truncated sequences. NUL bytes are valid.
+bool IsValidUtf8(std::string_view text);
+
+}  // namespace infera
+
+#endif  // INFERA_CODEC_UTF8_H_
