@@ -1,0 +1,97 @@
+// The backend interface: how infera runs a model without knowing the runtime.
+//
+// Three levels, each with its own lifetime and thread-safety:
+//
+//   Backend       one per runtime (pytorch_libtorch, add_sub, identity), process-wide.
+//     └─ Load() → LoadedModel     one per loaded model version; owns weights/files.
+//          └─ CreateInstance() → ModelInstance   one per execution context
+//                                                 (instance_group count), owned by
+//                                                 one scheduler worker thread.
+//
+// Unloading a version is destroying its instances and then its LoadedModel. The
+// scheduler and the frontends use only these three classes, so a new runtime (ONNX
+// Runtime, TensorRT, OpenVINO) plugs in by implementing them and registering a
+// Backend (see backend_registry.h) — nothing else changes.
+//
+// The model manager has already checked every request against the config before it
+// reaches Execute(): input names, datatypes and shapes (with the batch dimension),
+// and `reshape` has been applied. It also checks every output Execute() returns
+// against the config, so a backend reports runtime failures, not protocol errors.
+#ifndef INFERA_BACKEND_BACKEND_H_
+#define INFERA_BACKEND_BACKEND_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/tensor.h"
+#include "model_config.pb.h"
+
+namespace infera {
+
+// Everything a backend needs to load one version.
+struct ModelLoadContext {
+  // Validated configuration (generic checks done, defaults filled in). Outlives the
+  // LoadedModel.
+  const inference::ModelConfig* config = nullptr;
+  int64_t version = 0;
+  std::filesystem::path model_dir;    // <repository>/<model>
+  std::filesystem::path version_dir;  // <repository>/<model>/<version>
+};
+
+// Settings for one execution instance.
+struct InstanceOptions {
+  int index = 0;             // 0-based across all of the model's instances
+  std::string name;          // "<model>_<index>", for logs
+  int intra_op_threads = 1;  // threads one execution may use; >= 1
+};
+
+// One execution context of a loaded model.
+//
+// Not thread-safe: owned by one scheduler worker, which calls Execute() serially.
+class ModelInstance {
+ public:
+  virtual ~ModelInstance() = default;
+
+  // Runs the model once. `inputs` holds the request's inputs in config order (absent
+  // optional inputs omitted), each with its config name; when max_batch_size > 0 every
+  // input has a leading batch dimension. Returns every config output, in config order,
+  // named as in the config, with the leading batch dimension when the model batches.
+  virtual absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) = 0;
+};
+
+// One loaded version of a model.
+//
+// Thread-safe: CreateInstance() may be called from several threads.
+class LoadedModel {
+ public:
+  virtual ~LoadedModel() = default;
+  virtual absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(
+      const InstanceOptions& options) = 0;
+};
+
+// One runtime.
+//
+// Thread-safe: models load in parallel.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // The `backend:` name in config.pbtxt ("pytorch", "add_sub", "identity").
+  virtual std::string_view name() const = 0;
+
+  // Runtime-specific config checks beyond the generic ones (e.g. add_sub needs two
+  // inputs and two outputs of one datatype). Errors name the field.
+  virtual absl::Status ValidateConfig(const inference::ModelConfig& config) const = 0;
+
+  // Loads one version. Errors name the file and what is wrong with it.
+  virtual absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const ModelLoadContext& context) = 0;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_BACKEND_BACKEND_H_

@@ -1,0 +1,304 @@
+#include "repository/model_config_loader.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/status.h"
+#include "common/str_cat.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "repository/model_config_util.h"
+
+namespace infera {
+namespace {
+
+// Collects protobuf's parse errors as "file:line:col: message (at: `<line text>`)".
+// Protobuf's own messages do not always name the field ("Expected integer, got ..."),
+// so the offending line is quoted to show it.
+class ErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  ErrorCollector(std::string_view source, std::string_view text)
+      : source_(source), text_(text) {}
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    Add(line, column, message);
+  }
+  void AddWarning(int line, google::protobuf::io::ColumnNumber column,
+                  const std::string& message) override {
+    Add(line, column, StrCat("warning: ", message));
+  }
+  const std::string& errors() const { return errors_; }
+
+ private:
+  void Add(int line, int column, const std::string& message) {
+    if (!errors_.empty()) errors_ += "; ";
+    errors_ += StrCat(source_, ":", line + 1, ":", column + 1, ": ", message);
+    std::string_view quoted = LineText(line);
+    if (!quoted.empty()) errors_ += StrCat(" (at: `", quoted, "`)");
+  }
+  // Text of 0-based line `line`, trimmed and cut to 120 characters.
+  std::string_view LineText(int line) const {
+    size_t start = 0;
+    for (int i = 0; i < line; ++i) {
+      start = text_.find('\n', start);
+      if (start == std::string_view::npos) return {};
+      ++start;
+    }
+    size_t end = text_.find('\n', start);
+    std::string_view result = text_.substr(start, end == std::string_view::npos ? end : end - start);
+    while (!result.empty() && (result.front() == ' ' || result.front() == '\t')) result.remove_prefix(1);
+    while (!result.empty() && (result.back() == ' ' || result.back() == '\r')) result.remove_suffix(1);
+    return result.substr(0, 120);
+  }
+  std::string source_;
+  std::string_view text_;
+  std::string errors_;
+};
+
+absl::Status FieldError(std::string_view source, std::string_view field,
+                        std::string_view problem) {
+  return absl::InvalidArgumentError(StrCat(source, ": ", field, ": ", problem));
+}
+
+absl::Status ValidateDims(std::string_view source, std::string_view field,
+                          const google::protobuf::RepeatedField<int64_t>& dims) {
+  for (int i = 0; i < dims.size(); ++i) {
+    if (dims[i] < -1) {
+      return FieldError(source, StrCat(field, ".dims[", i, "]"),
+                        StrCat(dims[i], " is not a dimension (use -1 for variable size)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A reshape must keep the element count (checked when neither shape has -1) and the
+// number of variable dimensions.
+absl::Status ValidateReshape(std::string_view source, std::string_view field,
+                             const google::protobuf::RepeatedField<int64_t>& dims,
+                             const inference::ModelTensorReshape& reshape) {
+  RETURN_IF_ERROR(ValidateDims(source, StrCat(field, ".reshape"), reshape.shape()));
+  int64_t dims_count = 1, reshape_count = 1;
+  int dims_variable = 0, reshape_variable = 0;
+  for (int64_t d : dims) d < 0 ? ++dims_variable : dims_count *= d;
+  for (int64_t d : reshape.shape()) d < 0 ? ++reshape_variable : reshape_count *= d;
+  if (dims_variable != reshape_variable ||
+      (dims_variable == 0 && dims_count != reshape_count)) {
+    return FieldError(source, StrCat(field, ".reshape"),
+                      StrCat("shape [", StrJoin(reshape.shape(), ","),
+                             "] does not hold the same elements as dims [",
+                             StrJoin(dims, ","), "]"));
+  }
+  return absl::OkStatus();
+}
+
+template <typename TensorConfig>
+absl::Status ValidateTensors(std::string_view source, std::string_view kind,
+                             const google::protobuf::RepeatedPtrField<TensorConfig>& tensors) {
+  std::set<std::string> names;
+  for (int i = 0; i < tensors.size(); ++i) {
+    const TensorConfig& t = tensors[i];
+    const std::string field = StrCat(kind, "[", i, "]");
+    if (t.name().empty()) return FieldError(source, StrCat(field, ".name"), "must not be empty");
+    if (!names.insert(t.name()).second) {
+      return FieldError(source, StrCat(field, ".name"),
+                        StrCat("'", t.name(), "' is declared twice"));
+    }
+    if (t.data_type() == inference::TYPE_INVALID) {
+      return FieldError(source, StrCat(field, ".data_type"),
+                        StrCat("missing or TYPE_INVALID for '", t.name(), "'"));
+    }
+    if (t.is_shape_tensor()) {
+      return FieldError(source, StrCat(field, ".is_shape_tensor"),
+                        "shape tensors are a TensorRT feature and are not supported");
+    }
+    RETURN_IF_ERROR(ValidateDims(source, field, t.dims()));
+    if (t.has_reshape()) RETURN_IF_ERROR(ValidateReshape(source, field, t.dims(), t.reshape()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateVersionPolicy(std::string_view source, inference::ModelConfig& config) {
+  inference::ModelVersionPolicy& policy = *config.mutable_version_policy();
+  switch (policy.policy_choice_case()) {
+    case inference::ModelVersionPolicy::POLICY_CHOICE_NOT_SET:
+      policy.mutable_latest()->set_num_versions(1);
+      return absl::OkStatus();
+    case inference::ModelVersionPolicy::kLatest:
+      if (policy.latest().num_versions() == 0) policy.mutable_latest()->set_num_versions(1);
+      return absl::OkStatus();
+    case inference::ModelVersionPolicy::kAll:
+      return absl::OkStatus();
+    case inference::ModelVersionPolicy::kSpecific:
+      if (policy.specific().versions_size() == 0) {
+        return FieldError(source, "version_policy.specific.versions", "must list a version");
+      }
+      for (int64_t v : policy.specific().versions()) {
+        if (v < 1) {
+          return FieldError(source, "version_policy.specific.versions",
+                            StrCat(v, " is not a version (versions are integers >= 1)"));
+        }
+      }
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateInstanceGroups(std::string_view source, inference::ModelConfig& config) {
+  if (config.instance_group_size() == 0) {
+    auto* group = config.add_instance_group();
+    group->set_count(1);
+    group->set_kind(inference::ModelInstanceGroup::KIND_CPU);
+  }
+  for (int i = 0; i < config.instance_group_size(); ++i) {
+    auto& group = *config.mutable_instance_group(i);
+    const std::string field = StrCat("instance_group[", i, "]");
+    if (group.count() < 0) {
+      return FieldError(source, StrCat(field, ".count"), StrCat(group.count(), " is negative"));
+    }
+    if (group.count() == 0) group.set_count(1);
+    if (group.count() > 64) {
+      return FieldError(source, StrCat(field, ".count"),
+                        StrCat(group.count(), " instances is more than the limit of 64"));
+    }
+    if (group.kind() == inference::ModelInstanceGroup::KIND_GPU || group.gpus_size() > 0) {
+      return FieldError(source, StrCat(field, ".kind"),
+                        "KIND_GPU (or gpus) requested, but this infera build has no GPU "
+                        "support; use KIND_CPU");
+    }
+    if (group.kind() == inference::ModelInstanceGroup::KIND_AUTO) {
+      group.set_kind(inference::ModelInstanceGroup::KIND_CPU);
+    }
+    if (group.name().empty()) group.set_name(StrCat(config.name(), "_", i));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateDynamicBatching(std::string_view source, inference::ModelConfig& config) {
+  if (!config.has_dynamic_batching()) return absl::OkStatus();
+  const auto& batching = config.dynamic_batching();
+  if (config.max_batch_size() == 0) {
+    return FieldError(source, "dynamic_batching",
+                      "requires max_batch_size > 0 (the model must accept a batch dimension)");
+  }
+  for (int i = 0; i < batching.preferred_batch_size_size(); ++i) {
+    const int32_t size = batching.preferred_batch_size(i);
+    if (size < 1 || size > config.max_batch_size()) {
+      return FieldError(source, StrCat("dynamic_batching.preferred_batch_size[", i, "]"),
+                        StrCat(size, " is outside [1, max_batch_size=", config.max_batch_size(),
+                               "]"));
+    }
+  }
+  const uint64_t levels = batching.priority_levels();
+  if (levels > 0 &&
+      (batching.default_priority_level() < 1 || batching.default_priority_level() > levels)) {
+    return FieldError(source, "dynamic_batching.default_priority_level",
+                      StrCat(batching.default_priority_level(), " is outside [1, priority_levels=",
+                             levels, "]"));
+  }
+  for (const auto& [level, unused] : batching.priority_queue_policy()) {
+    if (level < 1 || level > levels) {
+      return FieldError(source, "dynamic_batching.priority_queue_policy",
+                        StrCat("level ", level, " is outside [1, priority_levels=", levels, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateWarmup(std::string_view source, const inference::ModelConfig& config) {
+  for (int i = 0; i < config.model_warmup_size(); ++i) {
+    const auto& warmup = config.model_warmup(i);
+    const std::string field = StrCat("model_warmup[", i, "]");
+    if (config.max_batch_size() == 0 && warmup.batch_size() > 1) {
+      return FieldError(source, StrCat(field, ".batch_size"),
+                        "must be 0 or 1 for a model without batching (max_batch_size 0)");
+    }
+    if (config.max_batch_size() > 0 &&
+        warmup.batch_size() > static_cast<uint32_t>(config.max_batch_size())) {
+      return FieldError(source, StrCat(field, ".batch_size"),
+                        StrCat(warmup.batch_size(), " exceeds max_batch_size ",
+                               config.max_batch_size()));
+    }
+    for (const auto& [name, input] : warmup.inputs()) {
+      const inference::ModelInput* declared = FindConfigInput(config, name);
+      if (declared == nullptr) {
+        return FieldError(source, StrCat(field, ".inputs"),
+                          StrCat("'", name, "' is not an input of the model"));
+      }
+      if (input.data_type() != declared->data_type()) {
+        return FieldError(source, StrCat(field, ".inputs[", name, "].data_type"),
+                          "does not match the input's data_type");
+      }
+      if (input.input_data_type_case() ==
+          inference::ModelWarmup::Input::INPUT_DATA_TYPE_NOT_SET) {
+        return FieldError(source, StrCat(field, ".inputs[", name, "]"),
+                          "needs zero_data, random_data or input_data_file");
+      }
+      for (int64_t d : input.dims()) {
+        if (d < 0) {
+          return FieldError(source, StrCat(field, ".inputs[", name, "].dims"),
+                            "must be fully specified (no -1)");
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<inference::ModelConfig> ParseModelConfig(std::string_view text,
+                                                        std::string_view source) {
+  inference::ModelConfig config;
+  ErrorCollector errors(source, text);
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), &config)) {
+    return absl::InvalidArgumentError(errors.errors().empty()
+                                          ? StrCat(source, ": cannot parse")
+                                          : errors.errors());
+  }
+  return config;
+}
+
+absl::Status ValidateModelConfig(std::string_view source, std::string_view model_name,
+                                 inference::ModelConfig& config) {
+  if (config.name().empty()) {
+    config.set_name(std::string(model_name));
+  } else if (config.name() != model_name) {
+    return FieldError(source, "name",
+                      StrCat("'", config.name(), "' does not match the model directory '",
+                             model_name, "'"));
+  }
+  if (config.max_batch_size() < 0) {
+    return FieldError(source, "max_batch_size", StrCat(config.max_batch_size(), " is negative"));
+  }
+  RETURN_IF_ERROR(ValidateTensors(source, "input", config.input()));
+  RETURN_IF_ERROR(ValidateTensors(source, "output", config.output()));
+  RETURN_IF_ERROR(ValidateVersionPolicy(source, config));
+  RETURN_IF_ERROR(ValidateInstanceGroups(source, config));
+  RETURN_IF_ERROR(ValidateDynamicBatching(source, config));
+  RETURN_IF_ERROR(ValidateWarmup(source, config));
+  if (config.model_transaction_policy().decoupled()) {
+    return FieldError(source, "model_transaction_policy.decoupled",
+                      "decoupled models are not supported");
+  }
+  if (config.response_cache().enable()) {
+    return FieldError(source, "response_cache.enable", "the response cache is not supported");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<inference::ModelConfig> LoadModelConfig(const std::filesystem::path& model_dir) {
+  const std::filesystem::path path = model_dir / kModelConfigFilename;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(StrCat(path.string(), ": cannot open (missing?)"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  ASSIGN_OR_RETURN(inference::ModelConfig config, ParseModelConfig(text.str(), path.string()));
+  RETURN_IF_ERROR(
+      ValidateModelConfig(path.string(), model_dir.filename().string(), config));
+  return config;
+}
+
+}  // namespace infera
