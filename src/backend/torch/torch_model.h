@@ -1,0 +1,39 @@
+// LoadTorchModel: one loaded TorchScript version and its execution instances — the
+// LibTorch side of the pytorch backend (torch_backend.h is the entry point).
+//
+// Load:  <version_dir>/<model_filename> is read with torch::jit::load onto the CPU and
+//        put in eval mode; with OPTIMIZE_FOR_INFERENCE it is frozen and passed through
+//        torch::jit::optimize_for_inference (a failure there logs a warning and keeps the
+//        plain module). Inputs/outputs are bound to forward() once (io_binding.h).
+// Instances: share the loaded module (TorchScript methods may run concurrently from
+//        several threads) unless ENABLE_WEIGHT_SHARING is false, in which case every
+//        instance after the first loads and optimises its own copy.
+// Execute: on the calling worker thread, which gets the instance's intra-op thread
+//        budget (at::set_num_threads is per calling thread with this LibTorch's OpenMP
+//        pool; see docs/torch_backend.md), under c10::InferenceMode (or NoGradGuard) and
+//        with DISABLE_OPTIMIZED_EXECUTION applied (a thread-local executor flag). Inputs
+//        and outputs are not copied (torch_tensor.h). Every LibTorch exception becomes a
+//        Status; none escapes.
+//
+// Thread-safety: the LoadedModel is thread-safe; each ModelInstance is owned by one
+// worker thread (ModelInstance's contract).
+#ifndef INFERA_BACKEND_TORCH_TORCH_MODEL_H_
+#define INFERA_BACKEND_TORCH_TORCH_MODEL_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "backend/backend.h"
+#include "backend/torch/torch_options.h"
+
+namespace infera {
+
+// REQUIRES: `context.config` passed ValidateTorchConfig and `options` was parsed from it.
+// Errors name the model file (missing, unreadable, not TorchScript) or the input/output
+// that does not fit forward().
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadTorchModel(const ModelLoadContext& context,
+                                                            const TorchModelOptions& options);
+
+}  // namespace infera
+
+#endif  // INFERA_BACKEND_TORCH_TORCH_MODEL_H_

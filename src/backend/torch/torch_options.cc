@@ -1,0 +1,146 @@
+#include "backend/torch/torch_options.h"
+
+#include "repository/model_config_util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <optional>
+
+#include "common/status.h"
+#include "common/str_cat.h"
+
+namespace infera {
+namespace {
+
+constexpr std::string_view kIntraOpThreadCount = "INTRA_OP_THREAD_COUNT";
+constexpr std::string_view kInferenceMode = "INFERENCE_MODE";
+constexpr std::string_view kDisableOptimizedExecution = "DISABLE_OPTIMIZED_EXECUTION";
+constexpr std::string_view kOptimizeForInference = "OPTIMIZE_FOR_INFERENCE";
+constexpr std::string_view kEnableWeightSharing = "ENABLE_WEIGHT_SHARING";
+// More threads than this is a typo, not a plan.
+constexpr int kMaxThreads = 1024;
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<bool> ParseBool(std::string_view text) {
+  const std::string value = Lower(text);
+  if (value == "true" || value == "1" || value == "yes" || value == "on") return true;
+  if (value == "false" || value == "0" || value == "no" || value == "off") return false;
+  return std::nullopt;
+}
+
+absl::Status BadValue(std::string_view key, std::string_view value, std::string_view expected) {
+  return absl::InvalidArgumentError(StrCat("parameters: '", key, "' has value '", value,
+                                           "', expected ", expected));
+}
+
+absl::Status SetBool(std::string_view key, std::string_view value, bool* out) {
+  std::optional<bool> parsed = ParseBool(value);
+  if (!parsed) return BadValue(key, value, "true or false");
+  *out = *parsed;
+  return absl::OkStatus();
+}
+
+absl::Status SetThreads(std::string_view key, std::string_view value, int* out) {
+  int parsed = -1;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (ec != std::errc() || end != value.data() + value.size() || parsed < 0 ||
+      parsed > kMaxThreads) {
+    return BadValue(key, value, StrCat("an integer from 0 to ", kMaxThreads));
+  }
+  *out = parsed;
+  return absl::OkStatus();
+}
+
+absl::Status CheckModelFilename(std::string_view name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos) {
+    return absl::InvalidArgumentError(StrCat("default_model_filename: '", name,
+                                             "' must be a file name inside the version "
+                                             "folder (no '/', not '.' or '..')"));
+  }
+  return absl::OkStatus();
+}
+
+// Why a config datatype cannot be used, or empty when it can.
+std::string UnsupportedReason(inference::DataType type) {
+  switch (type) {
+    case inference::TYPE_UINT16:
+    case inference::TYPE_UINT32:
+    case inference::TYPE_UINT64:
+      return "LibTorch 1.13 has no unsigned integer type wider than 8 bits; use a signed "
+             "type (e.g. TYPE_INT32 / TYPE_INT64)";
+    case inference::TYPE_STRING:
+      return "LibTorch tensors cannot hold strings (TYPE_STRING / BYTES)";
+    case inference::TYPE_INVALID:
+      return "data_type is not set";
+    default:
+      break;
+  }
+  if (FromConfigDataType(type) == DataType::kInvalid) return "unknown data_type";
+  return "";
+}
+
+template <typename TensorConfig>
+absl::Status CheckTensors(const google::protobuf::RepeatedPtrField<TensorConfig>& tensors,
+                          std::string_view field) {
+  if (tensors.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat(field, ": the pytorch backend needs at least one ", field));
+  }
+  for (const TensorConfig& tensor : tensors) {
+    const std::string reason = UnsupportedReason(tensor.data_type());
+    if (!reason.empty()) {
+      return absl::InvalidArgumentError(
+          StrCat(field, " '", tensor.name(), "': ", inference::DataType_Name(tensor.data_type()),
+                 " is not supported by the pytorch backend: ", reason));
+    }
+    if (tensor.is_shape_tensor()) {
+      return absl::InvalidArgumentError(StrCat(
+          field, " '", tensor.name(), "': is_shape_tensor is not supported by the pytorch "
+          "backend"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelConfig& config) {
+  TorchModelOptions options;
+  if (!config.default_model_filename().empty()) {
+    RETURN_IF_ERROR(CheckModelFilename(config.default_model_filename()));
+    options.model_filename = config.default_model_filename();
+  }
+  for (const auto& [key, parameter] : config.parameters()) {
+    const std::string& value = parameter.string_value();
+    if (key == kIntraOpThreadCount) {
+      RETURN_IF_ERROR(SetThreads(key, value, &options.intra_op_threads));
+    } else if (key == kInferenceMode) {
+      RETURN_IF_ERROR(SetBool(key, value, &options.inference_mode));
+    } else if (key == kDisableOptimizedExecution) {
+      RETURN_IF_ERROR(SetBool(key, value, &options.disable_optimized_execution));
+    } else if (key == kOptimizeForInference) {
+      RETURN_IF_ERROR(SetBool(key, value, &options.optimize_for_inference));
+    } else if (key == kEnableWeightSharing) {
+      RETURN_IF_ERROR(SetBool(key, value, &options.share_weights));
+    } else {
+      options.ignored_keys.push_back(key);
+    }
+  }
+  // protobuf's map iterates in no particular order; sorted keys make logs stable.
+  std::sort(options.ignored_keys.begin(), options.ignored_keys.end());
+  return options;
+}
+
+absl::Status ValidateTorchConfig(const inference::ModelConfig& config) {
+  RETURN_IF_ERROR(CheckTensors(config.input(), "input"));
+  RETURN_IF_ERROR(CheckTensors(config.output(), "output"));
+  return ParseTorchModelOptions(config).status();
+}
+
+}  // namespace infera

@@ -1,0 +1,60 @@
+// TorchModelOptions: the pytorch backend's reading of a model config — its
+// `parameters`, its model file name and the datatypes LibTorch can carry.
+//
+// Parameters (`parameters { key: "K" value: { string_value: "V" } }`), Triton's names
+// where Triton has them:
+//   INTRA_OP_THREAD_COUNT        integer >= 0; > 0 overrides the instance's thread budget
+//                                (InstanceOptions::intra_op_threads), 0 keeps it.
+//   INFERENCE_MODE               bool, default true: c10::InferenceMode during Execute
+//                                (else torch::NoGradGuard).
+//   DISABLE_OPTIMIZED_EXECUTION  bool, default false: turns the TorchScript graph
+//                                executor's optimisations off (thread-local flag, set
+//                                around each Execute).
+//   OPTIMIZE_FOR_INFERENCE       bool, default true (infera's own): after loading,
+//                                torch::jit::freeze + torch::jit::optimize_for_inference;
+//                                on failure the plain module is used (with a warning).
+//   ENABLE_WEIGHT_SHARING        bool, default true: instances share one module; false
+//                                loads (and optimises) the file once per instance, as
+//                                Triton does by default.
+// Bools accept true/false, 1/0, yes/no, on/off (any case). A value that does not parse
+// is an InvalidArgument naming the key. Keys this backend does not use are reported in
+// `ignored_keys` (the loader logs them) rather than rejected, so Triton repositories
+// with GPU-only switches (ENABLE_NVFUSER, ...) still load.
+//
+// Thread-safe: pure functions.
+#ifndef INFERA_BACKEND_TORCH_TORCH_OPTIONS_H_
+#define INFERA_BACKEND_TORCH_TORCH_OPTIONS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/data_type.h"
+#include "model_config.pb.h"
+
+namespace infera {
+
+struct TorchModelOptions {
+  int intra_op_threads = 0;  // 0: use InstanceOptions::intra_op_threads
+  bool inference_mode = true;
+  bool disable_optimized_execution = false;
+  bool optimize_for_inference = true;
+  bool share_weights = true;
+  // config.default_model_filename, or "model.pt"; a plain file name.
+  std::string model_filename = "model.pt";
+  std::vector<std::string> ignored_keys;  // sorted
+};
+
+// Reads the parameters and the model file name. Errors name the offending key/field.
+absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelConfig& config);
+
+// All of the backend's config checks: at least one input and one output, every
+// datatype one LibTorch 1.13 has (UINT16/32/64 and STRING are not), no shape tensors,
+// and ParseTorchModelOptions. Errors name the tensor or key.
+absl::Status ValidateTorchConfig(const inference::ModelConfig& config);
+
+}  // namespace infera
+
+#endif  // INFERA_BACKEND_TORCH_TORCH_OPTIONS_H_
