@@ -1,0 +1,61 @@
+// ModelStatistics: cumulative counters for one model version, in the shape of
+// Triton's statistics extension (counts and summed nanoseconds per stage).
+//
+// Recorded on the hot path with relaxed atomic adds (no lock); read by the statistics
+// endpoints. A snapshot is not atomic across fields — fine for monitoring.
+//
+// Thread-safe.
+#ifndef INFERA_MANAGER_MODEL_STATISTICS_H_
+#define INFERA_MANAGER_MODEL_STATISTICS_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace infera {
+
+struct StatisticsSnapshot {
+  struct Duration {
+    uint64_t count = 0;
+    uint64_t ns = 0;
+  };
+  uint64_t last_inference_ms = 0;  // wall clock, ms since epoch
+  uint64_t inference_count = 0;    // rows served (a batch-4 request counts 4)
+  uint64_t execution_count = 0;    // backend executions
+  Duration success;                // end to end, successful requests
+  Duration fail;                   // end to end, failed requests
+  Duration queue;
+  Duration compute_input;
+  Duration compute_infer;
+  Duration compute_output;
+};
+
+class ModelStatistics {
+ public:
+  void RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows);
+  void RecordFailure(uint64_t request_ns);
+  // One backend execution, with its stage durations, shared by its requests.
+  void RecordExecution(uint64_t num_requests, uint64_t input_ns, uint64_t infer_ns,
+                       uint64_t output_ns);
+  StatisticsSnapshot Snapshot() const;
+
+ private:
+  struct AtomicDuration {
+    std::atomic<uint64_t> count{0};
+    std::atomic<uint64_t> ns{0};
+    void Add(uint64_t n, uint64_t duration_ns) {
+      count.fetch_add(n, std::memory_order_relaxed);
+      ns.fetch_add(duration_ns, std::memory_order_relaxed);
+    }
+    StatisticsSnapshot::Duration Load() const {
+      return {count.load(std::memory_order_relaxed), ns.load(std::memory_order_relaxed)};
+    }
+  };
+  std::atomic<uint64_t> last_inference_ms_{0};
+  std::atomic<uint64_t> inference_count_{0};
+  std::atomic<uint64_t> execution_count_{0};
+  AtomicDuration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_MANAGER_MODEL_STATISTICS_H_

@@ -1,0 +1,207 @@
+#include "manager/model_version.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/str_cat.h"
+#include "manager/request_validator.h"
+#include "manager/warmup.h"
+#include "repository/model_config_util.h"
+#include "scheduling/batch_assembler.h"
+#include "scheduling/instance_pool.h"
+
+namespace infera {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t NanosBetween(Clock::time_point from, Clock::time_point to) {
+  return static_cast<uint64_t>(
+      std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count()));
+}
+
+// Checks the backend's outputs against the config (count, order, datatype, shape) and
+// undoes any output `reshape`. `rows` is the batch's total rows (0: no batching).
+absl::Status CheckOutputs(const inference::ModelConfig& config, int64_t rows,
+                          std::vector<Tensor>& outputs) {
+  if (outputs.size() != static_cast<size_t>(config.output_size())) {
+    return absl::InternalError(StrCat("model '", config.name(), "' produced ", outputs.size(),
+                                      " outputs; its config declares ", config.output_size()));
+  }
+  const size_t lead = rows > 0 ? 1 : 0;
+  for (int i = 0; i < config.output_size(); ++i) {
+    const inference::ModelOutput& spec = config.output(i);
+    Tensor& out = outputs[i];
+    const auto& expected_dims = spec.has_reshape() ? spec.reshape().shape() : spec.dims();
+    bool shape_ok = out.name == spec.name() &&
+                    out.shape.size() == lead + expected_dims.size() &&
+                    (lead == 0 || out.shape[0] == rows);
+    for (size_t d = 0; shape_ok && d < static_cast<size_t>(expected_dims.size()); ++d) {
+      shape_ok = expected_dims[d] < 0 || out.shape[lead + d] == expected_dims[d];
+    }
+    if (!shape_ok || out.dtype != FromConfigDataType(spec.data_type())) {
+      return absl::InternalError(StrCat(
+          "model '", config.name(), "' output ", i, " ('", out.name, "', ",
+          DataTypeName(out.dtype), " ", ShapeToString(out.shape), ") does not match its config ('",
+          spec.name(), "', ", DataTypeName(FromConfigDataType(spec.data_type())), " ",
+          ShapeToString(ClientShape(config, expected_dims)), ")"));
+    }
+    if (spec.has_reshape()) {
+      Shape rest(out.shape.begin() + lead, out.shape.end());
+      ASSIGN_OR_RETURN(Shape dims, ReshapeTo(rest, spec.dims()));
+      if (lead) dims.insert(dims.begin(), rows);
+      out.shape = std::move(dims);
+    }
+    RETURN_IF_ERROR(ValidateTensorData(out));
+  }
+  return absl::OkStatus();
+}
+
+// The outputs the client asked for, in the order asked (all, in config order, if none).
+std::vector<Tensor> SelectOutputs(std::vector<Tensor> outputs,
+                                  const std::vector<RequestedOutput>& requested) {
+  if (requested.empty()) return outputs;
+  std::vector<Tensor> selected;
+  selected.reserve(requested.size());
+  for (const RequestedOutput& r : requested) {
+    for (Tensor& t : outputs) {
+      if (t.name == r.name) selected.push_back(std::move(t));
+    }
+  }
+  return selected;
+}
+
+absl::Status RunWarmup(const inference::ModelConfig& config, const std::filesystem::path& dir,
+                       std::vector<std::unique_ptr<ModelInstance>>& instances) {
+  ASSIGN_OR_RETURN(std::vector<InferRequest> samples, BuildWarmupRequests(config, dir));
+  for (InferRequest& sample : samples) {
+    absl::StatusOr<int64_t> rows = PrepareRequest(config, sample);
+    if (!rows.ok()) return absl::InvalidArgumentError(StrCat(sample.id, ": ", rows.status().message()));
+    for (auto& instance : instances) {
+      auto outputs = instance->Execute(sample.inputs);
+      if (!outputs.ok()) {
+        return absl::InternalError(StrCat(sample.id, " failed: ", outputs.status().message()));
+      }
+      RETURN_IF_ERROR(CheckOutputs(config, config.max_batch_size() > 0 ? *rows : 0, *outputs));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ModelVersion::ModelVersion(Options options)
+    : config_(std::move(options.config)), version_(options.version) {}
+
+ModelVersion::~ModelVersion() {
+  if (scheduler_) scheduler_->Shutdown();  // join workers before their model goes away
+  scheduler_.reset();
+  loaded_.reset();
+}
+
+void ModelVersion::Shutdown() { scheduler_->Shutdown(); }
+
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options) {
+  const inference::ModelConfig& config = *options.config;
+  const std::string where = StrCat("model '", config.name(), "' version ", options.version);
+  std::shared_ptr<ModelVersion> version(new ModelVersion(options));
+
+  ModelLoadContext context{options.config.get(), options.version, options.model_dir,
+                           options.model_dir / std::to_string(options.version)};
+  auto loaded = options.backend->Load(context);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(), StrCat(where, ": ", loaded.status().message()));
+  }
+  version->loaded_ = std::move(*loaded);
+
+  int num_instances = 0;
+  for (const auto& group : config.instance_group()) num_instances += group.count();
+  std::vector<std::unique_ptr<ModelInstance>> instances;
+  for (int i = 0; i < num_instances; ++i) {
+    InstanceOptions instance_options{i, StrCat(config.name(), "_", i),
+                                     std::max(1, options.num_cores / num_instances)};
+    auto instance = version->loaded_->CreateInstance(instance_options);
+    if (!instance.ok()) {
+      return absl::Status(instance.status().code(),
+                          StrCat(where, ": instance ", i, ": ", instance.status().message()));
+    }
+    instances.push_back(std::move(*instance));
+  }
+  absl::Status warmup = RunWarmup(config, options.model_dir, instances);
+  if (!warmup.ok()) {
+    return absl::Status(warmup.code(), StrCat(where, ": warmup: ", warmup.message()));
+  }
+  ModelVersion* raw = version.get();
+  version->scheduler_ = std::make_unique<InstancePool>(
+      InstancePool::Options{config.name(), options.max_queue_size}, std::move(instances),
+      [raw](ModelInstance& instance, ScheduledRequests requests) {
+        raw->RunBatch(instance, std::move(requests));
+      });
+  return version;
+}
+
+size_t ModelVersion::QueueDepth() const { return scheduler_->QueueDepth(); }
+
+void ModelVersion::Infer(InferRequest request, InferCallback callback) {
+  absl::StatusOr<int64_t> rows = PrepareRequest(*config_, request);
+  if (!rows.ok()) {
+    statistics_.RecordFailure(NanosBetween(request.arrival_time, Clock::now()));
+    callback(rows.status());
+    return;
+  }
+  auto scheduled = std::make_unique<ScheduledRequest>();
+  scheduled->request = std::move(request);
+  scheduled->batch_size = *rows;
+  scheduled->callback = std::move(callback);
+  scheduler_->Enqueue(std::move(scheduled));
+}
+
+void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests) {
+  const Clock::time_point start = Clock::now();
+  std::vector<int64_t> batch_sizes;
+  int64_t rows = 0;
+  for (const auto& r : requests) {
+    batch_sizes.push_back(r->batch_size);
+    rows += r->batch_size;
+  }
+  absl::StatusOr<std::vector<Tensor>> outputs = GatherBatchInputs(requests);
+  const Clock::time_point input_done = Clock::now();
+  if (outputs.ok()) outputs = instance.Execute(std::move(*outputs));
+  const Clock::time_point infer_done = Clock::now();
+  if (outputs.ok()) {
+    absl::Status checked = CheckOutputs(*config_, config_->max_batch_size() > 0 ? rows : 0, *outputs);
+    if (!checked.ok()) outputs = checked;
+  }
+  absl::StatusOr<std::vector<std::vector<Tensor>>> split =
+      outputs.ok() ? ScatterBatchOutputs(std::move(*outputs), batch_sizes)
+                   : absl::StatusOr<std::vector<std::vector<Tensor>>>(outputs.status());
+  const Clock::time_point end = Clock::now();
+  if (split.ok()) {
+    statistics_.RecordExecution(requests.size(), NanosBetween(start, input_done),
+                                NanosBetween(input_done, infer_done), NanosBetween(infer_done, end));
+  } else {
+    INFERA_LOG(ERROR) << "model '" << name() << "' version " << version_
+                      << " execution failed: " << split.status().message();
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ScheduledRequest& r = *requests[i];
+    const uint64_t request_ns = NanosBetween(r.request.arrival_time, Clock::now());
+    if (!split.ok()) {
+      statistics_.RecordFailure(request_ns);
+      r.callback(split.status());
+      continue;
+    }
+    InferResponse response;
+    response.model_name = name();
+    response.model_version = version_;
+    response.id = std::move(r.request.id);
+    response.outputs = SelectOutputs(std::move((*split)[i]), r.request.outputs);
+    statistics_.RecordSuccess(request_ns, NanosBetween(r.enqueue_time, start),
+                              config_->max_batch_size() > 0 ? r.batch_size : 1);
+    r.callback(std::move(response));
+  }
+}
+
+}  // namespace infera

@@ -1,0 +1,79 @@
+// ModelVersion: one loaded, serving version of a model.
+//
+// Owns, in destruction order: the scheduler (which owns the instances and their worker
+// threads), then the backend's LoadedModel. Callers hold a std::shared_ptr while they
+// use it (TF Serving's ServableHandle idea). Unloading is Shutdown() — drain the
+// scheduler, join its workers — called by the manager before it drops its reference,
+// so the last reference is never released on one of the version's own worker threads
+// (which would make the version join itself).
+//
+// Request path: Infer() validates against the config (a bad request fails here, before
+// it costs a queue slot), queues on the scheduler; a worker then calls RunBatch(), which
+// executes on the backend instance, checks the outputs against the config, splits them
+// per request and completes each callback.
+//
+// Thread-safe.
+#ifndef INFERA_MANAGER_MODEL_VERSION_H_
+#define INFERA_MANAGER_MODEL_VERSION_H_
+
+#include <filesystem>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "api/infer_request.h"
+#include "backend/backend.h"
+#include "manager/model_statistics.h"
+#include "model_config.pb.h"
+#include "scheduling/scheduler.h"
+
+namespace infera {
+
+class ModelVersion {
+ public:
+  struct Options {
+    std::shared_ptr<const inference::ModelConfig> config;  // validated
+    int64_t version = 0;
+    std::filesystem::path model_dir;
+    Backend* backend = nullptr;  // outlives the version
+    int num_cores = 1;           // default thread budget split across instances
+    size_t max_queue_size = 1024;
+  };
+
+  // Loads the backend model, creates every instance, runs the config's warmup on each,
+  // and starts the scheduler. Errors name the model, version and failing step.
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);
+
+  ~ModelVersion();
+  ModelVersion(const ModelVersion&) = delete;
+  ModelVersion& operator=(const ModelVersion&) = delete;
+
+  const inference::ModelConfig& config() const { return *config_; }
+  const std::string& name() const { return config_->name(); }
+  int64_t version() const { return version_; }
+  const ModelStatistics& statistics() const { return statistics_; }
+  size_t QueueDepth() const;
+
+  // Runs `request` (model name/version already resolved). `callback` is called exactly
+  // once: synchronously with InvalidArgument for a request that breaks the config or
+  // with a rejection, else later from a worker thread.
+  void Infer(InferRequest request, InferCallback callback);
+
+  // Rejects new requests, finishes queued and running ones, joins the workers.
+  // Idempotent. IMPORTANT: not from inside an Infer callback.
+  void Shutdown();
+
+ private:
+  explicit ModelVersion(Options options);
+
+  void RunBatch(ModelInstance& instance, ScheduledRequests requests);
+
+  const std::shared_ptr<const inference::ModelConfig> config_;
+  const int64_t version_;
+  ModelStatistics statistics_;
+  std::unique_ptr<LoadedModel> loaded_;
+  std::unique_ptr<Scheduler> scheduler_;  // declared last: destroyed first
+};
+
+}  // namespace infera
+
+#endif  // INFERA_MANAGER_MODEL_VERSION_H_

@@ -1,0 +1,153 @@
+#include "manager/request_validator.h"
+
+#include <algorithm>
+
+#include "common/status.h"
+#include "common/str_cat.h"
+#include "repository/model_config_util.h"
+
+namespace infera {
+namespace {
+
+absl::Status InputError(std::string_view model, std::string_view input, std::string_view what) {
+  return absl::InvalidArgumentError(
+      StrCat("model '", model, "': input '", input, "': ", what));
+}
+
+// Checks one input's datatype and shape against its config; returns its batch size
+// (0 when the model does not batch).
+absl::StatusOr<int64_t> CheckInput(const inference::ModelConfig& config,
+                                   const inference::ModelInput& spec, const Tensor& tensor) {
+  const DataType expected = FromConfigDataType(spec.data_type());
+  if (tensor.dtype != expected) {
+    return InputError(config.name(), tensor.name,
+                      StrCat("datatype ", DataTypeName(tensor.dtype),
+                             " does not match the model's ", DataTypeName(expected)));
+  }
+  const bool batching = config.max_batch_size() > 0;
+  const size_t rank = static_cast<size_t>(spec.dims_size()) + (batching ? 1 : 0);
+  const Shape client_shape = ClientShape(config, spec.dims());
+  if (tensor.shape.size() != rank) {
+    return InputError(config.name(), tensor.name,
+                      StrCat("shape ", ShapeToString(tensor.shape), " has rank ",
+                             tensor.shape.size(), " but the model expects ",
+                             ShapeToString(client_shape),
+                             batching ? " (the first dimension is the batch)" : ""));
+  }
+  for (size_t i = 0; i < rank; ++i) {
+    if (tensor.shape[i] < 0 || (client_shape[i] >= 0 && tensor.shape[i] != client_shape[i])) {
+      return InputError(config.name(), tensor.name,
+                        StrCat("shape ", ShapeToString(tensor.shape),
+                               " does not match the model's ", ShapeToString(client_shape),
+                               " at dimension ", i));
+    }
+  }
+  int64_t batch_size = 0;
+  if (batching) {
+    batch_size = tensor.shape[0];
+    if (batch_size < 1 || batch_size > config.max_batch_size()) {
+      return InputError(config.name(), tensor.name,
+                        StrCat("batch size ", batch_size, " is outside [1, max_batch_size=",
+                               config.max_batch_size(), "]"));
+    }
+  }
+  absl::Status data = ValidateTensorData(tensor);
+  if (!data.ok()) return absl::InvalidArgumentError(StrCat("model '", config.name(), "': ", data.message()));
+  return batch_size;
+}
+
+absl::Status CheckRequestedOutputs(const inference::ModelConfig& config,
+                                   const InferRequest& request) {
+  for (size_t i = 0; i < request.outputs.size(); ++i) {
+    const std::string& name = request.outputs[i].name;
+    if (FindConfigOutput(config, name) == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", config.name(), "' has no output '", name, "'"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (request.outputs[j].name == name) {
+        return absl::InvalidArgumentError(
+            StrCat("output '", name, "' is requested more than once"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Shape> ReshapeTo(const Shape& shape,
+                                const google::protobuf::RepeatedField<int64_t>& target) {
+  const int64_t total = ElementCount(shape).value_or(-1);
+  int64_t known = 1;
+  int variable_index = -1;
+  for (int i = 0; i < target.size(); ++i) {
+    if (target[i] < 0) {
+      variable_index = i;
+    } else {
+      known *= target[i];
+    }
+  }
+  Shape result(target.begin(), target.end());
+  if (variable_index >= 0) {
+    if (known == 0 || total % known != 0) {
+      return absl::InvalidArgumentError(StrCat("cannot reshape ", ShapeToString(shape), " to [",
+                                               StrJoin(target, ","), "]"));
+    }
+    result[variable_index] = total / known;
+  } else if (known != total) {
+    return absl::InvalidArgumentError(StrCat("cannot reshape ", ShapeToString(shape), " to [",
+                                             StrJoin(target, ","), "]"));
+  }
+  return result;
+}
+
+absl::StatusOr<int64_t> PrepareRequest(const inference::ModelConfig& config,
+                                       InferRequest& request) {
+  if (request.inputs.empty()) {
+    return absl::InvalidArgumentError(StrCat("model '", config.name(), "': request has no inputs"));
+  }
+  for (size_t i = 0; i < request.inputs.size(); ++i) {
+    const std::string& name = request.inputs[i].name;
+    if (FindConfigInput(config, name) == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat("model '", config.name(), "' has no input '", name, "'"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (request.inputs[j].name == name) {
+        return absl::InvalidArgumentError(StrCat("input '", name, "' is given more than once"));
+      }
+    }
+  }
+  std::vector<Tensor> ordered;
+  ordered.reserve(config.input_size());
+  int64_t batch_size = -1;
+  for (const auto& spec : config.input()) {
+    auto it = std::find_if(request.inputs.begin(), request.inputs.end(),
+                           [&](const Tensor& t) { return t.name == spec.name(); });
+    if (it == request.inputs.end()) {
+      if (spec.optional()) continue;
+      return absl::InvalidArgumentError(
+          StrCat("model '", config.name(), "': missing input '", spec.name(), "'"));
+    }
+    ASSIGN_OR_RETURN(int64_t rows, CheckInput(config, spec, *it));
+    if (batch_size >= 0 && rows != batch_size) {
+      return InputError(config.name(), it->name,
+                        StrCat("batch size ", rows, " differs from the other inputs' ", batch_size));
+    }
+    batch_size = rows;
+    if (spec.has_reshape()) {
+      // The batch dimension stays; the rest takes the backend's shape.
+      Shape rest(it->shape.begin() + (config.max_batch_size() > 0 ? 1 : 0), it->shape.end());
+      ASSIGN_OR_RETURN(Shape reshaped, ReshapeTo(rest, spec.reshape().shape()));
+      if (config.max_batch_size() > 0) reshaped.insert(reshaped.begin(), it->shape[0]);
+      it->shape = std::move(reshaped);
+    }
+    ordered.push_back(std::move(*it));
+  }
+  RETURN_IF_ERROR(CheckRequestedOutputs(config, request));
+  request.inputs = std::move(ordered);
+  return batch_size > 0 ? batch_size : 1;
+}
+
+}  // namespace infera

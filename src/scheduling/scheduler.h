@@ -1,0 +1,66 @@
+// Scheduler: decides when and on which model instance each request runs.
+//
+// The model manager validates a request against the config, wraps it in a
+// ScheduledRequest and hands it to the model version's Scheduler. The scheduler owns it
+// from then on and guarantees its callback runs exactly once: after execution (through
+// the BatchRunner), or with an error if it is rejected (queue full, shutting down).
+//
+//   ModelVersion::Infer → Scheduler::Enqueue → [queue] → worker thread of instance k
+//     → BatchRunner(instance k, requests) → callbacks
+//
+// Implementations: InstancePool (each request runs alone, FIFO, N instances).
+#ifndef INFERA_SCHEDULING_SCHEDULER_H_
+#define INFERA_SCHEDULING_SCHEDULER_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "api/infer_request.h"
+#include "backend/backend.h"
+
+namespace infera {
+
+// One validated request waiting to run.
+struct ScheduledRequest {
+  // Inputs checked against the config, in config order, reshaped for the backend.
+  InferRequest request;
+  // Rows this request contributes to a batch (its leading dimension); 1 when the
+  // model does not batch.
+  int64_t batch_size = 1;
+  // Completes the request; called exactly once.
+  InferCallback callback;
+  std::chrono::steady_clock::time_point enqueue_time{};
+};
+
+using ScheduledRequests = std::vector<std::unique_ptr<ScheduledRequest>>;
+
+// Runs `requests` as one execution on `instance` and completes every request's
+// callback. Provided by the model version (it knows the config); called on the
+// instance's worker thread, concurrently from every worker, so it must be thread-safe.
+using BatchRunner = absl::AnyInvocable<void(ModelInstance& instance, ScheduledRequests requests)>;
+
+// Thread-safe.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+
+  // Takes ownership of `request`. On rejection the callback is called before Enqueue
+  // returns (ResourceExhausted when the queue is full, Unavailable when stopping).
+  virtual void Enqueue(std::unique_ptr<ScheduledRequest> request) = 0;
+
+  // Requests waiting for an instance (not counting those executing).
+  virtual size_t QueueDepth() const = 0;
+
+  // Stops intake (later Enqueue calls are rejected with Unavailable), finishes every
+  // queued and executing request, and joins the worker threads. Idempotent.
+  // IMPORTANT: never call it from a worker thread (from inside a callback).
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_SCHEDULING_SCHEDULER_H_
