@@ -1,0 +1,48 @@
+// HttpRequest / HttpResponse: what the HTTP server hands to routes and takes back.
+//
+// Plain structs so route code never includes Boost.Beast (which only http_server.cc
+// does): routes compile fast and can be unit-tested without sockets.
+#ifndef INFERA_HTTP_HTTP_MESSAGE_H_
+#define INFERA_HTTP_HTTP_MESSAGE_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace infera {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // request-target as sent: path plus optional "?query"
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string body;
+  // When the last byte of the request was read.
+  std::chrono::steady_clock::time_point received_time{};
+
+  // The path part of the target (before '?'), still percent-encoded.
+  std::string_view path() const {
+    std::string_view t = target;
+    return t.substr(0, t.find('?'));
+  }
+  // Value of header `lowercase_name`, if present (first occurrence).
+  std::optional<std::string_view> Header(std::string_view lowercase_name) const {
+    for (const auto& [name, value] : headers) {
+      if (name == lowercase_name) return std::string_view(value);
+    }
+    return std::nullopt;
+  }
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+};
+
+}  // namespace infera
+
+#endif  // INFERA_HTTP_HTTP_MESSAGE_H_

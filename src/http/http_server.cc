@@ -1,0 +1,364 @@
+// The only translation unit that includes Boost.Beast / Asio.
+#include "http/http_server.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <optional>
+#include <thread>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "common/logging.h"
+#include "common/str_cat.h"
+#include "http/http_status.h"
+
+namespace infera {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+namespace http_internal {
+
+// State the server and all its sessions share.
+struct ServerState {
+  HttpHandler handler;
+  HttpServer::Options options;
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> draining{false};
+};
+
+// One connection. Lives on one I/O thread; every member is touched only there (Send()
+// hops onto it), so none needs a lock.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<ServerState> state)
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), state_(std::move(state)) {}
+
+  void Start() {
+    beast::error_code ignored;
+    socket_.set_option(tcp::no_delay(true), ignored);
+    ReadHeader();
+  }
+
+  // Any thread. Runs inline when already on this session's thread.
+  void Send(HttpResponse response) {
+    net::dispatch(socket_.get_executor(),
+                  [self = shared_from_this(), response = std::move(response)]() mutable {
+                    self->Write(std::move(response));
+                  });
+  }
+
+ private:
+  // Cancels the socket's pending read when `timeout` passes; stale timers (from an
+  // earlier phase) are recognised by their generation and ignored.
+  void ArmTimer(std::chrono::milliseconds timeout) {
+    const uint64_t generation = ++timer_generation_;
+    timer_.expires_after(timeout);
+    timer_.async_wait([self = shared_from_this(), generation](beast::error_code ec) {
+      if (ec || generation != self->timer_generation_) return;
+      self->timed_out_ = true;
+      beast::error_code ignored;
+      self->socket_.cancel(ignored);
+    });
+  }
+  void DisarmTimer() {
+    ++timer_generation_;
+    timer_.cancel();
+  }
+
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(state_->options.max_header_bytes));
+    parser_->body_limit(state_->options.max_body_bytes);
+    timed_out_ = false;
+    ArmTimer(state_->options.read_timeout);
+    http::async_read_header(socket_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              self->OnHeader(ec);
+                            });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return OnReadError(ec);
+    // From here until its response is written the request is in flight: a drain waits
+    // for it even while its body is still arriving.
+    state_->in_flight.fetch_add(1, std::memory_order_relaxed);
+    counted_ = true;
+    auto expect = parser_->get().find(http::field::expect);
+    if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
+      // curl sends this for large bodies and waits for the go-ahead before sending.
+      static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      net::async_write(socket_, net::buffer(kContinue),
+                       [self = shared_from_this()](beast::error_code write_ec, size_t) {
+                         if (write_ec) return self->Close();
+                         self->ReadBody();
+                       });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    ArmTimer(state_->options.read_timeout);  // the body gets its own full timeout
+    http::async_read(socket_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec) return self->OnReadError(ec);
+                       self->Dispatch();
+                     });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    DisarmTimer();
+    const bool got_some = parser_->got_some() || buffer_.size() > 0;
+    if (timed_out_) {
+      if (!got_some) return Close();  // idle keep-alive connection
+      return Fail(408, StrCat("request not fully received within ",
+                              state_->options.read_timeout.count(), " ms"));
+    }
+    if (ec == http::error::end_of_stream || ec == net::error::eof ||
+        ec == net::error::connection_reset || ec == net::error::operation_aborted) {
+      return Close();
+    }
+    if (ec == http::error::body_limit) {
+      return Fail(413, StrCat("request body exceeds the limit of ", state_->options.max_body_bytes,
+                              " bytes (--http-max-input-size)"));
+    }
+    if (ec == http::error::header_limit) {
+      return Fail(431, StrCat("request header exceeds the limit of ",
+                              state_->options.max_header_bytes, " bytes"));
+    }
+    if (ec == http::error::partial_message) {
+      return Fail(400, "request truncated: the connection ended before the declared body");
+    }
+    Fail(400, StrCat("malformed HTTP request: ", ec.message()));
+  }
+
+  void Dispatch() {
+    DisarmTimer();
+    http::request<http::string_body> message = parser_->release();
+    HttpRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    request.headers.reserve(8);
+    for (const auto& field : message) {
+      std::string name(field.name_string());
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      request.headers.emplace_back(std::move(name), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    request.received_time = std::chrono::steady_clock::now();
+    keep_alive_ = message.keep_alive();
+    state_->handler(std::move(request), HttpResponder(shared_from_this()));
+  }
+
+  void Write(HttpResponse response) {
+    response_ = {};
+    response_.version(11);
+    response_.result(static_cast<unsigned>(response.status));
+    response_.set(http::field::content_type, response.content_type);
+    for (auto& [name, value] : response.headers) response_.set(name, value);
+    response_.body() = std::move(response.body);
+    response_.keep_alive(keep_alive_ && !state_->draining.load(std::memory_order_relaxed));
+    response_.prepare_payload();
+    // Beast writes header and body buffers in one gather write.
+    http::async_write(socket_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      self->OnWrite(ec);
+    });
+  }
+
+  void Uncount() {
+    if (counted_) {
+      counted_ = false;
+      state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+
+  void OnWrite(beast::error_code ec) {
+    Uncount();
+    if (ec) return Close();
+    if (!response_.keep_alive()) return LingeringClose();
+    ReadHeader();
+  }
+
+  // Closing a socket with unread input makes the kernel send RST, which can destroy the
+  // response we just wrote before the client reads it (e.g. a 413 while the client is
+  // still sending its body). So: stop sending, then read and discard what the client
+  // still sends, for a bounded time and amount, then close (nginx's "lingering close").
+  void LingeringClose() {
+    beast::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    linger_budget_ = kLingerMaxBytes;
+    ArmTimer(kLingerTimeout);
+    DiscardInput();
+  }
+  void DiscardInput() {
+    socket_.async_read_some(net::buffer(discard_buffer_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec || n >= self->linger_budget_) return self->Close();
+                              self->linger_budget_ -= n;
+                              self->DiscardInput();
+                            });
+  }
+
+  // Answers a protocol error and closes the connection.
+  void Fail(int status, std::string message) {
+    INFERA_LOG(VERBOSE) << "HTTP " << status << ": " << message;
+    keep_alive_ = false;
+    Write(ErrorResponse(status, message));
+  }
+
+  void Close() {
+    Uncount();
+    DisarmTimer();
+    beast::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    socket_.close(ignored);
+  }
+
+  tcp::socket socket_;
+  net::steady_timer timer_;
+  uint64_t timer_generation_ = 0;
+  bool timed_out_ = false;
+  std::shared_ptr<ServerState> state_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  bool keep_alive_ = true;
+  bool counted_ = false;  // this request is counted in state_->in_flight
+  static constexpr std::chrono::milliseconds kLingerTimeout{2000};
+  static constexpr size_t kLingerMaxBytes = 256 << 20;
+  size_t linger_budget_ = 0;
+  std::array<char, 16384> discard_buffer_;
+};
+
+}  // namespace http_internal
+
+HttpResponder::HttpResponder(std::shared_ptr<http_internal::Session> session)
+    : session_(std::move(session)) {}
+HttpResponder::HttpResponder(HttpResponder&&) noexcept = default;
+HttpResponder& HttpResponder::operator=(HttpResponder&&) noexcept = default;
+HttpResponder::~HttpResponder() {
+  if (session_) {
+    session_->Send(ErrorResponse(500, "internal error: request dropped without a response"));
+  }
+}
+
+void HttpResponder::Send(HttpResponse response) && {
+  std::shared_ptr<http_internal::Session> session = std::move(session_);
+  if (session) session->Send(std::move(response));
+}
+
+class HttpServer::Impl {
+ public:
+  Impl(Options options, HttpHandler handler)
+      : state_(std::make_shared<http_internal::ServerState>()) {
+    state_->options = std::move(options);
+    state_->handler = std::move(handler);
+    const int n = std::max(1, state_->options.num_threads);
+    for (int i = 0; i < n; ++i) {
+      contexts_.push_back(std::make_unique<net::io_context>(1));
+      guards_.emplace_back(net::make_work_guard(*contexts_.back()));
+    }
+  }
+
+  ~Impl() { Shutdown(std::chrono::milliseconds(0)); }
+
+  absl::Status Listen() {
+    beast::error_code ec;
+    const net::ip::address address = net::ip::make_address(state_->options.address, ec);
+    if (ec) {
+      return absl::InvalidArgumentError(
+          StrCat("--http-address '", state_->options.address, "' is not an IP address"));
+    }
+    const tcp::endpoint endpoint(address, state_->options.port);
+    acceptor_ = std::make_unique<tcp::acceptor>(*contexts_[0]);
+    acceptor_->open(endpoint.protocol(), ec);
+    if (!ec) acceptor_->set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_->bind(endpoint, ec);
+    if (!ec) acceptor_->listen(net::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return absl::UnavailableError(StrCat("cannot listen on ", state_->options.address, ":",
+                                           state_->options.port, ": ", ec.message()));
+    }
+    port_ = acceptor_->local_endpoint().port();
+    return absl::OkStatus();
+  }
+
+  void Run() {
+    Accept();
+    for (auto& context : contexts_) {
+      threads_.emplace_back([ctx = context.get()] { ctx->run(); });
+    }
+  }
+
+  void Shutdown(std::chrono::milliseconds grace) {
+    if (stopped_.exchange(true)) return;
+    state_->draining.store(true);
+    if (acceptor_) {
+      net::post(*contexts_[0], [this] {
+        beast::error_code ignored;
+        acceptor_->close(ignored);
+      });
+    }
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (state_->in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (auto& guard : guards_) guard.reset();
+    for (auto& context : contexts_) context->stop();
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
+  uint16_t port() const { return port_; }
+  int InFlight() const { return state_->in_flight.load(); }
+
+ private:
+  void Accept() {
+    net::io_context& target = *contexts_[next_context_++ % contexts_.size()];
+    acceptor_->async_accept(target, [this](beast::error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor_->is_open()) return;
+      if (ec) {
+        // Usually EMFILE: back off briefly instead of spinning on the error.
+        INFERA_LOG(WARNING) << "accept failed: " << ec.message();
+        auto timer = std::make_shared<net::steady_timer>(*contexts_[0], std::chrono::milliseconds(50));
+        timer->async_wait([this, timer](beast::error_code) { Accept(); });
+        return;
+      }
+      std::make_shared<http_internal::Session>(std::move(socket), state_)->Start();
+      Accept();
+    });
+  }
+
+  std::shared_ptr<http_internal::ServerState> state_;
+  std::vector<std::unique_ptr<net::io_context>> contexts_;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> guards_;
+  std::unique_ptr<tcp::acceptor> acceptor_;
+  std::vector<std::thread> threads_;
+  size_t next_context_ = 0;  // touched only on contexts_[0]'s thread
+  uint16_t port_ = 0;
+  std::atomic<bool> stopped_{false};
+};
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpServer::~HttpServer() = default;
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options,
+                                                              HttpHandler handler) {
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(handler));
+  absl::Status listening = impl->Listen();
+  if (!listening.ok()) return listening;
+  impl->Run();
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+uint16_t HttpServer::port() const { return impl_->port(); }
+int HttpServer::InFlight() const { return impl_->InFlight(); }
+void HttpServer::Shutdown(std::chrono::milliseconds grace) { impl_->Shutdown(grace); }
+
+}  // namespace infera

@@ -1,0 +1,92 @@
+// HttpServer: HTTP/1.1 over Boost.Beast/Asio, a fixed pool of I/O threads, no thread per
+// connection.
+//
+// Threading: `num_threads` I/O threads, each running its own io_context; a connection
+// lives on one of them for its whole life (so its state needs no lock). The handler
+// runs on that I/O thread and must not block: model execution happens on scheduler
+// threads, and the response comes back through HttpResponder::Send() from any thread,
+// which posts the write to the connection's thread.
+//
+// Per connection: keep-alive, requests served in order (pipelined requests wait their
+// turn), TCP_NODELAY, each response written with one gather write (headers + body), an
+// `Expect: 100-continue` answered, and limits that turn abuse into a 4xx and a closed
+// connection: header size (431), body size (413), a request not fully received within
+// `read_timeout` (408; an idle keep-alive connection is just closed), malformed HTTP (400).
+//
+// Thread-safe.
+//
+// Usage:
+//   ASSIGN_OR_RETURN(auto server, HttpServer::Start(options, [](HttpRequest req, HttpResponder r) {
+//     std::move(r).Send(HttpResponse{200, "text/plain", "ok"});
+//   }));
+//   LOG << server->port();
+//   server->Shutdown(std::chrono::seconds(30));
+#ifndef INFERA_HTTP_HTTP_SERVER_H_
+#define INFERA_HTTP_HTTP_SERVER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "http/http_message.h"
+
+namespace infera {
+
+namespace http_internal {
+class Session;
+}
+
+// Sends the response to one request. Move-only; Send() at most once, from any thread.
+// Dropping a responder without sending answers 500 (a bug, never a hang).
+class HttpResponder {
+ public:
+  explicit HttpResponder(std::shared_ptr<http_internal::Session> session);
+  HttpResponder(HttpResponder&&) noexcept;
+  HttpResponder& operator=(HttpResponder&&) noexcept;
+  ~HttpResponder();
+
+  void Send(HttpResponse response) &&;
+
+ private:
+  std::shared_ptr<http_internal::Session> session_;
+};
+
+using HttpHandler = std::function<void(HttpRequest request, HttpResponder responder)>;
+
+class HttpServer {
+ public:
+  struct Options {
+    std::string address = "0.0.0.0";
+    uint16_t port = 8000;  // 0: pick a free port (see port())
+    int num_threads = 2;
+    size_t max_body_bytes = 64 << 20;  // Triton's --http-max-input-size default
+    size_t max_header_bytes = 16 << 10;
+    std::chrono::milliseconds read_timeout{30000};
+  };
+
+  // Binds, listens and starts the I/O threads. Errors name the address.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(Options options, HttpHandler handler);
+  ~HttpServer();
+
+  uint16_t port() const;
+
+  // Requests handed to the handler whose response has not been written yet.
+  int InFlight() const;
+
+  // Stops accepting, lets in-flight requests finish (up to `grace`), then stops the
+  // I/O threads. Idempotent.
+  void Shutdown(std::chrono::milliseconds grace);
+
+  class Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_HTTP_HTTP_SERVER_H_

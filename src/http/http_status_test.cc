@@ -1,0 +1,28 @@
+#include "http/http_status.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace infera {
+namespace {
+
+TEST(HttpStatusTest, MapsEveryCodeOnce) {
+  EXPECT_EQ(HttpStatusCode(absl::StatusCode::kInvalidArgument), 400);
+  EXPECT_EQ(HttpStatusCode(absl::StatusCode::kNotFound), 404);
+  EXPECT_EQ(HttpStatusCode(absl::StatusCode::kResourceExhausted), 429);
+  EXPECT_EQ(HttpStatusCode(absl::StatusCode::kUnavailable), 503);
+  EXPECT_EQ(HttpStatusCode(absl::StatusCode::kInternal), 500);
+  EXPECT_EQ(HttpStatusCode(absl::StatusCode::kUnimplemented), 501);
+}
+
+TEST(HttpStatusTest, ErrorBodyIsEscapedJsonAndRetryableOnesSayWhen) {
+  HttpResponse r = ErrorResponse(absl::ResourceExhaustedError("queue \"full\"\n"));
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(r.body, R"({"error":"queue \"full\"\n"})");
+  ASSERT_EQ(r.headers.size(), 1u);
+  EXPECT_EQ(r.headers[0].first, "Retry-After");
+  EXPECT_TRUE(ErrorResponse(400, "x").headers.empty());
+}
+
+}  // namespace
+}  // namespace infera

@@ -1,0 +1,222 @@
+#include "http/kserve_routes.h"
+
+#include <charconv>
+
+#include "codec/kserve_http_codec.h"
+#include "common/logging.h"
+#include "common/str_cat.h"
+#include "http/http_status.h"
+#include "http/url_path.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "repository/model_config_util.h"
+
+namespace infera {
+namespace {
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void WriteString(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+HttpResponse JsonResponse(const rapidjson::StringBuffer& buffer) {
+  return HttpResponse{200, "application/json", std::string(buffer.GetString(), buffer.GetSize()), {}};
+}
+
+HttpResponse MethodNotAllowed(std::string_view allowed) {
+  HttpResponse response = ErrorResponse(405, StrCat("method not allowed; use ", allowed));
+  response.headers.emplace_back("Allow", std::string(allowed));
+  return response;
+}
+
+// Writes [{"name","datatype","shape"}...] for a config's inputs or outputs.
+template <typename Tensors>
+void WriteTensorMetadata(JsonWriter& w, const inference::ModelConfig& config,
+                         const Tensors& tensors) {
+  w.StartArray();
+  for (const auto& t : tensors) {
+    w.StartObject();
+    w.Key("name");
+    WriteString(w, t.name());
+    w.Key("datatype");
+    WriteString(w, DataTypeName(FromConfigDataType(t.data_type())));
+    w.Key("shape");
+    w.StartArray();
+    for (int64_t d : ClientShape(config, t.dims())) w.Int64(d);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+}  // namespace
+
+// /v2/models/{name}[/versions/{version}][/{action}]
+struct KServeRoutes::ModelPath {
+  std::string name;
+  std::optional<int64_t> version;
+  std::string_view action;  // "", "ready", "infer"
+};
+
+KServeRoutes::KServeRoutes(ModelManager& manager, Options options)
+    : manager_(manager), options_(std::move(options)) {}
+
+void KServeRoutes::Handle(HttpRequest request, HttpResponder responder) const {
+  const std::vector<std::string_view> parts = SplitPath(request.path());
+  const bool get = request.method == "GET";
+  if (parts.empty() || parts[0] != "v2") {
+    return std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
+  }
+  if (parts.size() == 1) {
+    if (!get) return std::move(responder).Send(MethodNotAllowed("GET"));
+    return std::move(responder).Send(ServerMetadata());
+  }
+  if (parts[1] == "health" && parts.size() == 3 && (parts[2] == "live" || parts[2] == "ready")) {
+    if (!get) return std::move(responder).Send(MethodNotAllowed("GET"));
+    const bool ok = parts[2] == "live" || (options_.server_ready && options_.server_ready());
+    return std::move(responder).Send(ok ? HttpResponse{200, "application/json", "", {}}
+                                        : ErrorResponse(400, "server is not ready"));
+  }
+  if (parts[1] == "models" && parts.size() >= 3) {
+    ModelPath path;
+    std::optional<std::string> name = PercentDecode(parts[2]);
+    if (!name) {
+      return std::move(responder).Send(ErrorResponse(400, "malformed percent-escape in model name"));
+    }
+    path.name = std::move(*name);
+    size_t next = 3;
+    if (parts.size() >= 5 && parts[3] == "versions") {
+      int64_t version = 0;
+      auto [end, ec] = std::from_chars(parts[4].data(), parts[4].data() + parts[4].size(), version);
+      if (ec != std::errc() || end != parts[4].data() + parts[4].size() || version < 1) {
+        return std::move(responder).Send(ErrorResponse(
+            400, StrCat("invalid model version '", parts[4], "' (versions are integers >= 1)")));
+      }
+      path.version = version;
+      next = 5;
+    }
+    if (parts.size() == next || parts.size() == next + 1) {
+      path.action = parts.size() == next ? std::string_view() : parts[next];
+      return HandleModel(path, std::move(request), std::move(responder));
+    }
+  }
+  std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
+}
+
+void KServeRoutes::HandleModel(const ModelPath& path, HttpRequest request,
+                               HttpResponder responder) const {
+  if (path.action.empty() || path.action == "ready") {
+    if (request.method != "GET") return std::move(responder).Send(MethodNotAllowed("GET"));
+    return std::move(responder).Send(path.action.empty() ? ModelMetadata(path) : ModelReady(path));
+  }
+  if (path.action == "infer") {
+    if (request.method != "POST") return std::move(responder).Send(MethodNotAllowed("POST"));
+    return Infer(path, std::move(request), std::move(responder));
+  }
+  std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
+}
+
+HttpResponse KServeRoutes::ServerMetadata() const {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  w.Key("name");
+  WriteString(w, options_.server_name);
+  w.Key("version");
+  WriteString(w, options_.server_version);
+  w.Key("extensions");
+  w.StartArray();
+  for (const char* extension : {"binary_tensor_data", "parameters"}) w.String(extension);
+  w.EndArray();
+  w.EndObject();
+  return JsonResponse(buffer);
+}
+
+HttpResponse KServeRoutes::ModelMetadata(const ModelPath& path) const {
+  auto model = manager_.GetModelVersion(path.name, path.version);
+  if (!model.ok()) return ErrorResponse(model.status());
+  const inference::ModelConfig& config = (*model)->config();
+  std::vector<int64_t> versions;
+  if (path.version) {
+    versions.push_back(*path.version);
+  } else {
+    versions = manager_.ReadyVersions(path.name).value_or(std::vector<int64_t>{});
+  }
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  w.Key("name");
+  WriteString(w, config.name());
+  w.Key("versions");
+  w.StartArray();
+  for (int64_t v : versions) WriteString(w, std::to_string(v));
+  w.EndArray();
+  w.Key("platform");
+  WriteString(w, PlatformName(config));
+  w.Key("inputs");
+  WriteTensorMetadata(w, config, config.input());
+  w.Key("outputs");
+  WriteTensorMetadata(w, config, config.output());
+  w.EndObject();
+  return JsonResponse(buffer);
+}
+
+HttpResponse KServeRoutes::ModelReady(const ModelPath& path) const {
+  auto model = manager_.GetModelVersion(path.name, path.version);
+  if (model.ok()) return HttpResponse{200, "application/json", "", {}};
+  // Known but not ready is a "false" answer (KServe: 4xx); unknown stays 404.
+  if (model.status().code() == absl::StatusCode::kUnavailable) {
+    return ErrorResponse(400, std::string_view(model.status().message().data(),
+                                               model.status().message().size()));
+  }
+  return ErrorResponse(model.status());
+}
+
+void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
+                         HttpResponder responder) const {
+  auto model = manager_.GetModelVersion(path.name, path.version);
+  if (!model.ok()) return std::move(responder).Send(ErrorResponse(model.status()));
+
+  std::optional<size_t> header_length;
+  if (auto value = request.Header("inference-header-content-length")) {
+    size_t parsed = 0;
+    auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), parsed);
+    if (ec != std::errc() || end != value->data() + value->size()) {
+      return std::move(responder).Send(ErrorResponse(
+          400, StrCat("Inference-Header-Content-Length '", *value, "' is not a byte count")));
+    }
+    header_length = parsed;
+  }
+  if (auto encoding = request.Header("content-encoding")) {
+    if (*encoding != "identity") {
+      return std::move(responder).Send(ErrorResponse(
+          415, StrCat("Content-Encoding '", *encoding, "' is not supported; send identity")));
+    }
+  }
+  auto decoded = DecodeInferRequest(std::move(request.body), header_length,
+                                    options_.max_input_elements);
+  if (!decoded.ok()) return std::move(responder).Send(ErrorResponse(decoded.status()));
+  InferRequest& infer = *decoded;
+  infer.model_name = path.name;
+  infer.model_version = path.version;
+  infer.arrival_time = request.received_time;
+  OutputEncoding encoding = OutputEncoding::FromRequest(infer);
+
+  (*model)->Infer(std::move(infer), [responder = std::move(responder),
+                                     encoding = std::move(encoding)](
+                                        absl::StatusOr<InferResponse> result) mutable {
+    if (!result.ok()) return std::move(responder).Send(ErrorResponse(result.status()));
+    auto encoded = EncodeInferResponse(*result, encoding);
+    if (!encoded.ok()) return std::move(responder).Send(ErrorResponse(encoded.status()));
+    HttpResponse response{200, "application/json", std::move(encoded->body), {}};
+    if (encoded->json_header_length) {
+      response.content_type = "application/octet-stream";
+      response.headers.emplace_back("Inference-Header-Content-Length",
+                                    std::to_string(*encoded->json_header_length));
+    }
+    std::move(responder).Send(std::move(response));
+  });
+}
+
+}  // namespace infera

@@ -1,0 +1,55 @@
+// KServe v2 (Open Inference Protocol) REST endpoints.
+//
+//   GET  /v2/health/live                               200 while the process serves
+//   GET  /v2/health/ready                              200 when every model is ready
+//   GET  /v2                                           server metadata
+//   GET  /v2/models/{m}[/versions/{v}]                 model metadata
+//   GET  /v2/models/{m}[/versions/{v}]/ready           200 ready, 400 not ready
+//   POST /v2/models/{m}[/versions/{v}]/infer           inference (JSON or binary tensors)
+//
+// The routes decode into transport-neutral InferRequests, call the model manager and
+// encode what comes back; no model logic lives here. Errors are {"error": "..."} with
+// the status from http_status.h; unknown paths are 404, wrong methods 405.
+//
+// Thread-safe: Handle() runs concurrently on every I/O thread.
+#ifndef INFERA_HTTP_KSERVE_ROUTES_H_
+#define INFERA_HTTP_KSERVE_ROUTES_H_
+
+#include <functional>
+#include <string>
+
+#include "http/http_server.h"
+#include "manager/model_manager.h"
+
+namespace infera {
+
+class KServeRoutes {
+ public:
+  struct Options {
+    std::string server_name = "infera";
+    std::string server_version;
+    // Upper bound on elements in one request's JSON tensors (hostile-input guard).
+    size_t max_input_elements = 64 << 20;
+    // Whether the server as a whole is ready (models loaded, not draining).
+    std::function<bool()> server_ready;
+  };
+
+  KServeRoutes(ModelManager& manager, Options options);
+
+  void Handle(HttpRequest request, HttpResponder responder) const;
+
+ private:
+  struct ModelPath;
+  void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;
+  HttpResponse ServerMetadata() const;
+  HttpResponse ModelMetadata(const ModelPath& path) const;
+  HttpResponse ModelReady(const ModelPath& path) const;
+  void Infer(const ModelPath& path, HttpRequest request, HttpResponder responder) const;
+
+  ModelManager& manager_;
+  const Options options_;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_HTTP_KSERVE_ROUTES_H_

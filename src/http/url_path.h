@@ -1,0 +1,23 @@
+// Splitting and percent-decoding URL paths (RFC 3986) for the route tables.
+//
+// Thread-safe (pure functions).
+#ifndef INFERA_HTTP_URL_PATH_H_
+#define INFERA_HTTP_URL_PATH_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace infera {
+
+// "/v2/models/a%20b/infer" -> {"v2", "models", "a%20b", "infer"}. Empty segments
+// (from "//" or a trailing '/') are dropped.
+std::vector<std::string_view> SplitPath(std::string_view path);
+
+// Decodes %XX escapes; nullopt for a malformed escape or a decoded NUL.
+std::optional<std::string> PercentDecode(std::string_view text);
+
+}  // namespace infera
+
+#endif  // INFERA_HTTP_URL_PATH_H_

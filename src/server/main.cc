@@ -1,0 +1,49 @@
+// infera: one binary, subcommands.
+//   infera serve --model-repository DIR [flags]
+//   infera --help | --version
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "server/options.h"
+#include "server/server.h"
+#include "server/version.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "infera — an inference server for image, text, ranking models over KServe v2.\n\n"
+    "Usage: infera <command> [flags]\n\n"
+    "Commands:\n"
+    "  serve     Serve a model repository (infera serve --help for its flags).\n"
+    "  version   Print the version.\n"
+    "  help      Show this text.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "version" || args[0] == "--version") {
+    std::cout << "infera " << infera::kInferaVersion << "\n";
+    return 0;
+  }
+  if (args[0] == "serve") {
+    auto options = infera::ParseServeOptions({args.begin() + 1, args.end()});
+    if (!options.ok()) {
+      std::cerr << "infera serve: " << options.status().message() << "\n\n"
+                << infera::ServeHelpText();
+      return 2;
+    }
+    if (options->help) {
+      std::cout << infera::ServeHelpText();
+      return 0;
+    }
+    return infera::RunServe(*options);
+  }
+  std::cerr << "infera: unknown command '" << args[0] << "'\n\n" << kUsage;
+  return 2;
+}

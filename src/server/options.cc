@@ -1,0 +1,142 @@
+#include "server/options.h"
+
+#include <charconv>
+#include <functional>
+#include <optional>
+
+#include "common/str_cat.h"
+
+namespace infera {
+namespace {
+
+struct Flag {
+  const char* name;
+  const char* value_name;  // nullptr: a boolean switch
+  const char* help;
+  std::function<absl::Status(ServeOptions&, std::string_view)> set;
+};
+
+template <typename T>
+std::function<absl::Status(ServeOptions&, std::string_view)> Integer(T ServeOptions::*field,
+                                                                       T min, T max) {
+  return [=](ServeOptions& o, std::string_view value) -> absl::Status {
+    T parsed{};
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (ec != std::errc() || end != value.data() + value.size() || parsed < min || parsed > max) {
+      return absl::InvalidArgumentError(
+          StrCat("'", value, "' is not an integer in [", min, ", ", max, "]"));
+    }
+    o.*field = parsed;
+    return absl::OkStatus();
+  };
+}
+
+std::function<absl::Status(ServeOptions&, std::string_view)> Text(std::string ServeOptions::*field) {
+  return [=](ServeOptions& o, std::string_view value) -> absl::Status {
+    if (value.empty()) return absl::InvalidArgumentError("needs a non-empty value");
+    o.*field = std::string(value);
+    return absl::OkStatus();
+  };
+}
+
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag> flags = {
+      {"model-repository", "DIR", "Triton-layout model repository to serve (required).",
+       Text(&ServeOptions::model_repository)},
+      {"http-address", "ADDR", "Address the HTTP server binds. Default 0.0.0.0.",
+       Text(&ServeOptions::http_address)},
+      {"http-port", "N", "HTTP port (KServe v2 REST). 0 picks a free port and logs it. Default 8000.",
+       Integer(&ServeOptions::http_port, 0, 65535)},
+      {"http-thread-count", "N",
+       "HTTP I/O threads (each serves many connections). Default: one per core, at most 4.",
+       Integer(&ServeOptions::http_thread_count, 0, 256)},
+      {"http-max-input-size", "BYTES",
+       "Largest request body accepted; larger ones get 413. Default 67108864 (64 MiB).",
+       Integer<uint64_t>(&ServeOptions::http_max_input_size, 1, 1ull << 40)},
+      {"http-read-timeout-secs", "N",
+       "A request must arrive completely within N seconds (else 408); idle keep-alive "
+       "connections are closed after N seconds. Default 30.",
+       Integer(&ServeOptions::http_read_timeout_secs, 1, 3600)},
+      {"grpc-port", "N",
+       "gRPC port (KServe v2 gRPC). Reserved: this build has no gRPC frontend yet. Default 8001.",
+       Integer(&ServeOptions::grpc_port, 0, 65535)},
+      {"metrics-port", "N",
+       "Prometheus metrics port. Reserved: this build has no metrics endpoint yet. Default 8002.",
+       Integer(&ServeOptions::metrics_port, 0, 65535)},
+      {"exit-timeout-secs", "N",
+       "On SIGTERM/SIGINT, wait up to N seconds for in-flight requests before exiting. "
+       "A second signal exits at once. Default 30.",
+       Integer(&ServeOptions::exit_timeout_secs, 0, 86400)},
+      {"log-verbose", "N", "Verbose logging level; 1 logs every request outcome. Default 0.",
+       Integer(&ServeOptions::log_verbose, 0, 10)},
+      {"log-format", "text|json", "Log line format: human text or one JSON object per line.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         if (v != "text" && v != "json") return absl::InvalidArgumentError("must be text or json");
+         o.log_format = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"model-load-thread-count", "N", "Models loaded in parallel at start. Default 2.",
+       Integer(&ServeOptions::model_load_thread_count, 1, 64)},
+      {"max-queue-size", "N",
+       "Requests that may wait per model version before new ones are rejected with 429. "
+       "Default 1024.",
+       Integer(&ServeOptions::max_queue_size, 1, 1 << 24)},
+      {"help", nullptr, "Show this help.",
+       [](ServeOptions& o, std::string_view) {
+         o.help = true;
+         return absl::OkStatus();
+       }},
+  };
+  return flags;
+}
+
+}  // namespace
+
+absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& args) {
+  ServeOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "-h") arg = "--help";
+    if (arg.substr(0, 2) != "--") {
+      return absl::InvalidArgumentError(StrCat("unexpected argument '", arg, "' (flags start with --)"));
+    }
+    arg.remove_prefix(2);
+    std::string_view name = arg.substr(0, arg.find('='));
+    std::optional<std::string_view> value;
+    if (name.size() < arg.size()) value = arg.substr(name.size() + 1);
+    const Flag* flag = nullptr;
+    for (const Flag& f : Flags()) {
+      if (name == f.name) flag = &f;
+    }
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(StrCat("unknown flag --", name, " (see infera serve --help)"));
+    }
+    if (!value && flag->value_name != nullptr) {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(StrCat("--", name, " needs a value (", flag->value_name, ")"));
+      }
+      value = args[++i];
+    }
+    absl::Status status = flag->set(options, value.value_or(""));
+    if (!status.ok()) return absl::InvalidArgumentError(StrCat("--", name, ": ", status.message()));
+  }
+  if (!options.help && options.model_repository.empty()) {
+    return absl::InvalidArgumentError("--model-repository is required");
+  }
+  return options;
+}
+
+std::string ServeHelpText() {
+  std::string text =
+      "Usage: infera serve --model-repository DIR [flags]\n\n"
+      "Serves every model in a Triton-layout repository over KServe v2 HTTP/REST.\n\n"
+      "Flags:\n";
+  for (const Flag& f : Flags()) {
+    std::string left = StrCat("  --", f.name, f.value_name ? StrCat(" ", f.value_name) : "");
+    if (left.size() < 34) left.resize(34, ' ');
+    text += StrCat(left, " ", f.help, "\n");
+  }
+  return text;
+}
+
+}  // namespace infera

@@ -1,0 +1,43 @@
+// Command-line options of `infera serve`.
+//
+// Flag names follow Triton's tritonserver where the meaning is the same, so an
+// operator's muscle memory (and scripts) carry over. Both `--flag=value` and
+// `--flag value` are accepted.
+#ifndef INFERA_SERVER_OPTIONS_H_
+#define INFERA_SERVER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace infera {
+
+struct ServeOptions {
+  std::string model_repository;
+  std::string http_address = "0.0.0.0";
+  int http_port = 8000;
+  int http_thread_count = 0;  // 0: one per core, at most 4
+  uint64_t http_max_input_size = 64ull << 20;
+  int http_read_timeout_secs = 30;
+  int grpc_port = 8001;
+  int metrics_port = 8002;
+  int exit_timeout_secs = 30;
+  int log_verbose = 0;
+  std::string log_format = "text";
+  int model_load_thread_count = 2;
+  int max_queue_size = 1024;
+  bool help = false;
+};
+
+// Parses the arguments after `infera serve`. InvalidArgument naming the flag for an
+// unknown flag, a missing or malformed value, or a missing --model-repository.
+absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& args);
+
+// The `infera serve --help` text: every flag, its default, what it does.
+std::string ServeHelpText();
+
+}  // namespace infera
+
+#endif  // INFERA_SERVER_OPTIONS_H_
