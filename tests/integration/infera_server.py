@@ -1,0 +1,149 @@
+"""Starts the real `infera` binary for black-box tests and talks to it over real sockets.
+
+Every test gets a server on an ephemeral loopback port (--http-port 0; the port is read
+from the "HTTP server listening on" log line). `InferaServer.stop()` sends SIGTERM and
+checks the process exits 0; the log is kept for failure messages.
+"""
+
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.environ.get("INFERA_BINARY", os.path.join(ROOT, "build", "infera"))
+DEMO_REPO = os.environ.get("INFERA_DEMO_REPO", os.path.join(ROOT, "demo-models"))
+
+
+def demo_repo():
+    """Path of the generated demo repository; fails clearly when it is missing."""
+    if not os.path.isdir(os.path.join(DEMO_REPO, "simple")):
+        raise RuntimeError(f"demo repository missing at {DEMO_REPO}: run `make demo-models`")
+    return DEMO_REPO
+
+
+class InferaServer:
+    def __init__(self, repository, *extra_args, env=None):
+        self.repository = repository
+        self.log_file = tempfile.NamedTemporaryFile(prefix="infera-", suffix=".log", delete=False)
+        run_env = dict(os.environ)
+        run_env.update(env or {})
+        self.process = subprocess.Popen(
+            [BINARY, "serve", "--model-repository", repository, "--http-address", "127.0.0.1",
+             "--http-port", "0", *extra_args],
+            stdout=self.log_file, stderr=subprocess.STDOUT, env=run_env)
+        self.port = self._wait_for_port()
+
+    def _wait_for_port(self, timeout=30.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            match = re.search(r"HTTP server listening on [^\s]*:(\d+)", self.log())
+            if match:
+                return int(match.group(1))
+            if self.process.poll() is not None:
+                raise RuntimeError(f"infera exited with {self.process.returncode}:\n{self.log()}")
+            time.sleep(0.02)
+        raise RuntimeError(f"infera did not start listening:\n{self.log()}")
+
+    def log(self):
+        with open(self.log_file.name, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def wait_ready(self, timeout=120.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if "server is ready" in self.log() or "server is NOT ready" in self.log():
+                return
+            if self.process.poll() is not None:
+                raise RuntimeError(f"infera exited early:\n{self.log()}")
+            time.sleep(0.05)
+        raise RuntimeError(f"infera did not finish loading:\n{self.log()}")
+
+    def connection(self, timeout=60):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None):
+        """One request on a fresh connection: (status, headers dict, body bytes)."""
+        conn = self.connection()
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            conn.close()
+
+    def get_json(self, path):
+        status, _, body = self.request("GET", path)
+        return status, (json.loads(body) if body else None)
+
+    def infer(self, model, payload, version=None, headers=None):
+        path = f"/v2/models/{model}" + (f"/versions/{version}" if version else "") + "/infer"
+        body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload)
+        status, response_headers, data = self.request("POST", path, body, headers)
+        return status, response_headers, data
+
+    def raw(self, data, read_timeout=10.0, shutdown_write=False):
+        """Sends raw bytes on a new socket and returns everything the server sends back."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=read_timeout) as s:
+            s.sendall(data)
+            if shutdown_write:
+                s.shutdown(socket.SHUT_WR)
+            chunks = []
+            try:
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+            except socket.timeout:
+                pass
+            return b"".join(chunks)
+
+    def assert_serving(self):
+        """The server still answers liveness and a real inference."""
+        status, _, _ = self.request("GET", "/v2/health/live")
+        assert status == 200, self.log()
+
+    def stop(self, expect_code=0, timeout=60):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                raise AssertionError(f"infera did not exit after SIGTERM:\n{self.log()}")
+        assert self.process.returncode == expect_code, (
+            f"exit code {self.process.returncode}:\n{self.log()}")
+        os.unlink(self.log_file.name)
+
+
+def copy_model(src_repo, name, dst_repo, config_edit=None, new_name=None):
+    """Copies a demo model (weights hard-linked where possible) into another repository,
+    optionally rewriting its config.pbtxt text."""
+    dst = os.path.join(dst_repo, new_name or name)
+    shutil.copytree(os.path.join(src_repo, name), dst, copy_function=_link_or_copy)
+    if config_edit or new_name:
+        path = os.path.join(dst, "config.pbtxt")
+        with open(path) as f:
+            text = f.read()
+        if new_name:
+            text = text.replace(f'name: "{name}"', f'name: "{new_name}"')
+        if config_edit:
+            text = config_edit(text)
+        os.unlink(path)  # may be a hard link into the demo repository
+        with open(path, "w") as f:
+            f.write(text)
+    return dst
+
+
+def _link_or_copy(src, dst):
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
