@@ -8,12 +8,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "api/cancellation.h"
 #include "api/parameters.h"
 #include "api/tensor.h"
 
@@ -37,6 +39,8 @@ struct InferRequest {
   std::vector<RequestedOutput> outputs;
   // When the frontend finished reading the request; start of end-to-end latency.
   std::chrono::steady_clock::time_point arrival_time{};
+  // Set by the frontend when the client goes away; may be null (never cancelled).
+  std::shared_ptr<const CancellationToken> cancellation;
 };
 
 struct InferResponse {

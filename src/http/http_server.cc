@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <atomic>
 #include <optional>
 #include <thread>
@@ -50,6 +51,28 @@ class Session : public std::enable_shared_from_this<Session> {
                   [self = shared_from_this(), response = std::move(response)]() mutable {
                     self->Write(std::move(response));
                   });
+  }
+
+  // Streaming: any thread; each hops onto the session's thread.
+  void StartStream(HttpResponse head) {
+    net::dispatch(socket_.get_executor(),
+                  [self = shared_from_this(), head = std::move(head)]() mutable {
+                    self->WriteStreamHead(std::move(head));
+                  });
+  }
+  void StreamChunk(std::string chunk) {
+    net::dispatch(socket_.get_executor(),
+                  [self = shared_from_this(), chunk = std::move(chunk)]() mutable {
+                    if (chunk.empty()) return;  // an empty chunk would end the body
+                    self->stream_queue_.push_back(std::move(chunk));
+                    self->PumpStream();
+                  });
+  }
+  void FinishStream() {
+    net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+      self->stream_finish_requested_ = true;
+      self->PumpStream();
+    });
   }
 
  private:
@@ -153,7 +176,23 @@ class Session : public std::enable_shared_from_this<Session> {
     request.body = std::move(message.body());
     request.received_time = std::chrono::steady_clock::now();
     keep_alive_ = message.keep_alive();
-    state_->handler(std::move(request), HttpResponder(shared_from_this()));
+    auto token = std::make_shared<CancellationToken>();
+    WatchForDisconnect(token);
+    state_->handler(std::move(request), HttpResponder(shared_from_this(), token));
+  }
+
+  // Waits (without consuming anything) for the socket to become readable while the
+  // request is served. Readable with nothing to read means the client closed: cancel.
+  // Readable with data means a pipelined request is waiting: it is read after the
+  // response, and the watch ends (its token then only matters to this request).
+  void WatchForDisconnect(std::shared_ptr<CancellationToken> token) {
+    socket_.async_wait(tcp::socket::wait_read,
+                       [self = shared_from_this(), token = std::move(token)](beast::error_code ec) {
+                         if (ec) return;
+                         beast::error_code available_ec;
+                         const size_t available = self->socket_.available(available_ec);
+                         if (available_ec || available == 0) token->Cancel();
+                       });
   }
 
   void Write(HttpResponse response) {
@@ -182,7 +221,67 @@ class Session : public std::enable_shared_from_this<Session> {
     Uncount();
     if (ec) return Close();
     if (!response_.keep_alive()) return LingeringClose();
+    stream_done_ = false;
     ReadHeader();
+  }
+
+  void WriteStreamHead(HttpResponse head) {
+    stream_head_ = {};
+    stream_head_.version(11);
+    stream_head_.result(static_cast<unsigned>(head.status));
+    stream_head_.set(http::field::content_type, head.content_type);
+    for (auto& [name, value] : head.headers) stream_head_.set(name, value);
+    stream_head_.keep_alive(keep_alive_ && !state_->draining.load(std::memory_order_relaxed));
+    stream_head_.chunked(true);
+    response_.keep_alive(stream_head_.keep_alive());  // read by OnWrite at the end
+    if (!head.body.empty()) stream_queue_.push_front(std::move(head.body));
+    stream_serializer_.emplace(stream_head_);
+    stream_writing_ = true;
+    http::async_write_header(socket_, *stream_serializer_,
+                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                               self->stream_writing_ = false;
+                               if (ec) return self->StreamFailed();
+                               self->PumpStream();
+                             });
+  }
+
+  // Writes the next queued chunk, or the last chunk once Finish() was asked for and
+  // the queue is empty. One write at a time.
+  void PumpStream() {
+    if (stream_writing_ || !stream_serializer_ || stream_done_) return;
+    if (!stream_queue_.empty()) {
+      stream_current_ = std::move(stream_queue_.front());
+      stream_queue_.pop_front();
+      stream_writing_ = true;
+      net::async_write(socket_, http::make_chunk(net::buffer(stream_current_)),
+                       [self = shared_from_this()](beast::error_code ec, size_t) {
+                         self->stream_writing_ = false;
+                         if (ec) return self->StreamFailed();
+                         self->PumpStream();
+                       });
+      return;
+    }
+    if (!stream_finish_requested_) return;
+    stream_done_ = true;
+    stream_writing_ = true;
+    net::async_write(socket_, http::make_chunk_last(),
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->stream_writing_ = false;
+                       self->ResetStream();
+                       self->OnWrite(ec);
+                     });
+  }
+
+  void StreamFailed() {
+    stream_done_ = true;
+    ResetStream();
+    Close();
+  }
+  void ResetStream() {
+    stream_serializer_.reset();
+    stream_queue_.clear();
+    stream_current_.clear();
+    stream_finish_requested_ = false;
   }
 
   // Closing a socket with unread input makes the kernel send RST, which can destroy the
@@ -234,12 +333,21 @@ class Session : public std::enable_shared_from_this<Session> {
   static constexpr size_t kLingerMaxBytes = 256 << 20;
   size_t linger_budget_ = 0;
   std::array<char, 16384> discard_buffer_;
+  // Streamed response state (chunked body).
+  http::response<http::empty_body> stream_head_;
+  std::optional<http::response_serializer<http::empty_body>> stream_serializer_;
+  std::deque<std::string> stream_queue_;
+  std::string stream_current_;  // the chunk being written
+  bool stream_writing_ = false;
+  bool stream_finish_requested_ = false;
+  bool stream_done_ = false;
 };
 
 }  // namespace http_internal
 
-HttpResponder::HttpResponder(std::shared_ptr<http_internal::Session> session)
-    : session_(std::move(session)) {}
+HttpResponder::HttpResponder(std::shared_ptr<http_internal::Session> session,
+                             std::shared_ptr<const CancellationToken> cancellation)
+    : session_(std::move(session)), cancellation_(std::move(cancellation)) {}
 HttpResponder::HttpResponder(HttpResponder&&) noexcept = default;
 HttpResponder& HttpResponder::operator=(HttpResponder&&) noexcept = default;
 HttpResponder::~HttpResponder() {
@@ -251,6 +359,30 @@ HttpResponder::~HttpResponder() {
 void HttpResponder::Send(HttpResponse response) && {
   std::shared_ptr<http_internal::Session> session = std::move(session_);
   if (session) session->Send(std::move(response));
+}
+
+HttpStream HttpResponder::StartStream(HttpResponse head) && {
+  std::shared_ptr<http_internal::Session> session = std::move(session_);
+  if (session) session->StartStream(std::move(head));
+  return HttpStream(std::move(session), cancellation_);
+}
+
+HttpStream::HttpStream(std::shared_ptr<http_internal::Session> session,
+                       std::shared_ptr<const CancellationToken> cancellation)
+    : session_(std::move(session)), cancellation_(std::move(cancellation)) {}
+HttpStream::HttpStream(HttpStream&&) noexcept = default;
+HttpStream& HttpStream::operator=(HttpStream&&) noexcept = default;
+HttpStream::~HttpStream() {
+  if (session_) session_->FinishStream();
+}
+
+void HttpStream::Write(std::string chunk) {
+  if (session_) session_->StreamChunk(std::move(chunk));
+}
+
+void HttpStream::Finish() && {
+  std::shared_ptr<http_internal::Session> session = std::move(session_);
+  if (session) session->FinishStream();
 }
 
 class HttpServer::Impl {

@@ -12,6 +12,9 @@
 // `Expect: 100-continue` answered, and limits that turn abuse into a 4xx and a closed
 // connection: header size (431), body size (413), a request not fully received within
 // `read_timeout` (408; an idle keep-alive connection is just closed), malformed HTTP (400).
+// While a request is being served the connection is watched: if the client closes it,
+// the request's CancellationToken is cancelled so queued work can be dropped. Responses
+// can also be streamed (chunked), for Server-Sent Events.
 //
 // Thread-safe.
 //
@@ -31,6 +34,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "api/cancellation.h"
 #include "http/http_message.h"
 
 namespace infera {
@@ -39,19 +43,54 @@ namespace http_internal {
 class Session;
 }
 
-// Sends the response to one request. Move-only; Send() at most once, from any thread.
-// Dropping a responder without sending answers 500 (a bug, never a hang).
+class HttpStream;
+
+// Sends the response to one request. Move-only; Send() or StartStream() at most once,
+// from any thread. Dropping a responder without answering sends 500 (a bug, never a
+// hang).
 class HttpResponder {
  public:
-  explicit HttpResponder(std::shared_ptr<http_internal::Session> session);
+  HttpResponder(std::shared_ptr<http_internal::Session> session,
+                std::shared_ptr<const CancellationToken> cancellation);
   HttpResponder(HttpResponder&&) noexcept;
   HttpResponder& operator=(HttpResponder&&) noexcept;
   ~HttpResponder();
 
   void Send(HttpResponse response) &&;
 
+  // Starts a streamed response: `head`'s status, content type and headers now, the
+  // body as a sequence of chunks (chunked transfer encoding; Server-Sent Events use
+  // this). `head.body`, if any, is the first chunk.
+  HttpStream StartStream(HttpResponse head) &&;
+
+  // Cancelled when the client closes its connection before the response is written.
+  const std::shared_ptr<const CancellationToken>& cancellation() const { return cancellation_; }
+
  private:
   std::shared_ptr<http_internal::Session> session_;
+  std::shared_ptr<const CancellationToken> cancellation_;
+};
+
+// The body of a streamed response. Move-only; Write() from any thread (chunks go out in
+// call order, each as soon as the socket takes it); Finish() ends the body. Destroying
+// an unfinished stream finishes it.
+class HttpStream {
+ public:
+  HttpStream(std::shared_ptr<http_internal::Session> session,
+             std::shared_ptr<const CancellationToken> cancellation);
+  HttpStream(HttpStream&&) noexcept;
+  HttpStream& operator=(HttpStream&&) noexcept;
+  ~HttpStream();
+
+  void Write(std::string chunk);
+  void Finish() &&;
+  // True once the client has gone away: stop producing.
+  bool client_gone() const { return cancellation_ && cancellation_->IsCancelled(); }
+  const std::shared_ptr<const CancellationToken>& cancellation() const { return cancellation_; }
+
+ private:
+  std::shared_ptr<http_internal::Session> session_;
+  std::shared_ptr<const CancellationToken> cancellation_;
 };
 
 using HttpHandler = std::function<void(HttpRequest request, HttpResponder responder)>;

@@ -201,6 +201,7 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   infer.model_name = path.name;
   infer.model_version = path.version;
   infer.arrival_time = request.received_time;
+  infer.cancellation = responder.cancellation();
   OutputEncoding encoding = OutputEncoding::FromRequest(infer);
 
   (*model)->Infer(std::move(infer), [responder = std::move(responder),
