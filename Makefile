@@ -37,6 +37,7 @@ integration-test: build demo-models
 
 # Benchmarks are never part of `make test`.
 bench: build demo-models
+	@scripts/install_deps.sh --bench
 	@bench/run_all.sh $(BUILD_DIR) $(DEMO_REPO)
 
 clean:

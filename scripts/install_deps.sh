@@ -1,29 +1,45 @@
 #!/usr/bin/env bash
-# Installs the Debian packages infera needs to build, test and serve its demo models.
-# Idempotent: packages already present are skipped; apt-get runs only when something is
-# missing. Uses sudo when not root. Debian 12 (bookworm) is the supported base.
+# Installs the Debian packages infera needs. Idempotent: packages already present are
+# skipped; apt-get runs only when something is missing. Uses sudo when not root.
+# Debian 12 (bookworm) is the supported base.
+#
+#   scripts/install_deps.sh          build, serve and test (make run / make test)
+#   scripts/install_deps.sh --bench  also the benchmark peers (make bench)
 set -euo pipefail
 
 # Build toolchain and libraries linked into the server.
 BUILD_PKGS=(
   build-essential cmake ninja-build pkg-config
-  libabsl-dev            # Status/StatusOr, containers, synchronisation
+  libabsl-dev            # Status/StatusOr, synchronisation, thread-safety annotations
   libboost-dev           # Boost.Beast / Asio: the HTTP stack (header-only in 1.74)
   libprotobuf-dev protobuf-compiler   # config.pbtxt via TextFormat against our .proto
+  libgrpc++-dev protobuf-compiler-grpc  # KServe v2 gRPC frontend
   rapidjson-dev          # JSON for KServe v2 requests and responses
   libtorch-dev           # LibTorch 1.13 (CPU): the pytorch_libtorch backend
   libopenblas0-openmp    # optimised BLAS; the reference BLAS makes Linear layers 8-30x slower
+  prometheus-cpp-dev     # Prometheus registry and text exposition
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # Tools used to make demo models and to test the server from outside.
 TOOL_PKGS=(
   python3 python3-torch python3-torchvision python3-numpy   # demo models + reference checks
   python3-pytest         # integration tests drive the real binary from Python
+  python3-grpcio python3-grpc-tools python3-protobuf  # independent gRPC client for tests
+  fortunes-min           # text the demo LLM is trained on
   curl
 )
+# Peers that `make bench` compares infera with.
+BENCH_PKGS=(
+  nginx-light            # the HTTP ceiling: a static 200
+  wrk                    # load generator for the nginx/infera overhead comparison
+  python3-flask gunicorn # the seeds' starting point: Flask + Gunicorn + PyTorch
+)
+
+wanted=("${BUILD_PKGS[@]}" "${TOOL_PKGS[@]}")
+if [ "${1:-}" = "--bench" ]; then wanted+=("${BENCH_PKGS[@]}"); fi
 
 missing=()
-for pkg in "${BUILD_PKGS[@]}" "${TOOL_PKGS[@]}"; do
+for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi

@@ -1,8 +1,12 @@
 #include "manager/model_statistics.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace infera {
+
+ModelStatistics::ModelStatistics(int max_batch_size)
+    : by_batch_size_(static_cast<size_t>(max_batch_size > 0 ? max_batch_size : 1) + 1) {}
 
 void ModelStatistics::RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows) {
   success_.Add(1, request_ns);
@@ -15,9 +19,14 @@ void ModelStatistics::RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint
 
 void ModelStatistics::RecordFailure(uint64_t request_ns) { fail_.Add(1, request_ns); }
 
-void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t input_ns, uint64_t infer_ns,
-                                      uint64_t output_ns) {
+void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t batch_rows,
+                                      uint64_t input_ns, uint64_t infer_ns, uint64_t output_ns) {
   execution_count_.fetch_add(1, std::memory_order_relaxed);
+  const size_t index = std::min<size_t>(std::max<uint64_t>(batch_rows, 1), by_batch_size_.size() - 1);
+  AtomicBatchSize& batch = by_batch_size_[index];
+  batch.input.Add(1, input_ns);
+  batch.infer.Add(1, infer_ns);
+  batch.output.Add(1, output_ns);
   // Triton attributes an execution's stage time to each request in it.
   compute_input_.Add(num_requests, input_ns * num_requests);
   compute_infer_.Add(num_requests, infer_ns * num_requests);
@@ -35,6 +44,12 @@ StatisticsSnapshot ModelStatistics::Snapshot() const {
   s.compute_input = compute_input_.Load();
   s.compute_infer = compute_infer_.Load();
   s.compute_output = compute_output_.Load();
+  for (size_t size = 1; size < by_batch_size_.size(); ++size) {
+    const AtomicBatchSize& batch = by_batch_size_[size];
+    StatisticsSnapshot::BatchSize entry{size, batch.input.Load(), batch.infer.Load(),
+                                        batch.output.Load()};
+    if (entry.compute_infer.count > 0) s.batch_stats.push_back(entry);
+  }
   return s;
 }
 

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 namespace infera {
 
@@ -17,6 +18,14 @@ struct StatisticsSnapshot {
   struct Duration {
     uint64_t count = 0;
     uint64_t ns = 0;
+  };
+  // Executions of one batch size (Triton's batch_stats); stage durations are per
+  // execution, not per request.
+  struct BatchSize {
+    uint64_t batch_size = 0;
+    Duration compute_input;
+    Duration compute_infer;
+    Duration compute_output;
   };
   uint64_t last_inference_ms = 0;  // wall clock, ms since epoch
   uint64_t inference_count = 0;    // rows served (a batch-4 request counts 4)
@@ -27,15 +36,20 @@ struct StatisticsSnapshot {
   Duration compute_input;
   Duration compute_infer;
   Duration compute_output;
+  std::vector<BatchSize> batch_stats;  // only sizes that ran, ascending
 };
 
 class ModelStatistics {
  public:
+  // Batch sizes 1..max_batch_size get their own counters (larger ones are clamped).
+  explicit ModelStatistics(int max_batch_size = 0);
+
   void RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows);
   void RecordFailure(uint64_t request_ns);
-  // One backend execution, with its stage durations, shared by its requests.
-  void RecordExecution(uint64_t num_requests, uint64_t input_ns, uint64_t infer_ns,
-                       uint64_t output_ns);
+  // One backend execution of `batch_rows` rows from `num_requests` requests, with its
+  // stage durations (shared by its requests).
+  void RecordExecution(uint64_t num_requests, uint64_t batch_rows, uint64_t input_ns,
+                       uint64_t infer_ns, uint64_t output_ns);
   StatisticsSnapshot Snapshot() const;
 
  private:
@@ -54,6 +68,10 @@ class ModelStatistics {
   std::atomic<uint64_t> inference_count_{0};
   std::atomic<uint64_t> execution_count_{0};
   AtomicDuration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_;
+  struct AtomicBatchSize {
+    AtomicDuration input, infer, output;
+  };
+  std::vector<AtomicBatchSize> by_batch_size_;  // index = batch size; fixed at construction
 };
 
 }  // namespace infera

@@ -93,7 +93,9 @@ absl::Status RunWarmup(const inference::ModelConfig& config, const std::filesyst
 }  // namespace
 
 ModelVersion::ModelVersion(Options options)
-    : config_(std::move(options.config)), version_(options.version) {}
+    : config_(std::move(options.config)),
+      version_(options.version),
+      statistics_(config_->max_batch_size()) {}
 
 ModelVersion::~ModelVersion() {
   if (scheduler_) scheduler_->Shutdown();  // join workers before their model goes away
@@ -179,7 +181,7 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests)
                    : absl::StatusOr<std::vector<std::vector<Tensor>>>(outputs.status());
   const Clock::time_point end = Clock::now();
   if (split.ok()) {
-    statistics_.RecordExecution(requests.size(), NanosBetween(start, input_done),
+    statistics_.RecordExecution(requests.size(), rows, NanosBetween(start, input_done),
                                 NanosBetween(input_done, infer_done), NanosBetween(infer_done, end));
   } else {
     INFERA_LOG(ERROR) << "model '" << name() << "' version " << version_
