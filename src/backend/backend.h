@@ -90,6 +90,10 @@ class Backend {
 
   // Loads one version. Errors name the file and what is wrong with it.
   virtual absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const ModelLoadContext& context) = 0;
+
+  // Whether an instance runs compute on intra-op threads (and so takes a share of the
+  // cores in the thread budget). Built-in test backends do not.
+  virtual bool UsesIntraOpThreads() const { return false; }
 };
 
 }  // namespace infera

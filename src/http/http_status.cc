@@ -1,5 +1,7 @@
 #include "http/http_status.h"
 
+#include "common/retry_after.h"
+
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -42,8 +44,14 @@ HttpResponse ErrorResponse(int http_status, std::string_view message) {
 }
 
 HttpResponse ErrorResponse(const absl::Status& status) {
-  return ErrorResponse(HttpStatusCode(status.code()),
-                       std::string_view(status.message().data(), status.message().size()));
+  HttpResponse response = ErrorResponse(
+      HttpStatusCode(status.code()), std::string_view(status.message().data(), status.message().size()));
+  if (std::optional<int> seconds = RetryAfterSeconds(status)) {
+    for (auto& [name, value] : response.headers) {
+      if (name == "Retry-After") value = std::to_string(*seconds);
+    }
+  }
+  return response;
 }
 
 }  // namespace infera

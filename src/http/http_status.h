@@ -2,6 +2,7 @@
 //
 //   InvalidArgument, OutOfRange, FailedPrecondition -> 400   NotFound -> 404
 //   ResourceExhausted -> 429 (+ Retry-After)   Unavailable -> 503 (+ Retry-After)
+//   (Retry-After is 1 s unless the status carries a hint, see common/retry_after.h)
 //   DeadlineExceeded -> 504   Cancelled -> 499   Unimplemented -> 501
 //   AlreadyExists, Aborted -> 409   PermissionDenied -> 403   Unauthenticated -> 401
 //   anything else -> 500

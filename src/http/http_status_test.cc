@@ -1,5 +1,7 @@
 #include "http/http_status.h"
 
+#include "common/retry_after.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -22,6 +24,13 @@ TEST(HttpStatusTest, ErrorBodyIsEscapedJsonAndRetryableOnesSayWhen) {
   ASSERT_EQ(r.headers.size(), 1u);
   EXPECT_EQ(r.headers[0].first, "Retry-After");
   EXPECT_TRUE(ErrorResponse(400, "x").headers.empty());
+}
+
+TEST(HttpStatusTest, RetryHintBecomesTheRetryAfterHeader) {
+  HttpResponse r = ErrorResponse(WithRetryAfter(absl::ResourceExhaustedError("full"), 7));
+  ASSERT_EQ(r.headers.size(), 1u);
+  EXPECT_EQ(r.headers[0].second, "7");
+  EXPECT_EQ(*RetryAfterSeconds(WithRetryAfter(absl::UnavailableError("x"), 99999)), 3600);
 }
 
 }  // namespace

@@ -42,6 +42,27 @@ void ModelManager::LoadAll() {
     absl::MutexLock lock(&mu_);
     for (const std::string& name : *names) models_[name];  // LOADING until done
   }
+  // Read every config first: the thread budget divides the cores among all compute
+  // instances of all models, so that instances x threads <= cores unless a config
+  // sets its own count.
+  std::vector<absl::StatusOr<inference::ModelConfig>> configs;
+  int compute_instances = 0;
+  for (const std::string& name : *names) {
+    configs.push_back(LoadModelConfig(repository_.ModelDir(name)));
+    if (!configs.back().ok()) continue;
+    auto backend = options_.backends->Find(*configs.back());
+    if (!backend.ok() || !(*backend)->UsesIntraOpThreads()) continue;
+    int versions = configs.back()->version_policy().has_latest()
+                       ? static_cast<int>(configs.back()->version_policy().latest().num_versions())
+                       : 1;
+    for (const auto& group : configs.back()->instance_group()) {
+      compute_instances += group.count() * std::max(1, versions);
+    }
+  }
+  const int threads_per_instance = std::max(1, options_.num_cores / std::max(1, compute_instances));
+  INFERA_LOG(INFO) << compute_instances << " compute instance(s) on " << options_.num_cores
+                   << " core(s): " << threads_per_instance << " intra-op thread(s) each by default";
+
   // Loading is CPU-bound (deserialising, graph optimisation): a few workers in parallel.
   std::atomic<size_t> next{0};
   const int workers =
@@ -49,7 +70,9 @@ void ModelManager::LoadAll() {
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
     threads.emplace_back([&] {
-      for (size_t i = next++; i < names->size(); i = next++) LoadModel((*names)[i]);
+      for (size_t i = next++; i < names->size(); i = next++) {
+        LoadModel((*names)[i], std::move(configs[i]), threads_per_instance);
+      }
     });
   }
   for (std::thread& t : threads) t.join();
@@ -63,8 +86,8 @@ void ModelManager::SetModelFailed(const std::string& name, const absl::Status& s
   entry.reason = std::string(status.message());
 }
 
-void ModelManager::LoadModel(const std::string& name) {
-  auto config = LoadModelConfig(repository_.ModelDir(name));
+void ModelManager::LoadModel(const std::string& name, absl::StatusOr<inference::ModelConfig> config,
+                             int default_intra_op_threads) {
   if (!config.ok()) return SetModelFailed(name, config.status());
   auto backend = options_.backends->Find(*config);
   if (!backend.ok()) {
@@ -93,7 +116,7 @@ void ModelManager::LoadModel(const std::string& name) {
   }
   for (int64_t v : *versions) {
     auto loaded = ModelVersion::Load({shared_config, v, repository_.ModelDir(name), *backend,
-                                      options_.num_cores, options_.max_queue_size});
+                                      default_intra_op_threads, options_.max_queue_size});
     absl::MutexLock lock(&mu_);
     VersionSlot& slot = models_[name].versions[v];
     if (loaded.ok()) {

@@ -51,7 +51,9 @@ class ModelManager {
   struct Options {
     std::filesystem::path repository;
     const BackendRegistry* backends = nullptr;  // outlives the manager
-    int num_cores = 1;                          // thread budget shared by instances
+    // Cores shared by the instances of every compute backend: each instance's default
+    // intra-op thread budget is num_cores / (their total), at least 1.
+    int num_cores = 1;
     size_t max_queue_size = 1024;               // per model version
     int max_parallel_loads = 2;
   };
@@ -94,7 +96,8 @@ class ModelManager {
   };
 
   ModelManager(Options options, ModelRepository repository);
-  void LoadModel(const std::string& name);
+  void LoadModel(const std::string& name, absl::StatusOr<inference::ModelConfig> config,
+                 int default_intra_op_threads);
   void SetModelFailed(const std::string& name, const absl::Status& status);
 
   const Options options_;

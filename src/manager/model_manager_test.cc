@@ -199,6 +199,57 @@ TEST_F(ModelManagerTest, BadRequestsAndBadOutputsFailWithoutHarm) {
   EXPECT_EQ((*manager_->GetModelVersion("simple", 2))->statistics().Snapshot().fail.count, 1u);
 }
 
+// Records the thread budget each instance is created with.
+class ComputeBackend : public Backend {
+ public:
+  std::string_view name() const override { return "compute"; }
+  absl::Status ValidateConfig(const inference::ModelConfig&) const override { return absl::OkStatus(); }
+  bool UsesIntraOpThreads() const override { return true; }
+  absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const ModelLoadContext&) override {
+    return std::unique_ptr<LoadedModel>(new Model(this));
+  }
+  std::vector<int> threads;
+  absl::Mutex mu;
+
+ private:
+  class Model : public LoadedModel {
+   public:
+    explicit Model(ComputeBackend* backend) : backend_(backend) {}
+    absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions& o) override {
+      absl::MutexLock lock(&backend_->mu);
+      backend_->threads.push_back(o.intra_op_threads);
+      return absl::UnimplementedError("only the thread budget is under test");
+    }
+   private:
+    ComputeBackend* backend_;
+  };
+};
+
+TEST(ModelManagerThreadBudgetTest, CoresAreDividedAmongAllComputeInstances) {
+  const fs::path root = fs::temp_directory_path() / StrCat("infera_budget_test_", ::getpid());
+  fs::remove_all(root);
+  for (const char* name : {"a", "b"}) {
+    fs::create_directories(root / name / "1");
+    std::ofstream(root / name / "config.pbtxt") << R"pb(backend: "compute"
+        input [ { name: "I" data_type: TYPE_FP32 dims: [ 1 ] } ]
+        output [ { name: "O" data_type: TYPE_FP32 dims: [ 1 ] } ]
+        instance_group [ { count: 2 } ])pb";
+  }
+  BackendRegistry registry;
+  auto backend = std::make_unique<ComputeBackend>();
+  ComputeBackend* raw = backend.get();
+  registry.Register(std::move(backend));
+  auto manager = ModelManager::Create({root, &registry, 8, 16, 2});
+  ASSERT_TRUE(manager.ok());
+  (*manager)->LoadAll();
+  absl::MutexLock lock(&raw->mu);
+  // 2 models x 2 instances share 8 cores: 2 threads each (creation fails afterwards,
+  // which is fine: only the budget is under test).
+  ASSERT_FALSE(raw->threads.empty());
+  for (int t : raw->threads) EXPECT_EQ(t, 2);
+  fs::remove_all(root);
+}
+
 TEST_F(ModelManagerTest, MissingRepositoryIsAnError) {
   EXPECT_EQ(ModelManager::Create({root_ / "missing", &registry_}).status().code(),
             absl::StatusCode::kNotFound);

@@ -17,7 +17,22 @@ void ModelStatistics::RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint
                            std::memory_order_relaxed);
 }
 
-void ModelStatistics::RecordFailure(uint64_t request_ns) { fail_.Add(1, request_ns); }
+void ModelStatistics::RecordFailure(absl::StatusCode code, uint64_t request_ns) {
+  fail_.Add(1, request_ns);
+  std::atomic<uint64_t>* bucket = &backend_error_;
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kNotFound: bucket = &bad_request_; break;
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kUnavailable: bucket = &rejected_; break;
+    case absl::StatusCode::kDeadlineExceeded: bucket = &timeout_; break;
+    case absl::StatusCode::kCancelled: bucket = &cancelled_; break;
+    default: break;
+  }
+  bucket->fetch_add(1, std::memory_order_relaxed);
+}
 
 void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t batch_rows,
                                       uint64_t input_ns, uint64_t infer_ns, uint64_t output_ns) {
@@ -44,6 +59,9 @@ StatisticsSnapshot ModelStatistics::Snapshot() const {
   s.compute_input = compute_input_.Load();
   s.compute_infer = compute_infer_.Load();
   s.compute_output = compute_output_.Load();
+  s.failures = {bad_request_.load(std::memory_order_relaxed), rejected_.load(std::memory_order_relaxed),
+                timeout_.load(std::memory_order_relaxed), cancelled_.load(std::memory_order_relaxed),
+                backend_error_.load(std::memory_order_relaxed)};
   for (size_t size = 1; size < by_batch_size_.size(); ++size) {
     const AtomicBatchSize& batch = by_batch_size_[size];
     StatisticsSnapshot::BatchSize entry{size, batch.input.Load(), batch.infer.Load(),

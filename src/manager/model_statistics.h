@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace infera {
 
 struct StatisticsSnapshot {
@@ -27,6 +29,14 @@ struct StatisticsSnapshot {
     Duration compute_infer;
     Duration compute_output;
   };
+  // Failed requests by reason (their sum is fail.count).
+  struct Failures {
+    uint64_t bad_request = 0;    // InvalidArgument and other client errors
+    uint64_t rejected = 0;       // queue full, unloading (ResourceExhausted, Unavailable)
+    uint64_t timeout = 0;        // expired in the queue (DeadlineExceeded)
+    uint64_t cancelled = 0;      // client went away before execution
+    uint64_t backend_error = 0;  // execution or output check failed (Internal, other)
+  };
   uint64_t last_inference_ms = 0;  // wall clock, ms since epoch
   uint64_t inference_count = 0;    // rows served (a batch-4 request counts 4)
   uint64_t execution_count = 0;    // backend executions
@@ -37,6 +47,7 @@ struct StatisticsSnapshot {
   Duration compute_infer;
   Duration compute_output;
   std::vector<BatchSize> batch_stats;  // only sizes that ran, ascending
+  Failures failures;
 };
 
 class ModelStatistics {
@@ -45,7 +56,8 @@ class ModelStatistics {
   explicit ModelStatistics(int max_batch_size = 0);
 
   void RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows);
-  void RecordFailure(uint64_t request_ns);
+  // A failed request; `code` decides its reason bucket.
+  void RecordFailure(absl::StatusCode code, uint64_t request_ns);
   // One backend execution of `batch_rows` rows from `num_requests` requests, with its
   // stage durations (shared by its requests).
   void RecordExecution(uint64_t num_requests, uint64_t batch_rows, uint64_t input_ns,
@@ -72,6 +84,8 @@ class ModelStatistics {
     AtomicDuration input, infer, output;
   };
   std::vector<AtomicBatchSize> by_batch_size_;  // index = batch size; fixed at construction
+  std::atomic<uint64_t> bad_request_{0}, rejected_{0}, timeout_{0}, cancelled_{0},
+      backend_error_{0};
 };
 
 }  // namespace infera

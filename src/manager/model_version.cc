@@ -10,14 +10,15 @@
 #include "manager/warmup.h"
 #include "repository/model_config_util.h"
 #include "scheduling/batch_assembler.h"
-#include "scheduling/instance_pool.h"
+#include "scheduling/dynamic_batcher.h"
+#include "scheduling/scheduling_options.h"
 
 namespace infera {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-uint64_t NanosBetween(Clock::time_point from, Clock::time_point to) {
+uint64_t NanosBetween(SteadyClock::time_point from, SteadyClock::time_point to) {
   return static_cast<uint64_t>(
       std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count()));
 }
@@ -123,7 +124,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   std::vector<std::unique_ptr<ModelInstance>> instances;
   for (int i = 0; i < num_instances; ++i) {
     InstanceOptions instance_options{i, StrCat(config.name(), "_", i),
-                                     std::max(1, options.num_cores / num_instances)};
+                                     std::max(1, options.default_intra_op_threads)};
     auto instance = version->loaded_->CreateInstance(instance_options);
     if (!instance.ok()) {
       return absl::Status(instance.status().code(),
@@ -133,11 +134,16 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   }
   absl::Status warmup = RunWarmup(config, options.model_dir, instances);
   if (!warmup.ok()) {
-    return absl::Status(warmup.code(), StrCat(where, ": warmup: ", warmup.message()));
+    return absl::Status(warmup.code(), StrCat(where, ": ", warmup.message()));
+  }
+  auto scheduling = SchedulingOptionsFromConfig(config, options.max_queue_size);
+  if (!scheduling.ok()) {
+    return absl::Status(scheduling.status().code(),
+                        StrCat(where, ": ", scheduling.status().message()));
   }
   ModelVersion* raw = version.get();
-  version->scheduler_ = std::make_unique<InstancePool>(
-      InstancePool::Options{config.name(), options.max_queue_size}, std::move(instances),
+  version->scheduler_ = std::make_unique<DynamicBatcher>(
+      std::move(*scheduling), std::move(instances),
       [raw](ModelInstance& instance, ScheduledRequests requests) {
         raw->RunBatch(instance, std::move(requests));
       });
@@ -149,19 +155,26 @@ size_t ModelVersion::QueueDepth() const { return scheduler_->QueueDepth(); }
 void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   absl::StatusOr<int64_t> rows = PrepareRequest(*config_, request);
   if (!rows.ok()) {
-    statistics_.RecordFailure(NanosBetween(request.arrival_time, Clock::now()));
+    statistics_.RecordFailure(rows.status().code(), NanosBetween(request.arrival_time, SteadyClock::now()));
     callback(rows.status());
     return;
   }
   auto scheduled = std::make_unique<ScheduledRequest>();
+  const SteadyClock::time_point arrival = request.arrival_time;
   scheduled->request = std::move(request);
   scheduled->batch_size = *rows;
-  scheduled->callback = std::move(callback);
+  // Every failure after this point (rejected, timed out, cancelled, backend error) is
+  // counted here, once, by reason.
+  scheduled->callback = [this, arrival, callback = std::move(callback)](
+                            absl::StatusOr<InferResponse> result) mutable {
+    if (!result.ok()) statistics_.RecordFailure(result.status().code(), NanosBetween(arrival, SteadyClock::now()));
+    callback(std::move(result));
+  };
   scheduler_->Enqueue(std::move(scheduled));
 }
 
 void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests) {
-  const Clock::time_point start = Clock::now();
+  const SteadyClock::time_point start = SteadyClock::now();
   std::vector<int64_t> batch_sizes;
   int64_t rows = 0;
   for (const auto& r : requests) {
@@ -169,9 +182,9 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests)
     rows += r->batch_size;
   }
   absl::StatusOr<std::vector<Tensor>> outputs = GatherBatchInputs(requests);
-  const Clock::time_point input_done = Clock::now();
+  const SteadyClock::time_point input_done = SteadyClock::now();
   if (outputs.ok()) outputs = instance.Execute(std::move(*outputs));
-  const Clock::time_point infer_done = Clock::now();
+  const SteadyClock::time_point infer_done = SteadyClock::now();
   if (outputs.ok()) {
     absl::Status checked = CheckOutputs(*config_, config_->max_batch_size() > 0 ? rows : 0, *outputs);
     if (!checked.ok()) outputs = checked;
@@ -179,7 +192,7 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests)
   absl::StatusOr<std::vector<std::vector<Tensor>>> split =
       outputs.ok() ? ScatterBatchOutputs(std::move(*outputs), batch_sizes)
                    : absl::StatusOr<std::vector<std::vector<Tensor>>>(outputs.status());
-  const Clock::time_point end = Clock::now();
+  const SteadyClock::time_point end = SteadyClock::now();
   if (split.ok()) {
     statistics_.RecordExecution(requests.size(), rows, NanosBetween(start, input_done),
                                 NanosBetween(input_done, infer_done), NanosBetween(infer_done, end));
@@ -189,9 +202,8 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests)
   }
   for (size_t i = 0; i < requests.size(); ++i) {
     ScheduledRequest& r = *requests[i];
-    const uint64_t request_ns = NanosBetween(r.request.arrival_time, Clock::now());
+    const uint64_t request_ns = NanosBetween(r.request.arrival_time, SteadyClock::now());
     if (!split.ok()) {
-      statistics_.RecordFailure(request_ns);
       r.callback(split.status());
       continue;
     }

@@ -35,8 +35,10 @@ class ModelVersion {
     int64_t version = 0;
     std::filesystem::path model_dir;
     Backend* backend = nullptr;  // outlives the version
-    int num_cores = 1;           // default thread budget split across instances
-    size_t max_queue_size = 1024;
+    // Intra-op threads per instance unless the config says otherwise (the manager
+    // divides the cores among all instances of all models).
+    int default_intra_op_threads = 1;
+    size_t max_queue_size = 1024;  // bounds every queue the config leaves unbounded
   };
 
   // Loads the backend model, creates every instance, runs the config's warmup on each,

@@ -95,7 +95,7 @@ absl::StatusOr<std::vector<InferRequest>> BuildWarmupRequests(
   for (const auto& sample : config.model_warmup()) {
     InferRequest request;
     request.model_name = config.name();
-    request.id = StrCat("warmup:", sample.name());
+    request.id = StrCat("warmup sample '", sample.name(), "'");
     for (const auto& [name, spec] : sample.inputs()) {
       ASSIGN_OR_RETURN(Tensor input, BuildInput(config, sample, name, spec, model_dir, rng));
       request.inputs.push_back(std::move(input));

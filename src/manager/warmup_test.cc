@@ -31,7 +31,7 @@ TEST(WarmupTest, BuildsZeroRandomAndRepeatedSamples) {
   ASSERT_TRUE(requests.ok()) << requests.status();
   ASSERT_EQ(requests->size(), 4u);  // 3 x "z" + 1 x "r"
   const InferRequest& z = (*requests)[0];
-  EXPECT_EQ(z.id, "warmup:z");
+  EXPECT_EQ(z.id, "warmup sample 'z'");
   ASSERT_EQ(z.inputs.size(), 2u);
   for (const Tensor& t : z.inputs) {
     if (t.name == "F") {

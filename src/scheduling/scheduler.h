@@ -8,7 +8,7 @@
 //   ModelVersion::Infer → Scheduler::Enqueue → [queue] → worker thread of instance k
 //     → BatchRunner(instance k, requests) → callbacks
 //
-// Implementations: InstancePool (each request runs alone, FIFO, N instances).
+// Implementation: DynamicBatcher (dynamic_batcher.h), with batching on or off.
 #ifndef INFERA_SCHEDULING_SCHEDULER_H_
 #define INFERA_SCHEDULING_SCHEDULER_H_
 
@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -34,6 +35,9 @@ struct ScheduledRequest {
   // Completes the request; called exactly once.
   InferCallback callback;
   std::chrono::steady_clock::time_point enqueue_time{};
+  // Set by the scheduler's queue on admission.
+  int priority_level = 1;  // 1 = highest
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 using ScheduledRequests = std::vector<std::unique_ptr<ScheduledRequest>>;

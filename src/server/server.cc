@@ -17,6 +17,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->backends_.Register(CreateTorchBackend(), {std::string(kTorchPlatformName)});
   server->backends_.Register(CreateAddSubBackend());
   server->backends_.Register(CreateIdentityBackend());
+  server->backends_.Register(CreateFaultInjectionBackend());
 
   const int cores = std::max(1u, std::thread::hardware_concurrency());
   ModelManager::Options manager_options;

@@ -5,8 +5,11 @@
 //   add_sub:  OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1, element-wise, for any
 //             numeric datatype from the config (Triton's "simple" example model).
 //             Integers wrap around on overflow; FP16/BF16 compute in float and round.
+//   fault_injection: identity with a per-execution delay (`delay_ms`) and a seeded
+//             failure rate (`failure_rate`) from config parameters, for overload,
+//             timeout, drain and canary tests.
 //
-// Both take the datatype and shape from config.pbtxt, like Triton's example models.
+// All take the datatype and shape from config.pbtxt, like Triton's example models.
 #ifndef INFERA_BACKEND_BUILTIN_BUILTIN_BACKENDS_H_
 #define INFERA_BACKEND_BUILTIN_BUILTIN_BACKENDS_H_
 
@@ -18,6 +21,7 @@ namespace infera {
 
 std::unique_ptr<Backend> CreateIdentityBackend();
 std::unique_ptr<Backend> CreateAddSubBackend();
+std::unique_ptr<Backend> CreateFaultInjectionBackend();
 
 }  // namespace infera
 

@@ -160,5 +160,26 @@ TEST(IdentityBackendTest, RejectsMismatchedConfig) {
               ::testing::HasSubstr("as many outputs as inputs"));
 }
 
+TEST(FaultInjectionBackendTest, EchoesOrFailsAsConfigured) {
+  inference::ModelConfig config;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "name: 'f' backend: 'fault_injection' "
+      "input [ { name: 'I' data_type: TYPE_FP32 dims: [2] } ]"
+      "output [ { name: 'O' data_type: TYPE_FP32 dims: [2] } ]"
+      "parameters { key: 'failure_rate' value { string_value: '1' } }",
+      &config));
+  auto backend = CreateFaultInjectionBackend();
+  auto always_fails = LoadAndExecute(*backend, config, {MakeTensor<float>("I", DataType::kFp32, {1, 2})});
+  EXPECT_EQ(always_fails.status().code(), absl::StatusCode::kInternal);
+  (*config.mutable_parameters())["failure_rate"].set_string_value("0");
+  auto echoed = LoadAndExecute(*backend, config, {MakeTensor<float>("I", DataType::kFp32, {1, 2})});
+  ASSERT_TRUE(echoed.ok());
+  EXPECT_EQ((*echoed)[0].name, "O");
+  EXPECT_EQ(Values<float>((*echoed)[0]), (std::vector<float>{1, 2}));
+  (*config.mutable_parameters())["delay_ms"].set_string_value("soon");
+  EXPECT_THAT(std::string(backend->ValidateConfig(config).message()),
+              ::testing::HasSubstr("parameters[delay_ms]"));
+}
+
 }  // namespace
 }  // namespace infera

@@ -24,6 +24,8 @@ class TorchBackend final : public Backend {
     ASSIGN_OR_RETURN(TorchModelOptions options, ParseTorchModelOptions(*context.config));
     return LoadTorchModel(context, options);
   }
+
+  bool UsesIntraOpThreads() const override { return true; }
 };
 
 }  // namespace

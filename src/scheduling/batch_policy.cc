@@ -1,0 +1,57 @@
+#include "scheduling/batch_policy.h"
+
+#include <algorithm>
+
+#include "scheduling/slo_batch_policy.h"
+
+namespace infera {
+
+int64_t PendingBatch::total_rows() const {
+  int64_t total = 0;
+  for (int64_t r : rows) total += r;
+  return total;
+}
+
+DelayBatchPolicy::DelayBatchPolicy(const SchedulingOptions& options) : options_(options) {}
+
+size_t DelayBatchPolicy::PreferredPrefix(const PendingBatch& pending) const {
+  const auto& preferred = options_.preferred_batch_sizes;
+  size_t best = 0;
+  int64_t rows = 0;
+  for (size_t i = 0; i < pending.rows.size(); ++i) {
+    rows += pending.rows[i];
+    if (std::binary_search(preferred.begin(), preferred.end(), rows)) best = i + 1;
+  }
+  return best;
+}
+
+BatchDecision DelayBatchPolicy::Decide(const PendingBatch& pending, SteadyTime now) {
+  const size_t all = pending.rows.size();
+  if (!options_.batching || pending.total_rows() >= options_.max_batch_rows) return {all, {}};
+  const auto& preferred = options_.preferred_batch_sizes;
+  const size_t preferred_prefix = PreferredPrefix(pending);
+  if (!preferred.empty()) {
+    int64_t rows = 0;
+    for (size_t i = 0; i < preferred_prefix; ++i) rows += pending.rows[i];
+    if (preferred_prefix > 0 && rows == preferred.back()) return {preferred_prefix, {}};
+    if (pending.total_rows() > preferred.back()) {
+      // Past the largest preferred size without hitting one exactly: run what fits.
+      if (preferred_prefix > 0) return {preferred_prefix, {}};
+      size_t fit = 0;
+      for (int64_t sum = 0; fit < all && sum + pending.rows[fit] <= preferred.back(); ++fit) {
+        sum += pending.rows[fit];
+      }
+      return {std::max<size_t>(fit, 1), {}};
+    }
+  }
+  const SteadyTime deadline = pending.oldest_enqueue + options_.max_queue_delay;
+  if (now >= deadline) return {preferred_prefix > 0 ? preferred_prefix : all, {}};
+  return {0, deadline};
+}
+
+std::unique_ptr<BatchPolicy> CreateBatchPolicy(const SchedulingOptions& options) {
+  if (options.batching && options.latency_slo) return std::make_unique<SloBatchPolicy>(options);
+  return std::make_unique<DelayBatchPolicy>(options);
+}
+
+}  // namespace infera

@@ -1,0 +1,70 @@
+// BatchPolicy: decides, each time an instance is free, whether to run the pending
+// candidates now (and how many of them) or to wait for more.
+//
+// Pure decision logic with time passed in, so it is unit-tested with a fake clock:
+//   DelayBatchPolicy  Triton's dynamic batcher: preferred batch sizes + max queue delay.
+//   SloBatchPolicy    learns execution time per batch size and the arrival rate, and
+//                     waits exactly as long as a latency target allows
+//                     (slo_batch_policy.h; docs/scheduling.md has the algorithm).
+//
+// Not thread-safe: used under the owning DynamicBatcher's mutex.
+#ifndef INFERA_SCHEDULING_BATCH_POLICY_H_
+#define INFERA_SCHEDULING_BATCH_POLICY_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/clock.h"
+#include "scheduling/scheduling_options.h"
+
+namespace infera {
+
+// What a policy sees: the candidate batch in queue order.
+struct PendingBatch {
+  std::vector<int64_t> rows;  // rows of each candidate request
+  SteadyTime oldest_enqueue;  // earliest enqueue time among the candidates
+  int64_t total_rows() const;
+};
+
+struct BatchDecision {
+  // > 0: run the first `num_requests` candidates now. 0: wait.
+  size_t num_requests = 0;
+  // When waiting: decide again at this time (or earlier, when a request arrives).
+  std::optional<SteadyTime> wake_at;
+};
+
+class BatchPolicy {
+ public:
+  virtual ~BatchPolicy() = default;
+  // REQUIRES: !pending.rows.empty().
+  virtual BatchDecision Decide(const PendingBatch& pending, SteadyTime now) = 0;
+  // Feedback: `rows` arrived at `now` / a batch of `rows` took `duration` end to end
+  // on its worker.
+  virtual void OnArrival(int64_t /*rows*/, SteadyTime /*now*/) {}
+  virtual void OnExecuted(int64_t /*rows*/, Nanos /*duration*/) {}
+};
+
+// Triton's semantics: run at once when the batch is full (max rows) or the largest
+// preferred size is formed exactly; else wait until the oldest candidate has waited
+// max_queue_delay, then run the longest prefix that forms a preferred size, or all.
+// Without batching, every request runs alone.
+class DelayBatchPolicy : public BatchPolicy {
+ public:
+  explicit DelayBatchPolicy(const SchedulingOptions& options);
+  BatchDecision Decide(const PendingBatch& pending, SteadyTime now) override;
+
+ private:
+  // Requests in the longest prefix whose rows equal a preferred size; 0 if none.
+  size_t PreferredPrefix(const PendingBatch& pending) const;
+
+  const SchedulingOptions options_;
+};
+
+// The policy `options` asks for (SLO-targeting when latency_slo is set).
+std::unique_ptr<BatchPolicy> CreateBatchPolicy(const SchedulingOptions& options);
+
+}  // namespace infera
+
+#endif  // INFERA_SCHEDULING_BATCH_POLICY_H_

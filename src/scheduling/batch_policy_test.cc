@@ -1,0 +1,73 @@
+#include "scheduling/batch_policy.h"
+
+#include "gtest/gtest.h"
+
+namespace infera {
+namespace {
+
+using std::chrono::microseconds;
+
+SchedulingOptions Batching(int64_t max_rows, std::vector<int64_t> preferred, int64_t delay_us) {
+  SchedulingOptions options;
+  options.batching = true;
+  options.max_batch_rows = max_rows;
+  options.preferred_batch_sizes = std::move(preferred);
+  options.max_queue_delay = microseconds(delay_us);
+  options.policies.resize(1);
+  return options;
+}
+
+TEST(DelayBatchPolicyTest, WithoutBatchingRunsAtOnce) {
+  SchedulingOptions options;
+  options.policies.resize(1);
+  DelayBatchPolicy policy(options);
+  FakeClock clock;
+  EXPECT_EQ(policy.Decide({{3}, clock.Now()}, clock.Now()).num_requests, 1u);
+}
+
+TEST(DelayBatchPolicyTest, FullBatchRunsAtOnce) {
+  DelayBatchPolicy policy(Batching(4, {}, 1'000'000));
+  FakeClock clock;
+  EXPECT_EQ(policy.Decide({{1, 1, 2}, clock.Now()}, clock.Now()).num_requests, 3u);
+}
+
+TEST(DelayBatchPolicyTest, WaitsForTheDelayThenRunsWhatIsThere) {
+  DelayBatchPolicy policy(Batching(8, {}, 100));
+  FakeClock clock;
+  const SteadyTime oldest = clock.Now();
+  BatchDecision wait = policy.Decide({{1, 1}, oldest}, clock.Now());
+  EXPECT_EQ(wait.num_requests, 0u);
+  EXPECT_EQ(*wait.wake_at, oldest + microseconds(100));
+  clock.Advance(microseconds(100));
+  EXPECT_EQ(policy.Decide({{1, 1, 1}, oldest}, clock.Now()).num_requests, 3u);
+}
+
+TEST(DelayBatchPolicyTest, ZeroDelayRunsWhateverIsPending) {
+  DelayBatchPolicy policy(Batching(8, {}, 0));
+  FakeClock clock;
+  EXPECT_EQ(policy.Decide({{1, 2}, clock.Now()}, clock.Now()).num_requests, 2u);
+}
+
+TEST(DelayBatchPolicyTest, LargestPreferredSizeRunsAtOnce) {
+  DelayBatchPolicy policy(Batching(16, {2, 4}, 1'000'000));
+  FakeClock clock;
+  EXPECT_EQ(policy.Decide({{1, 1, 2, 1}, clock.Now()}, clock.Now()).num_requests, 3u);  // 1+1+2 = 4
+  // A smaller preferred size waits for the delay (a bigger one may still form)...
+  EXPECT_EQ(policy.Decide({{1, 1}, clock.Now()}, clock.Now()).num_requests, 0u);
+  // ...and at the delay runs the longest preferred prefix.
+  const SteadyTime oldest = clock.Now();
+  clock.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(policy.Decide({{1, 1, 1}, oldest}, clock.Now()).num_requests, 2u);
+  // No preferred prefix at all: everything pending.
+  EXPECT_EQ(policy.Decide({{3}, oldest}, clock.Now()).num_requests, 1u);
+}
+
+TEST(DelayBatchPolicyTest, PastTheLargestPreferredSizeRunsWhatFits) {
+  DelayBatchPolicy policy(Batching(16, {4}, 1'000'000));
+  FakeClock clock;
+  EXPECT_EQ(policy.Decide({{3, 3}, clock.Now()}, clock.Now()).num_requests, 1u);
+  EXPECT_EQ(policy.Decide({{5, 1}, clock.Now()}, clock.Now()).num_requests, 1u);  // at least one
+}
+
+}  // namespace
+}  // namespace infera

@@ -1,0 +1,78 @@
+// DynamicBatcher: the scheduler of every model version (docs/scheduling.md).
+//
+// N instances, each driven by its own worker thread; one RequestQueue (priority
+// levels, bounded, timeouts, cancellation); a BatchPolicy that decides when a free
+// instance runs which candidates. Without dynamic batching each request runs alone,
+// with the same queue rules.
+//
+//   Enqueue ──> [RequestQueue] <── worker k: sweep, candidates, policy.Decide ──> run
+//                  full → 429 at once (Retry-After from queue depth × service time)
+//
+// Shutdown() stops intake, runs everything still queued without delay, joins workers.
+//
+// Thread-safe.
+#ifndef INFERA_SCHEDULING_DYNAMIC_BATCHER_H_
+#define INFERA_SCHEDULING_DYNAMIC_BATCHER_H_
+
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "scheduling/batch_policy.h"
+#include "scheduling/ordered_completion.h"
+#include "scheduling/request_queue.h"
+#include "scheduling/scheduler.h"
+#include "scheduling/scheduling_options.h"
+
+namespace infera {
+
+class DynamicBatcher : public Scheduler {
+ public:
+  // Starts one worker per instance. REQUIRES: !instances.empty(); `clock` outlives this.
+  DynamicBatcher(SchedulingOptions options, std::vector<std::unique_ptr<ModelInstance>> instances,
+                 BatchRunner runner, Clock* clock = SystemClock());
+  ~DynamicBatcher() override;
+
+  DynamicBatcher(const DynamicBatcher&) = delete;
+  DynamicBatcher& operator=(const DynamicBatcher&) = delete;
+
+  void Enqueue(std::unique_ptr<ScheduledRequest> request) override;
+  size_t QueueDepth() const override;
+  void Shutdown() override;
+
+ private:
+  // One unit of work for a worker: a batch to run, and rejections to complete.
+  struct Work {
+    ScheduledRequests batch;
+    std::vector<RequestQueue::Rejection> rejected;
+    bool exit = false;
+  };
+  Work NextWork() ABSL_LOCKS_EXCLUDED(mu_);
+  void WorkerLoop(ModelInstance& instance);
+  int RetryAfterSeconds() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void Reject(std::vector<RequestQueue::Rejection> rejected);
+
+  const SchedulingOptions options_;
+  Clock* const clock_;
+  std::vector<std::unique_ptr<ModelInstance>> instances_;
+  BatchRunner runner_;
+  std::optional<OrderedCompletion> ordered_;  // set when preserve_ordering
+
+  mutable absl::Mutex mu_;
+  absl::CondVar work_available_;
+  RequestQueue queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<BatchPolicy> policy_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  double mean_seconds_per_request_ ABSL_GUARDED_BY(mu_) = 0;  // EWMA, for Retry-After
+
+  absl::Mutex shutdown_mu_;  // serialises Shutdown(); held while joining
+  std::vector<std::thread> workers_ ABSL_GUARDED_BY(shutdown_mu_);
+};
+
+}  // namespace infera
+
+#endif  // INFERA_SCHEDULING_DYNAMIC_BATCHER_H_

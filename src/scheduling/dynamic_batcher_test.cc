@@ -1,0 +1,272 @@
+#include "scheduling/dynamic_batcher.h"
+
+#include <set>
+
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/notification.h"
+#include "common/retry_after.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scheduling/scheduling_test_util.h"
+
+namespace infera {
+namespace {
+
+using ::infera::testing::MakeRequest;
+using ::infera::testing::Outcomes;
+using ::testing::ElementsAre;
+
+class FakeInstance : public ModelInstance {
+ public:
+  explicit FakeInstance(int id) : id(id) {}
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor>) override {
+    return std::vector<Tensor>{};
+  }
+  const int id;
+};
+
+std::vector<std::unique_ptr<ModelInstance>> Instances(int n) {
+  std::vector<std::unique_ptr<ModelInstance>> instances;
+  for (int i = 0; i < n; ++i) instances.push_back(std::make_unique<FakeInstance>(i));
+  return instances;
+}
+
+// Records every batch (ids per execution) and can hold the first execution of each
+// instance until released, so tests control what is queued while instances are busy.
+class Recorder {
+ public:
+  BatchRunner Runner() {
+    return [this](ModelInstance& instance, ScheduledRequests requests) {
+      std::vector<std::string> ids;
+      for (auto& r : requests) ids.push_back(r->request.id);
+      {
+        absl::MutexLock lock(&mu_);
+        batches_.push_back(ids);
+        instances_.insert(static_cast<FakeInstance&>(instance).id);
+        ++running_;
+      }
+      if (hold_first_ && !released_.HasBeenNotified()) {
+        started_.Notify();
+        released_.WaitForNotification();
+      }
+      for (auto& r : requests) r->callback(InferResponse{});
+    };
+  }
+  void HoldFirst() { hold_first_ = true; }
+  void WaitStarted() { started_.WaitForNotification(); }
+  void Release() { released_.Notify(); }
+  std::vector<std::vector<std::string>> batches() {
+    absl::MutexLock lock(&mu_);
+    return batches_;
+  }
+  std::set<int> instances() {
+    absl::MutexLock lock(&mu_);
+    return instances_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::vector<std::string>> batches_;
+  std::set<int> instances_;
+  int running_ = 0;
+  bool hold_first_ = false;
+  absl::Notification started_, released_;
+};
+
+SchedulingOptions BatchingOptions(int64_t max_rows, size_t max_queue = 100) {
+  SchedulingOptions options;
+  options.model_name = "m";
+  options.batching = true;
+  options.max_batch_rows = max_rows;
+  QueuePolicy policy;
+  policy.max_queue_size = max_queue;
+  policy.allow_timeout_override = true;
+  options.policies = {policy, policy};
+  options.default_priority_level = 2;
+  return options;
+}
+
+TEST(DynamicBatcherTest, RequestsQueuedWhileBusyRunAsBatchesUpToMaxRows) {
+  Recorder recorder;
+  recorder.HoldFirst();
+  Outcomes outcomes;
+  {
+    DynamicBatcher batcher(BatchingOptions(4), Instances(1), recorder.Runner());
+    batcher.Enqueue(MakeRequest("first", 1, outcomes.Callback("first")));
+    recorder.WaitStarted();
+    for (const char* id : {"a", "b", "c", "d", "e", "f"}) batcher.Enqueue(MakeRequest(id, 1, outcomes.Callback(id)));
+    EXPECT_EQ(batcher.QueueDepth(), 6u);
+    recorder.Release();
+  }  // destructor drains
+  EXPECT_THAT(recorder.batches(),
+              ElementsAre(ElementsAre("first"), ElementsAre("a", "b", "c", "d"), ElementsAre("e", "f")));
+  EXPECT_EQ(outcomes.size(), 7u);
+}
+
+TEST(DynamicBatcherTest, MultiRowRequestsAreNeverSplitAndShapesNeverMixed) {
+  Recorder recorder;
+  recorder.HoldFirst();
+  Outcomes outcomes;
+  {
+    DynamicBatcher batcher(BatchingOptions(4), Instances(1), recorder.Runner());
+    batcher.Enqueue(MakeRequest("first", 1, outcomes.Callback("first")));
+    recorder.WaitStarted();
+    batcher.Enqueue(MakeRequest("three", 3, outcomes.Callback("three")));
+    batcher.Enqueue(MakeRequest("two", 2, outcomes.Callback("two")));        // 3+2 > 4
+    batcher.Enqueue(MakeRequest("wide", 1, outcomes.Callback("wide"), 9));  // other shape
+    batcher.Enqueue(MakeRequest("one", 1, outcomes.Callback("one")));
+    recorder.Release();
+  }
+  EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("first"), ElementsAre("three", "one"),
+                                              ElementsAre("two"), ElementsAre("wide")));
+}
+
+TEST(DynamicBatcherTest, HigherPriorityRunsFirst) {
+  Recorder recorder;
+  recorder.HoldFirst();
+  Outcomes outcomes;
+  SchedulingOptions options = BatchingOptions(4);
+  options.batching = false;  // one request per execution: order is visible
+  options.max_batch_rows = 0;
+  {
+    DynamicBatcher batcher(options, Instances(1), recorder.Runner());
+    batcher.Enqueue(MakeRequest("first", 1, outcomes.Callback("first")));
+    recorder.WaitStarted();
+    batcher.Enqueue(MakeRequest("low", 1, outcomes.Callback("low")));
+    batcher.Enqueue(MakeRequest("high", 1, outcomes.Callback("high"), 2, {{"priority", int64_t{1}}}));
+    recorder.Release();
+  }
+  EXPECT_THAT(outcomes.order(), ElementsAre("first", "high", "low"));
+}
+
+TEST(DynamicBatcherTest, FullQueueRejectsAtOnceWithRetryAfter) {
+  Recorder recorder;
+  recorder.HoldFirst();
+  Outcomes outcomes;
+  {
+    DynamicBatcher batcher(BatchingOptions(4, 2), Instances(1), recorder.Runner());
+    batcher.Enqueue(MakeRequest("first", 1, outcomes.Callback("first")));
+    recorder.WaitStarted();
+    batcher.Enqueue(MakeRequest("a", 1, outcomes.Callback("a")));
+    batcher.Enqueue(MakeRequest("b", 1, outcomes.Callback("b")));
+    batcher.Enqueue(MakeRequest("c", 1, outcomes.Callback("c")));  // rejected before Enqueue returns
+    const absl::Status rejected = outcomes.status_of("c");
+    EXPECT_EQ(rejected.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_TRUE(RetryAfterSeconds(rejected).has_value());
+    recorder.Release();
+  }
+  EXPECT_TRUE(outcomes.status_of("a").ok());
+  EXPECT_TRUE(outcomes.status_of("b").ok());
+  EXPECT_EQ(recorder.batches().size(), 2u);  // "c" never ran
+}
+
+TEST(DynamicBatcherTest, CancelledRequestIsDroppedBeforeCompute) {
+  Recorder recorder;
+  recorder.HoldFirst();
+  Outcomes outcomes;
+  auto token = std::make_shared<CancellationToken>();
+  {
+    DynamicBatcher batcher(BatchingOptions(4), Instances(1), recorder.Runner());
+    batcher.Enqueue(MakeRequest("first", 1, outcomes.Callback("first")));
+    recorder.WaitStarted();
+    auto request = MakeRequest("gone", 1, outcomes.Callback("gone"));
+    request->request.cancellation = token;
+    batcher.Enqueue(std::move(request));
+    batcher.Enqueue(MakeRequest("kept", 1, outcomes.Callback("kept")));
+    token->Cancel();
+    recorder.Release();
+  }
+  EXPECT_EQ(outcomes.status_of("gone").code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("first"), ElementsAre("kept")));
+}
+
+TEST(DynamicBatcherTest, ExpiredRequestIsRejectedNotRun) {
+  Recorder recorder;
+  recorder.HoldFirst();
+  Outcomes outcomes;
+  FakeClock clock;
+  {
+    DynamicBatcher batcher(BatchingOptions(4), Instances(1), recorder.Runner(), &clock);
+    batcher.Enqueue(MakeRequest("first", 1, outcomes.Callback("first")));
+    recorder.WaitStarted();
+    batcher.Enqueue(MakeRequest("hurry", 1, outcomes.Callback("hurry"), 2, {{"timeout", int64_t{100}}}));
+    batcher.Enqueue(MakeRequest("patient", 1, outcomes.Callback("patient")));
+    clock.Advance(std::chrono::milliseconds(1));
+    recorder.Release();
+  }
+  EXPECT_EQ(outcomes.status_of("hurry").code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(outcomes.status_of("patient").ok());
+  EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("first"), ElementsAre("patient")));
+}
+
+TEST(DynamicBatcherTest, PreserveOrderingHoldsEarlyResults) {
+  // Instance 0 holds "slow"; instance 1 finishes "fast" first, but "fast" must be
+  // delivered after "slow".
+  absl::Notification slow_started, release_slow;
+  Outcomes outcomes;
+  SchedulingOptions options = BatchingOptions(1);
+  options.preserve_ordering = true;
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+    if (requests[0]->request.id == "slow") {
+      slow_started.Notify();
+      release_slow.WaitForNotification();
+    }
+    for (auto& r : requests) r->callback(InferResponse{});
+  };
+  {
+    DynamicBatcher batcher(options, Instances(2), std::move(runner));
+    batcher.Enqueue(MakeRequest("slow", 1, outcomes.Callback("slow")));
+    slow_started.WaitForNotification();
+    absl::Notification fast_done;
+    batcher.Enqueue(MakeRequest("fast", 1, [&](absl::StatusOr<InferResponse> r) {
+      outcomes.Callback("fast")(std::move(r));
+      fast_done.Notify();
+    }));
+    EXPECT_FALSE(fast_done.WaitForNotificationWithTimeout(absl::Milliseconds(200)));
+    EXPECT_EQ(outcomes.size(), 0u);
+    release_slow.Notify();
+    fast_done.WaitForNotification();
+  }
+  EXPECT_THAT(outcomes.order(), ElementsAre("slow", "fast"));
+}
+
+TEST(DynamicBatcherTest, EveryInstanceTakesWork) {
+  absl::BlockingCounter both(2);
+  absl::Notification go;
+  std::set<int> ids;
+  absl::Mutex mu;
+  BatchRunner runner = [&](ModelInstance& instance, ScheduledRequests requests) {
+    {
+      absl::MutexLock lock(&mu);
+      ids.insert(static_cast<FakeInstance&>(instance).id);
+    }
+    both.DecrementCount();
+    go.WaitForNotification();
+    for (auto& r : requests) r->callback(InferResponse{});
+  };
+  Outcomes outcomes;
+  SchedulingOptions options = BatchingOptions(1);
+  DynamicBatcher batcher(options, Instances(2), std::move(runner));
+  batcher.Enqueue(MakeRequest("a", 1, outcomes.Callback("a")));
+  batcher.Enqueue(MakeRequest("b", 1, outcomes.Callback("b")));
+  both.Wait();  // only possible if both instances run at once
+  go.Notify();
+  batcher.Shutdown();
+  EXPECT_EQ(ids, (std::set<int>{0, 1}));
+}
+
+TEST(DynamicBatcherTest, ShutdownRunsQueuedWorkAndRejectsNewWork) {
+  Recorder recorder;
+  Outcomes outcomes;
+  SchedulingOptions options = BatchingOptions(8);
+  options.max_queue_delay = std::chrono::seconds(60);  // would wait a minute for more
+  DynamicBatcher batcher(options, Instances(1), recorder.Runner());
+  batcher.Enqueue(MakeRequest("waiting", 1, outcomes.Callback("waiting")));
+  batcher.Shutdown();  // must not wait 60 s
+  EXPECT_TRUE(outcomes.status_of("waiting").ok());
+  batcher.Enqueue(MakeRequest("late", 1, outcomes.Callback("late")));
+  EXPECT_EQ(outcomes.status_of("late").code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace infera

@@ -1,0 +1,189 @@
+#include "scheduling/request_queue.h"
+
+#include <algorithm>
+
+#include "api/parameters.h"
+#include "common/str_cat.h"
+
+namespace infera {
+namespace {
+
+using Rejection = RequestQueue::Rejection;
+
+bool Cancelled(const ScheduledRequest& r) {
+  return r.request.cancellation && r.request.cancellation->IsCancelled();
+}
+
+}  // namespace
+
+bool BatchCompatible(const InferRequest& a, const InferRequest& b) {
+  if (a.inputs.size() != b.inputs.size()) return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    const Shape& x = a.inputs[i].shape;
+    const Shape& y = b.inputs[i].shape;
+    if (a.inputs[i].name != b.inputs[i].name || x.size() != y.size() || x.empty() ||
+        !std::equal(x.begin() + 1, x.end(), y.begin() + 1)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+RequestQueue::RequestQueue(const SchedulingOptions& options)
+    // Sized once: Level holds deques of unique_ptr, which a vector cannot relocate.
+    : levels_(options.policies.size()), default_level_(options.default_priority_level) {
+  for (size_t i = 0; i < levels_.size(); ++i) levels_[i].policy = options.policies[i];
+}
+
+std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> request,
+                                            SteadyTime now) {
+  const Parameters& params = request->request.parameters;
+  int level = default_level_;
+  if (auto priority = GetIntParameter(params, "priority"); priority && *priority != 0) {
+    if (*priority < 0 || *priority > static_cast<int64_t>(levels_.size())) {
+      return Rejection{std::move(request),
+                       absl::InvalidArgumentError(StrCat(
+                           "parameter 'priority' ", *priority, " is outside [1, ", levels_.size(),
+                           "] (the model's priority_levels; 0 means the default level)"))};
+    }
+    level = static_cast<int>(*priority);
+  }
+  Level& target = levels_[level - 1];
+  const QueuePolicy& policy = target.policy;
+  std::chrono::microseconds timeout = policy.default_timeout;
+  if (auto requested = GetIntParameter(params, "timeout")) {
+    if (*requested < 0) {
+      return Rejection{std::move(request),
+                       absl::InvalidArgumentError("parameter 'timeout' (µs) must be >= 0")};
+    }
+    if (policy.allow_timeout_override && *requested > 0 &&
+        (timeout.count() == 0 || *requested < timeout.count())) {
+      timeout = std::chrono::microseconds(*requested);
+    }
+  }
+  if (target.size() >= policy.max_queue_size) {
+    // Build the status before `request` is moved into the Rejection.
+    absl::Status full = absl::ResourceExhaustedError(
+        StrCat("model '", request->request.model_name, "' queue is full (", policy.max_queue_size,
+               " requests waiting at priority ", level, ")"));
+    return Rejection{std::move(request), std::move(full)};
+  }
+  request->priority_level = level;
+  request->enqueue_time = now;
+  if (timeout.count() > 0) request->deadline = now + timeout;
+  target.main.push_back(std::move(request));
+  ++size_;
+  return std::nullopt;
+}
+
+std::vector<Rejection> RequestQueue::Sweep(SteadyTime now) {
+  std::vector<Rejection> rejected;
+  for (Level& level : levels_) {
+    auto sweep = [&](std::deque<std::unique_ptr<ScheduledRequest>>& list, bool apply_timeouts) {
+      for (auto it = list.begin(); it != list.end();) {
+        ScheduledRequest& r = **it;
+        if (Cancelled(r)) {
+          rejected.push_back({std::move(*it), absl::CancelledError("request cancelled by the client")});
+        } else if (apply_timeouts && r.deadline && *r.deadline <= now) {
+          if (level.policy.timeout_action == QueuePolicy::TimeoutAction::kDelay) {
+            r.deadline.reset();
+            level.delayed.push_back(std::move(*it));
+          } else {
+            rejected.push_back({std::move(*it),
+                                absl::DeadlineExceededError(StrCat(
+                                    "request timed out after waiting ",
+                                    std::chrono::duration_cast<std::chrono::microseconds>(
+                                        now - r.enqueue_time).count(),
+                                    " µs in the queue"))});
+          }
+        } else {
+          ++it;
+          continue;
+        }
+        it = list.erase(it);
+      }
+    };
+    sweep(level.main, true);
+    sweep(level.delayed, false);
+  }
+  size_ -= rejected.size();
+  return rejected;
+}
+
+template <typename Fn>
+void RequestQueue::ForEach(Fn&& fn) const {
+  for (const Level& level : levels_) {
+    for (const auto& r : level.main) {
+      if (!fn(*r)) return;
+    }
+    for (const auto& r : level.delayed) {
+      if (!fn(*r)) return;
+    }
+  }
+}
+
+std::vector<const ScheduledRequest*> RequestQueue::Candidates(int64_t max_rows) const {
+  std::vector<const ScheduledRequest*> chosen;
+  int64_t rows = 0;
+  size_t scanned = 0;
+  // Bounded scan: a queue full of incompatible shapes must not make this O(queue).
+  const size_t max_scan = static_cast<size_t>(2 * std::max<int64_t>(max_rows, 1) + 16);
+  ForEach([&](const ScheduledRequest& r) {
+    if (chosen.empty()) {
+      chosen.push_back(&r);
+      rows = r.batch_size;
+      return max_rows > 0 && rows < max_rows;
+    }
+    if (++scanned > max_scan) return false;
+    if (rows + r.batch_size <= max_rows && BatchCompatible(chosen[0]->request, r.request)) {
+      chosen.push_back(&r);
+      rows += r.batch_size;
+    }
+    return rows < max_rows;
+  });
+  return chosen;
+}
+
+ScheduledRequests RequestQueue::Take(const std::vector<const ScheduledRequest*>& chosen) {
+  ScheduledRequests taken;
+  taken.reserve(chosen.size());
+  auto take_from = [&](std::deque<std::unique_ptr<ScheduledRequest>>& list,
+                       const ScheduledRequest* wanted) {
+    auto it = std::find_if(list.begin(), list.end(), [&](const auto& r) { return r.get() == wanted; });
+    if (it == list.end()) return false;
+    taken.push_back(std::move(*it));
+    list.erase(it);
+    return true;
+  };
+  for (const ScheduledRequest* wanted : chosen) {
+    for (Level& level : levels_) {
+      if (take_from(level.main, wanted) || take_from(level.delayed, wanted)) break;
+    }
+  }
+  size_ -= taken.size();
+  return taken;
+}
+
+ScheduledRequests RequestQueue::TakeAll() {
+  ScheduledRequests all;
+  for (Level& level : levels_) {
+    for (auto* list : {&level.main, &level.delayed}) {
+      for (auto& r : *list) all.push_back(std::move(r));
+      list->clear();
+    }
+  }
+  size_ = 0;
+  return all;
+}
+
+std::optional<SteadyTime> RequestQueue::EarliestDeadline() const {
+  std::optional<SteadyTime> earliest;
+  for (const Level& level : levels_) {
+    for (const auto& r : level.main) {
+      if (r->deadline && (!earliest || *r->deadline < *earliest)) earliest = r->deadline;
+    }
+  }
+  return earliest;
+}
+
+}  // namespace infera
