@@ -1,0 +1,63 @@
+#include "grpc/grpc_server.h"
+
+#include <limits>
+
+#include "common/str_cat.h"
+#include "grpc/health_service.h"
+#include "grpc/inference_service.h"
+#include "grpc/metadata_handlers.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "grpcpp/security/server_credentials.h"
+
+namespace infera {
+
+absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& options,
+                                                              ModelManager& manager) {
+  if (options.max_message_bytes == 0 ||
+      options.max_message_bytes > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+    return absl::InvalidArgumentError(StrCat("gRPC message limit ", options.max_message_bytes,
+                                             " must be in [1, ", std::numeric_limits<int>::max(),
+                                             "]"));
+  }
+  std::unique_ptr<GrpcServer> server(new GrpcServer());
+  server->handlers_ = std::make_unique<MetadataHandlers>(
+      manager, MetadataHandlers::Options{options.server_name, options.server_version,
+                                         options.server_ready});
+  StreamInferReactor::Options call_options;
+  call_options.infer.max_response_bytes = options.max_message_bytes;
+  call_options.max_pending = options.max_pending_per_stream;
+  server->inference_ =
+      std::make_unique<InferenceService>(manager, *server->handlers_, call_options, options.admin_token);
+  server->health_ = std::make_unique<HealthService>(options.server_ready);
+
+  // An IPv6 literal needs brackets before the port ("[::]:8001").
+  const bool ipv6 = options.address.find(':') != std::string::npos && options.address[0] != '[';
+  const std::string address = ipv6 ? StrCat("[", options.address, "]:", options.port)
+                                    : StrCat(options.address, ":", options.port);
+  const int limit = static_cast<int>(options.max_message_bytes);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
+  builder.SetMaxReceiveMessageSize(limit);
+  builder.SetMaxSendMessageSize(limit);
+  builder.RegisterService(server->inference_.get());
+  builder.RegisterService(server->health_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(StrCat("cannot serve gRPC on ", address,
+                                         " (address in use or not valid?)"));
+  }
+  return server;
+}
+
+GrpcServer::~GrpcServer() { Shutdown(std::chrono::milliseconds(0)); }
+
+void GrpcServer::Shutdown(std::chrono::milliseconds timeout) {
+  if (shut_down_ || server_ == nullptr) return;
+  shut_down_ = true;
+  inference_->DrainStreams();
+  server_->Shutdown(std::chrono::system_clock::now() + timeout);
+  server_->Wait();
+}
+
+}  // namespace infera

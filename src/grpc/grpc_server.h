@@ -1,0 +1,88 @@
+// GrpcServer: the KServe v2 gRPC frontend — inference.GRPCInferenceService and
+// grpc.health.v1.Health on one port, over the gRPC callback API.
+//
+// Threads: none of its own. gRPC's internal pollers and callback executor run the
+// reactions; no thread is held per call or per stream (see inference_service.h and
+// stream_infer_reactor.h). Model work runs on the scheduler's workers, as for HTTP.
+//
+// Limits: a request or response larger than `max_message_bytes` fails with
+// RESOURCE_EXHAUSTED (gRPC's "Received message larger than max (N vs. M)" for requests;
+// a message naming --grpc-max-message-bytes for responses).
+//
+// Shutdown(timeout): stops accepting calls at once (new ones get UNAVAILABLE); open
+// streams stop reading, answer what they have and end with UNAVAILABLE (an idle stream
+// ends at once); in-flight unary calls finish. After `timeout`, whatever is left is
+// cancelled (its CancellationTokens fire). Returns when every reactor is done.
+//
+// Thread-safe, except that Shutdown must not run concurrently with itself or the
+// destructor. The manager must outlive the server.
+//
+// Usage:
+//   ASSIGN_OR_RETURN(auto grpc, GrpcServer::Start(options, manager));
+//   LOG << "gRPC on port " << grpc->port();
+//   grpc->Shutdown(std::chrono::seconds(30));
+#ifndef INFERA_GRPC_GRPC_SERVER_H_
+#define INFERA_GRPC_GRPC_SERVER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "manager/model_manager.h"
+
+namespace grpc {
+class Server;
+}  // namespace grpc
+
+namespace infera {
+
+class HealthService;
+class InferenceService;
+class MetadataHandlers;
+
+class GrpcServer {
+ public:
+  struct Options {
+    std::string address = "0.0.0.0";
+    int port = 8001;  // 0: pick a free port (see port())
+    uint64_t max_message_bytes = 64ull << 20;
+    // Unanswered requests one ModelStreamInfer stream may have before reading pauses.
+    size_t max_pending_per_stream = 256;
+    std::string server_name = "infera";
+    std::string server_version;
+    // Whether the server as a whole is ready (models loaded, not draining).
+    std::function<bool()> server_ready;
+    // When set, RepositoryModelLoad/Unload need metadata "authorization: Bearer <token>".
+    std::string admin_token;
+  };
+
+  // Unavailable naming the address when the port cannot be bound; InvalidArgument for a
+  // message limit gRPC cannot take (above INT32_MAX).
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(const Options& options,
+                                                           ModelManager& manager);
+  ~GrpcServer();  // Shutdown(0) if not done yet
+
+  // The bound port (the chosen one when Options::port was 0).
+  int port() const { return port_; }
+
+  // See the class comment. Idempotent.
+  void Shutdown(std::chrono::milliseconds timeout);
+
+ private:
+  GrpcServer() = default;
+
+  int port_ = 0;
+  // Services first: the grpc::Server that calls them is destroyed before them.
+  std::unique_ptr<MetadataHandlers> handlers_;
+  std::unique_ptr<InferenceService> inference_;
+  std::unique_ptr<HealthService> health_;
+  std::unique_ptr<grpc::Server> server_;
+  bool shut_down_ = false;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_GRPC_GRPC_SERVER_H_

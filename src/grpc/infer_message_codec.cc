@@ -1,0 +1,200 @@
+#include "grpc/infer_message_codec.h"
+
+#include <charconv>
+#include <chrono>
+#include <limits>
+
+#include "common/status.h"
+#include "common/str_cat.h"
+#include "grpc/tensor_contents.h"
+
+namespace infera {
+namespace {
+
+using google::protobuf::Map;
+using inference::InferParameter;
+using inference::ModelInferRequest;
+using inference::ModelInferResponse;
+
+absl::StatusOr<ParameterValue> FromInferParameter(std::string_view key, const InferParameter& p) {
+  switch (p.parameter_choice_case()) {
+    case InferParameter::kBoolParam: return ParameterValue(p.bool_param());
+    case InferParameter::kInt64Param: return ParameterValue(p.int64_param());
+    case InferParameter::kStringParam: return ParameterValue(p.string_param());
+    case InferParameter::kDoubleParam: return ParameterValue(p.double_param());
+    case InferParameter::kUint64Param:
+      if (p.uint64_param() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return absl::InvalidArgumentError(StrCat("parameter '", key, "' value ", p.uint64_param(),
+                                                 " is above the int64 range infera supports"));
+      }
+      return ParameterValue(static_cast<int64_t>(p.uint64_param()));
+    default: break;
+  }
+  return absl::InvalidArgumentError(StrCat("parameter '", key, "' has no value"));
+}
+
+absl::StatusOr<Parameters> FromParameterMap(const Map<std::string, InferParameter>& map,
+                                            std::string_view where) {
+  Parameters parameters;
+  for (const auto& [key, value] : map) {
+    auto converted = FromInferParameter(key, value);
+    if (!converted.ok()) {
+      return absl::InvalidArgumentError(StrCat(where, converted.status().message()));
+    }
+    parameters.emplace(key, std::move(*converted));
+  }
+  return parameters;
+}
+
+void ToParameterMap(const Parameters& parameters, Map<std::string, InferParameter>* map) {
+  for (const auto& [key, value] : parameters) {
+    InferParameter& p = (*map)[key];
+    std::visit(
+        [&p](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, bool>) p.set_bool_param(v);
+          if constexpr (std::is_same_v<T, int64_t>) p.set_int64_param(v);
+          if constexpr (std::is_same_v<T, double>) p.set_double_param(v);
+          if constexpr (std::is_same_v<T, std::string>) p.set_string_param(v);
+        },
+        value);
+  }
+}
+
+bool HasAnyContents(const inference::InferTensorContents& c) {
+  return c.bool_contents_size() || c.int_contents_size() || c.int64_contents_size() ||
+         c.uint_contents_size() || c.uint64_contents_size() || c.fp32_contents_size() ||
+         c.fp64_contents_size() || c.bytes_contents_size();
+}
+
+absl::StatusOr<Tensor> DecodeInput(const ModelInferRequest& message, int index,
+                                   const std::shared_ptr<const void>& owner) {
+  const ModelInferRequest::InferInputTensor& input = message.inputs(index);
+  const std::string what = StrCat("input '", input.name(), "'");
+  if (input.name().empty()) {
+    return absl::InvalidArgumentError(StrCat("input ", index, " has no name"));
+  }
+  Tensor tensor;
+  tensor.name = input.name();
+  std::optional<DataType> dtype = ParseDataTypeName(input.datatype());
+  if (!dtype) {
+    return absl::InvalidArgumentError(StrCat(what, " has unknown datatype '", input.datatype(),
+                                             "' (expected a KServe name such as FP32 or BYTES)"));
+  }
+  tensor.dtype = *dtype;
+  tensor.shape.assign(input.shape().begin(), input.shape().end());
+  std::optional<int64_t> count = ElementCount(tensor.shape);
+  if (!count) {
+    return absl::InvalidArgumentError(
+        StrCat(what, " has invalid shape ", ShapeToString(tensor.shape)));
+  }
+  for (const auto& [key, value] : input.parameters()) {
+    RETURN_IF_ERROR(FromInferParameter(StrCat(what, " parameter ", key), value).status());
+  }
+  if (message.raw_input_contents_size() == 0) {
+    ASSIGN_OR_RETURN(tensor.data,
+                     DecodeTypedContents(input.contents(), tensor.dtype, *count, what));
+    return tensor;
+  }
+  if (HasAnyContents(input.contents())) {
+    return absl::InvalidArgumentError(
+        StrCat(what, " sets typed contents but the request uses raw_input_contents; use one form"));
+  }
+  const std::string& raw = message.raw_input_contents(index);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(raw.data());
+  tensor.data = owner ? Buffer::View(owner, bytes, raw.size()) : Buffer::Copy(bytes, raw.size());
+  absl::Status valid = ValidateTensorData(tensor);
+  if (!valid.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("raw_input_contents[", index, "] for ", what, ": ", valid.message()));
+  }
+  return tensor;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<int64_t>> ParseModelVersion(std::string_view version) {
+  if (version.empty()) return std::optional<int64_t>();
+  int64_t parsed = 0;
+  auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), parsed);
+  if (ec != std::errc() || end != version.data() + version.size() || parsed < 1) {
+    return absl::InvalidArgumentError(
+        StrCat("invalid model version '", version, "' (versions are integers >= 1)"));
+  }
+  return std::optional<int64_t>(parsed);
+}
+
+absl::StatusOr<InferRequest> DecodeModelInferRequest(const ModelInferRequest& message,
+                                                     std::shared_ptr<const void> owner) {
+  if (message.model_name().empty()) return absl::InvalidArgumentError("model_name is empty");
+  InferRequest request;
+  request.arrival_time = std::chrono::steady_clock::now();
+  request.model_name = message.model_name();
+  ASSIGN_OR_RETURN(request.model_version, ParseModelVersion(message.model_version()));
+  request.id = message.id();
+  ASSIGN_OR_RETURN(request.parameters, FromParameterMap(message.parameters(), ""));
+  if (message.raw_input_contents_size() > 0 &&
+      message.raw_input_contents_size() != message.inputs_size()) {
+    return absl::InvalidArgumentError(
+        StrCat("raw_input_contents has ", message.raw_input_contents_size(), " entries for ",
+               message.inputs_size(), " inputs; send one per input, in input order"));
+  }
+  request.inputs.reserve(static_cast<size_t>(message.inputs_size()));
+  for (int i = 0; i < message.inputs_size(); ++i) {
+    ASSIGN_OR_RETURN(Tensor tensor, DecodeInput(message, i, owner));
+    for (const Tensor& seen : request.inputs) {
+      if (seen.name == tensor.name) {
+        return absl::InvalidArgumentError(StrCat("input '", tensor.name, "' appears twice"));
+      }
+    }
+    request.inputs.push_back(std::move(tensor));
+  }
+  for (const auto& output : message.outputs()) {
+    if (output.name().empty()) return absl::InvalidArgumentError("a requested output has no name");
+    for (const RequestedOutput& seen : request.outputs) {
+      if (seen.name == output.name()) {
+        return absl::InvalidArgumentError(
+            StrCat("output '", output.name(), "' is requested twice"));
+      }
+    }
+    const std::string where = StrCat("output '", output.name(), "' ");
+    ASSIGN_OR_RETURN(Parameters parameters, FromParameterMap(output.parameters(), where));
+    request.outputs.push_back(RequestedOutput{output.name(), std::move(parameters)});
+  }
+  return request;
+}
+
+OutputContents OutputContentsFor(const ModelInferRequest& message) {
+  if (message.raw_input_contents_size() > 0) return OutputContents::kRaw;
+  for (const auto& input : message.inputs()) {
+    if (HasAnyContents(input.contents())) return OutputContents::kTyped;
+  }
+  return OutputContents::kRaw;
+}
+
+absl::Status EncodeModelInferResponse(const InferResponse& response, OutputContents contents,
+                                      ModelInferResponse* message) {
+  message->set_model_name(response.model_name);
+  message->set_model_version(std::to_string(response.model_version));
+  message->set_id(response.id);
+  ToParameterMap(response.parameters, message->mutable_parameters());
+  bool raw = contents == OutputContents::kRaw;
+  for (const Tensor& output : response.outputs) raw = raw || !HasTypedContents(output.dtype);
+  message->mutable_outputs()->Reserve(static_cast<int>(response.outputs.size()));
+  for (const Tensor& output : response.outputs) {
+    ModelInferResponse::InferOutputTensor* tensor = message->add_outputs();
+    tensor->set_name(output.name);
+    const std::string_view datatype = DataTypeName(output.dtype);
+    tensor->set_datatype(datatype.data(), datatype.size());
+    tensor->mutable_shape()->Add(output.shape.begin(), output.shape.end());
+    if (raw) {
+      message->add_raw_output_contents(reinterpret_cast<const char*>(output.data.data()),
+                                       output.data.size());
+    } else {
+      RETURN_IF_ERROR(EncodeTypedContents(output, tensor->mutable_contents()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace infera

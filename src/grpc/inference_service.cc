@@ -1,0 +1,157 @@
+#include "grpc/inference_service.h"
+
+#include "common/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+
+#include <memory>
+
+#include "common/logging.h"
+#include "grpc/grpc_status.h"
+
+namespace infera {
+namespace {
+
+// Answers a call at once with `status`.
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
+                                    const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+// One ModelInfer call. Created per call, deleted by gRPC's OnDone (after Finish, which
+// RunModelInfer's completion calls exactly once).
+class UnaryInferReactor final : public grpc::ServerUnaryReactor {
+ public:
+  UnaryInferReactor(ModelManager& manager, const inference::ModelInferRequest& request,
+                    inference::ModelInferResponse* response, const InferCallOptions& options) {
+    RunModelInfer(manager, request, /*owner=*/nullptr, cancellation_, options, response,
+                  [this](absl::Status status) { Finish(ToGrpcStatus(status)); });
+  }
+
+  void OnCancel() override {
+    cancellation_->Cancel();
+    INFERA_LOG(VERBOSE) << "gRPC ModelInfer cancelled by the client";
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  ~UnaryInferReactor() override = default;
+
+  const std::shared_ptr<CancellationToken> cancellation_ = std::make_shared<CancellationToken>();
+};
+
+}  // namespace
+
+InferenceService::InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
+                                   StreamInferReactor::Options options, std::string admin_token)
+    : manager_(manager), handlers_(handlers), options_(std::move(options)),
+      admin_token_(std::move(admin_token)) {}
+
+grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
+                                                       const inference::ServerLiveRequest*,
+                                                       inference::ServerLiveResponse* response) {
+  response->set_live(true);
+  return FinishNow(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ServerReady(grpc::CallbackServerContext* context,
+                                                        const inference::ServerReadyRequest*,
+                                                        inference::ServerReadyResponse* response) {
+  response->set_ready(handlers_.ServerReady());
+  return FinishNow(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelReady(grpc::CallbackServerContext* context,
+                                                       const inference::ModelReadyRequest* request,
+                                                       inference::ModelReadyResponse* response) {
+  return FinishNow(context, handlers_.ModelReady(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
+    grpc::CallbackServerContext* context, const inference::ServerMetadataRequest*,
+    inference::ServerMetadataResponse* response) {
+  handlers_.ServerMetadata(response);
+  return FinishNow(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
+    grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
+    inference::ModelMetadataResponse* response) {
+  return FinishNow(context, handlers_.ModelMetadata(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext*,
+                                                       const inference::ModelInferRequest* request,
+                                                       inference::ModelInferResponse* response) {
+  return new UnaryInferReactor(manager_, *request, response, options_.infer);
+}
+
+grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+InferenceService::ModelStreamInfer(grpc::CallbackServerContext*) {
+  return new StreamInferReactor(manager_, options_, &streams_);
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelConfig(
+    grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
+    inference::ModelConfigResponse* response) {
+  return FinishNow(context, handlers_.ModelConfig(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelStatistics(
+    grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
+    inference::ModelStatisticsResponse* response) {
+  return FinishNow(context, handlers_.ModelStatistics(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
+    grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
+    inference::RepositoryIndexResponse* response) {
+  handlers_.RepositoryIndex(*request, response);
+  return FinishNow(context, absl::OkStatus());
+}
+
+absl::Status InferenceService::CheckAdmin(grpc::CallbackServerContext* context) const {
+  if (!admin_token_.empty()) {
+    auto it = context->client_metadata().find("authorization");
+    if (it == context->client_metadata().end() ||
+        std::string_view(it->second.data(), it->second.size()) != "Bearer " + admin_token_) {
+      return absl::UnauthenticatedError("this admin operation needs metadata authorization: Bearer <admin token>");
+    }
+  }
+  if (manager_.mode() != ModelControlMode::kExplicit) {
+    return absl::FailedPreconditionError(
+        "explicit model load / unload is not allowed unless --model-control-mode=explicit");
+  }
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+    inference::RepositoryModelLoadResponse*) {
+  if (absl::Status admin = CheckAdmin(context); !admin.ok()) return FinishNow(context, admin);
+  std::optional<inference::ModelConfig> override;
+  auto config = request->parameters().find("config");
+  if (config != request->parameters().end()) {
+    if (!config->second.has_string_param()) {
+      return FinishNow(context, absl::InvalidArgumentError("parameter 'config' must be a string_param (JSON)"));
+    }
+    inference::ModelConfig parsed;
+    auto status = google::protobuf::util::JsonStringToMessage(config->second.string_param(), &parsed);
+    if (!status.ok()) {
+      return FinishNow(context, absl::InvalidArgumentError(
+                                    StrCat("parameter 'config' is not a valid model config: ", status.ToString())));
+    }
+    override = std::move(parsed);
+  }
+  return FinishNow(context, manager_.LoadModel(request->model_name(), std::move(override)));
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+    inference::RepositoryModelUnloadResponse*) {
+  if (absl::Status admin = CheckAdmin(context); !admin.ok()) return FinishNow(context, admin);
+  return FinishNow(context, manager_.UnloadModel(request->model_name()));
+}
+
+}  // namespace infera

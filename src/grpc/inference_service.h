@@ -1,0 +1,84 @@
+// InferenceService: inference.GRPCInferenceService on the gRPC callback API.
+//
+// Metadata, health and extension RPCs are answered inline by MetadataHandlers.
+// ModelInfer runs through RunModelInfer on an UnaryInferReactor (below): the gRPC thread
+// decodes and queues, a model worker encodes and finishes — no thread waits on a
+// request. The call's cancellation (client gone, deadline passed, server shutdown) is
+// forwarded to the request's CancellationToken, so the scheduler can drop the work.
+// ModelStreamInfer gets a StreamInferReactor per call; DrainStreams() ends idle streams
+// at shutdown (see stream_registry.h).
+//
+// Thread-safe. The manager and handlers must outlive the grpc::Server serving this.
+#ifndef INFERA_GRPC_INFERENCE_SERVICE_H_
+#define INFERA_GRPC_INFERENCE_SERVICE_H_
+
+#include "grpc/infer_call.h"
+#include "grpc/metadata_handlers.h"
+#include "grpc/stream_infer_reactor.h"
+#include "grpc/stream_registry.h"
+#include "grpc_service.grpc.pb.h"
+#include "manager/model_manager.h"
+
+namespace infera {
+
+class InferenceService final : public inference::GRPCInferenceService::CallbackService {
+ public:
+  InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
+                   StreamInferReactor::Options options, std::string admin_token = "");
+
+  grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
+                                       const inference::ServerLiveRequest* request,
+                                       inference::ServerLiveResponse* response) override;
+  grpc::ServerUnaryReactor* ServerReady(grpc::CallbackServerContext* context,
+                                        const inference::ServerReadyRequest* request,
+                                        inference::ServerReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context,
+                                       const inference::ModelReadyRequest* request,
+                                       inference::ModelReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ServerMetadata(grpc::CallbackServerContext* context,
+                                           const inference::ServerMetadataRequest* request,
+                                           inference::ServerMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
+                                          const inference::ModelMetadataRequest* request,
+                                          inference::ModelMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
+                                       const inference::ModelInferRequest* request,
+                                       inference::ModelInferResponse* response) override;
+  grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+  ModelStreamInfer(grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
+                                        const inference::ModelConfigRequest* request,
+                                        inference::ModelConfigResponse* response) override;
+  grpc::ServerUnaryReactor* ModelStatistics(grpc::CallbackServerContext* context,
+                                            const inference::ModelStatisticsRequest* request,
+                                            inference::ModelStatisticsResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
+                                            const inference::RepositoryIndexRequest* request,
+                                            inference::RepositoryIndexResponse* response) override;
+  // Triton's model repository extension; blocks the callback thread while the model
+  // loads or drains (an admin operation, as Triton's is).
+  grpc::ServerUnaryReactor* RepositoryModelLoad(grpc::CallbackServerContext* context,
+                                                const inference::RepositoryModelLoadRequest* request,
+                                                inference::RepositoryModelLoadResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelUnload(grpc::CallbackServerContext* context,
+                                                  const inference::RepositoryModelUnloadRequest* request,
+                                                  inference::RepositoryModelUnloadResponse* response) override;
+
+  // Open streams (and any opened later) stop reading, answer what they have and end
+  // with UNAVAILABLE. Called when the server starts shutting down.
+  void DrainStreams() { streams_.DrainAll(); }
+
+ private:
+  // PermissionDenied / FailedPrecondition unless an admin operation may run now.
+  absl::Status CheckAdmin(grpc::CallbackServerContext* context) const;
+
+  ModelManager& manager_;
+  const MetadataHandlers& handlers_;
+  const StreamInferReactor::Options options_;
+  const std::string admin_token_;
+  StreamRegistry streams_;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_GRPC_INFERENCE_SERVICE_H_
