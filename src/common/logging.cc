@@ -10,8 +10,8 @@
 namespace infera {
 namespace logging_internal {
 std::atomic<int> g_log_level{static_cast<int>(LogLevel::kInfo)};
-namespace {
 std::atomic<int> g_log_format{static_cast<int>(LogFormat::kText)};
+namespace {
 
 const char* Basename(const char* path) {
   const char* slash = std::strrchr(path, '/');
@@ -90,6 +90,10 @@ void SetLogLevel(LogLevel level) {
 LogLevel GetLogLevel() {
   return static_cast<LogLevel>(logging_internal::g_log_level.load(std::memory_order_relaxed));
 }
+LogFormat GetLogFormat() {
+  return static_cast<LogFormat>(logging_internal::g_log_format.load(std::memory_order_relaxed));
+}
+
 void SetLogFormat(LogFormat format) {
   logging_internal::g_log_format.store(static_cast<int>(format), std::memory_order_relaxed);
 }

@@ -28,6 +28,7 @@ enum class LogFormat : int { kText = 0, kJson = 1 };
 void SetLogLevel(LogLevel level);
 LogLevel GetLogLevel();
 void SetLogFormat(LogFormat format);
+LogFormat GetLogFormat();
 inline bool LogEnabled(LogLevel level);
 
 namespace logging_internal {

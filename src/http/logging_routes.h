@@ -1,0 +1,25 @@
+// Triton's logging extension: read and change the log settings at run time.
+//
+//   GET  /v2/logging  -> {"log_file":"","log_info":true,"log_warning":true,"log_error":true,
+//                         "log_verbose_level":0,"log_format":"text"}
+//   POST /v2/logging  with any subset of those keys (log_file must stay "": infera logs
+//                     to stderr) -> the settings after the change
+//
+// infera's levels nest (verbose > info > warning > error), so log_info=false means
+// "warnings and errors only", log_warning=false "errors only"; log_error cannot be
+// turned off. Unknown keys or wrong types are a 400 naming the key.
+//
+// Thread-safe.
+#ifndef INFERA_HTTP_LOGGING_ROUTES_H_
+#define INFERA_HTTP_LOGGING_ROUTES_H_
+
+#include "http/http_message.h"
+
+namespace infera {
+
+// Handles GET/POST /v2/logging.
+HttpResponse HandleLoggingRequest(const HttpRequest& request);
+
+}  // namespace infera
+
+#endif  // INFERA_HTTP_LOGGING_ROUTES_H_

@@ -1,0 +1,42 @@
+// Cost of recording on the request hot path (docs/benchmarks.md, "Metrics overhead").
+//   build/src/metrics/metrics_benchmark --benchmark_repetitions=3
+#include <benchmark/benchmark.h>
+
+#include "manager/model_statistics.h"
+#include "metrics/server_metrics.h"
+
+namespace infera {
+namespace {
+
+// One successful request as ModelVersion records it: statistics (Triton's counters and
+// the latency histogram) plus the Prometheus series.
+void BM_RecordSuccess(benchmark::State& state) {
+  ServerMetrics metrics;
+  ModelStatistics statistics(8, state.range(0) ? metrics.ForModel("m", 1) : nullptr);
+  uint64_t ns = 1000;
+  for (auto _ : state) {
+    statistics.RecordSuccess(ns, ns / 4, 1);
+    ns = (ns * 7 + 13) % 50'000'000;
+  }
+}
+BENCHMARK(BM_RecordSuccess)->Arg(0)->Arg(1)->ArgName("prometheus")->Threads(1)->Threads(2);
+
+void BM_RecordExecution(benchmark::State& state) {
+  ServerMetrics metrics;
+  ModelStatistics statistics(8, state.range(0) ? metrics.ForModel("m", 1) : nullptr);
+  for (auto _ : state) statistics.RecordExecution(4, 4, 1000, 50000, 2000);
+}
+BENCHMARK(BM_RecordExecution)->Arg(0)->Arg(1)->ArgName("prometheus");
+
+void BM_Serialize(benchmark::State& state) {
+  ServerMetrics metrics;
+  std::vector<std::unique_ptr<ModelMetrics>> models;
+  for (int i = 0; i < state.range(0); ++i) models.push_back(metrics.ForModel("model" + std::to_string(i), 1));
+  for (auto _ : state) benchmark::DoNotOptimize(metrics.Serialize());
+}
+BENCHMARK(BM_Serialize)->Arg(1)->Arg(10);
+
+}  // namespace
+}  // namespace infera
+
+BENCHMARK_MAIN();

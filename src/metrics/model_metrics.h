@@ -1,0 +1,95 @@
+// ModelMetrics: the Prometheus series of one model version (labels model, version).
+//
+// Created by ServerMetrics when a version loads; its series disappear from /metrics
+// when it is destroyed (the version unloads). Recording is on the request hot path:
+// every call is a few relaxed atomic updates inside prometheus-cpp (no lock).
+//
+// Thread-safe.
+#ifndef INFERA_METRICS_MODEL_METRICS_H_
+#define INFERA_METRICS_MODEL_METRICS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+
+namespace infera {
+
+// Why a request did not succeed (the `outcome` label of infera_requests_total).
+enum class RequestOutcome : int {
+  kSuccess = 0,
+  kBadRequest,
+  kRejected,
+  kTimeout,
+  kCancelled,
+  kBackendError,
+  kCount,
+};
+const char* RequestOutcomeName(RequestOutcome outcome);
+
+// The metric families a ModelMetrics adds its series to (owned by ServerMetrics).
+struct ModelMetricFamilies {
+  prometheus::Family<prometheus::Counter>* requests;
+  prometheus::Family<prometheus::Counter>* inferences;
+  prometheus::Family<prometheus::Counter>* executions;
+  prometheus::Family<prometheus::Histogram>* request_duration;
+  prometheus::Family<prometheus::Histogram>* queue_duration;
+  prometheus::Family<prometheus::Histogram>* compute_duration;
+  prometheus::Family<prometheus::Histogram>* batch_size;
+  prometheus::Family<prometheus::Gauge>* queue_depth;
+  prometheus::Family<prometheus::Gauge>* inflight;
+  prometheus::Family<prometheus::Gauge>* busy_ratio;
+  prometheus::Family<prometheus::Gauge>* load_ratio;
+};
+
+class ModelMetrics {
+ public:
+  ModelMetrics(const ModelMetricFamilies& families, const std::string& model, int64_t version);
+  ~ModelMetrics();
+  ModelMetrics(const ModelMetrics&) = delete;
+  ModelMetrics& operator=(const ModelMetrics&) = delete;
+
+  // Hot path.
+  void ObserveSuccess(double request_seconds, double queue_seconds) {
+    outcomes_[static_cast<int>(RequestOutcome::kSuccess)]->Increment();
+    request_duration_->Observe(request_seconds);
+    queue_duration_->Observe(queue_seconds);
+  }
+  void CountFailure(RequestOutcome outcome) { outcomes_[static_cast<int>(outcome)]->Increment(); }
+  void ObserveExecution(int64_t rows, double compute_seconds) {
+    executions_->Increment();
+    inferences_->Increment(static_cast<double>(rows));
+    compute_duration_->Observe(compute_seconds);
+    batch_size_->Observe(static_cast<double>(rows));
+  }
+
+  // Set at scrape time.
+  void SetLoad(double queue_depth, double inflight, double busy_ratio, double load_ratio) {
+    queue_depth_->Set(queue_depth);
+    inflight_->Set(inflight);
+    busy_ratio_->Set(busy_ratio);
+    load_ratio_->Set(load_ratio);
+  }
+
+ private:
+  ModelMetricFamilies families_;
+  std::array<prometheus::Counter*, static_cast<int>(RequestOutcome::kCount)> outcomes_;
+  prometheus::Counter* inferences_;
+  prometheus::Counter* executions_;
+  prometheus::Histogram* request_duration_;
+  prometheus::Histogram* queue_duration_;
+  prometheus::Histogram* compute_duration_;
+  prometheus::Histogram* batch_size_;
+  prometheus::Gauge* queue_depth_;
+  prometheus::Gauge* inflight_;
+  prometheus::Gauge* busy_ratio_;
+  prometheus::Gauge* load_ratio_;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_METRICS_MODEL_METRICS_H_

@@ -1,0 +1,97 @@
+// ServerMetrics: infera's Prometheus registry — every metric family (docs/metrics.md),
+// the factory for per-model series, server-level series, and the text exposition.
+//
+// The registry and the text format are prometheus-cpp's; infera's HTTP stack serves
+// Serialize() on /metrics (HTTP port and --metrics-port).
+//
+// Thread-safe.
+//
+// Usage:
+//   ServerMetrics metrics;
+//   std::unique_ptr<ModelMetrics> m = metrics.ForModel("resnet18", 1);
+//   m->ObserveSuccess(0.012, 0.001);           // hot path
+//   std::string text = metrics.Serialize();    // on scrape
+#ifndef INFERA_METRICS_SERVER_METRICS_H_
+#define INFERA_METRICS_SERVER_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "metrics/llm_metrics.h"
+#include "metrics/model_metrics.h"
+#include "prometheus/registry.h"
+
+namespace infera {
+
+class ServerMetrics {
+ public:
+  ServerMetrics();
+
+  std::unique_ptr<ModelMetrics> ForModel(const std::string& model, int64_t version);
+  std::unique_ptr<LlmMetrics> ForLlm(const std::string& model);
+
+  // One HTTP response with `status` (hot path: lock-free after the first of a code).
+  void CountHttpResponse(int status);
+  void SetHttpInflight(double n) { http_inflight_->Set(n); }
+
+  struct VersionReadiness {
+    std::string model;
+    int64_t version = 0;
+    bool ready = false;
+  };
+  // Replaces the readiness series (infera_model_ready, infera_models_loaded,
+  // infera_server_ready) with the current state.
+  void SetReadiness(const std::vector<VersionReadiness>& versions, bool server_ready);
+
+  struct CanaryReading {
+    std::string model;
+    int state = 0;  // 1 active, 2 rolled back, 3 promoted
+    double weight_percent = 0;
+  };
+  // Replaces the canary series (infera_canary_state, infera_canary_weight_percent).
+  void SetCanaries(const std::vector<CanaryReading>& canaries);
+
+  // The exposition text (refreshes the process metrics first).
+  std::string Serialize();
+
+ private:
+  void RefreshProcessMetrics();
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  ModelMetricFamilies model_families_;
+  LlmMetricFamilies llm_families_;
+
+  prometheus::Family<prometheus::Counter>* http_requests_;
+  std::array<std::atomic<prometheus::Counter*>, 600> http_by_code_{};
+  absl::Mutex http_mu_;  // serialises first-time creation of a code's counter
+  prometheus::Gauge* http_inflight_;
+
+  prometheus::Family<prometheus::Gauge>* model_ready_;
+  prometheus::Gauge* models_loaded_;
+  prometheus::Gauge* server_ready_;
+  absl::Mutex readiness_mu_;
+  std::map<std::pair<std::string, int64_t>, prometheus::Gauge*> readiness_
+      ABSL_GUARDED_BY(readiness_mu_);
+
+  prometheus::Family<prometheus::Gauge>* canary_state_;
+  prometheus::Family<prometheus::Gauge>* canary_weight_;
+  std::map<std::string, std::pair<prometheus::Gauge*, prometheus::Gauge*>> canaries_
+      ABSL_GUARDED_BY(readiness_mu_);
+
+  prometheus::Gauge* resident_memory_;
+  prometheus::Counter* cpu_seconds_;  // advanced by the /proc delta at each scrape
+  double cpu_seconds_seen_ ABSL_GUARDED_BY(process_mu_) = 0;
+  absl::Mutex process_mu_;
+  prometheus::Gauge* start_time_;
+  prometheus::Gauge* open_fds_;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_METRICS_SERVER_METRICS_H_
