@@ -1,13 +1,11 @@
+// ModelManager: lookups, routing, index, readiness, canary judging. Loading and
+// unloading are in model_manager_loading.cc.
 #include "manager/model_manager.h"
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 
 #include "common/logging.h"
 #include "common/str_cat.h"
-#include "repository/model_config_loader.h"
-#include "repository/version_policy.h"
 
 namespace infera {
 
@@ -32,115 +30,22 @@ ModelManager::ModelManager(Options options, ModelRepository repository)
 
 ModelManager::~ModelManager() { UnloadAll(); }
 
-void ModelManager::LoadAll() {
-  auto names = repository_.ListModels();
-  if (!names.ok()) {
-    INFERA_LOG(ERROR) << names.status().message();
-    return;
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    for (const std::string& name : *names) models_[name];  // LOADING until done
-  }
-  // Read every config first: the thread budget divides the cores among all compute
-  // instances of all models, so that instances x threads <= cores unless a config
-  // sets its own count.
-  std::vector<absl::StatusOr<inference::ModelConfig>> configs;
-  int compute_instances = 0;
-  for (const std::string& name : *names) {
-    configs.push_back(LoadModelConfig(repository_.ModelDir(name)));
-    if (!configs.back().ok()) continue;
-    auto backend = options_.backends->Find(*configs.back());
-    if (!backend.ok() || !(*backend)->UsesIntraOpThreads()) continue;
-    int versions = configs.back()->version_policy().has_latest()
-                       ? static_cast<int>(configs.back()->version_policy().latest().num_versions())
-                       : 1;
-    for (const auto& group : configs.back()->instance_group()) {
-      compute_instances += group.count() * std::max(1, versions);
-    }
-  }
-  const int threads_per_instance = std::max(1, options_.num_cores / std::max(1, compute_instances));
-  INFERA_LOG(INFO) << compute_instances << " compute instance(s) on " << options_.num_cores
-                   << " core(s): " << threads_per_instance << " intra-op thread(s) each by default";
-
-  // Loading is CPU-bound (deserialising, graph optimisation): a few workers in parallel.
-  std::atomic<size_t> next{0};
-  const int workers =
-      std::clamp<int>(options_.max_parallel_loads, 1, std::max<int>(1, static_cast<int>(names->size())));
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) {
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < names->size(); i = next++) {
-        LoadModel((*names)[i], std::move(configs[i]), threads_per_instance);
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-}
-
-void ModelManager::SetModelFailed(const std::string& name, const absl::Status& status) {
-  INFERA_LOG(ERROR) << "model '" << name << "' failed to load: " << status.message();
-  absl::MutexLock lock(&mu_);
-  ModelEntry& entry = models_[name];
-  entry.state = ModelState::kUnavailable;
-  entry.reason = std::string(status.message());
-}
-
-void ModelManager::LoadModel(const std::string& name, absl::StatusOr<inference::ModelConfig> config,
-                             int default_intra_op_threads) {
-  if (!config.ok()) return SetModelFailed(name, config.status());
-  auto backend = options_.backends->Find(*config);
-  if (!backend.ok()) {
-    return SetModelFailed(name, absl::InvalidArgumentError(StrCat(
-        (repository_.ModelDir(name) / kModelConfigFilename).string(), ": ",
-        backend.status().message())));
-  }
-  absl::Status valid = (*backend)->ValidateConfig(*config);
-  if (!valid.ok()) {
-    return SetModelFailed(name, absl::InvalidArgumentError(StrCat(
-        (repository_.ModelDir(name) / kModelConfigFilename).string(), ": ", valid.message())));
-  }
-  auto available = repository_.ListVersions(name);
-  if (!available.ok()) return SetModelFailed(name, available.status());
-  auto versions = SelectVersions(config->version_policy(), *available);
-  if (!versions.ok()) {
-    return SetModelFailed(name, absl::Status(versions.status().code(),
-                                             StrCat("model '", name, "': ", versions.status().message())));
-  }
-  auto shared_config = std::make_shared<const inference::ModelConfig>(std::move(*config));
-  {
-    absl::MutexLock lock(&mu_);
-    ModelEntry& entry = models_[name];
-    entry.state = ModelState::kReady;
-    for (int64_t v : *versions) entry.versions[v];  // LOADING
-  }
-  for (int64_t v : *versions) {
-    auto loaded = ModelVersion::Load({shared_config, v, repository_.ModelDir(name), *backend,
-                                      default_intra_op_threads, options_.max_queue_size});
-    absl::MutexLock lock(&mu_);
-    VersionSlot& slot = models_[name].versions[v];
-    if (loaded.ok()) {
-      slot.state = ModelState::kReady;
-      slot.model = std::move(*loaded);
-      INFERA_LOG(INFO) << "loaded model '" << name << "' version " << v;
-    } else {
-      slot.state = ModelState::kUnavailable;
-      slot.reason = std::string(loaded.status().message());
-      INFERA_LOG(ERROR) << "failed to load: " << slot.reason;
-    }
-  }
-}
-
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
-    std::string_view name, std::optional<int64_t> version) const {
+    std::string_view name, std::optional<int64_t> version, std::string_view routing_key) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = models_.find(name);
   if (it == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
   const ModelEntry& entry = it->second;
-  if (entry.state != ModelState::kReady) {
-    return absl::UnavailableError(StrCat("model '", name, "' is not ready (",
-                                         ModelStateName(entry.state), "): ", entry.reason));
+  if (entry.versions.empty()) {
+    return absl::UnavailableError(StrCat("model '", name, "' is not ready (", ModelStateName(entry.state),
+                                         ")", entry.reason.empty() ? "" : ": ", entry.reason));
   }
+  auto ready = [&](int64_t v) -> const VersionSlot* {
+    auto slot = entry.versions.find(v);
+    return slot != entry.versions.end() && slot->second.state == ModelState::kReady && slot->second.model
+               ? &slot->second
+               : nullptr;
+  };
   if (version) {
     auto v = entry.versions.find(*version);
     if (v == entry.versions.end()) {
@@ -149,18 +54,46 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
       return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
                                         " (versions: ", StrJoin(known, ", "), ")"));
     }
-    if (v->second.state != ModelState::kReady) {
-      return absl::UnavailableError(StrCat("model '", name, "' version ", *version,
-                                           " is not ready (", ModelStateName(v->second.state),
-                                           ")", v->second.reason.empty() ? "" : ": ",
-                                           v->second.reason));
+    if (!ready(*version)) {
+      return absl::UnavailableError(StrCat("model '", name, "' version ", *version, " is not ready (",
+                                           ModelStateName(v->second.state), ")",
+                                           v->second.reason.empty() ? "" : ": ", v->second.reason));
     }
     return v->second.model;
   }
-  for (auto v = entry.versions.rbegin(); v != entry.versions.rend(); ++v) {
-    if (v->second.state == ModelState::kReady) return v->second.model;
+  if (entry.canary) {
+    const int64_t side = entry.canary->Route(routing_key) ? entry.canary->config().canary_version
+                                                          : entry.canary->baseline_version();
+    if (const VersionSlot* slot = ready(side)) return slot->model;
   }
-  return absl::UnavailableError(StrCat("model '", name, "' has no ready version"));
+  for (auto v = entry.versions.rbegin(); v != entry.versions.rend(); ++v) {
+    if (v->second.state == ModelState::kReady && v->second.model) return v->second.model;
+  }
+  return absl::UnavailableError(StrCat("model '", name, "' has no ready version",
+                                       entry.reason.empty() ? "" : ": ", entry.reason));
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<ModelVersion>>> ModelManager::VersionsForStatistics(
+    std::string_view name, std::optional<int64_t> version) const {
+  std::vector<std::shared_ptr<ModelVersion>> selected;
+  if (name.empty() && version) return absl::InvalidArgumentError("a model version needs a model name");
+  if (version) {
+    auto model = GetModelVersion(name, version);
+    if (!model.ok()) return model.status();
+    selected.push_back(std::move(*model));
+    return selected;
+  }
+  absl::ReaderMutexLock lock(&mu_);
+  if (!name.empty() && models_.find(name) == models_.end()) {
+    return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  }
+  for (const auto& [model_name, entry] : models_) {
+    if (!name.empty() && model_name != name) continue;
+    for (const auto& [number, slot] : entry.versions) {
+      if (slot.state == ModelState::kReady && slot.model) selected.push_back(slot.model);
+    }
+  }
+  return selected;
 }
 
 absl::StatusOr<std::vector<int64_t>> ModelManager::ReadyVersions(std::string_view name) const {
@@ -175,24 +108,91 @@ absl::StatusOr<std::vector<int64_t>> ModelManager::ReadyVersions(std::string_vie
 }
 
 std::vector<ModelIndexEntry> ModelManager::Index() const {
-  absl::ReaderMutexLock lock(&mu_);
   std::vector<ModelIndexEntry> index;
+  std::vector<std::string> on_disk = repository_.ListModels().value_or(std::vector<std::string>{});
+  absl::ReaderMutexLock lock(&mu_);
   for (const auto& [name, entry] : models_) {
-    if (entry.versions.empty() || entry.state != ModelState::kReady) {
+    if (entry.versions.empty()) {
       index.push_back({name, std::nullopt, entry.state, entry.reason});
       continue;
     }
     for (const auto& [number, slot] : entry.versions) {
-      index.push_back({name, number, slot.state, slot.reason});
+      std::string reason = slot.reason;
+      if (reason.empty() && !entry.reason.empty()) reason = entry.reason;  // e.g. a failed reload
+      if (reason.empty() && entry.canary && entry.canary->config().canary_version == number &&
+          entry.canary->state() != CanaryState::kActive) {
+        reason = StrCat("canary ", CanaryStateName(entry.canary->state()), ": ", entry.canary->reason());
+      }
+      index.push_back({name, number, slot.state, reason});
     }
   }
+  for (const std::string& name : on_disk) {
+    if (models_.find(name) == models_.end()) {
+      index.push_back({name, std::nullopt, ModelState::kUnavailable, "not loaded"});
+    }
+  }
+  std::sort(index.begin(), index.end(), [](const ModelIndexEntry& a, const ModelIndexEntry& b) {
+    return std::tie(a.name, a.version) < std::tie(b.name, b.version);
+  });
   return index;
+}
+
+std::vector<CanaryStatus> ModelManager::Canaries() const {
+  std::vector<CanaryStatus> result;
+  absl::ReaderMutexLock lock(&mu_);
+  for (const auto& [name, entry] : models_) {
+    if (!entry.canary) continue;
+    const CanaryController& c = *entry.canary;
+    const CanaryState state = c.state();
+    const double weight = state == CanaryState::kRolledBack ? 0
+                          : state == CanaryState::kPromoted ? 100
+                                                            : c.config().weight_percent;
+    result.push_back({name, c.config().canary_version, c.baseline_version(), weight, state, c.reason()});
+  }
+  return result;
+}
+
+absl::Status ModelManager::PromoteCanary(std::string_view name) {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = models_.find(name);
+  if (it == models_.end() || !it->second.canary) {
+    return absl::NotFoundError(StrCat("model '", name, "' has no canary"));
+  }
+  it->second.canary->Promote();
+  INFERA_LOG(INFO) << "canary of model '" << name << "' promoted";
+  return absl::OkStatus();
+}
+
+void ModelManager::EvaluateCanaries() const {
+  struct Pair {
+    std::shared_ptr<CanaryController> canary;
+    std::shared_ptr<ModelVersion> baseline, candidate;
+  };
+  std::vector<Pair> pairs;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (const auto& [name, entry] : models_) {
+      if (!entry.canary) continue;
+      auto b = entry.versions.find(entry.canary->baseline_version());
+      auto c = entry.versions.find(entry.canary->config().canary_version);
+      if (b == entry.versions.end() || c == entry.versions.end() || !b->second.model || !c->second.model) continue;
+      pairs.push_back({entry.canary, b->second.model, c->second.model});
+    }
+  }
+  auto sample = [](const ModelVersion& v) {
+    const StatisticsSnapshot s = v.statistics().Snapshot();
+    const uint64_t errors = s.failures.backend_error + s.failures.timeout;
+    return CanarySample{s.success.count + errors, errors, v.statistics().latency().Snapshot()};
+  };
+  const SteadyTime now = std::chrono::steady_clock::now();
+  for (Pair& p : pairs) p.canary->Observe(now, sample(*p.baseline), sample(*p.candidate));
 }
 
 bool ModelManager::AllModelsReady() const {
   absl::ReaderMutexLock lock(&mu_);
   for (const auto& [name, entry] : models_) {
-    if (entry.state != ModelState::kReady) return false;
+    if (!entry.required) continue;
+    if (entry.state != ModelState::kReady || entry.versions.empty()) return false;
     for (const auto& [number, slot] : entry.versions) {
       if (slot.state != ModelState::kReady) return false;
     }
@@ -200,19 +200,17 @@ bool ModelManager::AllModelsReady() const {
   return true;
 }
 
-void ModelManager::UnloadAll() {
+void ModelManager::RefreshMetrics() const {
   std::vector<std::shared_ptr<ModelVersion>> versions;
   {
-    absl::MutexLock lock(&mu_);
-    for (auto& [name, entry] : models_) {
-      for (auto& [number, slot] : entry.versions) {
-        if (slot.model) versions.push_back(std::move(slot.model));
-        slot.state = ModelState::kUnloading;
+    absl::ReaderMutexLock lock(&mu_);
+    for (const auto& [name, entry] : models_) {
+      for (const auto& [number, slot] : entry.versions) {
+        if (slot.model) versions.push_back(slot.model);
       }
     }
   }
-  // Outside the lock: draining waits for in-flight requests.
-  for (auto& version : versions) version->Shutdown();
+  for (const auto& version : versions) version->RefreshMetrics();
 }
 
 }  // namespace infera

@@ -1,35 +1,43 @@
-// ModelManager: which models exist, which versions are loaded, and the handle a
-// request uses to reach one.
+// ModelManager: which models exist, which versions serve, and the handle a request
+// uses to reach one (docs/lifecycle.md).
 //
-// At start it loads every model in the repository (Triton's `--model-control-mode
-// none`), several at a time. A model whose config or files are bad fails alone: it is
-// recorded as UNAVAILABLE with the reason (shown by Index() and in errors) and every
-// other model still loads.
+// Control modes (Triton's): kNone loads every model at start; kPoll also rescans the
+// repository every poll interval and loads, reloads or unloads what changed; kExplicit
+// loads only the named models at start and then what the repository API asks for.
+//
+// A model's versions are replaced as a unit: new versions load and warm up beside the
+// serving ones, the version map is swapped under one lock, and each retired version is
+// drained (after no request holds it) before it is freed — so a reload never fails a
+// request. A bad config or version fails alone and leaves what serves untouched; the
+// reason is kept for the index.
 //
 // Thread-safe. GetModelVersion() is on the request path: one shared lock and a
-// shared_ptr copy.
+// shared_ptr copy. Loads and unloads of one model are serialised; different models load
+// in parallel.
 //
 // Usage:
 //   ASSIGN_OR_RETURN(auto manager, ModelManager::Create(options));
 //   manager->LoadAll();
-//   ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> model,
-//                    manager->GetModelVersion("resnet18", std::nullopt));
+//   ASSIGN_OR_RETURN(auto model, manager->GetModelVersion("resnet18", std::nullopt, key));
 //   model->Infer(std::move(request), std::move(callback));
 #ifndef INFERA_MANAGER_MODEL_MANAGER_H_
 #define INFERA_MANAGER_MODEL_MANAGER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "backend/backend_registry.h"
+#include "manager/canary.h"
 #include "manager/model_version.h"
 #include "repository/model_repository.h"
 
@@ -38,12 +46,23 @@ namespace infera {
 enum class ModelState { kLoading, kReady, kUnavailable, kUnloading };
 std::string_view ModelStateName(ModelState state);  // "LOADING", "READY", ...
 
+enum class ModelControlMode { kNone, kPoll, kExplicit };
+
 // One row of the repository index.
 struct ModelIndexEntry {
   std::string name;
   std::optional<int64_t> version;  // unset when the model failed before versions were known
   ModelState state = ModelState::kUnavailable;
-  std::string reason;  // why it is not ready; empty when ready
+  std::string reason;  // why it is not ready (or why its last reload failed); may be empty
+};
+
+struct CanaryStatus {
+  std::string model;
+  int64_t canary_version = 0;
+  int64_t baseline_version = 0;
+  double weight_percent = 0;
+  CanaryState state = CanaryState::kActive;
+  std::string reason;
 };
 
 class ModelManager {
@@ -54,33 +73,72 @@ class ModelManager {
     // Cores shared by the instances of every compute backend: each instance's default
     // intra-op thread budget is num_cores / (their total), at least 1.
     int num_cores = 1;
-    size_t max_queue_size = 1024;               // per model version
+    size_t max_queue_size = 1024;  // per model version
     int max_parallel_loads = 2;
+    ServerMetrics* metrics = nullptr;  // null: no Prometheus series
+    ModelControlMode mode = ModelControlMode::kNone;
+    std::vector<std::string> startup_models = {};  // kExplicit: models to load at start ("*": all)
+    std::chrono::seconds poll_interval{15};   // kPoll
+    // How long a retired version may wait for requests still holding it.
+    std::chrono::seconds drain_timeout{30};
   };
 
   // NotFound/FailedPrecondition when the repository cannot be opened.
   static absl::StatusOr<std::unique_ptr<ModelManager>> Create(Options options);
   ~ModelManager();
 
-  // Loads every model in the repository, `max_parallel_loads` at a time; returns when
-  // all have loaded or failed. Failures are recorded per model, not returned.
+  // Loads the models the mode asks for at start, `max_parallel_loads` at a time; returns
+  // when all have loaded or failed. Failures are recorded per model, not returned.
   void LoadAll();
 
-  // The version to serve: `version`, or when unset the highest READY version.
+  // Starts the background thread: canary judging every second and, in poll mode, the
+  // repository poll.
+  void StartBackgroundTasks();
+
+  // (Re)loads `name` from the repository, or from `config_override` (a full config, as
+  // Triton's load API takes). Blocks until the new versions serve or failed.
+  absl::Status LoadModel(const std::string& name,
+                         std::optional<inference::ModelConfig> config_override = std::nullopt);
+  // Stops serving `name`, draining its versions first. NotFound when not loaded.
+  absl::Status UnloadModel(const std::string& name);
+  // One poll pass: load new models, reload changed ones, unload removed ones.
+  void PollRepository();
+
+  // The version to serve: `version`, or when unset the canary or baseline (by
+  // `routing_key`, see canary.h) or else the highest READY version.
   // NotFound for an unknown model or version, Unavailable when not ready (with why).
   absl::StatusOr<std::shared_ptr<ModelVersion>> GetModelVersion(
+      std::string_view name, std::optional<int64_t> version, std::string_view routing_key = {}) const;
+
+  // The versions a statistics request names (Triton's statistics extension): `version`
+  // of `name`, every READY version of `name`, or (empty name) every READY version of
+  // every model. InvalidArgument for a version without a name.
+  absl::StatusOr<std::vector<std::shared_ptr<ModelVersion>>> VersionsForStatistics(
       std::string_view name, std::optional<int64_t> version) const;
 
   // Versions of `name` that are READY, ascending. NotFound for an unknown model.
   absl::StatusOr<std::vector<int64_t>> ReadyVersions(std::string_view name) const;
 
-  // Every known model and version with its state, sorted by name then version.
+  // Every model of the repository and every known version with its state, sorted by
+  // name then version (models never loaded show as UNAVAILABLE "not loaded").
   std::vector<ModelIndexEntry> Index() const;
 
-  // True when every model found in the repository is READY (Triton's strict readiness).
+  std::vector<CanaryStatus> Canaries() const;
+  // Sends all unversioned traffic of `name` to its canary. NotFound without a canary.
+  absl::Status PromoteCanary(std::string_view name);
+  // Feeds each canary controller the current samples of both sides (once a second).
+  void EvaluateCanaries() const;
+
+  // True when every model that must serve (loaded at start or by the API, not unloaded
+  // since) is READY — Triton's strict readiness.
   bool AllModelsReady() const;
 
-  // Drains and unloads every version (at shutdown).
+  ModelControlMode mode() const { return options_.mode; }
+
+  // Updates every version's load gauges (see ModelVersion::RefreshMetrics).
+  void RefreshMetrics() const;
+
+  // Stops the background thread, drains and unloads every version (at shutdown).
   void UnloadAll();
 
  private:
@@ -88,22 +146,44 @@ class ModelManager {
     ModelState state = ModelState::kLoading;
     std::string reason;
     std::shared_ptr<ModelVersion> model;
+    uint64_t fingerprint = 0;  // config text + version folder, when it loaded
   };
   struct ModelEntry {
     ModelState state = ModelState::kLoading;  // of the model as a whole (config stage)
     std::string reason;
+    bool required = true;  // counts for readiness (false once unloaded)
     std::map<int64_t, VersionSlot> versions;
+    std::shared_ptr<CanaryController> canary;
+    uint64_t fingerprint = 0;  // of config and version folders, for polling
   };
+  struct LoadPlan;
 
   ModelManager(Options options, ModelRepository repository);
-  void LoadModel(const std::string& name, absl::StatusOr<inference::ModelConfig> config,
-                 int default_intra_op_threads);
-  void SetModelFailed(const std::string& name, const absl::Status& status);
+
+  // Loading (model_manager_loading.cc).
+  absl::Status LoadModelLocked(const std::string& name, std::optional<inference::ModelConfig> override);
+  absl::StatusOr<LoadPlan> PlanLoad(const std::string& name,
+                                    std::optional<inference::ModelConfig> override);
+  absl::Status RecordModelFailure(const std::string& name, const absl::Status& status);
+  void RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired);
+  uint64_t ModelFingerprint(const std::string& name) const;
+  int ComputeThreadBudget(const std::vector<std::string>& names);
+  std::shared_ptr<absl::Mutex> ModelLock(const std::string& name);
+  void BackgroundLoop();
 
   const Options options_;
   const ModelRepository repository_;
+  std::atomic<int> default_intra_op_threads_{1};
+
   mutable absl::Mutex mu_;
   std::map<std::string, ModelEntry, std::less<>> models_ ABSL_GUARDED_BY(mu_);
+
+  absl::Mutex locks_mu_;
+  std::map<std::string, std::shared_ptr<absl::Mutex>> model_locks_ ABSL_GUARDED_BY(locks_mu_);
+
+  absl::Mutex background_mu_;
+  bool stopping_ ABSL_GUARDED_BY(background_mu_) = false;
+  std::thread background_;
 };
 
 }  // namespace infera

@@ -5,13 +5,16 @@
 
 namespace infera {
 
-ModelStatistics::ModelStatistics(int max_batch_size)
-    : by_batch_size_(static_cast<size_t>(max_batch_size > 0 ? max_batch_size : 1) + 1) {}
+ModelStatistics::ModelStatistics(int max_batch_size, std::unique_ptr<ModelMetrics> metrics)
+    : metrics_(std::move(metrics)),
+      by_batch_size_(static_cast<size_t>(max_batch_size > 0 ? max_batch_size : 1) + 1) {}
 
 void ModelStatistics::RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows) {
   success_.Add(1, request_ns);
   queue_.Add(1, queue_ns);
   inference_count_.fetch_add(rows, std::memory_order_relaxed);
+  latency_.Record(request_ns);
+  if (metrics_) metrics_->ObserveSuccess(request_ns * 1e-9, queue_ns * 1e-9);
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   last_inference_ms_.store(std::chrono::duration_cast<std::chrono::milliseconds>(now).count(),
                            std::memory_order_relaxed);
@@ -20,18 +23,33 @@ void ModelStatistics::RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint
 void ModelStatistics::RecordFailure(absl::StatusCode code, uint64_t request_ns) {
   fail_.Add(1, request_ns);
   std::atomic<uint64_t>* bucket = &backend_error_;
+  RequestOutcome outcome = RequestOutcome::kBackendError;
   switch (code) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kNotFound: bucket = &bad_request_; break;
+    case absl::StatusCode::kNotFound:
+      bucket = &bad_request_;
+      outcome = RequestOutcome::kBadRequest;
+      break;
     case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kUnavailable: bucket = &rejected_; break;
-    case absl::StatusCode::kDeadlineExceeded: bucket = &timeout_; break;
-    case absl::StatusCode::kCancelled: bucket = &cancelled_; break;
-    default: break;
+    case absl::StatusCode::kUnavailable:
+      bucket = &rejected_;
+      outcome = RequestOutcome::kRejected;
+      break;
+    case absl::StatusCode::kDeadlineExceeded:
+      bucket = &timeout_;
+      outcome = RequestOutcome::kTimeout;
+      break;
+    case absl::StatusCode::kCancelled:
+      bucket = &cancelled_;
+      outcome = RequestOutcome::kCancelled;
+      break;
+    default:
+      break;
   }
   bucket->fetch_add(1, std::memory_order_relaxed);
+  if (metrics_) metrics_->CountFailure(outcome);
 }
 
 void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t batch_rows,
@@ -42,6 +60,7 @@ void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t batch_rows
   batch.input.Add(1, input_ns);
   batch.infer.Add(1, infer_ns);
   batch.output.Add(1, output_ns);
+  if (metrics_) metrics_->ObserveExecution(static_cast<int64_t>(batch_rows), (input_ns + infer_ns + output_ns) * 1e-9);
   // Triton attributes an execution's stage time to each request in it.
   compute_input_.Add(num_requests, input_ns * num_requests);
   compute_infer_.Add(num_requests, infer_ns * num_requests);

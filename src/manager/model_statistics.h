@@ -1,8 +1,10 @@
-// ModelStatistics: cumulative counters for one model version, in the shape of
-// Triton's statistics extension (counts and summed nanoseconds per stage).
+// ModelStatistics: the one place a model version's request outcomes and durations are
+// recorded. It keeps cumulative counters in the shape of Triton's statistics extension
+// (counts and summed nanoseconds per stage), read by the statistics endpoints, and
+// feeds the version's Prometheus series (ModelMetrics) when metrics are on.
 //
-// Recorded on the hot path with relaxed atomic adds (no lock); read by the statistics
-// endpoints. A snapshot is not atomic across fields — fine for monitoring.
+// Recorded on the hot path with relaxed atomic adds (no lock); a snapshot is not
+// atomic across fields — fine for monitoring.
 //
 // Thread-safe.
 #ifndef INFERA_MANAGER_MODEL_STATISTICS_H_
@@ -10,9 +12,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "manager/latency_histogram.h"
+#include "metrics/model_metrics.h"
 
 namespace infera {
 
@@ -53,7 +58,8 @@ struct StatisticsSnapshot {
 class ModelStatistics {
  public:
   // Batch sizes 1..max_batch_size get their own counters (larger ones are clamped).
-  explicit ModelStatistics(int max_batch_size = 0);
+  // `metrics` (may be null) receives the same events as Prometheus series.
+  explicit ModelStatistics(int max_batch_size = 0, std::unique_ptr<ModelMetrics> metrics = nullptr);
 
   void RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows);
   // A failed request; `code` decides its reason bucket.
@@ -64,7 +70,14 @@ class ModelStatistics {
                        uint64_t infer_ns, uint64_t output_ns);
   StatisticsSnapshot Snapshot() const;
 
+  ModelMetrics* metrics() const { return metrics_.get(); }
+
+  // Latencies of successful requests (cumulative; for windowed quantiles).
+  const LatencyHistogram& latency() const { return latency_; }
+
  private:
+  std::unique_ptr<ModelMetrics> metrics_;
+  LatencyHistogram latency_;
   struct AtomicDuration {
     std::atomic<uint64_t> count{0};
     std::atomic<uint64_t> ns{0};

@@ -96,7 +96,8 @@ absl::Status RunWarmup(const inference::ModelConfig& config, const std::filesyst
 ModelVersion::ModelVersion(Options options)
     : config_(std::move(options.config)),
       version_(options.version),
-      statistics_(config_->max_batch_size()) {}
+      statistics_(config_->max_batch_size(),
+                  options.metrics ? options.metrics->ForModel(config_->name(), options.version) : nullptr) {}
 
 ModelVersion::~ModelVersion() {
   if (scheduler_) scheduler_->Shutdown();  // join workers before their model goes away
@@ -112,7 +113,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   std::shared_ptr<ModelVersion> version(new ModelVersion(options));
 
   ModelLoadContext context{options.config.get(), options.version, options.model_dir,
-                           options.model_dir / std::to_string(options.version)};
+                           options.model_dir / std::to_string(options.version), options.metrics};
   auto loaded = options.backend->Load(context);
   if (!loaded.ok()) {
     return absl::Status(loaded.status().code(), StrCat(where, ": ", loaded.status().message()));
@@ -141,6 +142,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
     return absl::Status(scheduling.status().code(),
                         StrCat(where, ": ", scheduling.status().message()));
   }
+  scheduling->run_inline = options.backend->RunsInline();
   ModelVersion* raw = version.get();
   version->scheduler_ = std::make_unique<DynamicBatcher>(
       std::move(*scheduling), std::move(instances),
@@ -161,6 +163,8 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   }
   auto scheduled = std::make_unique<ScheduledRequest>();
   const SteadyClock::time_point arrival = request.arrival_time;
+  arrivals_.fetch_add(1, std::memory_order_relaxed);
+  inflight_.fetch_add(1, std::memory_order_relaxed);
   scheduled->request = std::move(request);
   scheduled->batch_size = *rows;
   // Every failure after this point (rejected, timed out, cancelled, backend error) is
@@ -168,9 +172,37 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   scheduled->callback = [this, arrival, callback = std::move(callback)](
                             absl::StatusOr<InferResponse> result) mutable {
     if (!result.ok()) statistics_.RecordFailure(result.status().code(), NanosBetween(arrival, SteadyClock::now()));
+    inflight_.fetch_sub(1, std::memory_order_relaxed);
     callback(std::move(result));
   };
   scheduler_->Enqueue(std::move(scheduled));
+}
+
+void ModelVersion::RefreshMetrics() {
+  ModelMetrics* metrics = statistics_.metrics();
+  if (metrics == nullptr || !scheduler_) return;
+  LoadSample now{SteadyClock::now(), arrivals_.load(std::memory_order_relaxed),
+                 scheduler_->CumulativeLoad()};
+  absl::MutexLock lock(&sample_mu_);
+  const LoadSample& before = last_sample_;
+  const double seconds = std::chrono::duration<double>(now.time - before.time).count();
+  double busy_ratio = 0, load_ratio = 0;
+  if (before.time != SteadyClock::time_point{} && seconds > 0 && now.load.num_instances > 0) {
+    const double instances = static_cast<double>(now.load.num_instances);
+    const double busy_seconds = (now.load.busy_ns - before.load.busy_ns) * 1e-9;
+    busy_ratio = std::min(1.0, busy_seconds / (seconds * instances));
+    // Mean service time per request: this interval's, or the lifetime's when nothing ran.
+    const uint64_t executed = now.load.executed_requests - before.load.executed_requests;
+    const double service = executed > 0 ? busy_seconds / executed
+                           : now.load.executed_requests > 0
+                               ? now.load.busy_ns * 1e-9 / now.load.executed_requests
+                               : 0;
+    const double arrival_rate = (now.arrivals - before.arrivals) / seconds;
+    load_ratio = arrival_rate * service / instances;
+  }
+  metrics->SetLoad(static_cast<double>(scheduler_->QueueDepth()), static_cast<double>(InFlight()),
+                   busy_ratio, load_ratio);
+  last_sample_ = now;
 }
 
 void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests) {
@@ -212,6 +244,7 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests)
     response.model_version = version_;
     response.id = std::move(r.request.id);
     response.outputs = SelectOutputs(std::move((*split)[i]), r.request.outputs);
+    response.timings = {r.enqueue_time, start, infer_done, rows, static_cast<int64_t>(requests.size())};
     statistics_.RecordSuccess(request_ns, NanosBetween(r.enqueue_time, start),
                               config_->max_batch_size() > 0 ? r.batch_size : 1);
     r.callback(std::move(response));

@@ -16,13 +16,17 @@
 #ifndef INFERA_MANAGER_MODEL_VERSION_H_
 #define INFERA_MANAGER_MODEL_VERSION_H_
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 
 #include "absl/status/statusor.h"
 #include "api/infer_request.h"
 #include "backend/backend.h"
+#include "absl/synchronization/mutex.h"
 #include "manager/model_statistics.h"
+#include "metrics/server_metrics.h"
 #include "model_config.pb.h"
 #include "scheduling/scheduler.h"
 
@@ -39,6 +43,7 @@ class ModelVersion {
     // divides the cores among all instances of all models).
     int default_intra_op_threads = 1;
     size_t max_queue_size = 1024;  // bounds every queue the config leaves unbounded
+    ServerMetrics* metrics = nullptr;  // null: no Prometheus series
   };
 
   // Loads the backend model, creates every instance, runs the config's warmup on each,
@@ -63,6 +68,13 @@ class ModelVersion {
   // with a rejection, else later from a worker thread.
   void Infer(InferRequest request, InferCallback callback);
 
+  // Updates the version's load gauges (queue depth, in flight, busy and load ratios)
+  // from what happened since the previous call. Called at scrape time.
+  void RefreshMetrics();
+
+  // Requests accepted by Infer() and not yet completed.
+  int64_t InFlight() const { return inflight_.load(std::memory_order_relaxed); }
+
   // Rejects new requests, finishes queued and running ones, joins the workers.
   // Idempotent. IMPORTANT: not from inside an Infer callback.
   void Shutdown();
@@ -75,6 +87,16 @@ class ModelVersion {
   const std::shared_ptr<const inference::ModelConfig> config_;
   const int64_t version_;
   ModelStatistics statistics_;
+  std::atomic<int64_t> inflight_{0};
+  std::atomic<uint64_t> arrivals_{0};
+  // The previous RefreshMetrics() sample.
+  struct LoadSample {
+    std::chrono::steady_clock::time_point time{};
+    uint64_t arrivals = 0;
+    Scheduler::Load load;
+  };
+  absl::Mutex sample_mu_;
+  LoadSample last_sample_ ABSL_GUARDED_BY(sample_mu_);
   std::unique_ptr<LoadedModel> loaded_;
   std::unique_ptr<Scheduler> scheduler_;  // declared last: destroyed first
 };

@@ -289,13 +289,19 @@ absl::Status ValidateModelConfig(std::string_view source, std::string_view model
   return absl::OkStatus();
 }
 
-absl::StatusOr<inference::ModelConfig> LoadModelConfig(const std::filesystem::path& model_dir) {
+absl::StatusOr<std::string> ReadModelConfigText(const std::filesystem::path& model_dir) {
   const std::filesystem::path path = model_dir / kModelConfigFilename;
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(StrCat(path.string(), ": cannot open (missing?)"));
   std::ostringstream text;
   text << in.rdbuf();
-  ASSIGN_OR_RETURN(inference::ModelConfig config, ParseModelConfig(text.str(), path.string()));
+  return std::move(text).str();
+}
+
+absl::StatusOr<inference::ModelConfig> LoadModelConfig(const std::filesystem::path& model_dir) {
+  const std::filesystem::path path = model_dir / kModelConfigFilename;
+  ASSIGN_OR_RETURN(std::string text, ReadModelConfigText(model_dir));
+  ASSIGN_OR_RETURN(inference::ModelConfig config, ParseModelConfig(text, path.string()));
   RETURN_IF_ERROR(
       ValidateModelConfig(path.string(), model_dir.filename().string(), config));
   return config;

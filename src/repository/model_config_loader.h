@@ -34,6 +34,9 @@ absl::Status ValidateModelConfig(std::string_view source, std::string_view model
 // Reads, parses and validates <model_dir>/config.pbtxt.
 absl::StatusOr<inference::ModelConfig> LoadModelConfig(const std::filesystem::path& model_dir);
 
+// The text of <model_dir>/config.pbtxt (NotFound when it cannot be read).
+absl::StatusOr<std::string> ReadModelConfigText(const std::filesystem::path& model_dir);
+
 }  // namespace infera
 
 #endif  // INFERA_REPOSITORY_MODEL_CONFIG_LOADER_H_

@@ -1,0 +1,149 @@
+#include "manager/canary.h"
+
+#include <charconv>
+#include <functional>
+#include <random>
+
+#include "common/logging.h"
+#include "common/str_cat.h"
+#include "manager/latency_histogram.h"
+#include "repository/model_config_util.h"
+
+namespace infera {
+namespace {
+
+// Reads parameter `key` as a number in [min, max]; nullopt when absent.
+absl::StatusOr<std::optional<double>> Number(const inference::ModelConfig& config, std::string_view key,
+                                             double min, double max) {
+  std::optional<std::string> text = ConfigParameter(config, key);
+  if (!text) return std::optional<double>();
+  double value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || value < min || value > max) {
+    return absl::InvalidArgumentError(
+        StrCat("parameters[", key, "]: '", *text, "' is not a number in [", min, ", ", max, "]"));
+  }
+  return std::optional<double>(value);
+}
+
+}  // namespace
+
+std::string_view CanaryStateName(CanaryState state) {
+  switch (state) {
+    case CanaryState::kActive: return "ACTIVE";
+    case CanaryState::kRolledBack: return "ROLLED_BACK";
+    case CanaryState::kPromoted: return "PROMOTED";
+  }
+  return "UNKNOWN";
+}
+
+absl::StatusOr<std::optional<CanaryConfig>> CanaryConfigFromModelConfig(
+    const inference::ModelConfig& config) {
+  auto version = Number(config, "canary.version", 1, 9e15);
+  if (!version.ok()) return version.status();
+  if (!*version) {
+    for (const auto& [key, unused] : config.parameters()) {
+      if (key.rfind("canary.", 0) == 0) {
+        return absl::InvalidArgumentError(StrCat("parameters[", key, "] needs parameters[canary.version]"));
+      }
+    }
+    return std::optional<CanaryConfig>();
+  }
+  CanaryConfig canary;
+  canary.canary_version = static_cast<int64_t>(**version);
+  struct Field {
+    const char* key;
+    double min, max;
+    std::function<void(double)> set;
+  };
+  const Field fields[] = {
+      {"canary.baseline_version", 1, 9e15, [&](double v) { canary.baseline_version = static_cast<int64_t>(v); }},
+      {"canary.weight_percent", 0, 100, [&](double v) { canary.weight_percent = v; }},
+      {"canary.max_p99_increase_percent", 0, 1e6, [&](double v) { canary.max_p99_increase_percent = v; }},
+      {"canary.min_p99_increase_ms", 0, 1e6, [&](double v) { canary.min_p99_increase_ms = v; }},
+      {"canary.max_error_rate_percent", 0, 100, [&](double v) { canary.max_error_rate_percent = v; }},
+      {"canary.min_requests", 1, 1e12, [&](double v) { canary.min_requests = static_cast<int64_t>(v); }},
+      {"canary.window_secs", 1, 86400, [&](double v) { canary.window = std::chrono::seconds(static_cast<int64_t>(v)); }},
+  };
+  for (const Field& field : fields) {
+    auto value = Number(config, field.key, field.min, field.max);
+    if (!value.ok()) return value.status();
+    if (*value) field.set(**value);
+  }
+  if (canary.baseline_version == canary.canary_version) {
+    return absl::InvalidArgumentError("parameters[canary.baseline_version] equals canary.version");
+  }
+  return std::optional<CanaryConfig>(canary);
+}
+
+CanaryController::CanaryController(CanaryConfig config, int64_t baseline_version)
+    : config_(std::move(config)), baseline_version_(baseline_version),
+      weight_percent_(config_.weight_percent) {}
+
+bool CanaryController::Route(std::string_view routing_key) const {
+  const double weight = weight_percent_.load(std::memory_order_relaxed);
+  if (weight <= 0) return false;
+  if (weight >= 100) return true;
+  double draw;
+  if (routing_key.empty()) {
+    thread_local std::mt19937 rng(std::random_device{}());
+    draw = std::uniform_real_distribution<double>(0, 100)(rng);
+  } else {
+    // FNV-1a: stable across processes and builds, so replicas agree on a key's side.
+    uint64_t hash = 1469598103934665603ull;
+    for (unsigned char c : routing_key) hash = (hash ^ c) * 1099511628211ull;
+    draw = static_cast<double>(hash % 10000) / 100.0;
+  }
+  return draw < weight;
+}
+
+void CanaryController::Observe(SteadyTime now, CanarySample baseline, CanarySample canary) {
+  absl::MutexLock lock(&mu_);
+  history_.push_back({now, std::move(baseline), std::move(canary)});
+  while (history_.size() > 2 && history_[1].time <= now - config_.window) history_.pop_front();
+  if (state_ != CanaryState::kActive || history_.size() < 2) return;
+  const Point& from = history_.front();
+  const Point& to = history_.back();
+  const uint64_t b_requests = to.baseline.requests - from.baseline.requests;
+  const uint64_t c_requests = to.canary.requests - from.canary.requests;
+  if (b_requests < static_cast<uint64_t>(config_.min_requests) ||
+      c_requests < static_cast<uint64_t>(config_.min_requests)) {
+    return;
+  }
+  const double c_error_rate = 100.0 * (to.canary.errors - from.canary.errors) / c_requests;
+  const double b_p99 = LatencyHistogram::Quantile(LatencyHistogram::Subtract(to.baseline.latency, from.baseline.latency), 0.99);
+  const double c_p99 = LatencyHistogram::Quantile(LatencyHistogram::Subtract(to.canary.latency, from.canary.latency), 0.99);
+  std::string why;
+  if (c_error_rate > config_.max_error_rate_percent) {
+    why = StrCat("canary error rate ", c_error_rate, "% > ", config_.max_error_rate_percent, "% over ",
+                 c_requests, " requests");
+  } else if (b_p99 > 0 && c_p99 > b_p99 * (1 + config_.max_p99_increase_percent / 100) &&
+             (c_p99 - b_p99) * 1000 > config_.min_p99_increase_ms) {
+    why = StrCat("canary P99 ", c_p99 * 1000, " ms > baseline P99 ", b_p99 * 1000, " ms + ",
+                 config_.max_p99_increase_percent, "%");
+  }
+  if (why.empty()) return;
+  weight_percent_.store(0, std::memory_order_relaxed);
+  state_ = CanaryState::kRolledBack;
+  reason_ = why;
+  INFERA_LOG(WARNING) << "canary version " << config_.canary_version << " rolled back: " << why;
+}
+
+void CanaryController::Promote() {
+  absl::MutexLock lock(&mu_);
+  weight_percent_.store(100, std::memory_order_relaxed);
+  state_ = CanaryState::kPromoted;
+  reason_ = "promoted by API";
+}
+
+CanaryState CanaryController::state() const {
+  absl::MutexLock lock(&mu_);
+  return state_;
+}
+
+std::string CanaryController::reason() const {
+  absl::MutexLock lock(&mu_);
+  return reason_;
+}
+
+}  // namespace infera

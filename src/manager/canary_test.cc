@@ -1,0 +1,135 @@
+#include "manager/canary.h"
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "manager/latency_histogram.h"
+
+namespace infera {
+namespace {
+
+using ::testing::HasSubstr;
+
+inference::ModelConfig Config(const std::string& parameters) {
+  inference::ModelConfig config;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString("name: 'm' " + parameters, &config));
+  return config;
+}
+
+std::string Param(const std::string& key, const std::string& value) {
+  return "parameters { key: '" + key + "' value { string_value: '" + value + "' } } ";
+}
+
+TEST(CanaryConfigTest, ReadsParametersWithDefaults) {
+  auto none = CanaryConfigFromModelConfig(Config(""));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  auto canary = CanaryConfigFromModelConfig(
+      Config(Param("canary.version", "2") + Param("canary.weight_percent", "25") +
+             Param("canary.window_secs", "30")));
+  ASSERT_TRUE(canary.ok()) << canary.status();
+  EXPECT_EQ((*canary)->canary_version, 2);
+  EXPECT_EQ((*canary)->weight_percent, 25);
+  EXPECT_EQ((*canary)->window.count(), 30);
+  EXPECT_EQ((*canary)->max_p99_increase_percent, 20);
+  EXPECT_EQ((*canary)->max_error_rate_percent, 0.5);
+  EXPECT_FALSE((*canary)->baseline_version.has_value());
+}
+
+TEST(CanaryConfigTest, BadValuesNameTheParameter) {
+  EXPECT_THAT(std::string(CanaryConfigFromModelConfig(Config(Param("canary.version", "2") +
+                                                             Param("canary.weight_percent", "150")))
+                              .status().message()),
+              HasSubstr("canary.weight_percent"));
+  EXPECT_THAT(std::string(CanaryConfigFromModelConfig(Config(Param("canary.weight_percent", "5"))).status().message()),
+              HasSubstr("needs parameters[canary.version]"));
+  EXPECT_THAT(std::string(CanaryConfigFromModelConfig(Config(Param("canary.version", "2") +
+                                                             Param("canary.baseline_version", "2")))
+                              .status().message()),
+              HasSubstr("equals"));
+}
+
+CanaryConfig Basic(double weight = 10) {
+  CanaryConfig config;
+  config.canary_version = 2;
+  config.weight_percent = weight;
+  config.min_requests = 100;
+  config.window = std::chrono::seconds(10);
+  return config;
+}
+
+TEST(CanaryControllerTest, RoutingIsStickyByKeyAndMatchesTheWeight) {
+  CanaryController controller(Basic(10), 1);
+  int canary = 0;
+  for (int user = 0; user < 10000; ++user) {
+    const std::string key = "user-" + std::to_string(user);
+    const bool first = controller.Route(key);
+    EXPECT_EQ(controller.Route(key), first);  // sticky
+    canary += first;
+  }
+  EXPECT_NEAR(canary / 10000.0, 0.10, 0.015);
+  int unkeyed = 0;
+  for (int i = 0; i < 10000; ++i) unkeyed += controller.Route("");
+  EXPECT_NEAR(unkeyed / 10000.0, 0.10, 0.02);
+}
+
+// Cumulative sample with `requests` requests, `errors` errors, all at `latency_ms`.
+CanarySample Sample(uint64_t requests, uint64_t errors, uint64_t latency_ms) {
+  LatencyHistogram h;
+  for (uint64_t i = 0; i < requests - errors; ++i) h.Record(latency_ms * 1'000'000);
+  return {requests, errors, h.Snapshot()};
+}
+
+TEST(CanaryControllerTest, RollsBackOnErrorsOnlyWithEnoughRequests) {
+  FakeClock clock;
+  CanaryController controller(Basic(), 1);
+  controller.Observe(clock.Now(), Sample(1, 0, 10), Sample(1, 0, 10));
+  clock.Advance(std::chrono::seconds(1));
+  controller.Observe(clock.Now(), Sample(500, 0, 10), Sample(50, 5, 10));  // too few canary requests
+  EXPECT_EQ(controller.state(), CanaryState::kActive);
+  clock.Advance(std::chrono::seconds(1));
+  controller.Observe(clock.Now(), Sample(1000, 0, 10), Sample(120, 6, 10));  // 5 % errors
+  EXPECT_EQ(controller.state(), CanaryState::kRolledBack);
+  EXPECT_THAT(controller.reason(), HasSubstr("error rate"));
+  EXPECT_FALSE(controller.Route("anyone"));  // weight 0 at once
+}
+
+TEST(CanaryControllerTest, RollsBackWhenP99IsTooMuchHigher) {
+  FakeClock clock;
+  CanaryController controller(Basic(), 1);
+  controller.Observe(clock.Now(), Sample(1, 0, 10), Sample(1, 0, 10));
+  clock.Advance(std::chrono::seconds(1));
+  controller.Observe(clock.Now(), Sample(300, 0, 10), Sample(200, 0, 11));  // +10 %: fine
+  EXPECT_EQ(controller.state(), CanaryState::kActive);
+  clock.Advance(std::chrono::seconds(20));  // the old window slides out
+  controller.Observe(clock.Now(), Sample(600, 0, 10), Sample(400, 0, 11));
+  clock.Advance(std::chrono::seconds(1));
+  controller.Observe(clock.Now(), Sample(900, 0, 10), Sample(600, 0, 30));  // 3x slower now
+  EXPECT_EQ(controller.state(), CanaryState::kRolledBack);
+  EXPECT_THAT(controller.reason(), HasSubstr("P99"));
+}
+
+TEST(CanaryControllerTest, SmallAbsoluteDifferencesAreNoise) {
+  FakeClock clock;
+  CanaryController controller(Basic(), 1);
+  controller.Observe(clock.Now(), Sample(1, 0, 2), Sample(1, 0, 2));
+  clock.Advance(std::chrono::seconds(1));
+  controller.Observe(clock.Now(), Sample(500, 0, 2), Sample(200, 0, 3));  // +50 % but only +1 ms
+  EXPECT_EQ(controller.state(), CanaryState::kActive);
+}
+
+TEST(CanaryControllerTest, HealthyCanaryStaysAndCanBePromoted) {
+  FakeClock clock;
+  CanaryController controller(Basic(), 1);
+  for (int s = 1; s <= 30; ++s) {
+    controller.Observe(clock.Now(), Sample(100 * s, 0, 10), Sample(20 * s, 0, 10));
+    clock.Advance(std::chrono::seconds(1));
+  }
+  EXPECT_EQ(controller.state(), CanaryState::kActive);
+  controller.Promote();
+  EXPECT_EQ(controller.state(), CanaryState::kPromoted);
+  EXPECT_TRUE(controller.Route("anyone"));
+}
+
+}  // namespace
+}  // namespace infera

@@ -1,0 +1,170 @@
+// Reload, unload, poll, explicit mode and canary routing of the ModelManager.
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "backend/builtin/builtin_backends.h"
+#include "common/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "manager/model_manager.h"
+
+namespace infera {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+constexpr char kIdentity[] = R"pb(
+  backend: "identity" max_batch_size: 4
+  input [ { name: "I" data_type: TYPE_FP32 dims: [ 2 ] } ]
+  output [ { name: "O" data_type: TYPE_FP32 dims: [ 2 ] } ]
+)pb";
+
+class LifecycleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / StrCat("infera_lifecycle_", ::getpid(), "_",
+                                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    registry_.Register(CreateIdentityBackend());
+  }
+  void TearDown() override {
+    manager_.reset();
+    fs::remove_all(root_);
+  }
+  void Write(const std::string& name, const std::string& config, std::vector<int> versions) {
+    fs::create_directories(root_ / name);
+    std::ofstream(root_ / name / "config.pbtxt") << config;
+    for (int v : versions) fs::create_directories(root_ / name / std::to_string(v));
+  }
+  void Start(ModelControlMode mode = ModelControlMode::kNone, std::vector<std::string> startup = {}) {
+    ModelManager::Options options;
+    options.repository = root_;
+    options.backends = &registry_;
+    options.mode = mode;
+    options.startup_models = std::move(startup);
+    options.drain_timeout = std::chrono::seconds(5);
+    manager_ = std::move(*ModelManager::Create(options));
+    manager_->LoadAll();
+  }
+  int64_t Serving(const std::string& name, std::string_view key = {}) {
+    auto version = manager_->GetModelVersion(name, std::nullopt, key);
+    return version.ok() ? (*version)->version() : -1;
+  }
+  std::string ReasonOf(const std::string& name) {
+    for (const auto& e : manager_->Index()) {
+      if (e.name == name && !e.reason.empty()) return e.reason;
+    }
+    return "";
+  }
+
+  fs::path root_;
+  BackendRegistry registry_;
+  std::unique_ptr<ModelManager> manager_;
+};
+
+TEST_F(LifecycleTest, PollPicksUpANewVersionAndRetiresTheOld) {
+  Write("m", kIdentity, {1});
+  Start(ModelControlMode::kPoll);
+  EXPECT_EQ(Serving("m"), 1);
+  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", 1);  // a request in flight
+  fs::create_directories(root_ / "m" / "2");
+  std::thread poll([&] { manager_->PollRepository(); });
+  // Version 2 starts serving while the poll still waits for the held handle of 1.
+  for (int i = 0; i < 1000000 && Serving("m") != 2; ++i) std::this_thread::yield();
+  EXPECT_EQ(Serving("m"), 2);
+  EXPECT_TRUE(held->QueueDepth() == 0);  // version 1 not drained yet: still usable
+  held.reset();
+  poll.join();
+  EXPECT_EQ(manager_->GetModelVersion("m", 1).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(manager_->AllModelsReady());
+}
+
+TEST_F(LifecycleTest, UnchangedModelIsNotReloaded) {
+  Write("m", kIdentity, {1});
+  Start(ModelControlMode::kPoll);
+  ModelVersion* before = manager_->GetModelVersion("m", 1)->get();
+  manager_->PollRepository();
+  EXPECT_EQ(manager_->GetModelVersion("m", 1)->get(), before);
+  ASSERT_TRUE(manager_->LoadModel("m").ok());  // explicit reload of an unchanged model
+  EXPECT_EQ(manager_->GetModelVersion("m", 1)->get(), before);
+}
+
+TEST_F(LifecycleTest, AFailedReloadLeavesTheServingVersionUntouched) {
+  Write("m", kIdentity, {1});
+  Start(ModelControlMode::kPoll);
+  std::ofstream(root_ / "m" / "config.pbtxt") << "backend: \"identity\" max_batch_size: oops";
+  manager_->PollRepository();
+  EXPECT_EQ(Serving("m"), 1);
+  EXPECT_THAT(ReasonOf("m"), HasSubstr("reload failed"));
+  EXPECT_THAT(ReasonOf("m"), HasSubstr("config.pbtxt"));
+  EXPECT_TRUE(manager_->AllModelsReady());
+}
+
+TEST_F(LifecycleTest, ConfigChangeReloadsAndRemovedModelUnloads) {
+  Write("m", kIdentity, {1});
+  Write("gone", kIdentity, {1});
+  Start(ModelControlMode::kPoll);
+  ModelVersion* before = manager_->GetModelVersion("m", 1)->get();
+  std::ofstream(root_ / "m" / "config.pbtxt") << kIdentity << "instance_group [ { count: 2 } ]";
+  fs::remove_all(root_ / "gone");
+  manager_->PollRepository();
+  EXPECT_NE(manager_->GetModelVersion("m", 1)->get(), before);
+  EXPECT_EQ(manager_->GetModelVersion("gone", std::nullopt).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(manager_->AllModelsReady());  // an unloaded model does not count
+}
+
+TEST_F(LifecycleTest, ExplicitModeLoadsWhatItIsToldAndUnloads) {
+  Write("a", kIdentity, {1});
+  Write("b", kIdentity, {1});
+  Start(ModelControlMode::kExplicit, {"a"});
+  EXPECT_EQ(Serving("a"), 1);
+  EXPECT_EQ(manager_->GetModelVersion("b", std::nullopt).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReasonOf("b"), "not loaded");
+  ASSERT_TRUE(manager_->LoadModel("b").ok());
+  EXPECT_EQ(Serving("b"), 1);
+  ASSERT_TRUE(manager_->UnloadModel("a").ok());
+  EXPECT_EQ(Serving("a"), -1);
+  EXPECT_EQ(manager_->UnloadModel("a").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->LoadModel("../etc").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(manager_->LoadModel("nope").code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(LifecycleTest, LoadWithAConfigOverride) {
+  Write("m", kIdentity, {1, 2});
+  Start(ModelControlMode::kExplicit, {"m"});
+  EXPECT_EQ(Serving("m"), 2);
+  inference::ModelConfig config;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kIdentity, &config));
+  config.mutable_version_policy()->mutable_specific()->add_versions(1);
+  ASSERT_TRUE(manager_->LoadModel("m", config).ok());
+  EXPECT_EQ(Serving("m"), 1);
+}
+
+TEST_F(LifecycleTest, CanaryRoutesStickyByKeyAndExplicitVersionsStillWork) {
+  Write("m", std::string(kIdentity) +
+                 R"pb(version_policy { specific { versions: [ 1, 2 ] } }
+                      parameters { key: "canary.version" value { string_value: "2" } }
+                      parameters { key: "canary.weight_percent" value { string_value: "30" } })pb",
+        {1, 2});
+  Start();
+  std::map<int64_t, int> counts;
+  for (int user = 0; user < 2000; ++user) {
+    const std::string key = StrCat("user", user);
+    const int64_t side = Serving("m", key);
+    EXPECT_EQ(Serving("m", key), side);  // sticky
+    ++counts[side];
+  }
+  EXPECT_NEAR(counts[2] / 2000.0, 0.30, 0.04);
+  EXPECT_EQ((*manager_->GetModelVersion("m", 1, "user1"))->version(), 1);
+  ASSERT_EQ(manager_->Canaries().size(), 1u);
+  EXPECT_EQ(manager_->Canaries()[0].baseline_version, 1);
+  ASSERT_TRUE(manager_->PromoteCanary("m").ok());
+  for (int user = 0; user < 50; ++user) EXPECT_EQ(Serving("m", StrCat("user", user)), 2);
+  EXPECT_EQ(manager_->PromoteCanary("other").code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace infera

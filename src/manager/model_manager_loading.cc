@@ -1,0 +1,336 @@
+// ModelManager: loading, reloading, unloading and polling (docs/lifecycle.md).
+#include <algorithm>
+#include <atomic>
+
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/str_cat.h"
+#include "manager/model_manager.h"
+#include "repository/fingerprint.h"
+#include "repository/model_config_loader.h"
+#include "repository/version_policy.h"
+
+namespace infera {
+
+// What a (re)load will do, decided before anything is loaded.
+struct ModelManager::LoadPlan {
+  std::shared_ptr<const inference::ModelConfig> config;
+  Backend* backend = nullptr;
+  std::vector<int64_t> versions;
+  std::map<int64_t, uint64_t> version_fingerprints;
+  std::optional<CanaryConfig> canary;
+  uint64_t model_fingerprint = 0;
+};
+
+std::shared_ptr<absl::Mutex> ModelManager::ModelLock(const std::string& name) {
+  absl::MutexLock lock(&locks_mu_);
+  auto& slot = model_locks_[name];
+  if (!slot) slot = std::make_shared<absl::Mutex>();
+  return slot;
+}
+
+uint64_t ModelManager::ModelFingerprint(const std::string& name) const {
+  const auto dir = repository_.ModelDir(name);
+  uint64_t hash = HashText(ReadModelConfigText(dir).value_or(""));
+  for (int64_t v : repository_.ListVersions(name).value_or(std::vector<int64_t>{})) {
+    hash = HashText(std::to_string(DirectoryFingerprint(dir / std::to_string(v))), hash);
+  }
+  return hash;
+}
+
+int ModelManager::ComputeThreadBudget(const std::vector<std::string>& names) {
+  int compute_instances = 0;
+  for (const std::string& name : names) {
+    auto config = LoadModelConfig(repository_.ModelDir(name));
+    if (!config.ok()) continue;
+    auto backend = options_.backends->Find(*config);
+    if (!backend.ok() || !(*backend)->UsesIntraOpThreads()) continue;
+    const int versions = config->version_policy().has_latest()
+                             ? static_cast<int>(config->version_policy().latest().num_versions())
+                             : 1;
+    for (const auto& group : config->instance_group()) compute_instances += group.count() * std::max(1, versions);
+  }
+  const int threads = std::max(1, options_.num_cores / std::max(1, compute_instances));
+  INFERA_LOG(INFO) << compute_instances << " compute instance(s) on " << options_.num_cores
+                   << " core(s): " << threads << " intra-op thread(s) each by default";
+  return threads;
+}
+
+void ModelManager::LoadAll() {
+  auto all = repository_.ListModels();
+  if (!all.ok()) {
+    INFERA_LOG(ERROR) << all.status().message();
+    return;
+  }
+  std::vector<std::string> names;
+  if (options_.mode == ModelControlMode::kExplicit &&
+      std::find(options_.startup_models.begin(), options_.startup_models.end(), "*") ==
+          options_.startup_models.end()) {
+    names = options_.startup_models;
+  } else {
+    names = *all;
+  }
+  // The thread budget divides the cores among every compute instance of every model,
+  // so that instances x threads <= cores unless a config sets its own count.
+  default_intra_op_threads_ = ComputeThreadBudget(names);
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& name : names) models_[name];  // LOADING until done
+  }
+  // Loading is CPU-bound (deserialising, graph optimisation): a few workers in parallel.
+  std::atomic<size_t> next{0};
+  const int workers =
+      std::clamp<int>(options_.max_parallel_loads, 1, std::max<int>(1, static_cast<int>(names.size())));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&] {
+      for (size_t i = next++; i < names.size(); i = next++) LoadModel(names[i]).IgnoreError();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+absl::Status ModelManager::RecordModelFailure(const std::string& name, const absl::Status& status) {
+  INFERA_LOG(ERROR) << "model '" << name << "' failed to load: " << status.message();
+  absl::MutexLock lock(&mu_);
+  ModelEntry& entry = models_[name];
+  entry.required = true;
+  if (entry.versions.empty()) {
+    entry.state = ModelState::kUnavailable;
+    entry.reason = std::string(status.message());
+  } else {
+    entry.reason = StrCat("reload failed, previous versions still serve: ", status.message());
+  }
+  return status;
+}
+
+absl::StatusOr<ModelManager::LoadPlan> ModelManager::PlanLoad(
+    const std::string& name, std::optional<inference::ModelConfig> override) {
+  const auto dir = repository_.ModelDir(name);
+  const std::string source = (dir / kModelConfigFilename).string();
+  LoadPlan plan;
+  inference::ModelConfig config;
+  uint64_t config_hash;
+  if (override) {
+    config = std::move(*override);
+    RETURN_IF_ERROR(ValidateModelConfig("config override", name, config));
+    config_hash = HashText(config.SerializeAsString());
+  } else {
+    ASSIGN_OR_RETURN(std::string text, ReadModelConfigText(dir));
+    ASSIGN_OR_RETURN(config, ParseModelConfig(text, source));
+    RETURN_IF_ERROR(ValidateModelConfig(source, name, config));
+    config_hash = HashText(text);
+  }
+  auto backend = options_.backends->Find(config);
+  if (!backend.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", backend.status().message()));
+  absl::Status valid = (*backend)->ValidateConfig(config);
+  if (!valid.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", valid.message()));
+  auto canary = CanaryConfigFromModelConfig(config);
+  if (!canary.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", canary.status().message()));
+  ASSIGN_OR_RETURN(std::vector<int64_t> available, repository_.ListVersions(name));
+  auto versions = SelectVersions(config.version_policy(), available);
+  if (!versions.ok()) {
+    return absl::Status(versions.status().code(), StrCat("model '", name, "': ", versions.status().message()));
+  }
+  if (*canary && std::find(versions->begin(), versions->end(), (*canary)->canary_version) == versions->end()) {
+    return absl::InvalidArgumentError(StrCat(source, ": parameters[canary.version] ", (*canary)->canary_version,
+                                             " is not a version the version_policy serves"));
+  }
+  plan.config = std::make_shared<const inference::ModelConfig>(std::move(config));
+  plan.backend = *backend;
+  plan.versions = *versions;
+  for (int64_t v : plan.versions) {
+    plan.version_fingerprints[v] = HashText(std::to_string(DirectoryFingerprint(dir / std::to_string(v))), config_hash);
+  }
+  plan.canary = std::move(*canary);
+  plan.model_fingerprint = override ? config_hash : ModelFingerprint(name);
+  return plan;
+}
+
+absl::Status ModelManager::LoadModel(const std::string& name,
+                                     std::optional<inference::ModelConfig> config_override) {
+  if (!ModelRepository::IsValidModelName(name)) {
+    return absl::InvalidArgumentError(StrCat("'", name, "' is not a valid model name"));
+  }
+  std::shared_ptr<absl::Mutex> model_lock = ModelLock(name);
+  absl::MutexLock lock(model_lock.get());
+  return LoadModelLocked(name, std::move(config_override));
+}
+
+absl::Status ModelManager::LoadModelLocked(const std::string& name,
+                                           std::optional<inference::ModelConfig> override) {
+  auto plan = PlanLoad(name, std::move(override));
+  if (!plan.ok()) return RecordModelFailure(name, plan.status());
+  std::map<int64_t, VersionSlot> current;
+  {
+    absl::MutexLock lock(&mu_);
+    ModelEntry& entry = models_[name];
+    if (entry.versions.empty()) entry.state = ModelState::kLoading;
+    current = entry.versions;
+  }
+  // Load what changed beside what serves; reuse versions whose fingerprint is the same.
+  std::map<int64_t, VersionSlot> next;
+  std::vector<std::string> failures;
+  for (int64_t v : plan->versions) {
+    const uint64_t fingerprint = plan->version_fingerprints[v];
+    auto old = current.find(v);
+    if (old != current.end() && old->second.model && old->second.fingerprint == fingerprint) {
+      next[v] = old->second;
+      continue;
+    }
+    auto loaded = ModelVersion::Load({plan->config, v, repository_.ModelDir(name), plan->backend,
+                                      default_intra_op_threads_.load(), options_.max_queue_size,
+                                      options_.metrics});
+    if (loaded.ok()) {
+      next[v] = VersionSlot{ModelState::kReady, "", std::move(*loaded), fingerprint};
+      INFERA_LOG(INFO) << "loaded model '" << name << "' version " << v;
+    } else if (old != current.end() && old->second.model) {
+      next[v] = old->second;  // keep serving the previous load of this version
+      next[v].reason = StrCat("reload failed, previous load still serves: ", loaded.status().message());
+      failures.push_back(std::string(loaded.status().message()));
+    } else {
+      next[v] = VersionSlot{ModelState::kUnavailable, std::string(loaded.status().message()), nullptr, 0};
+      failures.push_back(std::string(loaded.status().message()));
+    }
+    if (!loaded.ok()) INFERA_LOG(ERROR) << "failed to load: " << loaded.status().message();
+  }
+  std::vector<std::shared_ptr<ModelVersion>> retired;
+  {
+    absl::MutexLock lock(&mu_);
+    ModelEntry& entry = models_[name];
+    for (auto& [v, slot] : entry.versions) {
+      auto kept = next.find(v);
+      if (slot.model && (kept == next.end() || kept->second.model != slot.model)) retired.push_back(slot.model);
+    }
+    entry.versions = std::move(next);
+    entry.state = ModelState::kReady;
+    entry.reason.clear();
+    entry.required = true;
+    entry.fingerprint = plan->model_fingerprint;
+    entry.canary.reset();
+    if (plan->canary) {
+      int64_t baseline = plan->canary->baseline_version.value_or(0);
+      for (const auto& [v, slot] : entry.versions) {
+        if (!plan->canary->baseline_version && v != plan->canary->canary_version) baseline = v;
+      }
+      entry.canary = std::make_shared<CanaryController>(*plan->canary, baseline);
+    }
+  }
+  current.clear();  // our own copies of the old handles must not delay the drain
+  RetireVersions(std::move(retired));
+  if (!failures.empty()) return absl::UnavailableError(StrJoin(failures, "; "));
+  return absl::OkStatus();
+}
+
+void ModelManager::RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired) {
+  for (std::shared_ptr<ModelVersion>& version : retired) {
+    // Requests that already looked this version up still hold it; let them enqueue
+    // before intake stops, so a reload fails nothing.
+    const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+    while (version.use_count() > 1 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    version->Shutdown();  // queued and running requests finish
+    INFERA_LOG(INFO) << "unloaded model '" << version->name() << "' version " << version->version();
+  }
+}
+
+absl::Status ModelManager::UnloadModel(const std::string& name) {
+  if (!ModelRepository::IsValidModelName(name)) {
+    return absl::InvalidArgumentError(StrCat("'", name, "' is not a valid model name"));
+  }
+  std::shared_ptr<absl::Mutex> model_lock = ModelLock(name);
+  absl::MutexLock model_locked(model_lock.get());
+  std::vector<std::shared_ptr<ModelVersion>> retired;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = models_.find(name);
+    if (it == models_.end() || (it->second.versions.empty() && !it->second.required)) {
+      return absl::NotFoundError(StrCat("model '", name, "' is not loaded"));
+    }
+    for (auto& [v, slot] : it->second.versions) {
+      if (slot.model) retired.push_back(std::move(slot.model));
+    }
+    it->second.versions.clear();
+    it->second.canary.reset();
+    it->second.state = ModelState::kUnavailable;
+    it->second.reason = "unloaded";
+    it->second.required = false;
+  }
+  RetireVersions(std::move(retired));
+  return absl::OkStatus();
+}
+
+void ModelManager::PollRepository() {
+  auto names = repository_.ListModels();
+  if (!names.ok()) {
+    INFERA_LOG(WARNING) << "repository poll: " << names.status().message();
+    return;
+  }
+  std::vector<std::string> loaded;
+  std::map<std::string, uint64_t> fingerprints;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    for (const auto& [name, entry] : models_) {
+      if (entry.required) {
+        loaded.push_back(name);
+        fingerprints[name] = entry.fingerprint;
+      }
+    }
+  }
+  for (const std::string& name : *names) {
+    auto known = fingerprints.find(name);
+    if (known == fingerprints.end() || known->second != ModelFingerprint(name)) {
+      INFERA_LOG(INFO) << "repository poll: " << (known == fingerprints.end() ? "loading" : "reloading")
+                       << " model '" << name << "'";
+      LoadModel(name).IgnoreError();
+    }
+  }
+  for (const std::string& name : loaded) {
+    if (std::find(names->begin(), names->end(), name) == names->end()) {
+      INFERA_LOG(INFO) << "repository poll: model '" << name << "' removed; unloading";
+      UnloadModel(name).IgnoreError();
+    }
+  }
+}
+
+void ModelManager::StartBackgroundTasks() {
+  background_ = std::thread([this] { BackgroundLoop(); });
+}
+
+void ModelManager::BackgroundLoop() {
+  auto next_poll = std::chrono::steady_clock::now() + options_.poll_interval;
+  while (true) {
+    {
+      absl::MutexLock lock(&background_mu_);
+      if (background_mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Seconds(1))) return;
+    }
+    EvaluateCanaries();
+    if (options_.mode == ModelControlMode::kPoll && std::chrono::steady_clock::now() >= next_poll) {
+      PollRepository();
+      next_poll = std::chrono::steady_clock::now() + options_.poll_interval;
+    }
+  }
+}
+
+void ModelManager::UnloadAll() {
+  {
+    absl::MutexLock lock(&background_mu_);
+    stopping_ = true;
+  }
+  if (background_.joinable()) background_.join();
+  std::vector<std::shared_ptr<ModelVersion>> versions;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [name, entry] : models_) {
+      for (auto& [number, slot] : entry.versions) {
+        if (slot.model) versions.push_back(std::move(slot.model));
+        slot.state = ModelState::kUnloading;
+      }
+    }
+  }
+  // Outside the lock: draining waits for in-flight requests.
+  for (auto& version : versions) version->Shutdown();
+}
+
+}  // namespace infera
