@@ -1,0 +1,276 @@
+#include "http/openai_routes.h"
+
+#include <ctime>
+#include <optional>
+
+#include "absl/synchronization/mutex.h"
+#include "common/str_cat.h"
+#include "http/http_status.h"
+#include "http/url_path.h"
+#include "llm/llm_backend.h"
+#include "llm/openai_protocol.h"
+#include "llm/unicode.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+
+namespace infera {
+namespace {
+
+using llm::ChoiceDelta;
+using llm::FinishReason;
+using llm::RequestOutput;
+
+HttpResponse OpenAiError(int status, std::string_view message) {
+  HttpResponse r{status, "application/json", llm::OpenAiErrorJson(status, message), {}};
+  if (status == 429 || status == 503) r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+HttpResponse OpenAiError(const absl::Status& status) {
+  return OpenAiError(HttpStatusCode(status.code()),
+                     std::string_view(status.message().data(), status.message().size()));
+}
+
+std::string Sse(std::string_view json) { return StrCat("data: ", json, "\n\n"); }
+
+// One generation in flight: how to answer, and what has been produced so far.
+struct Job {
+  enum class Kind { kCompletion, kChat } kind = Kind::kCompletion;
+  std::string id, model;
+  int64_t created = 0;
+  bool stream = false, include_usage = false, logprobs = false;
+  std::string echo;  // completions with echo: the prompt text, sent first
+  const llm::Tokenizer* tokenizer = nullptr;  // outlives every callback (the engine joins first)
+
+  absl::Mutex mu;
+  std::optional<HttpResponder> responder ABSL_GUARDED_BY(mu);
+  std::optional<HttpStream> out ABSL_GUARDED_BY(mu);
+  std::vector<std::string> pending ABSL_GUARDED_BY(mu);  // chunks made before the stream started
+  bool first_chunk ABSL_GUARDED_BY(mu) = true;
+  bool done ABSL_GUARDED_BY(mu) = false;
+  ChoiceDelta all ABSL_GUARDED_BY(mu);
+
+  std::string Chunk(const ChoiceDelta& delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::string json = kind == Kind::kChat ? llm::ChatChunkJson(id, created, model, delta, first_chunk)
+                                           : llm::CompletionChunkJson(id, created, model, delta);
+    first_chunk = false;
+    return Sse(json);
+  }
+  void Emit(std::string chunk) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (out) out->Write(std::move(chunk));
+    else pending.push_back(std::move(chunk));
+  }
+
+  void OnOutput(RequestOutput o) {
+    absl::MutexLock lock(&mu);
+    ChoiceDelta delta;
+    delta.text = std::move(o.text);
+    if (logprobs) {
+      delta.logprobs = o.logprobs;
+      for (int32_t t : o.token_ids) delta.tokens.push_back(llm::SanitizeUtf8(tokenizer->TokenBytes(t)));
+    }
+    const bool last = o.finish_reason != FinishReason::kNone;
+    if (last) delta.finish_reason = o.finish_reason;
+    llm::Usage usage{o.num_prompt_tokens, o.num_output_tokens, o.num_cached_tokens};
+    if (stream) {
+      if (last && o.finish_reason == FinishReason::kError) {
+        Emit(Sse(llm::OpenAiErrorJson(500, StrCat(o.error.message()))));
+      } else if (!delta.text.empty() || last || !delta.logprobs.empty()) {
+        Emit(Chunk(delta));
+      }
+      if (last) {
+        if (include_usage) {
+          Emit(Sse(llm::UsageChunkJson(id, created, model,
+                                       kind == Kind::kChat ? "chat.completion.chunk" : "text_completion", usage)));
+        }
+        Emit("data: [DONE]\n\n");
+        done = true;
+        if (out) std::move(*out).Finish();
+      }
+      return;
+    }
+    all.text += delta.text;
+    all.tokens.insert(all.tokens.end(), delta.tokens.begin(), delta.tokens.end());
+    all.logprobs.insert(all.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
+    if (!last) return;
+    done = true;
+    if (!responder) return;
+    if (o.finish_reason == FinishReason::kError) return std::move(*responder).Send(OpenAiError(o.error));
+    if (o.finish_reason == FinishReason::kAbort) {
+      return std::move(*responder).Send(OpenAiError(499, "request cancelled"));
+    }
+    all.finish_reason = o.finish_reason;
+    all.text = echo + all.text;
+    std::string body = kind == Kind::kChat ? llm::ChatJson(id, created, model, all, usage)
+                                           : llm::CompletionJson(id, created, model, all, usage);
+    std::move(*responder).Send(HttpResponse{200, "application/json", std::move(body), {}});
+  }
+};
+
+// Submits `request` for `job`; answers the client either way.
+void Submit(llm::LlmEngine& engine, llm::GenerateRequest request, std::shared_ptr<Job> job,
+            HttpResponder responder) {
+  request.cancellation = responder.cancellation();
+  {
+    absl::MutexLock lock(&job->mu);
+    job->responder.emplace(std::move(responder));
+  }
+  absl::Status added = engine.AddRequest(std::move(request), [job](RequestOutput o) { job->OnOutput(std::move(o)); });
+  absl::MutexLock lock(&job->mu);
+  if (!added.ok()) return std::move(*job->responder).Send(OpenAiError(added));
+  if (!job->stream) return;
+  HttpResponse head{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
+  job->out.emplace(std::move(*job->responder).StartStream(std::move(head)));
+  job->responder.reset();
+  if (!job->echo.empty()) {
+    ChoiceDelta echo;
+    echo.text = job->echo;
+    job->pending.insert(job->pending.begin(), job->Chunk(echo));
+  }
+  for (std::string& chunk : job->pending) job->out->Write(std::move(chunk));
+  job->pending.clear();
+  if (job->done) std::move(*job->out).Finish();
+}
+
+}  // namespace
+
+bool OpenAiRoutes::Matches(std::string_view path) { return path == "/v1" || path.starts_with("/v1/"); }
+
+absl::StatusOr<OpenAiRoutes::Model> OpenAiRoutes::FindLlm(std::string_view name) const {
+  auto version = manager_.GetModelVersion(name, std::nullopt);
+  if (!version.ok()) {
+    if (version.status().code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(StrCat("The model `", name, "` does not exist."));
+    }
+    return version.status();
+  }
+  auto* llm = dynamic_cast<llm::LlmModel*>(&(*version)->loaded_model());
+  if (!llm) return absl::NotFoundError(StrCat("The model `", name, "` is not an LLM (backend \"llm\")."));
+  return Model{std::move(*version), llm};
+}
+
+HttpResponse OpenAiRoutes::ListModels(std::string_view only) const {
+  rapidjson::StringBuffer b;
+  rapidjson::Writer<rapidjson::StringBuffer> w(b);
+  auto write_model = [&](const Model& m) {
+    w.StartObject();
+    w.Key("id");
+    w.String(m.llm->name().c_str());
+    w.Key("object");
+    w.String("model");
+    w.Key("created");
+    w.Int64(m.llm->created_unix_seconds());
+    w.Key("owned_by");
+    w.String("infera");
+    w.Key("max_model_len");
+    w.Int64(m.llm->max_model_len());
+    w.EndObject();
+  };
+  if (!only.empty()) {
+    auto m = FindLlm(only);
+    if (!m.ok()) return OpenAiError(m.status());
+    write_model(*m);
+    return HttpResponse{200, "application/json", std::string(b.GetString(), b.GetSize()), {}};
+  }
+  w.StartObject();
+  w.Key("object");
+  w.String("list");
+  w.Key("data");
+  w.StartArray();
+  std::string last;
+  for (const ModelIndexEntry& entry : manager_.Index()) {
+    if (entry.state != ModelState::kReady || entry.name == last) continue;
+    last = entry.name;
+    if (auto m = FindLlm(entry.name); m.ok()) write_model(*m);
+  }
+  w.EndArray();
+  w.EndObject();
+  return HttpResponse{200, "application/json", std::string(b.GetString(), b.GetSize()), {}};
+}
+
+void OpenAiRoutes::Handle(HttpRequest request, HttpResponder responder) const {
+  const std::vector<std::string_view> parts = SplitPath(request.path());
+  auto method_is = [&](std::string_view m) {
+    if (request.method == m) return true;
+    std::move(responder).Send(OpenAiError(405, StrCat("method not allowed; use ", m)));
+    return false;
+  };
+  if (parts.size() >= 2 && parts[1] == "models" && parts.size() <= 3) {
+    if (!method_is("GET")) return;
+    std::optional<std::string> id = parts.size() == 3 ? PercentDecode(parts[2]) : std::string();
+    if (!id) return std::move(responder).Send(OpenAiError(400, "malformed model id"));
+    return std::move(responder).Send(ListModels(*id));
+  }
+  if (parts.size() == 2 && parts[1] == "completions") {
+    if (method_is("POST")) Completions(std::move(request), std::move(responder));
+    return;
+  }
+  if (parts.size() == 3 && parts[1] == "chat" && parts[2] == "completions") {
+    if (method_is("POST")) ChatCompletions(std::move(request), std::move(responder));
+    return;
+  }
+  std::move(responder).Send(OpenAiError(404, StrCat("no route for ", request.path())));
+}
+
+void OpenAiRoutes::Completions(HttpRequest request, HttpResponder responder) const {
+  auto parsed = llm::ParseCompletionRequest(request.body);
+  if (!parsed.ok()) return std::move(responder).Send(OpenAiError(parsed.status()));
+  auto model = FindLlm(parsed->model);
+  if (!model.ok()) return std::move(responder).Send(OpenAiError(model.status()));
+  const llm::Tokenizer& tokenizer = model->llm->tokenizer();
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::kCompletion;
+  job->id = StrCat("cmpl-", next_id_.fetch_add(1));
+  job->model = parsed->model;
+  job->created = static_cast<int64_t>(std::time(nullptr));
+  job->stream = parsed->stream;
+  job->include_usage = parsed->include_usage;
+  job->logprobs = parsed->sampling.logprobs;
+  job->tokenizer = &tokenizer;
+  llm::GenerateRequest generate;
+  if (parsed->prompt_text) {
+    generate.prompt_token_ids = tokenizer.Encode(*parsed->prompt_text, /*add_special_tokens=*/true);
+    if (parsed->echo) job->echo = *parsed->prompt_text;
+  } else {
+    generate.prompt_token_ids = std::move(parsed->prompt_ids);
+    if (parsed->echo) job->echo = tokenizer.Decode(generate.prompt_token_ids);
+  }
+  generate.sampling = std::move(parsed->sampling);
+  generate.priority = parsed->priority;
+  generate.arrival_time = request.received_time;
+  Submit(model->llm->engine(), std::move(generate), std::move(job), std::move(responder));
+}
+
+void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder) const {
+  auto parsed = llm::ParseChatRequest(request.body);
+  if (!parsed.ok()) return std::move(responder).Send(OpenAiError(parsed.status()));
+  auto model = FindLlm(parsed->model);
+  if (!model.ok()) return std::move(responder).Send(OpenAiError(model.status()));
+  const auto& chat_template = model->llm->chat_template();
+  if (!chat_template.ok()) return std::move(responder).Send(OpenAiError(400, StrCat(chat_template.status().message())));
+  auto prompt = chat_template->Render(parsed->messages, parsed->add_generation_prompt);
+  if (!prompt.ok()) return std::move(responder).Send(OpenAiError(prompt.status()));
+  const llm::Tokenizer& tokenizer = model->llm->tokenizer();
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::kChat;
+  job->id = StrCat("chatcmpl-", next_id_.fetch_add(1));
+  job->model = parsed->model;
+  job->created = static_cast<int64_t>(std::time(nullptr));
+  job->stream = parsed->stream;
+  job->include_usage = parsed->include_usage;
+  job->logprobs = parsed->sampling.logprobs;
+  job->tokenizer = &tokenizer;
+  llm::GenerateRequest generate;
+  // The template already holds the BOS text where the family wants it.
+  generate.prompt_token_ids = tokenizer.Encode(*prompt, /*add_special_tokens=*/false);
+  generate.sampling = std::move(parsed->sampling);
+  if (!parsed->max_tokens_set) {
+    generate.sampling.max_tokens = std::max<int64_t>(
+        1, model->llm->max_model_len() - static_cast<int64_t>(generate.prompt_token_ids.size()));
+  }
+  generate.priority = parsed->priority;
+  generate.arrival_time = request.received_time;
+  Submit(model->llm->engine(), std::move(generate), std::move(job), std::move(responder));
+}
+
+}  // namespace infera

@@ -1,0 +1,51 @@
+// ChatTemplate: renders chat messages into a prompt for the common template families,
+// detected from tokenizer_config.json's Jinja `chat_template` by its marker tokens —
+// no Jinja engine:
+//
+//   Llama-3   "<|start_header_id|>"   <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>…
+//   ChatML    "<|im_start|>"          <|im_start|>user\nHi<|im_end|>\n…  (Qwen: its default system
+//                                     message, read from the template, when none is given)
+//   Llama-2   "[INST]" and "<<SYS>>"  <s>[INST] <<SYS>>\nsys\n<</SYS>>\n\nHi [/INST] answer </s>…
+//   Mistral   "[INST]"                <s>[INST] Hi [/INST]answer</s>[INST] …  (a system message is
+//                                     put before the first user message)
+// Any other template is an error naming the families; so is a model without one.
+//
+// Thread-safe (a value type).
+#ifndef INFERA_LLM_CHAT_TEMPLATE_H_
+#define INFERA_LLM_CHAT_TEMPLATE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace infera::llm {
+
+struct ChatMessage {
+  std::string role;  // system, user, assistant
+  std::string content;
+};
+
+class ChatTemplate {
+ public:
+  enum class Kind { kLlama3, kChatMl, kLlama2, kMistral };
+
+  // FailedPrecondition when `jinja` is empty, InvalidArgument when it is no known family.
+  static absl::StatusOr<ChatTemplate> Detect(std::string_view jinja, std::string bos_token,
+                                             std::string eos_token);
+
+  // InvalidArgument for an unknown role or an empty conversation.
+  absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages,
+                                     bool add_generation_prompt) const;
+  Kind kind() const { return kind_; }
+  std::string_view name() const;
+
+ private:
+  Kind kind_ = Kind::kChatMl;
+  std::string bos_, eos_, default_system_;
+};
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_CHAT_TEMPLATE_H_

@@ -1,0 +1,66 @@
+// LlamaModelRunner: the ModelRunner for Llama-family models on LibTorch/ATen (CPU, fp32).
+//
+// Owns the weights (llama_weights.h) and the paged KV cache memory. One step computes the
+// tokens of every scheduled sequence as one flattened batch [T, hidden] (prefill chunks
+// and decode tokens mixed): per layer RMSNorm → fused QKV GEMM → RoPE and K/V written
+// into the cache slots named by the block tables → paged attention over each sequence's
+// blocks → O GEMM (+ residual, in place) → RMSNorm → fused gate/up GEMM → SwiGLU → down
+// GEMM (+ residual); then the final norm and the LM head only for sampled sequences.
+// GEMMs are ATen (OpenBLAS); the rest are cpu_kernels.h, parallelised with
+// at::parallel_for over the engine thread's intra-op threads.
+//
+// KV cache: one fp32 tensor [num_layers, 2 (K, V), num_blocks, block_size, num_kv_heads,
+// head_dim] allocated once by AllocateKvCache().
+//
+// This header is LibTorch-free; only the .cc files include ATen.
+//
+// Not thread-safe: Execute() on the engine thread only. The intra-op thread count is set
+// on the calling thread at each Execute() (ATen's thread count is per OpenMP master
+// thread; see docs/torch_backend.md).
+#ifndef INFERA_LLM_LLAMA_MODEL_RUNNER_H_
+#define INFERA_LLM_LLAMA_MODEL_RUNNER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "llm/llama_config.h"
+#include "llm/model_runner.h"
+
+namespace infera::llm {
+
+// How projections are multiplied: kPacked (packed_matmul.h, the default) or kBlas
+// (OpenBLAS through ATen on [in, out] fp32 tensors; the previous path, for benchmarks).
+enum class MatmulKernel { kPacked, kBlas };
+
+class LlamaModelRunner : public ModelRunner {
+ public:
+  // Reads config.json and the weights in `model_dir`. `num_threads` >= 1. `kernel`
+  // picks the projections' matmul (llama_weights.h); kBlas is for comparisons.
+  static absl::StatusOr<std::unique_ptr<LlamaModelRunner>> Load(
+      const std::filesystem::path& model_dir, int num_threads, MatmulKernel kernel = MatmulKernel::kPacked);
+  ~LlamaModelRunner() override;
+
+  const LlamaConfig& config() const;
+  size_t num_parameters() const;
+  size_t weight_bytes() const;          // bytes of weights held in memory
+  size_t bytes_per_decode_step() const;  // weights a batch-1 decode step streams
+  int64_t kv_bytes_per_token() const;    // num_layers · 2 · num_kv_heads · head_dim · 4
+
+  // Allocates (zeroed) cache memory for `num_blocks` blocks of `block_size` tokens.
+  // ResourceExhausted when the allocation fails.
+  absl::Status AllocateKvCache(int64_t num_blocks, int64_t block_size);
+
+  absl::StatusOr<ModelRunnerOutput> Execute(const SchedulerOutput& step) override;
+  int64_t vocab_size() const override;
+
+ private:
+  struct Impl;
+  explicit LlamaModelRunner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_LLAMA_MODEL_RUNNER_H_

@@ -1,0 +1,71 @@
+// LlamaWeights: a Llama-family model's weights, loaded from safetensors (F32, BF16 or
+// F16 on disk) and laid out for the runner. q/k/v are fused into one
+// [hidden → (Hq + 2·Hkv)·D] projection and gate/up into one [hidden → 2·intermediate],
+// so a layer is four matmuls; the LM head is a fifth (tied: packed from the embedding).
+//
+// Projections, by MatmulKernel:
+//   kPacked (default)  PackedMatrix (packed_matmul.h), packed once here: fp32, or bf16
+//                      when the checkpoint is bf16 (kept exactly, half the bytes per step)
+//   kBlas              fp32 ATen tensors [in, out] for OpenBLAS (GEMV for one row, NN
+//                      GEMM otherwise): the previous path, kept for side-by-side benchmarks
+// Norms, biases and the embedding table are fp32 ATen tensors (F16/BF16 widened).
+//
+// IMPORTANT: internal to the model runner — the only header in src/llm that includes
+// ATen. Do not include it from anything that must stay LibTorch-free.
+//
+// Thread-safe after Load() (read-only).
+#ifndef INFERA_LLM_LLAMA_WEIGHTS_H_
+#define INFERA_LLM_LLAMA_WEIGHTS_H_
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llm/llama_config.h"
+#include "llm/llama_model_runner.h"  // MatmulKernel
+#include "llm/packed_matmul.h"
+
+namespace infera::llm {
+
+// One projection y = x · W, W mapping `in` features to `out`.
+struct Projection {
+  int64_t in = 0, out = 0;
+  PackedMatrix packed;  // kPacked
+  at::Tensor in_out;    // kBlas: fp32 [in, out]
+  size_t bytes() const { return packed.empty() ? static_cast<size_t>(in_out.numel()) * 4 : packed.bytes(); }
+};
+
+struct LlamaLayerWeights {
+  at::Tensor input_norm;  // [hidden]
+  at::Tensor post_norm;   // [hidden]
+  Projection qkv;         // hidden → (Hq + 2 Hkv) D
+  at::Tensor qkv_bias;    // [(Hq + 2 Hkv) D] or undefined
+  Projection o;           // Hq D → hidden
+  at::Tensor o_bias;      // [hidden] or undefined
+  Projection gate_up;     // hidden → 2 I (gate first)
+  Projection down;        // I → hidden
+};
+
+struct LlamaWeights {
+  LlamaConfig config;
+  MatmulKernel kernel = MatmulKernel::kPacked;
+  at::Tensor embed;    // [vocab, hidden] fp32 (rows are looked up)
+  Projection lm_head;  // hidden → vocab
+  at::Tensor final_norm;
+  std::vector<LlamaLayerWeights> layers;
+  size_t num_parameters = 0;  // as stored on disk (tied embeddings counted once)
+
+  // Reads config.json and the safetensors in `dir`. Errors name the file and weight.
+  static absl::StatusOr<LlamaWeights> Load(const std::filesystem::path& dir,
+                                           MatmulKernel kernel = MatmulKernel::kPacked);
+  // Bytes of every projection and norm (what a batch-1 decode step reads).
+  size_t BytesStreamedPerDecodeStep() const;
+  // Bytes held: the above plus the embedding table and biases.
+  size_t BytesInMemory() const;
+};
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_LLAMA_WEIGHTS_H_

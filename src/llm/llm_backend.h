@@ -1,0 +1,69 @@
+// The `llm` backend: a Llama-family model from a Hugging Face folder, served by an
+// LlmEngine, in the same model repository as every other model.
+//
+//   <repo>/<name>/config.pbtxt     backend: "llm", engine options as `parameters`
+//                                  (llm_model_options.h); optional KServe tensors below
+//   <repo>/<name>/1/               config.json, model.safetensors (or sharded + index),
+//                                  tokenizer.json, tokenizer_config.json,
+//                                  generation_config.json (optional)
+//
+// The OpenAI routes reach the engine through ModelVersion::loaded_model(), downcast to
+// LlmModel. KServe infer uses Triton's vLLM-backend tensors: input `text_input` (BYTES),
+// optional `sampling_parameters` (BYTES, a JSON object of vLLM sampling fields),
+// `exclude_input_in_output` (BOOL), `stream` (BOOL, must be false over HTTP); output
+// `text_output` (BYTES). Each instance blocks one scheduler worker per request while the
+// engine generates, so KServe concurrency is the instance count: set instance_group
+// count to max_num_seqs (the backend warns when it is lower).
+//
+// Thread-safe.
+#ifndef INFERA_LLM_LLM_BACKEND_H_
+#define INFERA_LLM_LLM_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "backend/backend.h"
+#include "llm/chat_template.h"
+#include "llm/llm_engine.h"
+#include "llm/tokenizer.h"
+
+namespace infera::llm {
+
+inline constexpr std::string_view kLlmBackendName = "llm";
+
+std::unique_ptr<Backend> CreateLlmBackend();
+
+// One loaded LLM version: tokenizer, engine (which owns the model runner) and chat
+// template. Thread-safe.
+class LlmModel : public LoadedModel {
+ public:
+  // `batched`: the config's max_batch_size > 0 (KServe tensors carry a batch dimension).
+  LlmModel(std::string name, std::unique_ptr<Tokenizer> tokenizer,
+           absl::StatusOr<ChatTemplate> chat_template, bool batched);
+  ~LlmModel() override;
+
+  absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions& options) override;
+
+  const std::string& name() const { return name_; }
+  LlmEngine& engine() const { return *engine_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  int64_t max_model_len() const { return engine_->options().scheduler.max_model_len; }
+  // The detected chat template, or why there is none.
+  const absl::StatusOr<ChatTemplate>& chat_template() const { return chat_template_; }
+  int64_t created_unix_seconds() const { return created_; }
+
+  void set_engine(std::unique_ptr<LlmEngine> engine) { engine_ = std::move(engine); }
+
+ private:
+  const std::string name_;
+  const bool batched_;
+  std::unique_ptr<Tokenizer> tokenizer_;  // declared before the engine: outlives it
+  absl::StatusOr<ChatTemplate> chat_template_;
+  std::unique_ptr<LlmEngine> engine_;
+  const int64_t created_;
+};
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_LLM_BACKEND_H_

@@ -1,0 +1,139 @@
+#include "llm/llm_metrics.h"
+
+#include <algorithm>
+
+namespace infera::llm {
+
+Histogram Histogram::WithBounds(std::vector<double> bounds) {
+  Histogram h;
+  h.bounds = std::move(bounds);
+  h.counts.assign(h.bounds.size() + 1, 0);
+  return h;
+}
+
+void Histogram::Observe(double value) {
+  const size_t i = static_cast<size_t>(std::lower_bound(bounds.begin(), bounds.end(), value) - bounds.begin());
+  ++counts[i];
+  sum += value;
+  ++count;
+}
+
+double Histogram::Quantile(double q) const {
+  if (count == 0) return 0;
+  const double target = q * static_cast<double>(count);
+  double seen = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (seen + static_cast<double>(counts[i]) >= target && counts[i] > 0) {
+      const double lo = i == 0 ? 0 : bounds[i - 1];
+      const double hi = i < bounds.size() ? bounds[i] : lo;
+      return lo + (hi - lo) * (target - seen) / static_cast<double>(counts[i]);
+    }
+    seen += static_cast<double>(counts[i]);
+  }
+  return bounds.empty() ? 0 : bounds.back();
+}
+
+LlmMetrics::LlmMetrics(std::shared_ptr<LlmMetricsSeries> series) : series_(std::move(series)) {
+  // vLLM's bucket bounds.
+  data_.time_to_first_token = Histogram::WithBounds(
+      {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0});
+  data_.inter_token_latency = Histogram::WithBounds(
+      {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5});
+  data_.e2e_request_latency = Histogram::WithBounds(
+      {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0});
+  data_.queue_time = data_.e2e_request_latency;
+}
+
+LlmMetrics::~LlmMetrics() {
+  if (!series_) return;
+  absl::MutexLock lock(&mu_);
+  series_->AddRunning(-last_running_);
+  series_->AddWaiting(-last_waiting_);
+  series_->AddKvBlocks(-last_used_blocks_, -data_.num_kv_blocks);
+}
+
+LlmMetricsSnapshot LlmMetrics::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  return data_;
+}
+
+void LlmMetrics::SetKvCacheShape(int64_t num_blocks, int64_t block_size) {
+  absl::MutexLock lock(&mu_);
+  if (series_) series_->AddKvBlocks(0, num_blocks - data_.num_kv_blocks);
+  data_.num_kv_blocks = num_blocks;
+  data_.block_size = block_size;
+}
+
+void LlmMetrics::RecordScheduled(double queue_seconds) {
+  if (series_) series_->prometheus().ObserveQueueTime(queue_seconds);
+  absl::MutexLock lock(&mu_);
+  data_.queue_time.Observe(queue_seconds);
+}
+
+void LlmMetrics::RecordFirstToken(double ttft_seconds, int64_t prompt_tokens) {
+  if (series_) {
+    series_->prometheus().ObserveTimeToFirstToken(ttft_seconds);
+    series_->prometheus().AddPromptTokens(static_cast<double>(prompt_tokens));
+    series_->prometheus().AddGenerationTokens(1);
+  }
+  absl::MutexLock lock(&mu_);
+  data_.time_to_first_token.Observe(ttft_seconds);
+  data_.prompt_tokens += static_cast<uint64_t>(prompt_tokens);
+  ++data_.generation_tokens;
+}
+
+void LlmMetrics::RecordNextToken(double inter_token_seconds) {
+  if (series_) {
+    series_->prometheus().ObserveInterTokenLatency(inter_token_seconds);
+    series_->prometheus().AddGenerationTokens(1);
+  }
+  absl::MutexLock lock(&mu_);
+  data_.inter_token_latency.Observe(inter_token_seconds);
+  ++data_.generation_tokens;
+}
+
+void LlmMetrics::RecordFinished(double e2e_seconds, FinishReason reason) {
+  if (series_) series_->prometheus().ObserveE2eLatency(e2e_seconds);
+  absl::MutexLock lock(&mu_);
+  data_.e2e_request_latency.Observe(e2e_seconds);
+  if (reason == FinishReason::kStop) ++data_.requests_finished_stop;
+  if (reason == FinishReason::kLength) ++data_.requests_finished_length;
+  if (reason == FinishReason::kAbort) ++data_.requests_aborted;
+  if (reason == FinishReason::kError) ++data_.requests_failed;
+}
+
+void LlmMetrics::RecordPreemptions(int64_t n) {
+  if (n <= 0) return;
+  if (series_) {
+    for (int64_t i = 0; i < n; ++i) series_->prometheus().AddPreemption();
+  }
+  absl::MutexLock lock(&mu_);
+  data_.preemptions += static_cast<uint64_t>(n);
+}
+
+void LlmMetrics::RecordState(int64_t prefix_queries_total, int64_t prefix_hits_total, int64_t running,
+                             int64_t waiting, int64_t used_blocks) {
+  absl::MutexLock lock(&mu_);
+  if (series_) {
+    const auto queries = static_cast<uint64_t>(prefix_queries_total), hits = static_cast<uint64_t>(prefix_hits_total);
+    if (queries > data_.prefix_cache_queries) {
+      series_->prometheus().AddPrefixCacheQueries(static_cast<double>(queries - data_.prefix_cache_queries));
+    }
+    if (hits > data_.prefix_cache_hits) {
+      series_->prometheus().AddPrefixCacheHits(static_cast<double>(hits - data_.prefix_cache_hits));
+    }
+    if (running != last_running_) series_->AddRunning(running - last_running_);
+    if (waiting != last_waiting_) series_->AddWaiting(waiting - last_waiting_);
+    if (used_blocks != last_used_blocks_) series_->AddKvBlocks(used_blocks - last_used_blocks_, 0);
+  }
+  last_running_ = running;
+  last_waiting_ = waiting;
+  last_used_blocks_ = used_blocks;
+  data_.prefix_cache_queries = static_cast<uint64_t>(prefix_queries_total);
+  data_.prefix_cache_hits = static_cast<uint64_t>(prefix_hits_total);
+  data_.num_running = running;
+  data_.num_waiting = waiting;
+  data_.kv_cache_usage = data_.num_kv_blocks > 0 ? static_cast<double>(used_blocks) / data_.num_kv_blocks : 0.0;
+}
+
+}  // namespace infera::llm

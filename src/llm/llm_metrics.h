@@ -1,0 +1,95 @@
+// LlmMetrics: what the engine measures. Every Record*() updates an in-process snapshot
+// (Snapshot(): the engine's tests, debugging) and, when the model has them, its
+// Prometheus series (llm_metrics_series.h; names in docs/metrics.md, after vLLM's).
+//
+// Histograms (seconds): time to first token, inter-token latency, end-to-end request
+// latency, queue time (arrival → first scheduled). Counters: prompt and generation
+// tokens, finished requests by reason, preemptions, prefix-cache queries and hits (in
+// tokens). Gauges: running and waiting requests, KV-cache usage (fraction of blocks in
+// use).
+//
+// Thread-safe: the engine thread records (one short lock per call; the Prometheus side
+// is lock-free); anyone may take a Snapshot().
+#ifndef INFERA_LLM_LLM_METRICS_H_
+#define INFERA_LLM_LLM_METRICS_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "llm/llm_metrics_series.h"
+#include "llm/llm_request.h"
+
+namespace infera::llm {
+
+struct Histogram {
+  std::vector<double> bounds;    // upper bounds (seconds), ascending; +Inf implicit
+  std::vector<uint64_t> counts;  // bounds.size() + 1 buckets (not cumulative)
+  double sum = 0;
+  uint64_t count = 0;
+
+  static Histogram WithBounds(std::vector<double> bounds);
+  void Observe(double value);
+  // Linear interpolation inside the bucket that holds quantile q (0..1).
+  double Quantile(double q) const;
+};
+
+struct LlmMetricsSnapshot {
+  Histogram time_to_first_token;
+  Histogram inter_token_latency;
+  Histogram e2e_request_latency;
+  Histogram queue_time;
+  uint64_t prompt_tokens = 0;
+  uint64_t generation_tokens = 0;
+  uint64_t requests_finished_stop = 0;
+  uint64_t requests_finished_length = 0;
+  uint64_t requests_aborted = 0;
+  uint64_t requests_failed = 0;
+  uint64_t preemptions = 0;
+  uint64_t prefix_cache_queries = 0;
+  uint64_t prefix_cache_hits = 0;
+  int64_t num_running = 0;
+  int64_t num_waiting = 0;
+  double kv_cache_usage = 0;
+  int64_t num_kv_blocks = 0;
+  int64_t block_size = 0;
+};
+
+class LlmMetrics {
+ public:
+  // `series`: the model's Prometheus series; null records only the snapshot.
+  explicit LlmMetrics(std::shared_ptr<LlmMetricsSeries> series = nullptr);
+  // Takes this engine's share out of the shared gauges.
+  ~LlmMetrics();
+  LlmMetrics(const LlmMetrics&) = delete;
+  LlmMetrics& operator=(const LlmMetrics&) = delete;
+
+  LlmMetricsSnapshot Snapshot() const;
+
+  void SetKvCacheShape(int64_t num_blocks, int64_t block_size);
+  // A request's first step (its wait in the queue).
+  void RecordScheduled(double queue_seconds);
+  // Each output token: the first one carries TTFT and the prompt's size, later ones
+  // the gap since the previous token.
+  void RecordFirstToken(double ttft_seconds, int64_t prompt_tokens);
+  void RecordNextToken(double inter_token_seconds);
+  void RecordFinished(double e2e_seconds, FinishReason reason);
+  void RecordPreemptions(int64_t n);
+  // The engine's state after a step: cumulative prefix-cache counters (tokens) and the
+  // current gauges.
+  void RecordState(int64_t prefix_queries_total, int64_t prefix_hits_total, int64_t running, int64_t waiting,
+                   int64_t used_blocks);
+
+ private:
+  const std::shared_ptr<LlmMetricsSeries> series_;
+  mutable absl::Mutex mu_;
+  LlmMetricsSnapshot data_ ABSL_GUARDED_BY(mu_);
+  // This engine's last contributions to the shared gauges (engine thread only).
+  int64_t last_running_ = 0, last_waiting_ = 0, last_used_blocks_ = 0;
+};
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_LLM_METRICS_H_

@@ -1,0 +1,101 @@
+#include "llm/llm_model_options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+
+#include "common/status.h"
+#include "common/str_cat.h"
+
+namespace infera::llm {
+namespace {
+
+absl::Status Bad(std::string_view key, std::string_view value, std::string_view want) {
+  return absl::InvalidArgumentError(StrCat("parameter ", key, ": '", value, "' is not ", want));
+}
+
+template <typename T>
+absl::Status ParseInt(std::string_view key, std::string_view v, T min, T& out) {
+  T parsed{};
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+  if (ec != std::errc() || end != v.data() + v.size() || parsed < min) {
+    return Bad(key, v, StrCat("an integer >= ", min));
+  }
+  out = parsed;
+  return absl::OkStatus();
+}
+
+absl::Status ParseBool(std::string_view key, std::string_view v, bool& out) {
+  if (v == "true" || v == "1" || v == "yes" || v == "on") out = true;
+  else if (v == "false" || v == "0" || v == "no" || v == "off") out = false;
+  else return Bad(key, v, "a boolean");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseByteSize(std::string_view text) {
+  int64_t number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || number < 0) return std::nullopt;
+  std::string_view unit(end, text.data() + text.size() - end);
+  int64_t scale = 1;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K" || unit == "KiB" || unit == "KB") scale = int64_t{1} << 10;
+  else if (unit == "M" || unit == "MiB" || unit == "MB") scale = int64_t{1} << 20;
+  else if (unit == "G" || unit == "GiB" || unit == "GB") scale = int64_t{1} << 30;
+  else return std::nullopt;
+  return number * scale;
+}
+
+absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::ModelConfig& config) {
+  LlmModelOptions o;
+  for (const auto& [key, param] : config.parameters()) {
+    const std::string& v = param.string_value();
+    if (key == "max_num_seqs") {
+      RETURN_IF_ERROR(ParseInt<int32_t>(key, v, 1, o.max_num_seqs));
+    } else if (key == "max_num_batched_tokens") {
+      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 1, o.max_num_batched_tokens));
+    } else if (key == "max_model_len") {
+      int64_t len = 0;
+      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 2, len));
+      o.max_model_len = len;
+    } else if (key == "block_size") {
+      RETURN_IF_ERROR(ParseInt<int32_t>(key, v, 1, o.block_size));
+    } else if (key == "kv_cache_memory_bytes") {
+      auto bytes = ParseByteSize(v);
+      if (!bytes || *bytes <= 0) return Bad(key, v, "a byte size such as 536870912 or 512MiB");
+      o.kv_cache_memory_bytes = bytes;
+    } else if (key == "kv_cache_memory_fraction") {
+      char* end = nullptr;
+      const double f = std::strtod(v.c_str(), &end);
+      if (end != v.c_str() + v.size() || !(f > 0 && f <= 0.95)) return Bad(key, v, "a fraction in (0, 0.95]");
+      o.kv_cache_memory_fraction = f;
+    } else if (key == "enable_prefix_caching") {
+      RETURN_IF_ERROR(ParseBool(key, v, o.enable_prefix_caching));
+    } else if (key == "enable_chunked_prefill") {
+      RETURN_IF_ERROR(ParseBool(key, v, o.enable_chunked_prefill));
+    } else if (key == "scheduling_policy") {
+      if (v == "fcfs") o.policy = SchedulingPolicy::kFcfs;
+      else if (v == "priority") o.policy = SchedulingPolicy::kPriority;
+      else return Bad(key, v, "fcfs or priority");
+    } else if (key == "num_threads") {
+      RETURN_IF_ERROR(ParseInt<int>(key, v, 0, o.num_threads));
+    } else if (key == "max_waiting_requests") {
+      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 1, o.max_waiting_requests));
+    } else if (key == "matmul_kernel") {
+      if (v == "packed") o.matmul_kernel = MatmulKernel::kPacked;
+      else if (v == "blas") o.matmul_kernel = MatmulKernel::kBlas;
+      else return Bad(key, v, "packed or blas");
+    }
+  }
+  return o;
+}
+
+int64_t LlmModelOptions::KvCacheBytes(int64_t ram) const {
+  if (kv_cache_memory_bytes) return *kv_cache_memory_bytes;
+  if (kv_cache_memory_fraction) return static_cast<int64_t>(*kv_cache_memory_fraction * static_cast<double>(ram));
+  return std::min<int64_t>(ram / 10, int64_t{2} << 30);
+}
+
+}  // namespace infera::llm

@@ -1,0 +1,61 @@
+// LlmModelOptions: the `llm` backend's engine options, read from config.pbtxt
+// `parameters` (string values, vLLM's names):
+//
+//   key                        default              meaning
+//   max_num_seqs               16                   sequences in one batch
+//   max_num_batched_tokens     512                  tokens in one step (prefill chunks + decodes)
+//   max_model_len              max_position_embeddings   prompt + output limit
+//   block_size                 16                   tokens per KV-cache block
+//   kv_cache_memory_bytes      (unset)              KV-cache budget: bytes, or with K/M/G/KiB/MiB/GiB
+//   kv_cache_memory_fraction   (unset)              …or this fraction of physical RAM
+//                                                   (neither set: min(10% of RAM, 2 GiB))
+//   enable_prefix_caching      true
+//   enable_chunked_prefill     true
+//   scheduling_policy          fcfs                 fcfs | priority
+//   num_threads                0                    intra-op threads of the engine (0: all cores)
+//   max_waiting_requests       1024                 waiting-queue bound (429 beyond)
+//   matmul_kernel              packed               packed | blas: the projections' matmul
+//                                                   (blas: the previous OpenBLAS path, for
+//                                                   side-by-side benchmarks; fp32 weights)
+//
+// Thread-safe (a value type).
+#ifndef INFERA_LLM_LLM_MODEL_OPTIONS_H_
+#define INFERA_LLM_LLM_MODEL_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "llm/llama_model_runner.h"
+#include "llm/scheduler.h"
+#include "model_config.pb.h"
+
+namespace infera::llm {
+
+struct LlmModelOptions {
+  int32_t max_num_seqs = 16;
+  int64_t max_num_batched_tokens = 512;
+  std::optional<int64_t> max_model_len;
+  int32_t block_size = 16;
+  std::optional<int64_t> kv_cache_memory_bytes;
+  std::optional<double> kv_cache_memory_fraction;
+  bool enable_prefix_caching = true;
+  bool enable_chunked_prefill = true;
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  int num_threads = 0;
+  int64_t max_waiting_requests = 1024;
+  MatmulKernel matmul_kernel = MatmulKernel::kPacked;
+
+  // InvalidArgument naming the parameter for a value that does not parse or is out of
+  // range; unknown keys are ignored (logged by the backend).
+  static absl::StatusOr<LlmModelOptions> FromConfig(const inference::ModelConfig& config);
+  // The KV-cache budget in bytes given physical RAM.
+  int64_t KvCacheBytes(int64_t physical_ram_bytes) const;
+};
+
+// "512MiB", "2G", "1048576" → bytes.
+std::optional<int64_t> ParseByteSize(std::string_view text);
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_LLM_MODEL_OPTIONS_H_

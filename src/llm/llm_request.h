@@ -1,0 +1,60 @@
+// LlmRequest: the engine's state of one generation request.
+//
+// Created by LlmEngine::AddRequest from a validated prompt and SamplingParams, owned by
+// the Scheduler (waiting → running → finished, or back to waiting when preempted), read
+// by the sampler and the output processor on the engine thread.
+//
+// Token bookkeeping: all_token_ids = prompt + outputs; num_computed_tokens of them have
+// their K/V in the cache. A preempted request drops its blocks and starts again from 0
+// (recompute; the prefix cache usually returns most blocks at once).
+//
+// Not thread-safe: engine thread only.
+#ifndef INFERA_LLM_LLM_REQUEST_H_
+#define INFERA_LLM_LLM_REQUEST_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/cancellation.h"
+#include "llm/sampling_params.h"
+#include "llm/scheduler_output.h"
+
+namespace infera::llm {
+
+enum class RequestStatus { kWaiting, kRunning, kFinished };
+
+enum class FinishReason { kNone, kStop, kLength, kAbort, kError };
+// OpenAI's names: "stop", "length", "abort", "error".
+std::string_view FinishReasonName(FinishReason reason);
+
+struct LlmRequest {
+  RequestId id = 0;
+  std::vector<int32_t> prompt_token_ids;
+  std::vector<int32_t> all_token_ids;  // prompt, then outputs
+  int64_t num_computed_tokens = 0;
+  SamplingParams sampling;
+  int priority = 0;            // lower runs first (vLLM's convention)
+  uint64_t arrival_order = 0;  // FCFS tie-breaker
+  std::chrono::steady_clock::time_point arrival_time{};
+  std::chrono::steady_clock::time_point first_scheduled_time{};
+  RequestStatus status = RequestStatus::kWaiting;
+  FinishReason finish_reason = FinishReason::kNone;
+  int num_preemptions = 0;
+  std::mt19937_64 rng;
+  std::shared_ptr<const CancellationToken> cancellation;
+
+  int64_t num_tokens() const { return static_cast<int64_t>(all_token_ids.size()); }
+  int64_t num_prompt_tokens() const { return static_cast<int64_t>(prompt_token_ids.size()); }
+  int64_t num_output_tokens() const { return num_tokens() - num_prompt_tokens(); }
+  bool finished() const { return status == RequestStatus::kFinished; }
+};
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_LLM_REQUEST_H_

@@ -1,0 +1,83 @@
+#include "llm/openai_protocol.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llm/llm_model_options.h"
+
+namespace infera::llm {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(OpenAiProtocolTest, ParsesCompletionsWithTextOrTokenIds) {
+  auto r = ParseCompletionRequest(
+      R"({"model": "m", "prompt": "hi", "max_tokens": 5, "temperature": 0, "stop": "\n",
+          "ignore_eos": true, "seed": 3, "stream": true, "stream_options": {"include_usage": true}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->prompt_text, "hi");
+  EXPECT_EQ(r->sampling.max_tokens, 5);
+  EXPECT_TRUE(r->sampling.greedy());
+  EXPECT_THAT(r->sampling.stop, ElementsAre("\n"));
+  EXPECT_TRUE(r->sampling.ignore_eos);
+  EXPECT_TRUE(r->stream && r->include_usage);
+  auto ids = ParseCompletionRequest(R"({"model": "m", "prompt": [1, 2, 3], "logprobs": 1})");
+  ASSERT_TRUE(ids.ok());
+  EXPECT_THAT(ids->prompt_ids, ElementsAre(1, 2, 3));
+  EXPECT_TRUE(ids->sampling.logprobs);
+  EXPECT_EQ(ids->sampling.max_tokens, 16);
+}
+
+TEST(OpenAiProtocolTest, RejectsBadFieldsByName) {
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"prompt": "x"})").status().message()), HasSubstr("'model'"));
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "top_p": 0})").status().message()),
+              HasSubstr("top_p"));
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "n": 2})").status().message()),
+              HasSubstr("'n'"));
+  EXPECT_FALSE(ParseCompletionRequest(R"({"model": "m"})").ok());
+  EXPECT_FALSE(ParseCompletionRequest("not json").ok());
+  EXPECT_FALSE(ParseChatRequest(R"({"model": "m", "messages": []})").ok());
+}
+
+TEST(OpenAiProtocolTest, ParsesChatMessagesWithTextParts) {
+  auto r = ParseChatRequest(
+      R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
+          {"type": "text", "text": "b"}]}], "max_completion_tokens": 7, "logprobs": true})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->messages[0].content, "ab");
+  EXPECT_EQ(r->sampling.max_tokens, 7);
+  EXPECT_TRUE(r->max_tokens_set);
+  EXPECT_TRUE(r->sampling.logprobs);
+}
+
+TEST(OpenAiProtocolTest, BuildsResponsesAndErrors) {
+  ChoiceDelta c;
+  c.text = "hi";
+  c.finish_reason = FinishReason::kLength;
+  EXPECT_EQ(CompletionJson("cmpl-1", 10, "m", c, {3, 1, 0}),
+            R"({"id":"cmpl-1","object":"text_completion","created":10,"model":"m","choices":[{"index":0,)"
+            R"("text":"hi","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":3,)"
+            R"("completion_tokens":1,"total_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}})");
+  EXPECT_THAT(ChatChunkJson("c", 1, "m", c, true), HasSubstr(R"("delta":{"role":"assistant","content":"hi"})"));
+  EXPECT_EQ(OpenAiErrorJson(404, "nope"),
+            R"({"error":{"message":"nope","type":"NotFoundError","param":null,"code":404}})");
+}
+
+TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {
+  inference::ModelConfig config;
+  (*config.mutable_parameters())["max_num_seqs"].set_string_value("4");
+  (*config.mutable_parameters())["kv_cache_memory_bytes"].set_string_value("64MiB");
+  (*config.mutable_parameters())["scheduling_policy"].set_string_value("priority");
+  auto o = LlmModelOptions::FromConfig(config);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->max_num_seqs, 4);
+  EXPECT_EQ(o->KvCacheBytes(1 << 30), 64 << 20);
+  EXPECT_EQ(o->policy, SchedulingPolicy::kPriority);
+  (*config.mutable_parameters())["block_size"].set_string_value("zero");
+  EXPECT_THAT(std::string(LlmModelOptions::FromConfig(config).status().message()), HasSubstr("block_size"));
+  EXPECT_EQ(ParseByteSize("2G"), int64_t{2} << 30);
+  EXPECT_EQ(ParseByteSize("12x"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace infera::llm

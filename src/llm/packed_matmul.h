@@ -1,0 +1,113 @@
+// PackedMatrix and PackedMatmul: y = x · W for a projection's weight, packed ONCE at load
+// into column panels so that one call streams every weight byte once from memory, for
+// all rows of x together.
+//
+// Why: a decode step multiplies a few rows (one per running sequence) by every weight
+// matrix of the model. A BLAS GEMM packs the weight matrix on every call (reading and
+// writing it before computing), so with M ≤ 16 rows a step moved each weight byte about
+// three times; a GEMV (M = 1) streams it once but only serves one row. With the weights
+// pre-packed, the rows of x share one pass over them: the step costs one weight stream
+// plus M·K·N FMAs (see docs/llm.md, "Small-batch matmul").
+//
+// Memory layout (kPanelWidth = 64 columns per panel; K = in, N = out):
+//
+//   W [K][N] (logical)          packed: panel p = columns [64p, 64p + 64)
+//   ┌────┬────┬─ ─┬────┐        ┌──────────────────────────┐ panel 0: K rows of 64
+//   │ p0 │ p1 │...│ pP │        │ k=0: W[0][0..64)          │   (one row = 256 B fp32,
+//   │    │    │   │    │   →    │ k=1: W[1][0..64)          │    128 B bf16), contiguous
+//   │    │    │   │    │        │ ...                       │
+//   └────┴────┴─ ─┴────┘        ├──────────────────────────┤ panel 1 ...
+//                               └──────────────────────────┘
+//   The last panel is zero-padded to 64 columns. bf16 panels interleave each group of
+//   32 columns as (c, c+16) pairs, so one 512-bit load widens to two fp32 vectors with
+//   one shift and one mask (the AVX-512 kernel; the portable one indexes the same way).
+//
+// Kernel: for a block of rows and one panel, a tile of R rows × 64 columns is kept in
+// registers (R ≤ 6: 24 zmm accumulators) while k runs over the whole panel; the panel is
+// read from memory by the first tile and from L2 by the others. Every output element is
+// the sum over k in increasing order (one FMA chain), whatever M and the tiling are, so
+// a row's result does not depend on the other rows in the batch (batched == unbatched,
+// bit for bit).
+//
+// Dispatch: AVX-512F intrinsics when the CPU has them, else a portable C++ kernel
+// compiled for AVX2 and baseline x86-64 (target_clones), chosen once at run time.
+//
+// Thread-safe: PackedMatrix is read-only after construction; PackedMatmul writes only
+// the columns of the panels it is given, so callers parallelise over panel ranges.
+//
+// Usage:
+//   PackedMatrix w = PackedMatrix::FromOutIn(hf_weight, /*n=*/out, /*k=*/in, WeightType::kF32);
+//   PackedMatmul(x, m, /*ldx=*/in, w, bias_or_null, y, /*ldy=*/out, /*accumulate=*/false,
+//                0, w.num_panels());
+#ifndef INFERA_LLM_PACKED_MATMUL_H_
+#define INFERA_LLM_PACKED_MATMUL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+namespace infera::llm {
+
+enum class PackedType { kF32, kBF16 };
+
+class PackedMatrix {
+ public:
+  static constexpr int64_t kPanelWidth = 64;
+
+  PackedMatrix() = default;
+  // From W stored [n][k] row-major: Hugging Face's Linear layout (out, in). kBF16 rounds
+  // to nearest even, so weights that came from a bf16 checkpoint are kept exactly.
+  static PackedMatrix FromOutIn(const float* w, int64_t n, int64_t k, PackedType type);
+
+  bool empty() const { return data_ == nullptr; }
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  PackedType type() const { return type_; }
+  int64_t num_panels() const { return (n_ + kPanelWidth - 1) / kPanelWidth; }
+  size_t bytes() const { return bytes_; }
+  // Panel p's K × kPanelWidth elements (float or uint16_t bf16 bits).
+  const void* panel(int64_t p) const {
+    return data_.get() + static_cast<size_t>(p) * static_cast<size_t>(k_) * kPanelWidth * ElementBytes();
+  }
+  size_t ElementBytes() const { return type_ == PackedType::kF32 ? 4 : 2; }
+
+  // W[kk][nn] as float (tests and debugging; slow).
+  float At(int64_t kk, int64_t nn) const;
+
+ private:
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  template <typename Get>
+  static PackedMatrix Pack(int64_t n, int64_t k, PackedType type, Get get);
+
+  std::unique_ptr<unsigned char[], Free> data_;
+  int64_t k_ = 0;
+  int64_t n_ = 0;
+  PackedType type_ = PackedType::kF32;
+  size_t bytes_ = 0;
+};
+
+// y[i][j] = (accumulate ? y[i][j] : 0) + Σ_k x[i][k]·W[k][j] (+ bias[j]) for rows i < m and
+// the columns of panels [panel_begin, panel_end). x rows have stride ldx (≥ w.k()), y rows
+// ldy (≥ w.n()); `bias` may be null. Columns of other panels are not touched.
+void PackedMatmul(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias,
+                  float* y, int64_t ldy, bool accumulate, int64_t panel_begin, int64_t panel_end);
+
+// Which kernel PackedMatmul runs on this CPU: "avx512f" or "portable".
+const char* PackedMatmulIsa();
+
+// The two kernels behind PackedMatmul, for tests and benchmarks (Avx512 needs the CPU
+// feature: check HasAvx512 first).
+namespace packed_matmul_internal {
+bool HasAvx512();
+void Avx512(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,
+            int64_t ldy, bool accumulate, int64_t panel_begin, int64_t panel_end);
+void Portable(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,
+              int64_t ldy, bool accumulate, int64_t panel_begin, int64_t panel_end);
+}  // namespace packed_matmul_internal
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_PACKED_MATMUL_H_

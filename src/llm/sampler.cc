@@ -1,0 +1,100 @@
+#include "llm/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_map>
+
+namespace infera::llm {
+namespace {
+
+float LogSumExp(const float* x, int64_t n) {
+  const float m = *std::max_element(x, x + n);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(x[i] - m));
+  return m + static_cast<float>(std::log(sum));
+}
+
+void ApplyPenalties(float* logits, int64_t vocab, const LlmRequest& r) {
+  const SamplingParams& s = r.sampling;
+  if (s.repetition_penalty != 1.0) {
+    std::vector<bool> seen(vocab, false);
+    for (int32_t t : r.all_token_ids) {
+      if (t < 0 || t >= vocab || seen[t]) continue;
+      seen[t] = true;
+      const float p = static_cast<float>(s.repetition_penalty);
+      logits[t] = logits[t] > 0 ? logits[t] / p : logits[t] * p;
+    }
+  }
+  if (s.frequency_penalty != 0.0 || s.presence_penalty != 0.0) {
+    std::unordered_map<int32_t, int> counts;
+    for (size_t i = r.prompt_token_ids.size(); i < r.all_token_ids.size(); ++i) ++counts[r.all_token_ids[i]];
+    for (const auto& [t, c] : counts) {
+      if (t < 0 || t >= vocab) continue;
+      logits[t] -= static_cast<float>(s.frequency_penalty * c + s.presence_penalty);
+    }
+  }
+}
+
+int32_t Argmax(const float* x, int64_t n) {
+  return static_cast<int32_t>(std::max_element(x, x + n) - x);  // first of equal maxima
+}
+
+int32_t Draw(float* logits, int64_t vocab, LlmRequest& r) {
+  const SamplingParams& s = r.sampling;
+  const float inv_t = static_cast<float>(1.0 / s.temperature);
+  const float m = *std::max_element(logits, logits + vocab) * inv_t;
+  std::vector<int32_t> ids(vocab);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::vector<float> probs(vocab);  // unnormalised
+  for (int64_t i = 0; i < vocab; ++i) probs[i] = std::exp(logits[i] * inv_t - m);
+  auto by_prob = [&](int32_t a, int32_t b) { return probs[a] != probs[b] ? probs[a] > probs[b] : a < b; };
+  size_t keep = ids.size();
+  if (s.top_k > 0 && s.top_k < vocab) {
+    std::partial_sort(ids.begin(), ids.begin() + s.top_k, ids.end(), by_prob);
+    keep = static_cast<size_t>(s.top_k);
+  } else if (s.top_p < 1.0 || s.min_p > 0.0) {
+    std::sort(ids.begin(), ids.end(), by_prob);
+  }
+  if (s.min_p > 0.0) {
+    const float threshold = static_cast<float>(s.min_p) * probs[ids[0]];
+    size_t k = 1;
+    while (k < keep && probs[ids[k]] >= threshold) ++k;
+    keep = k;
+  }
+  if (s.top_p < 1.0) {
+    double total = 0;
+    for (size_t i = 0; i < keep; ++i) total += probs[ids[i]];
+    double cum = 0;
+    size_t k = 0;
+    while (k < keep) {
+      cum += probs[ids[k++]];
+      if (cum >= s.top_p * total) break;
+    }
+    keep = std::max<size_t>(k, 1);
+  }
+  double total = 0;
+  for (size_t i = 0; i < keep; ++i) total += probs[ids[i]];
+  const double u = std::uniform_real_distribution<double>(0.0, total)(r.rng);
+  double cum = 0;
+  for (size_t i = 0; i < keep; ++i) {
+    cum += probs[ids[i]];
+    if (u < cum) return ids[i];
+  }
+  return ids[keep - 1];
+}
+
+}  // namespace
+
+SampledToken Sampler::Sample(float* logits, int64_t vocab, LlmRequest& request) {
+  const float lse = request.sampling.logprobs ? LogSumExp(logits, vocab) : 0.0f;
+  std::vector<float> raw;
+  if (request.sampling.logprobs) raw.assign(logits, logits + vocab);
+  ApplyPenalties(logits, vocab, request);
+  SampledToken out;
+  out.token_id = request.sampling.greedy() ? Argmax(logits, vocab) : Draw(logits, vocab, request);
+  if (request.sampling.logprobs) out.logprob = raw[out.token_id] - lse;
+  return out;
+}
+
+}  // namespace infera::llm

@@ -1,0 +1,31 @@
+// Sampler: picks each request's next token from its logits row (vLLM's semantics).
+//
+// Order: log-probability of the raw distribution (if requested) → repetition penalty
+// (tokens in prompt or output: positive logits divided, negative multiplied) →
+// frequency/presence penalties (output tokens) → greedy argmax when temperature is 0,
+// else temperature → top-k → min-p → top-p → a draw from the request's own RNG (seeded
+// by `seed`, so results do not depend on what else is in the batch).
+//
+// The reported logprob is of the chosen token under the model's raw distribution
+// (before penalties and temperature), as vLLM v1 reports by default.
+//
+// Thread-safe (stateless); the request's RNG is the engine thread's.
+#ifndef INFERA_LLM_SAMPLER_H_
+#define INFERA_LLM_SAMPLER_H_
+
+#include <cstdint>
+
+#include "llm/llm_request.h"
+#include "llm/scheduler.h"
+
+namespace infera::llm {
+
+class Sampler {
+ public:
+  // `logits` (vocab_size values) is used as scratch and left modified.
+  static SampledToken Sample(float* logits, int64_t vocab_size, LlmRequest& request);
+};
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_SAMPLER_H_

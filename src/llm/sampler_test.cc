@@ -1,0 +1,98 @@
+#include "llm/sampler.h"
+
+#include <cmath>
+#include <map>
+
+#include "gtest/gtest.h"
+
+namespace infera::llm {
+namespace {
+
+LlmRequest Req(SamplingParams p, std::vector<int32_t> prompt = {}) {
+  LlmRequest r;
+  r.sampling = p;
+  r.prompt_token_ids = prompt;
+  r.all_token_ids = prompt;
+  r.rng.seed(p.seed.value_or(1));
+  return r;
+}
+
+TEST(SamplerTest, GreedyPicksTheFirstMaximumAndReportsRawLogprob) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.logprobs = true;
+  LlmRequest r = Req(p);
+  std::vector<float> logits = {1.0f, 3.0f, 3.0f, 0.0f};
+  SampledToken t = Sampler::Sample(logits.data(), 4, r);
+  EXPECT_EQ(t.token_id, 1);
+  const double lse = std::log(std::exp(1.0) + 2 * std::exp(3.0) + 1.0);
+  EXPECT_NEAR(t.logprob, 3.0 - lse, 1e-5);
+}
+
+TEST(SamplerTest, RepetitionAndPresencePenaltiesChangeTheArgmax) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.repetition_penalty = 2.0;
+  LlmRequest r = Req(p, {0});
+  std::vector<float> logits = {4.0f, 3.0f};
+  EXPECT_EQ(Sampler::Sample(logits.data(), 2, r).token_id, 1);  // 4/2 < 3
+  SamplingParams q;
+  q.temperature = 0;
+  q.presence_penalty = 1.5;
+  LlmRequest s = Req(q, {});
+  s.all_token_ids = {0};  // an output token
+  std::vector<float> l2 = {4.0f, 3.0f};
+  EXPECT_EQ(Sampler::Sample(l2.data(), 2, s).token_id, 1);
+}
+
+TEST(SamplerTest, TopKAndTopPRestrictTheDraws) {
+  SamplingParams p;
+  p.temperature = 1.0;
+  p.top_k = 2;
+  p.seed = 7;
+  LlmRequest r = Req(p);
+  std::map<int, int> seen;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<float> logits = {0.0f, 2.0f, 1.9f, 1.0f};
+    ++seen[Sampler::Sample(logits.data(), 4, r).token_id];
+  }
+  EXPECT_EQ(seen.size(), 2u);
+  EXPECT_GT(seen[1], 0);
+  EXPECT_GT(seen[2], 0);
+  SamplingParams q;
+  q.top_p = 0.5;
+  q.seed = 3;
+  LlmRequest s = Req(q);
+  for (int i = 0; i < 50; ++i) {
+    std::vector<float> logits = {5.0f, 0.0f, 0.0f};
+    EXPECT_EQ(Sampler::Sample(logits.data(), 3, s).token_id, 0);
+  }
+}
+
+TEST(SamplerTest, MinPDropsUnlikelyTokens) {
+  SamplingParams p;
+  p.min_p = 0.5;
+  p.seed = 11;
+  LlmRequest r = Req(p);
+  for (int i = 0; i < 50; ++i) {
+    std::vector<float> logits = {2.0f, 2.0f - std::log(3.0f), -5.0f};  // p ratios 1, 1/3, tiny
+    EXPECT_EQ(Sampler::Sample(logits.data(), 3, r).token_id, 0);
+  }
+}
+
+TEST(SamplerTest, SameSeedSameTokens) {
+  SamplingParams p;
+  p.seed = 42;
+  std::vector<int32_t> a, b;
+  LlmRequest r1 = Req(p), r2 = Req(p);
+  for (int i = 0; i < 20; ++i) {
+    std::vector<float> l1(16), l2(16);
+    for (int k = 0; k < 16; ++k) l1[k] = l2[k] = static_cast<float>(k % 5);
+    a.push_back(Sampler::Sample(l1.data(), 16, r1).token_id);
+    b.push_back(Sampler::Sample(l2.data(), 16, r2).token_id);
+  }
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
+}  // namespace infera::llm

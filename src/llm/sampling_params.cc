@@ -1,0 +1,28 @@
+#include "llm/sampling_params.h"
+
+#include "common/str_cat.h"
+
+namespace infera::llm {
+
+absl::Status SamplingParams::Validate() const {
+  auto bad = [](std::string_view field, std::string_view rule) {
+    return absl::InvalidArgumentError(StrCat(field, " ", rule));
+  };
+  if (!(temperature >= 0.0 && temperature <= 100.0)) return bad("temperature", "must be in [0, 100]");
+  if (top_k < -1) return bad("top_k", "must be -1, 0 (off) or positive");
+  if (!(top_p > 0.0 && top_p <= 1.0)) return bad("top_p", "must be in (0, 1]");
+  if (!(min_p >= 0.0 && min_p <= 1.0)) return bad("min_p", "must be in [0, 1]");
+  if (!(repetition_penalty > 0.0 && repetition_penalty <= 10.0)) {
+    return bad("repetition_penalty", "must be in (0, 10]");
+  }
+  if (!(frequency_penalty >= -2.0 && frequency_penalty <= 2.0)) return bad("frequency_penalty", "must be in [-2, 2]");
+  if (!(presence_penalty >= -2.0 && presence_penalty <= 2.0)) return bad("presence_penalty", "must be in [-2, 2]");
+  if (max_tokens < 1) return bad("max_tokens", "must be at least 1");
+  for (const std::string& s : stop) {
+    if (s.empty()) return bad("stop", "strings must not be empty");
+  }
+  if (stop.size() > 16) return bad("stop", "takes at most 16 strings");
+  return absl::OkStatus();
+}
+
+}  // namespace infera::llm

@@ -1,0 +1,40 @@
+// SamplingParams: how one request picks its tokens and when it stops (vLLM's names and
+// semantics). Validate() rejects out-of-range values with a message naming the field.
+//
+// A value type; thread-safe to copy.
+#ifndef INFERA_LLM_SAMPLING_PARAMS_H_
+#define INFERA_LLM_SAMPLING_PARAMS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace infera::llm {
+
+struct SamplingParams {
+  double temperature = 1.0;  // 0: greedy
+  int64_t top_k = 0;         // 0 or -1: off
+  double top_p = 1.0;
+  double min_p = 0.0;
+  double repetition_penalty = 1.0;  // > 1 discourages tokens seen in prompt or output
+  double frequency_penalty = 0.0;   // per occurrence in the output
+  double presence_penalty = 0.0;    // once per token present in the output
+  std::optional<uint64_t> seed;
+  int64_t max_tokens = 16;
+  std::vector<std::string> stop;        // stop strings (excluded from the text)
+  std::vector<int32_t> stop_token_ids;  // stop tokens (besides EOS)
+  bool ignore_eos = false;
+  bool include_stop_str_in_output = false;
+  bool skip_special_tokens = true;
+  bool logprobs = false;  // log-probability of each chosen token
+
+  absl::Status Validate() const;
+  bool greedy() const { return temperature < 1e-5; }
+};
+
+}  // namespace infera::llm
+
+#endif  // INFERA_LLM_SAMPLING_PARAMS_H_
