@@ -1,0 +1,546 @@
+#!/usr/bin/python3
+"""`make bench` scenarios: infera against the HTTP ceiling (nginx), the seeds' baseline
+(Flask + Gunicorn + PyTorch) and the in-process limit (LibTorch), and dynamic batching
+on vs off. Each scenario starts its sides itself, on ephemeral loopback ports, runs them
+alternately in one invocation, and prints medians of repeated runs and their ratios as
+Markdown tables (docs/benchmarks.md quotes them).
+
+    bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
+                       [overhead] [baseline] [limit] [batching]
+
+Every load comes from `infera bench` (the same requests to every side) except the wrk
+rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
+Every side runs with OMP_WAIT_POLICY=passive and one intra-op thread per model
+instance or worker; results (JSON reports, SVG plots, the tables) go to
+BUILD/bench-results/.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, OMP_WAIT_POLICY="passive")
+ARGS = None  # parsed command line
+FOREIGN = []  # % of the machine other processes used, per measured level (noise)
+
+
+# ----------------------------------------------------------------------------- processes
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Process:
+    """A side under test: started in its own session, stopped (the whole group) on exit."""
+
+    running = []  # every side started and not yet stopped, for failure reports
+
+    def __init__(self, argv, env=None, log_name="process"):
+        Process.running.append(self)
+        self.log = tempfile.NamedTemporaryFile(prefix=f"bench-{log_name}-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=env or ENV, start_new_session=True)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def text(self):
+        with open(self.log.name, errors="replace") as f:
+            return f.read()
+
+    def check_alive(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"{self.proc.args[0]} exited {self.proc.returncode}:\n{self.text()[-3000:]}")
+
+    def stop(self):
+        if self in Process.running:
+            Process.running.remove(self)
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        os.unlink(self.log.name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def wait_http(port, path, process, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        process.check_alive()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"no 200 from :{port}{path} within {timeout} s:\n{process.text()[-3000:]}")
+
+
+def ready_or_stopped(proc, urls):
+    """`proc` once every (port, path) answers 200; stopped if one does not."""
+    try:
+        for port, path in urls:
+            wait_http(port, path, proc)
+    except BaseException:
+        proc.stop()
+        raise
+    return proc
+
+
+def start_infera(repo, *extra, env=None):
+    """`infera serve` on ephemeral ports, once ready (`.port`: its HTTP port)."""
+    proc = Process([ARGS.infera, "serve", "--model-repository", repo, "--http-address", "127.0.0.1",
+                    "--http-port", "0", "--grpc-address", "127.0.0.1", "--grpc-port", "0",
+                    "--metrics-port", "0", *extra], env=env, log_name="infera")
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if proc.proc.poll() is not None:
+            break
+        match = re.search(r"HTTP server listening on [^\s]*:(\d+)", proc.text())
+        if match and "server is ready" in proc.text():
+            proc.port = int(match.group(1))
+            return proc
+        time.sleep(0.05)
+    text = proc.text()
+    proc.stop()
+    raise RuntimeError(f"infera not ready:\n{text[-3000:]}")
+
+
+def start_nginx(workdir):
+    port = free_port()
+    with open(os.path.join(ROOT, "bench", "nginx", "kserve_static.conf.in")) as f:
+        conf = f.read().replace("@PORT@", str(port)).replace("@DIR@", workdir)
+    path = os.path.join(workdir, "nginx.conf")
+    with open(path, "w") as f:
+        f.write(conf)
+    proc = Process(["nginx", "-c", path, "-p", workdir], log_name="nginx")
+    proc.port = port
+    return ready_or_stopped(proc, [(port, "/")])
+
+
+def start_flask(repo, models, workers=2):
+    port = free_port()
+    env = dict(ENV, MODEL_REPOSITORY=os.path.abspath(repo), MODELS=",".join(models), TORCH_THREADS="1")
+    proc = Process(["gunicorn", "-w", str(workers), "-b", f"127.0.0.1:{port}", "--timeout", "120",
+                    "--chdir", os.path.join(ROOT, "bench", "baselines"), "flask_kserve_server:app"],
+                   env=env, log_name="gunicorn")
+    proc.port = port
+    return ready_or_stopped(proc, [(port, f"/v2/models/{model}") for model in models])
+
+
+def bench_repo(models, edit=None):
+    """A repository with copies of demo models (weights hard-linked), configs edited."""
+    repo = tempfile.mkdtemp(prefix="bench-repo-")
+    for model in models:
+        src = os.path.join(ARGS.repo, model)
+        shutil.copytree(src, os.path.join(repo, model), ignore=shutil.ignore_patterns("reference"),
+                        copy_function=lambda s, d: os.link(s, d))
+        if edit:
+            path = os.path.join(repo, model, "config.pbtxt")
+            with open(path) as f:
+                text = f.read()
+            os.unlink(path)  # a hard link into the demo repository
+            with open(path, "w") as f:
+                f.write(edit(model, text))
+    return repo
+
+
+def two_instances_one_thread(_, text):
+    """instance_group count 2, one intra-op thread each: the 2-core setting every side
+    of the torch comparisons uses (Gunicorn: 2 workers x 1 torch thread)."""
+    return (text.replace("count: 1", "count: 2") +
+            'parameters {\n  key: "INTRA_OP_THREAD_COUNT"\n  value: { string_value: "1" }\n}\n')
+
+
+# --------------------------------------------------------------------------- measuring
+
+def bench(port, model, *args, name="run"):
+    """One `infera bench` run; returns its JSON report."""
+    out = os.path.join(ARGS.out, f"{name}.json")
+    cmd = [ARGS.infera, "bench", "-m", model, "-u", f"127.0.0.1:{port}", "--progress", "off",
+           "--json", out, *args]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if result.returncode not in (0, 1) or not os.path.exists(out):
+        sides = "".join(f"\n--- {p.proc.args[0]} (exit status {p.proc.poll()}), log tail:\n{p.text()[-2000:]}"
+                        for p in Process.running)
+        raise RuntimeError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}{sides}")
+    with open(out) as f:
+        report = json.load(f)
+    report["_command"] = " ".join(["infera", "bench"] + cmd[2:])
+    FOREIGN.extend(l.get("foreign_cpu_pct", 0) for l in report["levels"])
+    return report
+
+
+def wrk(port, path="/", lua=None, connections=16, seconds=4):
+    cmd = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
+    if lua:
+        cmd += ["-s", lua]
+    result = subprocess.run(cmd + [f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True,
+                            timeout=seconds + 60)
+    rps = float(re.search(r"Requests/sec:\s*([\d.]+)", result.stdout).group(1))
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", result.stdout)
+    scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[p99.group(2)]
+    return {"rps": rps, "p99_ms": float(p99.group(1)) * scale}
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def level(report, index=0):
+    return report["levels"][index] if report["levels"] else None
+
+
+def fmt(value, digits=1):
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    return f"{value:,.{digits}f}"
+
+
+def table(headers, rows):
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(fmt(c) if not isinstance(c, str) else c for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def emit(title, text):
+    print(f"\n### {title}\n\n{text}\n", flush=True)
+    with open(os.path.join(ARGS.out, "tables.md"), "a") as f:
+        f.write(f"\n### {title}\n\n{text}\n")
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+# ----------------------------------------------------------------------------- scenarios
+
+def scenario_overhead():
+    """simple (add_sub) through infera vs a static 200 from nginx, same requests, same
+    load; plus wrk on both to calibrate the load generator."""
+    seconds = "1.5" if ARGS.quick else "4"
+    repo = bench_repo(["simple"])
+    work = tempfile.mkdtemp(prefix="bench-nginx-")
+    lua = os.path.join(work, "post.lua")
+    with open(lua, "w") as f:
+        data = ",".join(str(i) for i in range(16))
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                f"wrk.body = '{{\"inputs\":[{{\"name\":\"INPUT0\",\"shape\":[1,16],\"datatype\":\"INT32\","
+                f"\"data\":[{data}]}},{{\"name\":\"INPUT1\",\"shape\":[1,16],\"datatype\":\"INT32\","
+                f"\"data\":[{data}]}}]}}'\n")
+    runs = {}
+    wrks = {}
+    with start_nginx(work) as nginx_proc, start_infera(repo) as infera_proc:
+        ports = {"nginx": nginx_proc.port, "infera": infera_proc.port}
+        pids = {"nginx": nginx_proc.pid, "infera": infera_proc.pid}
+        for rep in range(ARGS.repeats):
+            sides = ["nginx", "infera"] if rep % 2 == 0 else ["infera", "nginx"]
+            for side in sides:
+                for c in (1, 16):
+                    r = bench(ports[side], "simple", "--concurrency-range", str(c), "--duration", seconds,
+                              "-p", "1000", "--warmup", "1000", "--server-pid", str(pids[side]),
+                              name=f"overhead-{side}-c{c}-r{rep}")
+                    runs.setdefault((side, c), []).append(r)
+            wrks.setdefault("nginx GET /", []).append(wrk(ports["nginx"], "/", seconds=int(float(seconds) + 0.5)))
+            for side in sides:
+                wrks.setdefault(f"{side} POST simple", []).append(
+                    wrk(ports[side], "/v2/models/simple/infer", lua, seconds=int(float(seconds) + 0.5)))
+    shutil.rmtree(repo)
+    shutil.rmtree(work, ignore_errors=True)
+    rows, summary = [], {}
+    for (side, c), reports in sorted(runs.items()):
+        levels = [level(r) for r in reports]
+        row = {"rps": med([l["throughput_per_s"] for l in levels]),
+               "p50_us": med([l["latency"]["p50_us"] for l in levels]),
+               "p99_us": med([l["latency"]["p99_us"] for l in levels]),
+               "cpu_us": med([l.get("server_cpu_us_per_request") for l in levels]),
+               "client_cpu": med([l["client_cpu_pct"] for l in levels]),
+               "client_us": med([l["client_cpu_pct"] / 100 / l["throughput_per_s"] * 1e6 for l in levels]),
+               "server_us": med([l["server"]["request_us"] for l in levels if "server" in l]),
+               "inside_overhead_us": med([l["server"]["request_us"] - l["server"]["compute_infer_us"]
+                                          for l in levels if "server" in l])}
+        summary[f"{side} c={c}"] = row
+        rows.append([side, str(c), row["rps"], row["p50_us"], row["p99_us"], row["cpu_us"], row["client_cpu"],
+                     row["client_us"], row["server_us"], row["inside_overhead_us"]])
+    emit("overhead: simple via infera vs nginx static 200 (infera bench, same requests)",
+         table(["server", "conc", "req/s", "P50 µs", "P99 µs", "server CPU µs/req", "bench CPU %",
+                "bench CPU µs/req", "in-server µs (stats)", "of which not model µs"], rows))
+    wrk_rows = [[name, med([w["rps"] for w in ws]), med([w["p99_ms"] for w in ws]) * 1000]
+                for name, ws in wrks.items()]
+    emit("overhead: wrk -t1 -c16 (calibration)", table(["target", "req/s", "P99 µs"], wrk_rows))
+    n16, i16, n1, i1 = (summary[k] for k in ("nginx c=16", "infera c=16", "nginx c=1", "infera c=1"))
+    wrk_nginx = med([w["rps"] for w in wrks["nginx POST simple"]])
+    wrk_infera = med([w["rps"] for w in wrks["infera POST simple"]])
+    ratios = [
+        ["infera / nginx throughput, c=16 (P1: >= 0.5)", f"{i16['rps'] / n16['rps']:.2f}"],
+        ["infera / nginx throughput, c=16, wrk", f"{wrk_infera / wrk_nginx:.2f}"],
+        ["added latency vs nginx, c=1, P50 (µs)", f"{i1['p50_us'] - n1['p50_us']:.1f}"],
+        ["server CPU per request, infera - nginx, c=16 (µs)",
+         f"{i16['cpu_us'] - n16['cpu_us']:.1f}" if i16["cpu_us"] and n16["cpu_us"] else "-"],
+        ["infera bench / wrk on nginx, c=16 (load generator ceiling)", f"{n16['rps'] / wrk_nginx:.2f}"],
+        ["infera bench ceiling on one core (1e6 / bench CPU µs per request, nginx c=16)",
+         f"{1e6 / n16['client_us']:,.0f} req/s"],
+        ["nginx GET / with wrk vs targets.md 111.7k", f"{med([w['rps'] for w in wrks['nginx GET /']]) / 111700:.2f}"],
+    ]
+    emit("overhead: ratios (medians)", table(["what", "value"], ratios))
+    return {"runs": summary, "wrk": {k: med([w["rps"] for w in v]) for k, v in wrks.items()}}
+
+
+def best_under(report, p99_limit_us):
+    """Highest throughput among levels whose P99 is within the limit (None if none)."""
+    ok = [l for l in report["levels"] if l["latency"]["p99_us"] <= p99_limit_us and l["errors"] == 0]
+    return max(ok, key=lambda l: l["throughput_per_s"]) if ok else None
+
+
+def scenario_baseline():
+    """The seeds' Flask + Gunicorn + PyTorch (2 sync workers x 1 thread) vs infera
+    (2 instances x 1 thread) on the same TorchScript files, KServe v2 JSON both sides."""
+    quick = ARGS.quick
+    plans = {  # model: (sweep, seconds per level, warm-up ms)
+        "ranker": ("1:64:x4", "1" if quick else "2", "500"),
+        "resnet18": ("1:4:x2", "2" if quick else "3", "1000"),
+    }
+    repo = bench_repo(list(plans), two_instances_one_thread)
+    results = {}
+    with start_infera(repo) as infera_proc, start_flask(repo, list(plans)) as flask_proc:
+        ports = {"infera": infera_proc.port, "flask": flask_proc.port}
+        pids = {"infera": infera_proc.pid, "flask": flask_proc.pid}
+        for model, (sweep, seconds, warmup) in plans.items():
+            for rep in range(ARGS.repeats):
+                sides = ["flask", "infera"] if rep % 2 == 0 else ["infera", "flask"]
+                for side in sides:
+                    r = bench(ports[side], model, "--concurrency-range", sweep, "--duration", seconds,
+                              "-p", "1000", "--warmup", warmup, "--server-pid", str(pids[side]),
+                              name=f"baseline-{model}-{side}-sweep-r{rep}")
+                    results.setdefault((model, side, "sweep"), []).append(r)
+                # Fixed load: half of what the baseline sustained in the first sweep.
+                flask_best = best_under(results[(model, "flask", "sweep")][0], 1e12)
+                rate = max(1, round(0.5 * flask_best["throughput_per_s"])) if flask_best else 1
+                for side in sides:
+                    r = bench(ports[side], model, "--request-rate-range", str(rate), "--duration", seconds,
+                              "-p", "1000", "--warmup", warmup, name=f"baseline-{model}-{side}-rate-r{rep}")
+                    results.setdefault((model, side, "rate"), []).append(r)
+    shutil.rmtree(repo)
+    for model in plans:  # both sides' first sweep on one plot
+        subprocess.run([ARGS.infera, "bench", "plot", "-o", os.path.join(ARGS.out, f"baseline-{model}.svg"),
+                        "--title", f"{model}: infera vs Flask + Gunicorn (KServe v2 JSON)",
+                        f"infera={os.path.join(ARGS.out, f'baseline-{model}-infera-sweep-r0.json')}",
+                        f"flask={os.path.join(ARGS.out, f'baseline-{model}-flask-sweep-r0.json')}"], check=True)
+    rows, ratio_rows, summary = [], [], {}
+    for model in plans:
+        per_side = {}
+        for side in ("flask", "infera"):
+            sweeps = results[(model, side, "sweep")]
+            best = [best_under(r, 100_000) for r in sweeps]
+            at_max = [r["levels"][-1] for r in sweeps]
+            fixed = [level(r) for r in results[(model, side, "rate")]]
+            s = {"best_rps": med([b["throughput_per_s"] if b else 0 for b in best]),
+                 "best_c": med([b["concurrency"] if b else 0 for b in best]),
+                 "max_c": at_max[0]["concurrency"],
+                 "max_c_rps": med([l["throughput_per_s"] for l in at_max]),
+                 "max_c_p99_ms": med([l["latency"]["p99_us"] for l in at_max]) / 1000,
+                 "rate": fixed[0]["request_rate"],
+                 "fixed_p50_ms": med([l["latency"]["p50_us"] for l in fixed]) / 1000,
+                 "fixed_p99_ms": med([l["latency"]["p99_us"] for l in fixed]) / 1000,
+                 "cpu_us": med([l.get("server_cpu_us_per_request") for l in at_max])}
+            per_side[side] = s
+            rows.append([model, side, s["best_rps"], fmt(s["best_c"], 0), fmt(s["max_c"], 0), s["max_c_rps"],
+                         s["max_c_p99_ms"], fmt(s["rate"], 0), s["fixed_p50_ms"], s["fixed_p99_ms"]])
+        f, i = per_side["flask"], per_side["infera"]
+        best_ratio = (f"{i['best_rps'] / f['best_rps']:.2f}" if f["best_rps"] else
+                      "- (no level of either met it)" if not i["best_rps"] else "only infera met it")
+        ratio_rows.append([model, best_ratio,
+                           f"{f['fixed_p50_ms'] / i['fixed_p50_ms']:.2f}", f"{f['fixed_p99_ms'] / i['fixed_p99_ms']:.2f}",
+                           f"{i['max_c_rps'] / f['max_c_rps']:.2f}"])
+        summary[model] = per_side
+    emit("seed baseline: Flask + Gunicorn + PyTorch vs infera (KServe v2 JSON, 2 x 1 thread each)",
+         table(["model", "server", "req/s at P99 <= 100 ms", "at conc", "max conc", "req/s there",
+                "P99 ms there", "fixed rate /s", "P50 ms", "P99 ms"], rows))
+    emit("seed baseline: ratios infera / Flask (medians)",
+         table(["model", "throughput at P99 <= 100 ms (P3: MLP >= 10, ResNet-18 >= 1.2)",
+                "P50 at fixed load (Flask / infera)", "P99 at fixed load (Flask / infera)",
+                "throughput at max conc"], ratio_rows))
+    return summary
+
+
+# glibc returns multi-MB activation buffers to the OS after every call, so each call
+# page-faults them in again; two instances doing that at once contend on the process's
+# memory map (docs/torch_backend.md, allocator note). The limit scenario gives both of
+# its sides the same setting that avoids it, so that it compares execution, not faults.
+LIMIT_ENV = dict(ENV, MALLOC_MMAP_THRESHOLD_="1073741824", MALLOC_TRIM_THRESHOLD_="1073741824")
+
+
+def torch_bench(model, batch, instances):
+    binary = os.path.join(ARGS.build, "src", "backend", "torch", "torch_backend_bench")
+    iters = {"resnet18": 15, "ranker": 2500 // max(1, batch // 8), "text_encoder": 150}.get(model, 100)
+    if ARGS.quick:
+        iters = max(3, iters // 4)
+    cmd = [binary, "--repo", ARGS.repo, "--model", model, "--batch", str(batch), "--threads", "1",
+           "--instances", str(instances), "--iters", str(iters), "--warmup", "3",
+           "--repeats", "1"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=LIMIT_ENV)
+    match = re.search(r"items_per_s=([\d.]+)", result.stdout)
+    if not match:
+        raise RuntimeError(f"{' '.join(cmd)}:\n{result.stdout}\n{result.stderr}")
+    return float(match.group(1)), " ".join(["torch_backend_bench"] + cmd[1:])
+
+
+def scenario_limit():
+    """infera (binary tensors, closed loop) vs a tight in-process LibTorch loop
+    (torch_backend_bench, the backend's own Execute) on the same model, batch and
+    threads: 2 instances x 1 intra-op thread, and the same allocator setting
+    (LIMIT_ENV), on both sides."""
+    cases = [("resnet18", 1, "4"), ("ranker", 64, "8"), ("text_encoder", 16, "8")]
+    seconds = "1.5" if ARGS.quick else "4"
+    repo = bench_repo(sorted({c[0] for c in cases}), two_instances_one_thread)
+    inproc, served, commands = {}, {}, {}
+    with start_infera(repo, env=LIMIT_ENV) as infera_proc:
+        for rep in range(ARGS.repeats):
+            for model, batch, conc in cases:
+                # Alternate which side goes first; the idle server costs nothing meanwhile.
+                for side in (("loop", "infera") if rep % 2 == 0 else ("infera", "loop")):
+                    if side == "loop":
+                        value, commands[model] = torch_bench(model, batch, 2)
+                        inproc.setdefault(model, []).append(value)
+                        continue
+                    r = bench(infera_proc.port, model, "-b", str(batch), "--concurrency-range", conc,
+                              "--duration", seconds, "-p", "1000", "--input-tensor-format", "binary",
+                              "--output-tensor-format", "binary", "--int-range", "0:1000",
+                              "--server-pid", str(infera_proc.pid), name=f"limit-{model}-b{batch}-r{rep}")
+                    served.setdefault(model, []).append(level(r)["inferences_per_s"])
+    shutil.rmtree(repo)
+    rows = []
+    for model, batch, conc in cases:
+        s, loop = med(served[model]), med(inproc[model])
+        rows.append([model, str(batch), conc, loop, s, f"{s / loop:.2f}"])
+    emit("limit: infera vs in-process LibTorch loop (2 instances x 1 thread, binary tensors, "
+         "MALLOC_MMAP_THRESHOLD_ raised on both sides)",
+         table(["model", "batch", "bench conc", "in-process items/s", "infera items/s",
+                "efficiency (P4: >= 0.9)"], rows))
+    return {m: {"in_process": med(inproc[m]), "infera": med(served[m]), "command": commands[m]} for m, _, _ in cases}
+
+
+def scenario_batching():
+    """ranker at concurrency 64, batch-1 requests: dynamic_batching off vs on, one server
+    with both configurations loaded (2 instances x 1 thread each)."""
+    def edit(model, text):
+        text = two_instances_one_thread(model, text)
+        if model == "ranker_batching":
+            text = text.replace('name: "ranker"', 'name: "ranker_batching"')
+            text += "dynamic_batching {\n  max_queue_delay_microseconds: 1000\n}\n"
+        return text
+    repo = bench_repo(["ranker"], two_instances_one_thread)
+    shutil.copytree(os.path.join(ARGS.repo, "ranker"), os.path.join(repo, "ranker_batching"),
+                    ignore=shutil.ignore_patterns("reference", "config.pbtxt"), copy_function=lambda s, d: os.link(s, d))
+    with open(os.path.join(ARGS.repo, "ranker", "config.pbtxt")) as f:
+        config = f.read()
+    with open(os.path.join(repo, "ranker_batching", "config.pbtxt"), "w") as f:
+        f.write(edit("ranker_batching", config))
+    seconds = "1.5" if ARGS.quick else "4"
+    runs = {}
+    with start_infera(repo) as infera_proc:
+        port = infera_proc.port
+        for rep in range(ARGS.repeats):
+            models = ["ranker", "ranker_batching"] if rep % 2 == 0 else ["ranker_batching", "ranker"]
+            for model in models:
+                r = bench(port, model, "--concurrency-range", "64", "--duration", seconds, "-p", "1000",
+                          "--warmup", "1000", "--server-pid", str(infera_proc.pid),
+                          name=f"batching-{model}-r{rep}")
+                runs.setdefault(model, []).append(level(r))
+    shutil.rmtree(repo)
+    rows, summary = [], {}
+    for model, label in (("ranker", "off"), ("ranker_batching", "on (max_queue_delay 1 ms)")):
+        levels = runs[model]
+        s = {"rps": med([l["throughput_per_s"] for l in levels]),
+             "p50_ms": med([l["latency"]["p50_us"] for l in levels]) / 1000,
+             "p99_ms": med([l["latency"]["p99_us"] for l in levels]) / 1000,
+             "batch": med([l["server"]["avg_batch_rows"] for l in levels if "server" in l]),
+             "cpu_us": med([l.get("server_cpu_us_per_request") for l in levels])}
+        summary[label] = s
+        rows.append([label, s["rps"], s["p50_ms"], s["p99_ms"], s["batch"], s["cpu_us"]])
+    off, on = summary["off"], summary["on (max_queue_delay 1 ms)"]
+    emit("batching: ranker, conc 64, batch-1 requests, dynamic batching off vs on",
+         table(["dynamic batching", "req/s", "P50 ms", "P99 ms", "mean rows per execution",
+                "server CPU µs/req"], rows))
+    effective = on["batch"] is not None and on["batch"] > 1.05
+    emit("batching: ratios", table(["what", "value"], [
+        ["throughput on / off (P2: >= 4)", f"{on['rps'] / off['rps']:.2f}"],
+        ["P99 on - off (ms) (P2: <= +15)", f"{on['p99_ms'] - off['p99_ms']:+.2f}"],
+        ["batching effective (rows per execution > 1)", "yes" if effective else
+         "NO: the server ran batch-1 executions (dynamic_batching not effective in this build)"]]))
+    return summary
+
+
+SCENARIOS = {"overhead": scenario_overhead, "baseline": scenario_baseline, "limit": scenario_limit,
+             "batching": scenario_batching}
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--repo", default="demo-models")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="1 repeat, short windows (smoke test)")
+    parser.add_argument("scenarios", nargs="*", help=f"any of {', '.join(SCENARIOS)} (default: all)")
+    ARGS = parser.parse_args()
+    ARGS.scenarios = ARGS.scenarios or list(SCENARIOS)
+    unknown = [s for s in ARGS.scenarios if s not in SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenario(s) {unknown}; choose from {list(SCENARIOS)}")
+    if ARGS.quick:
+        ARGS.repeats = 1
+    ARGS.build = os.path.abspath(ARGS.build)
+    ARGS.repo = os.path.abspath(ARGS.repo)
+    ARGS.infera = os.path.join(ARGS.build, "infera")
+    ARGS.out = os.path.join(ARGS.build, "bench-results")
+    os.makedirs(ARGS.out, exist_ok=True)
+    open(os.path.join(ARGS.out, "tables.md"), "w").close()
+    with open("/proc/cpuinfo") as f:
+        cpu = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
+    print(f"machine: {os.cpu_count()} CPUs ({cpu}); load average {load_average()} at start; "
+          f"{ARGS.repeats} repeat(s); results in {ARGS.out}", flush=True)
+    summary = {}
+    for name in ARGS.scenarios:
+        start = time.time()
+        FOREIGN.clear()
+        summary[name] = SCENARIOS[name]()
+        summary[name + "_seconds"] = round(time.time() - start, 1)
+        noise = (f"other processes took a median {med(FOREIGN):.0f} % (max {max(FOREIGN):.0f} %) of the "
+                 f"machine during the measurements" if FOREIGN else "")
+        summary[name + "_foreign_cpu_pct"] = med(FOREIGN)
+        emit(f"{name}: conditions", f"{time.time() - start:.0f} s; load average {load_average()} at the end; {noise}")
+    with open(os.path.join(ARGS.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""`infera bench` against a real infera, black box: short, bounded runs whose counts must
+add up (sent = ok + errors, and the server's own statistics agree), whose reports parse,
+and whose checks catch what they should."""
+
+import csv
+import json
+import os
+import subprocess
+import tempfile
+import xml.dom.minidom
+
+import pytest
+
+from infera_server import BINARY, InferaServer, demo_repo
+
+# Short windows: these tests check the instrument, not the server's speed.
+FAST = ["--measurement-interval", "300", "--warmup", "200", "--max-trials", "4",
+        "--max-duration", "60", "--progress", "off"]
+
+
+def run_bench(port, *args, timeout=120):
+    result = subprocess.run([BINARY, "bench", "-u", f"127.0.0.1:{port}", *FAST, *args],
+                            capture_output=True, text=True, timeout=timeout)
+    return result
+
+
+# Every port ephemeral: other servers (and other engineers' tests) may run meanwhile.
+EXTRA_PORTS = ["--metrics-port", "0"]
+
+
+def server_stats(server, model):
+    status, body = server.get_json(f"/v2/models/{model}/stats")
+    if status != 200:
+        return None
+    entry = body["model_stats"][0]["inference_stats"]
+    return entry["success"]["count"] + entry["fail"]["count"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = InferaServer(demo_repo(), *EXTRA_PORTS, env={"OMP_WAIT_POLICY": "passive"})
+    srv.wait_ready()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture()
+def out_dir():
+    with tempfile.TemporaryDirectory(prefix="infera-bench-") as d:
+        yield d
+
+
+def test_closed_loop_counts_add_up_and_match_the_server(server, out_dir):
+    before = server_stats(server, "simple")
+    report_path = os.path.join(out_dir, "r.json")
+    result = run_bench(server.port, "-m", "simple", "--concurrency-range", "1:4:x2", "--check",
+                       "--json", report_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.load(open(report_path))
+    totals = report["totals"]
+    assert totals["sent"] > 0
+    assert totals["sent"] == totals["ok"] + totals["errors"]
+    assert totals["errors"] == 0
+    assert [level["concurrency"] for level in report["levels"]] == [1, 2, 4]
+    for level in report["levels"]:
+        assert level["sent"] >= level["ok"] + level["errors"] - level["concurrency"]
+        assert level["latency"]["count"] == level["ok"]
+        assert 0 < level["latency"]["p50_us"] <= level["latency"]["p99_us"] <= level["latency"]["max_us"]
+        assert level["throughput_per_s"] > 0
+    after = server_stats(server, "simple")
+    if before is not None:  # the statistics endpoint is there: it saw every request
+        assert report["server_stats_available"]
+        assert after - before == totals["sent"]
+        assert totals["server_requests"] == totals["sent"]
+        server_side = report["levels"][0]["server"]
+        assert server_side["requests"] > 0
+        assert server_side["request_us"] >= server_side["queue_us"]
+    assert "total:" in result.stdout and "p99" in result.stdout
+
+
+def test_reports_csv_json_svg_are_well_formed(server, out_dir):
+    paths = {ext: os.path.join(out_dir, f"r.{ext}") for ext in ("csv", "json", "svg")}
+    result = run_bench(server.port, "-m", "simple", "--concurrency-range", "2", "-f", paths["csv"],
+                       "--json", paths["json"], "--plot", paths["svg"],
+                       "--input-tensor-format", "binary", "--output-tensor-format", "binary", "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = list(csv.DictReader(open(paths["csv"])))
+    assert len(rows) == 1 and rows[0]["Concurrency"] == "2"
+    assert float(rows[0]["Inferences/Second"]) > 0 and float(rows[0]["p99 latency"]) > 0
+    report = json.load(open(paths["json"]))
+    assert report["input_format"] == "binary" and report["check"] is True
+    svg = xml.dom.minidom.parse(paths["svg"])
+    assert svg.documentElement.tagName == "svg"
+    assert len(svg.getElementsByTagName("circle")) == 3  # P50, P90, P99 of one level
+
+
+def test_open_loop_rate_is_accurate(server, out_dir):
+    report_path = os.path.join(out_dir, "r.json")
+    result = run_bench(server.port, "-m", "simple", "--request-rate-range", "200",
+                       "--measurement-interval", "1000", "--duration", "2", "--json", report_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.load(open(report_path))
+    level = report["levels"][0]
+    assert level["request_rate"] == 200
+    assert level["send_rate_per_s"] == pytest.approx(200, rel=0.1)
+    assert level["throughput_per_s"] == pytest.approx(200, rel=0.1)
+    assert "send_lag" in level
+    totals = report["totals"]
+    assert totals["sent"] == totals["ok"] + totals["errors"]
+
+
+def test_batch_size_and_poisson_on_a_torch_model(server, out_dir):
+    report_path = os.path.join(out_dir, "r.json")
+    result = run_bench(server.port, "-m", "ranker", "-b", "4", "--request-rate-range", "50",
+                       "--request-distribution", "poisson", "--duration", "1",
+                       "--input-tensor-format", "binary", "--json", report_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    level = json.load(open(report_path))["levels"][0]
+    assert level["distribution"] == "poisson"
+    assert level["inferences_per_s"] == pytest.approx(4 * level["throughput_per_s"])
+    assert level["errors"] == 0
+
+
+def test_rejections_are_counted_as_errors(out_dir):
+    """A server with a one-slot queue rejects (429) under load: every request is still
+    accounted for, by kind, and the server agrees on the total."""
+    srv = InferaServer(demo_repo(), "--max-queue-size", "1", *EXTRA_PORTS,
+                       env={"OMP_WAIT_POLICY": "passive"})
+    try:
+        srv.wait_ready()
+        before = server_stats(srv, "text_encoder")
+        report_path = os.path.join(out_dir, "r.json")
+        result = run_bench(srv.port, "-m", "text_encoder", "--int-range", "0:8192",
+                           "--concurrency-range", "16", "--duration", "1", "--json", report_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        report = json.load(open(report_path))
+        totals = report["totals"]
+        assert totals["errors"] > 0 and totals["ok"] > 0
+        assert totals["sent"] == totals["ok"] + totals["errors"]
+        kinds = report["levels"][0]["error_counts"]
+        assert "http 429" in kinds, kinds
+        assert "errors:" in result.stdout
+        if before is not None:
+            # Rejected requests may or may not reach the model's statistics; successes do.
+            assert server_stats(srv, "text_encoder") - before >= totals["ok"]
+    finally:
+        srv.stop()
+
+
+def test_check_catches_wrong_outputs(server, out_dir):
+    """validation_data that does not match what the model computes fails the run."""
+    data = {"data": [{"INPUT0": list(range(16)), "INPUT1": [1] * 16}],
+            "validation_data": [{"OUTPUT0": [i + 2 for i in range(16)]}]}  # off by one
+    path = os.path.join(out_dir, "data.json")
+    json.dump(data, open(path, "w"))
+    result = run_bench(server.port, "-m", "simple", "--input-data", path, "--check", "--duration", "0.3")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "check" in result.stdout and "OUTPUT0[0] is 1, expected 2" in result.stdout
+    data["validation_data"] = [{"OUTPUT0": [i + 1 for i in range(16)]}]
+    json.dump(data, open(path, "w"))
+    result = run_bench(server.port, "-m", "simple", "--input-data", path, "--check", "--duration", "0.3")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_usage_errors_exit_2(server):
+    assert run_bench(server.port).returncode == 2  # no -m
+    missing = run_bench(server.port, "-m", "no_such_model")
+    assert missing.returncode == 2 and "404" in missing.stderr
+    too_big = run_bench(server.port, "-m", "simple", "-b", "9")  # max_batch_size 8
+    assert too_big.returncode == 2 and "max_batch_size" in too_big.stderr
+    unreachable = subprocess.run([BINARY, "bench", "-m", "simple", "-u", "127.0.0.1:1"],
+                                 capture_output=True, text=True, timeout=30)
+    assert unreachable.returncode == 2 and "cannot reach" in unreachable.stderr
+
+
+def test_openai_streaming_reports_ttft_and_tpot(out_dir):
+    """--service-kind openai against the demo LLM: every stream ends with [DONE], carries
+    the requested tokens, and TTFT <= latency."""
+    repo = demo_repo()
+    llm = next((m for m in sorted(os.listdir(repo))
+                if os.path.isfile(os.path.join(repo, m, "config.pbtxt"))
+                and 'backend: "llm"' in open(os.path.join(repo, m, "config.pbtxt")).read()), None)
+    if llm is None:
+        pytest.skip("no LLM in the demo repository")
+    srv = InferaServer(repo, *EXTRA_PORTS, env={"OMP_WAIT_POLICY": "passive"})
+    try:
+        srv.wait_ready()
+        report_path = os.path.join(out_dir, "r.json")
+        result = run_bench(srv.port, "-m", llm, "--service-kind", "openai", "--input-tokens", "16",
+                           "--output-tokens", "8", "--concurrency-range", "2", "--duration", "1",
+                           "--json", report_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        report = json.load(open(report_path))
+        level = report["levels"][0]
+        assert level["errors"] == 0 and level["ok"] > 0
+        assert level["output_tokens"] == 8 * level["ok"]
+        assert 0 < level["ttft"]["p50_us"] <= level["latency"]["max_us"]
+        assert level["tpot"]["count"] == level["ok"]
+        assert "TTFT p50" in result.stdout
+        totals = report["totals"]
+        assert totals["sent"] == totals["ok"] + totals["errors"]
+    finally:
+        srv.stop()

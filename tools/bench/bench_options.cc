@@ -1,0 +1,331 @@
+#include "tools/bench/bench_options.h"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+
+#include "common/str_cat.h"
+
+namespace infera::bench {
+namespace {
+
+using Setter = std::function<absl::Status(BenchOptions&, std::string_view)>;
+
+struct Flag {
+  const char* short_name;  // "" when none
+  const char* name;
+  const char* value_name;  // nullptr: a switch
+  const char* help;
+  Setter set;
+};
+
+template <typename T>
+absl::Status ParseNumber(std::string_view text, T min, T max, T* out) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min ||
+      value > max || (std::is_floating_point_v<T> && !std::isfinite(static_cast<double>(value)))) {
+    return absl::InvalidArgumentError(StrCat("'", text, "' is not a number in [", min, ", ", max, "]"));
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+template <typename T>
+Setter Number(T BenchOptions::*field, T min, T max) {
+  return [=](BenchOptions& o, std::string_view v) { return ParseNumber(v, min, max, &(o.*field)); };
+}
+
+template <typename T>
+Setter OptionalNumber(std::optional<T> BenchOptions::*field, T min, T max) {
+  return [=](BenchOptions& o, std::string_view v) -> absl::Status {
+    T value{};
+    if (absl::Status s = ParseNumber(v, min, max, &value); !s.ok()) return s;
+    o.*field = value;
+    return absl::OkStatus();
+  };
+}
+
+Setter Text(std::string BenchOptions::*field) {
+  return [=](BenchOptions& o, std::string_view v) -> absl::Status {
+    if (v.empty()) return absl::InvalidArgumentError("needs a non-empty value");
+    o.*field = std::string(v);
+    return absl::OkStatus();
+  };
+}
+
+Setter Choice(std::string BenchOptions::*field, std::vector<std::string> choices) {
+  return [=](BenchOptions& o, std::string_view v) -> absl::Status {
+    for (const std::string& c : choices) {
+      if (v == c) {
+        o.*field = c;
+        return absl::OkStatus();
+      }
+    }
+    return absl::InvalidArgumentError(StrCat("must be one of ", StrJoin(choices, ", ")));
+  };
+}
+
+Setter Range(std::optional<RangeSpec> BenchOptions::*field) {
+  return [=](BenchOptions& o, std::string_view v) -> absl::Status {
+    auto range = ParseRangeSpec(v);
+    if (!range.ok()) return range.status();
+    o.*field = *range;
+    return absl::OkStatus();
+  };
+}
+
+Setter TensorFormat(bool BenchOptions::*field) {
+  return [=](BenchOptions& o, std::string_view v) -> absl::Status {
+    if (v != "json" && v != "binary") return absl::InvalidArgumentError("must be json or binary");
+    o.*field = v == "binary";
+    return absl::OkStatus();
+  };
+}
+
+absl::Status SetUrl(BenchOptions& o, std::string_view v) {
+  o.url_given = true;
+  if (v.substr(0, 7) == "http://") v.remove_prefix(7);
+  const size_t colon = v.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return absl::InvalidArgumentError("must be HOST:PORT");
+  }
+  o.host = std::string(v.substr(0, colon));
+  if (o.host.size() > 2 && o.host.front() == '[' && o.host.back() == ']') {
+    o.host = o.host.substr(1, o.host.size() - 2);  // [::1]:8000
+  }
+  return ParseNumber<uint16_t>(v.substr(colon + 1), 1, 65535, &o.port);
+}
+
+absl::Status SetInputData(BenchOptions& o, std::string_view v) {
+  if (v.empty()) return absl::InvalidArgumentError("needs random, zero or a file");
+  o.input_data_text = std::string(v);
+  if (v == "random") {
+    o.input.mode = InputDataMode::kRandom;
+  } else if (v == "zero") {
+    o.input.mode = InputDataMode::kZero;
+  } else {
+    o.input.mode = InputDataMode::kFile;
+    o.input.file = std::string(v);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetIntRange(BenchOptions& o, std::string_view v) {
+  const size_t colon = v.find(':');
+  if (colon == std::string_view::npos) return absl::InvalidArgumentError("must be LOW:HIGH");
+  int64_t low = 0, high = 0;
+  if (!ParseNumber<int64_t>(v.substr(0, colon), INT64_MIN, INT64_MAX, &low).ok() ||
+      !ParseNumber<int64_t>(v.substr(colon + 1), INT64_MIN, INT64_MAX, &high).ok() || high <= low) {
+    return absl::InvalidArgumentError("must be LOW:HIGH integers with LOW < HIGH");
+  }
+  o.input.int_low = low;
+  o.input.int_high = high;
+  return absl::OkStatus();
+}
+
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag> flags = {
+      {"-m", "model-name", "MODEL", "Model to load-test (required).", Text(&BenchOptions::model)},
+      {"-x", "model-version", "V", "Model version. Default: the server's choice.",
+       Text(&BenchOptions::model_version)},
+      {"-u", "url", "HOST:PORT", "Server address. Default 127.0.0.1:8000 (HTTP), 127.0.0.1:8001 (gRPC).",
+       SetUrl},
+      {"-i", "protocol", "http|grpc",
+       "Protocol. Default http. gRPC sends binary tensors (raw_input_contents) and reads "
+       "metadata and statistics over gRPC too.",
+       Choice(&BenchOptions::protocol, {"http", "grpc"})},
+      {"", "service-kind", "kserve|openai",
+       "API: KServe v2 tensor inference (\"triton\" is accepted too), or the OpenAI API with "
+       "streaming (TTFT, TPOT, output tokens/s). Default kserve.",
+       Choice(&BenchOptions::service_kind, {"kserve", "triton", "openai"})},
+      {"", "endpoint-type", "completions|chat",
+       "OpenAI: /v1/completions (prompts of random token ids from --int-range) or "
+       "/v1/chat/completions (prompts of random words). Default completions.",
+       Choice(&BenchOptions::endpoint_type, {"completions", "chat"})},
+      {"", "input-tokens", "N", "OpenAI: prompt length in tokens (chat: words). Default 64.",
+       Number<int64_t>(&BenchOptions::input_tokens, 1, 1 << 20)},
+      {"", "output-tokens", "N", "OpenAI: tokens generated per request (max_tokens, ignore_eos). Default 64.",
+       Number<int64_t>(&BenchOptions::output_tokens, 1, 1 << 20)},
+      {"-b", "batch-size", "N", "Rows per request (the batch dimension). Default 1.",
+       Number<int64_t>(&BenchOptions::batch_size, 1, 1 << 20)},
+      {"", "concurrency-range", "START:END[:STEP]",
+       "Closed loop: sweep the number of requests in flight. STEP N or +N adds, xN "
+       "multiplies (1:64:x2). Default 1.",
+       Range(&BenchOptions::concurrency_range)},
+      {"", "request-rate-range", "START:END[:STEP]",
+       "Open loop: sweep the request rate (requests/s), as --concurrency-range.",
+       Range(&BenchOptions::request_rate_range)},
+      {"", "request-distribution", "constant|poisson",
+       "Open loop arrivals: evenly spaced or a Poisson process. Default constant.",
+       [](BenchOptions& o, std::string_view v) -> absl::Status {
+         auto d = ParseArrivalDistribution(v);
+         if (!d) return absl::InvalidArgumentError("must be constant or poisson");
+         o.distribution = *d;
+         return absl::OkStatus();
+       }},
+      {"", "max-connections", "N",
+       "Open loop: connections (so requests in flight) at most; later arrivals wait and "
+       "their wait counts in their latency. Default 256.",
+       Number(&BenchOptions::max_connections, 1, 65536)},
+      {"", "client-threads", "N", "Load generator threads (event loops). Default 1.",
+       Number(&BenchOptions::client_threads, 1, 64)},
+      {"-p", "measurement-interval", "MS", "Length of one measurement window. Default 2000.",
+       Number<int64_t>(&BenchOptions::measurement_interval_ms, 10, 3600000)},
+      {"-s", "stability-percentage", "P",
+       "Stable when the last 3 windows' throughput and latency are within P % of their "
+       "mean. Default 10.",
+       Number<double>(&BenchOptions::stability_percentage, 0.1, 1000)},
+      {"-r", "max-trials", "N", "Windows per level at most before giving up on stability. Default 10.",
+       Number(&BenchOptions::max_trials, 3, 1000)},
+      {"", "percentile", "P",
+       "Use the P-th percentile latency (not the mean) for stability and --latency-threshold.",
+       OptionalNumber<double>(&BenchOptions::percentile, 1, 100)},
+      {"-l", "latency-threshold", "MS", "Stop the sweep after a level whose latency exceeds MS.",
+       OptionalNumber<double>(&BenchOptions::latency_threshold_ms, 0.001, 3.6e6)},
+      {"", "warmup", "MS", "Load before each level's measurement, not measured. Default 1000.",
+       Number<int64_t>(&BenchOptions::warmup_ms, 0, 3600000)},
+      {"", "duration", "S",
+       "Measure each level for S seconds instead of until stable.",
+       OptionalNumber<double>(&BenchOptions::duration_s, 0.01, 86400)},
+      {"", "max-duration", "S", "Cap on the whole run; the sweep stops there. Default 300.",
+       Number<double>(&BenchOptions::max_duration_s, 1, 604800)},
+      {"", "request-timeout", "MS", "A request without a response by then is an error. Default 30000.",
+       Number<int64_t>(&BenchOptions::request_timeout_ms, 1, 3600000)},
+      {"", "input-data", "random|zero|FILE",
+       "Input values: random, zeros, or perf_analyzer's JSON format ({\"data\": [...], "
+       "optional \"validation_data\"}). Default random.",
+       SetInputData},
+      {"", "shape", "NAME:D1,D2", "Dimensions (batch excluded) of an input with variable ones; repeatable.",
+       [](BenchOptions& o, std::string_view v) { return ParseShapeOverride(v, &o.shapes); }},
+      {"", "num-payloads", "N", "Different random payloads, sent round-robin. Default 8.",
+       [](BenchOptions& o, std::string_view v) {
+         return ParseNumber(v, 1, 100000, &o.input.num_random_payloads);
+       }},
+      {"", "int-range", "LOW:HIGH", "Random integers in [LOW, HIGH). Default 0:100.", SetIntRange},
+      {"", "seed", "N", "Seed of random data and Poisson arrivals. Default 1.",
+       [](BenchOptions& o, std::string_view v) {
+         return ParseNumber<uint64_t>(v, 0, UINT64_MAX, &o.input.seed);
+       }},
+      {"", "input-tensor-format", "json|binary", "Request tensors as JSON or binary. Default json.",
+       TensorFormat(&BenchOptions::binary_inputs)},
+      {"", "output-tensor-format", "json|binary", "Response tensors as JSON or binary. Default json.",
+       TensorFormat(&BenchOptions::binary_outputs)},
+      {"", "check", nullptr,
+       "Check every response's outputs: validation_data from --input-data, or the "
+       "built-in reference of add_sub and identity models.",
+       [](BenchOptions& o, std::string_view) {
+         o.check = true;
+         return absl::OkStatus();
+       }},
+      {"-f", "csv", "FILE.csv", "Write one CSV row per level (latencies in microseconds).",
+       Text(&BenchOptions::csv_file)},
+      {"", "json", "FILE.json", "Write the whole report as JSON.", Text(&BenchOptions::json_file)},
+      {"", "plot", "FILE.svg", "Write a latency-vs-throughput plot (self-contained SVG).",
+       Text(&BenchOptions::plot_file)},
+      {"", "server-pid", "PID", "Also report the CPU use per request of process PID and its children (the server).",
+       OptionalNumber<int>(&BenchOptions::server_pid, 1, 1 << 30)},
+      {"", "progress", "auto|on|off", "Live progress line. Default auto (when stdout is a terminal).",
+       [](BenchOptions& o, std::string_view v) -> absl::Status {
+         if (v != "auto" && v != "on" && v != "off") return absl::InvalidArgumentError("auto, on or off");
+         o.progress = v == "auto" ? -1 : v == "on" ? 1 : 0;
+         return absl::OkStatus();
+       }},
+  };
+  return flags;
+}
+
+absl::Status Validate(const BenchOptions& o) {
+  if (o.model.empty()) return absl::InvalidArgumentError("-m MODEL is required");
+  if (o.concurrency_range && o.request_rate_range) {
+    return absl::InvalidArgumentError("give --concurrency-range or --request-rate-range, not both");
+  }
+  if (o.concurrency_range) {
+    for (double c : o.concurrency_range->Levels()) {
+      if (c != std::floor(c)) return absl::InvalidArgumentError("--concurrency-range: levels must be integers");
+    }
+  }
+  if (o.service_kind == "openai" && o.protocol != "http") {
+    return absl::InvalidArgumentError("--service-kind openai works over -i http only");
+  }
+  if (o.service_kind == "openai" && (o.check || o.batch_size != 1 || o.input.mode == InputDataMode::kFile)) {
+    return absl::InvalidArgumentError(
+        "--service-kind openai: --check, -b and --input-data FILE apply to KServe tensor models");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& args) {
+  BenchOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      return options;
+    }
+    std::optional<std::string_view> value;
+    const Flag* flag = nullptr;
+    if (arg.substr(0, 2) == "--") {
+      std::string_view name = arg.substr(2);
+      if (size_t eq = name.find('='); eq != std::string_view::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      for (const Flag& f : Flags()) {
+        if (name == f.name) flag = &f;
+      }
+    } else if (arg.size() >= 2 && arg[0] == '-') {
+      for (const Flag& f : Flags()) {
+        if (arg.substr(0, 2) == f.short_name) flag = &f;
+      }
+      if (flag && arg.size() > 2) value = arg.substr(2);  // -msimple
+    }
+    if (!flag) return absl::InvalidArgumentError(StrCat("unknown flag '", arg, "' (see infera bench --help)"));
+    if (!flag->value_name) {
+      if (value) return absl::InvalidArgumentError(StrCat("--", flag->name, " takes no value"));
+    } else if (!value) {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(StrCat("--", flag->name, " needs a value (", flag->value_name, ")"));
+      }
+      value = args[++i];
+    }
+    if (absl::Status s = flag->set(options, value.value_or("")); !s.ok()) {
+      return absl::InvalidArgumentError(StrCat("--", flag->name, ": ", s.message()));
+    }
+  }
+  if (absl::Status s = Validate(options); !s.ok()) return s;
+  if (options.protocol == "grpc" && !options.url_given) options.port = 8001;  // Triton's ports
+  return options;
+}
+
+std::string BenchHelpText() {
+  std::string text =
+      "Usage: infera bench -m MODEL [flags]\n"
+      "       infera bench plot -o OUT.svg [--title T] NAME=REPORT.json...   (compare saved runs)\n\n"
+      "Load-tests a KServe v2 server (infera, Triton, ...) in the spirit of perf_analyzer:\n"
+      "closed-loop concurrency or open-loop request-rate sweeps, each level measured in\n"
+      "windows until stable, every response checked. Prints a table; -f/--json/--plot\n"
+      "write CSV, JSON and an SVG plot. Bounded: --max-duration caps the run.\n\n"
+      "Examples:\n"
+      "  infera bench -m simple --concurrency-range 1:64:x2\n"
+      "  infera bench -m resnet18 --input-tensor-format binary --request-rate-range 10:40:+10 \\\n"
+      "      --request-distribution poisson -f resnet.csv --plot resnet.svg\n"
+      "  infera bench -m fortune --service-kind openai --input-tokens 64 --output-tokens 64 \\\n"
+      "      --concurrency-range 1:8:x2\n\n"
+      "Flags:\n";
+  for (const Flag& f : Flags()) {
+    std::string left = StrCat("  ", *f.short_name ? StrCat(f.short_name, ", ") : std::string("    "),
+                              "--", f.name, f.value_name ? StrCat(" ", f.value_name) : std::string());
+    if (left.size() < 36) {
+      left.resize(36, ' ');
+    } else {
+      left += "\n" + std::string(36, ' ');
+    }
+    text += left + f.help + "\n";
+  }
+  return text;
+}
+
+}  // namespace infera::bench

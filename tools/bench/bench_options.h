@@ -1,0 +1,80 @@
+// BenchOptions: the command line of `infera bench`. Flag names follow Triton's
+// perf_analyzer wherever the meaning is the same (-m, -x, -u, -i, -b,
+// --concurrency-range, --request-rate-range, --request-distribution,
+// --measurement-interval, --stability-percentage, --max-trials, --percentile,
+// --latency-threshold, --input-data, --shape, --input-tensor-format,
+// --output-tensor-format, -f); the rest are infera's. BenchHelpText() lists them all.
+//
+// Thread-safe (pure functions).
+#ifndef INFERA_TOOLS_BENCH_BENCH_OPTIONS_H_
+#define INFERA_TOOLS_BENCH_BENCH_OPTIONS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/tensor.h"
+#include "tools/bench/arrival_schedule.h"
+#include "tools/bench/input_data.h"
+#include "tools/bench/range_spec.h"
+
+namespace infera::bench {
+
+struct BenchOptions {
+  bool help = false;
+  std::string model;
+  std::string model_version;
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;  // 8001 with -i grpc unless -u is given
+  bool url_given = false;
+  std::string protocol = "http";        // http | grpc
+  std::string service_kind = "kserve";  // kserve (triton accepted) | openai
+  int64_t batch_size = 1;
+  // OpenAI API (--service-kind openai): streaming completions or chat.
+  std::string endpoint_type = "completions";  // completions | chat
+  int64_t input_tokens = 64;
+  int64_t output_tokens = 64;
+
+  // Load: exactly one of the two (concurrency 1 when neither is given).
+  std::optional<RangeSpec> concurrency_range;
+  std::optional<RangeSpec> request_rate_range;
+  ArrivalDistribution distribution = ArrivalDistribution::kConstant;
+  int max_connections = 256;  // open loop: connections (requests in flight) at most
+  int client_threads = 1;
+
+  // Measurement.
+  int64_t measurement_interval_ms = 2000;
+  double stability_percentage = 10;
+  int max_trials = 10;
+  std::optional<double> percentile;  // latency used for stability/threshold; else avg
+  std::optional<double> latency_threshold_ms;
+  int64_t warmup_ms = 1000;
+  std::optional<double> duration_s;  // fixed measurement per level (no stability)
+  double max_duration_s = 300;       // the whole run
+  int64_t request_timeout_ms = 30000;
+
+  // Data.
+  InputDataOptions input;
+  std::string input_data_text = "random";
+  std::map<std::string, Shape> shapes;
+  bool binary_inputs = false;
+  bool binary_outputs = false;
+  bool check = false;
+
+  // Output.
+  std::string csv_file;
+  std::string json_file;
+  std::string plot_file;
+  std::optional<int> server_pid;
+  int progress = -1;  // -1: when stdout is a terminal; 0 off; 1 on
+};
+
+absl::StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& args);
+std::string BenchHelpText();
+
+}  // namespace infera::bench
+
+#endif  // INFERA_TOOLS_BENCH_BENCH_OPTIONS_H_

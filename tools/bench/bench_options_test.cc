@@ -1,0 +1,118 @@
+#include "tools/bench/bench_options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace infera::bench {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<BenchOptions> Parse(std::vector<std::string> args) { return ParseBenchOptions(args); }
+
+TEST(BenchOptionsTest, DefaultsAreLoopbackAndBounded) {
+  auto o = Parse({"-m", "simple"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->model, "simple");
+  EXPECT_EQ(o->host, "127.0.0.1");
+  EXPECT_EQ(o->port, 8000);
+  EXPECT_EQ(o->protocol, "http");
+  EXPECT_EQ(o->batch_size, 1);
+  EXPECT_FALSE(o->concurrency_range.has_value());  // concurrency 1
+  EXPECT_GT(o->max_duration_s, 0);
+  EXPECT_FALSE(o->binary_inputs);
+}
+
+TEST(BenchOptionsTest, PerfAnalyzerFlagNames) {
+  auto o = Parse({"-m", "resnet18", "-x", "1", "-u", "localhost:8001", "-i", "http", "-b", "4",
+                  "--concurrency-range", "1:64:x2", "--measurement-interval", "500", "-f", "out.csv",
+                  "--input-data", "zero", "--shape", "INPUT0:3,224,224", "--input-tensor-format", "binary",
+                  "--output-tensor-format=binary", "--percentile=99", "-l", "100", "-s", "5", "-r", "20"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->model_version, "1");
+  EXPECT_EQ(o->host, "localhost");
+  EXPECT_EQ(o->port, 8001);
+  EXPECT_EQ(o->batch_size, 4);
+  ASSERT_TRUE(o->concurrency_range.has_value());
+  EXPECT_EQ(o->concurrency_range->Levels().back(), 64);
+  EXPECT_EQ(o->measurement_interval_ms, 500);
+  EXPECT_EQ(o->csv_file, "out.csv");
+  EXPECT_EQ(o->input.mode, InputDataMode::kZero);
+  EXPECT_EQ(o->shapes.at("INPUT0"), (Shape{3, 224, 224}));
+  EXPECT_TRUE(o->binary_inputs);
+  EXPECT_TRUE(o->binary_outputs);
+  EXPECT_EQ(o->percentile, 99);
+  EXPECT_EQ(o->latency_threshold_ms, 100);
+  EXPECT_EQ(o->stability_percentage, 5);
+  EXPECT_EQ(o->max_trials, 20);
+}
+
+TEST(BenchOptionsTest, RequestRateWithPoisson) {
+  auto o = Parse({"-m", "m", "--request-rate-range", "100:400:+100", "--request-distribution", "poisson"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->request_rate_range->Levels().size(), 4u);
+  EXPECT_EQ(o->distribution, ArrivalDistribution::kPoisson);
+}
+
+TEST(BenchOptionsTest, OpenAiStreaming) {
+  auto o = Parse({"-m", "fortune", "--service-kind", "openai", "--endpoint-type", "chat", "--input-tokens", "32",
+                  "--output-tokens", "16", "--concurrency-range", "1:8:x2"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->service_kind, "openai");
+  EXPECT_EQ(o->endpoint_type, "chat");
+  EXPECT_EQ(o->input_tokens, 32);
+  EXPECT_EQ(o->output_tokens, 16);
+}
+
+TEST(BenchOptionsTest, GrpcDefaultsToTritonsPort) {
+  auto o = Parse({"-m", "m", "-i", "grpc"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->port, 8001);
+  auto explicit_url = Parse({"-m", "m", "-i", "grpc", "-u", "127.0.0.1:9"});
+  EXPECT_EQ(explicit_url->port, 9);
+}
+
+TEST(BenchOptionsTest, InputDataFileAndIntRange) {
+  auto o = Parse({"-m", "m", "--input-data", "/tmp/data.json", "--int-range", "5:10", "--seed", "3"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->input.mode, InputDataMode::kFile);
+  EXPECT_EQ(o->input.file, "/tmp/data.json");
+  EXPECT_EQ(o->input.int_low, 5);
+  EXPECT_EQ(o->input.int_high, 10);
+  EXPECT_EQ(o->input.seed, 3u);
+}
+
+TEST(BenchOptionsTest, Errors) {
+  EXPECT_THAT(std::string(Parse({}).status().message()), HasSubstr("-m MODEL is required"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "--nope"}).status().message()), HasSubstr("unknown flag"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "-b"}).status().message()), HasSubstr("needs a value"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "-b", "0"}).status().message()), HasSubstr("--batch-size"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "--concurrency-range", "1:8", "--request-rate-range", "5"})
+                              .status()
+                              .message()),
+              HasSubstr("not both"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "--concurrency-range", "1.5"}).status().message()),
+              HasSubstr("integers"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "-u", "nohost"}).status().message()), HasSubstr("HOST:PORT"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "-i", "ws"}).status().message()), HasSubstr("http, grpc"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "--service-kind", "openai", "--check"}).status().message()),
+              HasSubstr("KServe"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "--service-kind", "openai", "-i", "grpc"}).status().message()),
+              HasSubstr("http only"));
+  EXPECT_THAT(std::string(Parse({"-m", "m", "--check=1"}).status().message()), HasSubstr("takes no value"));
+}
+
+TEST(BenchOptionsTest, HelpListsEveryPerfAnalyzerFlag) {
+  auto o = Parse({"--help"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->help);
+  const std::string help = BenchHelpText();
+  for (const char* flag : {"-m, --model-name", "-u, --url", "-i, --protocol", "-b, --batch-size",
+                           "--concurrency-range", "--request-rate-range", "--measurement-interval",
+                           "-f, --csv", "--json", "--plot"}) {
+    EXPECT_THAT(help, HasSubstr(flag));
+  }
+}
+
+}  // namespace
+}  // namespace infera::bench

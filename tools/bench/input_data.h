@@ -1,0 +1,66 @@
+// Input data for the requests of a run: random, zeros, or read from a JSON file in
+// perf_analyzer's --input-data format; each PayloadData becomes one pre-encoded request
+// that the load driver sends round-robin.
+//
+//   random  `num_random_payloads` different payloads (seeded: reproducible). Floats
+//           uniform in [0, 1); integers uniform in [int_low, int_high) clamped to the
+//           type (default [0, 100): valid ids for embedding models); BOOL 0/1; BYTES
+//           random lowercase strings of `string_length`.
+//   zero    one payload of zeros (BYTES: the string "0").
+//   FILE    {"data": [{"INPUT0": [1, 2, ...], "INPUT1": {"content": [...], "shape": [16]}},
+//                     ...],
+//            "validation_data": [{"OUTPUT0": [...]}, ...]}       (optional)
+//           Each entry of "data" is one batch row (the dimensions without the batch
+//           dimension; "shape" overrides them for variable inputs). With -b B, payload
+//           k takes entries k*B .. k*B+B-1 (wrapping) as its rows; there are
+//           max(1, N / B) payloads. "validation_data" (same length) gives the expected
+//           outputs for --check, batched the same way.
+//
+// Thread-safe (pure functions).
+#ifndef INFERA_TOOLS_BENCH_INPUT_DATA_H_
+#define INFERA_TOOLS_BENCH_INPUT_DATA_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/tensor.h"
+#include "tools/bench/model_metadata.h"
+
+namespace infera::bench {
+
+enum class InputDataMode { kRandom, kZero, kFile };
+
+struct InputDataOptions {
+  InputDataMode mode = InputDataMode::kRandom;
+  std::string file;  // kFile
+  uint64_t seed = 1;
+  int num_random_payloads = 8;
+  int64_t int_low = 0;
+  int64_t int_high = 100;
+  int64_t string_length = 16;
+};
+
+struct PayloadData {
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> expected_outputs;  // empty unless the file has validation_data
+};
+
+// `inputs`: the resolved shapes (ResolveInputShapes), batch dimension included when
+// `batches`; `outputs`: the model's outputs (for validation data datatypes).
+absl::StatusOr<std::vector<PayloadData>> MakePayloadData(const std::vector<TensorSpec>& inputs,
+                                                         const std::vector<TensorSpec>& outputs,
+                                                         bool batches, int64_t batch_size,
+                                                         const InputDataOptions& options);
+
+// The file format above, from text (exposed for tests).
+absl::StatusOr<std::vector<PayloadData>> ParseInputDataJson(std::string_view json,
+                                                            const std::vector<TensorSpec>& inputs,
+                                                            const std::vector<TensorSpec>& outputs,
+                                                            bool batches, int64_t batch_size);
+
+}  // namespace infera::bench
+
+#endif  // INFERA_TOOLS_BENCH_INPUT_DATA_H_

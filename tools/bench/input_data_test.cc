@@ -1,0 +1,126 @@
+#include "tools/bench/input_data.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace infera::bench {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<int32_t> Ints(const Tensor& t) {
+  std::vector<int32_t> v(t.data.size() / 4);
+  std::memcpy(v.data(), t.data.data(), t.data.size());
+  return v;
+}
+
+const std::vector<TensorSpec> kSimpleInputs = {{"INPUT0", DataType::kInt32, {2, 4}},
+                                               {"INPUT1", DataType::kInt32, {2, 4}}};
+const std::vector<TensorSpec> kSimpleOutputs = {{"OUTPUT0", DataType::kInt32, {-1, 4}},
+                                                {"OUTPUT1", DataType::kInt32, {-1, 4}}};
+
+TEST(InputDataTest, RandomIsSeededAndInRange) {
+  InputDataOptions options;
+  options.num_random_payloads = 3;
+  options.int_low = 10;
+  options.int_high = 20;
+  auto a = MakePayloadData(kSimpleInputs, kSimpleOutputs, true, 2, options);
+  auto b = MakePayloadData(kSimpleInputs, kSimpleOutputs, true, 2, options);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ((*a)[k].inputs.size(), 2u);
+    EXPECT_EQ((*a)[k].inputs[0].shape, (Shape{2, 4}));
+    EXPECT_EQ(Ints((*a)[k].inputs[0]), Ints((*b)[k].inputs[0]));
+    for (int32_t v : Ints((*a)[k].inputs[1])) {
+      EXPECT_GE(v, 10);
+      EXPECT_LT(v, 20);
+    }
+  }
+  EXPECT_NE(Ints((*a)[0].inputs[0]), Ints((*a)[1].inputs[0]));
+}
+
+TEST(InputDataTest, EveryDatatypeHasValidData) {
+  for (DataType t : {DataType::kBool, DataType::kUint8, DataType::kUint64, DataType::kInt8, DataType::kInt64,
+                     DataType::kFp16, DataType::kBf16, DataType::kFp32, DataType::kFp64, DataType::kBytes}) {
+    for (InputDataMode mode : {InputDataMode::kRandom, InputDataMode::kZero}) {
+      InputDataOptions options;
+      options.mode = mode;
+      auto p = MakePayloadData({{"x", t, {3, 5}}}, {}, true, 3, options);
+      ASSERT_TRUE(p.ok());
+      EXPECT_TRUE(ValidateTensorData((*p)[0].inputs[0]).ok()) << DataTypeName(t);
+    }
+  }
+}
+
+TEST(InputDataTest, ZeroIsOnePayloadOfZeros) {
+  InputDataOptions options;
+  options.mode = InputDataMode::kZero;
+  auto p = MakePayloadData(kSimpleInputs, kSimpleOutputs, true, 2, options);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->size(), 1u);
+  for (int32_t v : Ints((*p)[0].inputs[0])) EXPECT_EQ(v, 0);
+}
+
+constexpr char kFile[] = R"({
+  "data": [
+    {"INPUT0": [1, 2, 3, 4], "INPUT1": {"content": [[1, 1], [1, 1]], "shape": [4]}},
+    {"INPUT0": [5, 6, 7, 8], "INPUT1": [2, 2, 2, 2]}
+  ],
+  "validation_data": [
+    {"OUTPUT0": [2, 3, 4, 5]},
+    {"OUTPUT0": [7, 8, 9, 10]}
+  ]})";
+
+TEST(InputDataTest, FileRowsAreBatched) {
+  const std::vector<TensorSpec> inputs = {{"INPUT0", DataType::kInt32, {2, 4}},
+                                          {"INPUT1", DataType::kInt32, {2, 4}}};
+  auto p = ParseInputDataJson(kFile, inputs, kSimpleOutputs, true, 2);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->size(), 1u);  // 2 rows / batch 2
+  EXPECT_EQ((*p)[0].inputs[0].shape, (Shape{2, 4}));
+  EXPECT_THAT(Ints((*p)[0].inputs[0]), ::testing::ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));
+  EXPECT_THAT(Ints((*p)[0].inputs[1]), ::testing::ElementsAre(1, 1, 1, 1, 2, 2, 2, 2));
+  ASSERT_EQ((*p)[0].expected_outputs.size(), 1u);  // only OUTPUT0 is given
+  EXPECT_EQ((*p)[0].expected_outputs[0].shape, (Shape{2, 4}));
+  EXPECT_THAT(Ints((*p)[0].expected_outputs[0]), ::testing::ElementsAre(2, 3, 4, 5, 7, 8, 9, 10));
+}
+
+TEST(InputDataTest, FileRowsOnePerPayloadAtBatchOne) {
+  const std::vector<TensorSpec> inputs = {{"INPUT0", DataType::kInt32, {1, 4}},
+                                          {"INPUT1", DataType::kInt32, {1, 4}}};
+  auto p = ParseInputDataJson(kFile, inputs, kSimpleOutputs, true, 1);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->size(), 2u);
+  EXPECT_THAT(Ints((*p)[1].inputs[0]), ::testing::ElementsAre(5, 6, 7, 8));
+  EXPECT_EQ((*p)[1].expected_outputs[0].shape, (Shape{1, 4}));
+}
+
+TEST(InputDataTest, VariableDimensionInferredFromData) {
+  auto p = ParseInputDataJson(R"({"data":[{"x":[1.5, 2.5, 3.5]}]})", {{"x", DataType::kFp32, {-1}}}, {}, false, 1);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ((*p)[0].inputs[0].shape, (Shape{3}));
+}
+
+TEST(InputDataTest, FileErrorsNameTheProblem) {
+  const std::vector<TensorSpec> inputs = {{"INPUT0", DataType::kInt32, {1, 4}}};
+  EXPECT_THAT(std::string(ParseInputDataJson("{}", inputs, {}, true, 1).status().message()), HasSubstr("\"data\""));
+  EXPECT_THAT(std::string(ParseInputDataJson(R"({"data":[{"X":[1]}]})", inputs, {}, true, 1).status().message()),
+              HasSubstr("no tensor 'INPUT0'"));
+  EXPECT_THAT(std::string(ParseInputDataJson(R"({"data":[{"INPUT0":[1,2,3]}]})", inputs, {}, true, 1).status().message()),
+              HasSubstr("has 3 elements"));
+  EXPECT_THAT(std::string(ParseInputDataJson(R"({"data":[{"INPUT0":[1,2,3,"a"]}]})", inputs, {}, true, 1).status().message()),
+              HasSubstr("element 3"));
+  EXPECT_THAT(std::string(ParseInputDataJson(R"({"data":[{"INPUT0":[1,2,3,4]}],"validation_data":[]})", inputs, {},
+                                             true, 1).status().message()),
+              HasSubstr("as long as"));
+  InputDataOptions options;
+  options.mode = InputDataMode::kFile;
+  options.file = "/nonexistent/input.json";
+  EXPECT_EQ(MakePayloadData(inputs, {}, true, 1, options).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace infera::bench

@@ -1,0 +1,51 @@
+// The writers of a RunReport: a human table, CSV (one row per level), JSON (the whole
+// report) and a self-contained SVG plot of latency vs throughput.
+//
+//   table  what a person reads at the end of a run; the server breakdown (queue vs
+//          compute, per request) follows when the server has statistics.
+//   CSV    perf_analyzer-like columns; latencies in microseconds.
+//   JSON   every field of RunReport (run_report.h), for scripts; numbers in the units
+//          their names say (_us, _per_s, _pct).
+//   SVG    one line per series (default: P50, P90, P99 of the run's levels) against
+//          throughput; plain SVG 1.1, no scripts or external resources.
+//
+// Thread-safe (pure functions).
+#ifndef INFERA_TOOLS_BENCH_REPORT_WRITERS_H_
+#define INFERA_TOOLS_BENCH_REPORT_WRITERS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "tools/bench/run_report.h"
+
+namespace infera::bench {
+
+std::string FormatTable(const RunReport& report);
+// The column header and one row of the level table (printed as each level finishes).
+std::string FormatLevelHeader(const RunReport& report);
+std::string FormatLevelLine(const RunReport& report, const LevelResult& level);
+std::string FormatCsv(const RunReport& report);
+std::string FormatJson(const RunReport& report);
+
+struct PlotPoint {
+  double throughput = 0;  // x: requests/s
+  double latency_ms = 0;  // y
+  std::string label;      // e.g. "c=16"
+};
+
+struct PlotSeries {
+  std::string name;
+  std::vector<PlotPoint> points;
+};
+
+// P50 / P90 / P99 of the report's levels.
+std::vector<PlotSeries> LatencySeries(const RunReport& report);
+std::string FormatSvgPlot(const std::vector<PlotSeries>& series, const std::string& title);
+
+// Writes `text` to `path`; errors name the path.
+absl::Status WriteTextFile(const std::string& path, const std::string& text);
+
+}  // namespace infera::bench
+
+#endif  // INFERA_TOOLS_BENCH_REPORT_WRITERS_H_
