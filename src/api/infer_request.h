@@ -43,12 +43,23 @@ struct InferRequest {
   std::shared_ptr<const CancellationToken> cancellation;
 };
 
+// When the scheduler handled a request (for tracing and logs); unset fields are
+// default-constructed time points.
+struct RequestTimings {
+  std::chrono::steady_clock::time_point enqueue{};          // entered the scheduler queue
+  std::chrono::steady_clock::time_point execution_start{};  // its batch started
+  std::chrono::steady_clock::time_point execution_end{};    // its batch finished
+  int64_t batch_rows = 0;      // rows in the batch it ran in
+  int64_t batch_requests = 0;  // requests in that batch
+};
+
 struct InferResponse {
   std::string model_name;
   int64_t model_version = 0;
   std::string id;
   Parameters parameters;
   std::vector<Tensor> outputs;
+  RequestTimings timings;
 };
 
 // Receives the outcome of one request. Called exactly once, on an arbitrary thread;

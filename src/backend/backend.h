@@ -33,6 +33,8 @@
 
 namespace infera {
 
+class ServerMetrics;
+
 // Everything a backend needs to load one version.
 struct ModelLoadContext {
   // Validated configuration (generic checks done, defaults filled in). Outlives the
@@ -41,6 +43,7 @@ struct ModelLoadContext {
   int64_t version = 0;
   std::filesystem::path model_dir;    // <repository>/<model>
   std::filesystem::path version_dir;  // <repository>/<model>/<version>
+  ServerMetrics* metrics = nullptr;   // Prometheus registry; null: no series. Outlives the LoadedModel.
 };
 
 // Settings for one execution instance.
@@ -94,6 +97,11 @@ class Backend {
   // Whether an instance runs compute on intra-op threads (and so takes a share of the
   // cores in the thread budget). Built-in test backends do not.
   virtual bool UsesIntraOpThreads() const { return false; }
+
+  // Whether an execution is so cheap (a copy, an add) that running it on the calling
+  // I/O thread beats handing it to a worker thread and back. The scheduler then runs
+  // requests inline when an instance is idle and nothing waits.
+  virtual bool RunsInline() const { return false; }
 };
 
 }  // namespace infera

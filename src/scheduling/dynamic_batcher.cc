@@ -18,9 +18,13 @@ DynamicBatcher::DynamicBatcher(SchedulingOptions options,
       queue_(options_),
       policy_(CreateBatchPolicy(options_)) {
   if (options_.preserve_ordering) ordered_.emplace();
+  {
+    absl::MutexLock lock(&mu_);
+    busy_.assign(instances_.size(), false);
+  }
   absl::MutexLock lock(&shutdown_mu_);
-  for (auto& instance : instances_) {
-    workers_.emplace_back([this, raw = instance.get()] { WorkerLoop(*raw); });
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    workers_.emplace_back([this, i] { WorkerLoop(i); });
   }
 }
 
@@ -42,6 +46,11 @@ size_t DynamicBatcher::QueueDepth() const {
   return queue_.size();
 }
 
+Scheduler::Load DynamicBatcher::CumulativeLoad() const {
+  return {busy_ns_.load(std::memory_order_relaxed), executed_requests_.load(std::memory_order_relaxed),
+          instances_.size()};
+}
+
 int DynamicBatcher::RetryAfterSeconds() const {
   const double seconds = static_cast<double>(queue_.size()) * mean_seconds_per_request_ /
                          static_cast<double>(instances_.size());
@@ -52,19 +61,41 @@ void DynamicBatcher::Reject(std::vector<RequestQueue::Rejection> rejected) {
   for (RequestQueue::Rejection& r : rejected) r.request->callback(std::move(r.status));
 }
 
+std::optional<size_t> DynamicBatcher::ClaimForInline() {
+  // Inline only when it cannot reorder or starve anything: nothing queued, and no
+  // policy that would rather wait for company (a delay or an SLO to batch towards).
+  if (!options_.run_inline || stopping_ || !queue_.empty() || options_.preserve_ordering ||
+      (options_.batching && (options_.max_queue_delay.count() > 0 || options_.latency_slo))) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < busy_.size(); ++i) {
+    if (!busy_[i]) {
+      busy_[i] = true;
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
 void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   if (ordered_) request->callback = ordered_->Wrap(std::move(request->callback));
   std::optional<RequestQueue::Rejection> rejected;
   std::vector<RequestQueue::Rejection> swept;
+  std::optional<size_t> inline_instance;
   {
     absl::MutexLock lock(&mu_);
     const SteadyTime now = clock_->Now();
+    const int64_t rows = request->batch_size;
     if (stopping_) {
       rejected = RequestQueue::Rejection{
           std::move(request),
           absl::UnavailableError(StrCat("model '", options_.model_name, "' is unloading; retry"))};
+    } else if (absl::Status invalid = queue_.CheckParameters(*request); !invalid.ok()) {
+      rejected = RequestQueue::Rejection{std::move(request), std::move(invalid)};
+    } else if ((inline_instance = ClaimForInline())) {
+      request->enqueue_time = now;
+      policy_->OnArrival(rows, now);
     } else {
-      const int64_t rows = request->batch_size;
       rejected = queue_.Push(std::move(request), now);
       if (rejected && rejected->status.code() == absl::StatusCode::kResourceExhausted) {
         // Abandoned or expired requests may be holding the slots: free them, retry once.
@@ -83,17 +114,22 @@ void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   // Outside the lock: callbacks may do real work (encode and post a response).
   Reject(std::move(swept));
   if (rejected) rejected->request->callback(std::move(rejected->status));
+  if (inline_instance) {
+    ScheduledRequests batch;
+    batch.push_back(std::move(request));
+    Run(*inline_instance, std::move(batch));
+  }
 }
 
-DynamicBatcher::Work DynamicBatcher::NextWork() {
+DynamicBatcher::Work DynamicBatcher::NextWork(size_t instance) {
   absl::MutexLock lock(&mu_);
   while (true) {
     const SteadyTime now = clock_->Now();
     Work work;
     work.rejected = queue_.Sweep(now);
     if (!work.rejected.empty()) return work;
-    if (queue_.empty()) {
-      if (stopping_) {
+    if (queue_.empty() || busy_[instance]) {  // busy: claimed for an inline run
+      if (stopping_ && queue_.empty()) {
         work.exit = true;
         return work;
       }
@@ -112,6 +148,7 @@ DynamicBatcher::Work DynamicBatcher::NextWork() {
     if (decision.num_requests > 0) {
       candidates.resize(std::min(decision.num_requests, candidates.size()));
       work.batch = queue_.Take(candidates);
+      busy_[instance] = true;
       if (!queue_.empty()) work_available_.Signal();  // another instance may start now
       return work;
     }
@@ -121,24 +158,31 @@ DynamicBatcher::Work DynamicBatcher::NextWork() {
   }
 }
 
-void DynamicBatcher::WorkerLoop(ModelInstance& instance) {
+void DynamicBatcher::Run(size_t instance, ScheduledRequests batch) {
+  int64_t rows = 0;
+  for (const auto& r : batch) rows += r->batch_size;
+  const size_t num_requests = batch.size();
+  const SteadyTime start = clock_->Now();
+  runner_(*instances_[instance], std::move(batch));
+  const Nanos duration = clock_->Now() - start;
+  busy_ns_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(0, duration.count())), std::memory_order_relaxed);
+  executed_requests_.fetch_add(num_requests, std::memory_order_relaxed);
+  absl::MutexLock lock(&mu_);
+  busy_[instance] = false;
+  if (!queue_.empty() || stopping_) work_available_.SignalAll();  // the instance is free again
+  policy_->OnExecuted(rows, duration);
+  const double per_request = std::chrono::duration<double>(duration).count() / num_requests;
+  mean_seconds_per_request_ = mean_seconds_per_request_ == 0
+                                  ? per_request
+                                  : 0.9 * mean_seconds_per_request_ + 0.1 * per_request;
+}
+
+void DynamicBatcher::WorkerLoop(size_t instance) {
   while (true) {
-    Work work = NextWork();
+    Work work = NextWork(instance);
     Reject(std::move(work.rejected));
     if (work.exit) return;
-    if (work.batch.empty()) continue;
-    int64_t rows = 0;
-    for (const auto& r : work.batch) rows += r->batch_size;
-    const size_t num_requests = work.batch.size();
-    const SteadyTime start = clock_->Now();
-    runner_(instance, std::move(work.batch));
-    const Nanos duration = clock_->Now() - start;
-    absl::MutexLock lock(&mu_);
-    policy_->OnExecuted(rows, duration);
-    const double per_request = std::chrono::duration<double>(duration).count() / num_requests;
-    mean_seconds_per_request_ = mean_seconds_per_request_ == 0
-                                    ? per_request
-                                    : 0.9 * mean_seconds_per_request_ + 0.1 * per_request;
+    if (!work.batch.empty()) Run(instance, std::move(work.batch));
   }
 }
 

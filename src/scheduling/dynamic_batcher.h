@@ -8,12 +8,17 @@
 //   Enqueue ──> [RequestQueue] <── worker k: sweep, candidates, policy.Decide ──> run
 //                  full → 429 at once (Retry-After from queue depth × service time)
 //
+// With SchedulingOptions::run_inline, a request that finds an idle instance and an empty
+// queue runs at once on the enqueuing thread (no thread hop either way), unless the
+// policy would wait for more requests to batch.
+//
 // Shutdown() stops intake, runs everything still queued without delay, joins workers.
 //
 // Thread-safe.
 #ifndef INFERA_SCHEDULING_DYNAMIC_BATCHER_H_
 #define INFERA_SCHEDULING_DYNAMIC_BATCHER_H_
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -42,6 +47,7 @@ class DynamicBatcher : public Scheduler {
 
   void Enqueue(std::unique_ptr<ScheduledRequest> request) override;
   size_t QueueDepth() const override;
+  Load CumulativeLoad() const override;
   void Shutdown() override;
 
  private:
@@ -51,8 +57,12 @@ class DynamicBatcher : public Scheduler {
     std::vector<RequestQueue::Rejection> rejected;
     bool exit = false;
   };
-  Work NextWork() ABSL_LOCKS_EXCLUDED(mu_);
-  void WorkerLoop(ModelInstance& instance);
+  Work NextWork(size_t instance) ABSL_LOCKS_EXCLUDED(mu_);
+  void WorkerLoop(size_t instance);
+  // Runs `batch` on instances_[instance] (claimed by the caller) and records its load.
+  void Run(size_t instance, ScheduledRequests batch);
+  // An idle instance to run `request` inline on now, claimed; nullopt to queue instead.
+  std::optional<size_t> ClaimForInline() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int RetryAfterSeconds() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Reject(std::vector<RequestQueue::Rejection> rejected);
 
@@ -67,7 +77,10 @@ class DynamicBatcher : public Scheduler {
   RequestQueue queue_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<BatchPolicy> policy_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<bool> busy_ ABSL_GUARDED_BY(mu_);  // per instance: executing a batch
   double mean_seconds_per_request_ ABSL_GUARDED_BY(mu_) = 0;  // EWMA, for Retry-After
+  std::atomic<uint64_t> busy_ns_{0};
+  std::atomic<uint64_t> executed_requests_{0};
 
   absl::Mutex shutdown_mu_;  // serialises Shutdown(); held while joining
   std::vector<std::thread> workers_ ABSL_GUARDED_BY(shutdown_mu_);

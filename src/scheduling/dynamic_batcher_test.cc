@@ -1,6 +1,7 @@
 #include "scheduling/dynamic_batcher.h"
 
 #include <set>
+#include <thread>
 
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/notification.h"
@@ -253,6 +254,65 @@ TEST(DynamicBatcherTest, EveryInstanceTakesWork) {
   go.Notify();
   batcher.Shutdown();
   EXPECT_EQ(ids, (std::set<int>{0, 1}));
+}
+
+TEST(DynamicBatcherTest, InlineRunsOnTheCallersThreadWhenAnInstanceIsIdle) {
+  std::vector<std::thread::id> threads;
+  absl::Mutex mu;
+  absl::Notification hold_started, release;
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+    {
+      absl::MutexLock lock(&mu);
+      threads.push_back(std::this_thread::get_id());
+    }
+    if (requests[0]->request.id == "hold") {
+      hold_started.Notify();
+      release.WaitForNotification();
+    }
+    for (auto& r : requests) r->callback(InferResponse{});
+  };
+  Outcomes outcomes;
+  SchedulingOptions options = BatchingOptions(4);
+  options.batching = false;
+  options.max_batch_rows = 0;
+  options.run_inline = true;
+  DynamicBatcher batcher(options, Instances(1), std::move(runner));
+  batcher.Enqueue(MakeRequest("idle", 1, outcomes.Callback("idle")));
+  EXPECT_TRUE(outcomes.status_of("idle").ok());  // done before Enqueue returned
+  std::thread holder([&] { batcher.Enqueue(MakeRequest("hold", 1, outcomes.Callback("hold"))); });
+  hold_started.WaitForNotification();
+  // The only instance is busy: this one queues and a worker runs it later.
+  batcher.Enqueue(MakeRequest("queued", 1, outcomes.Callback("queued")));
+  EXPECT_EQ(outcomes.status_of("queued").code(), absl::StatusCode::kUnknown);  // not yet
+  auto bad = MakeRequest("bad", 1, outcomes.Callback("bad"), 2, {{"priority", int64_t{9}}});
+  batcher.Enqueue(std::move(bad));
+  EXPECT_EQ(outcomes.status_of("bad").code(), absl::StatusCode::kInvalidArgument);
+  release.Notify();
+  holder.join();
+  batcher.Shutdown();
+  EXPECT_TRUE(outcomes.status_of("queued").ok());
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(threads.size(), 3u);
+  EXPECT_EQ(threads[0], std::this_thread::get_id());
+  EXPECT_NE(threads[2], std::this_thread::get_id());  // "queued" ran on the worker
+}
+
+TEST(DynamicBatcherTest, NoInlineWhenThePolicyWantsToWaitForABatch) {
+  std::thread::id ran_on;
+  absl::Notification done;
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+    ran_on = std::this_thread::get_id();
+    for (auto& r : requests) r->callback(InferResponse{});
+    done.Notify();
+  };
+  Outcomes outcomes;
+  SchedulingOptions options = BatchingOptions(4);
+  options.max_queue_delay = std::chrono::microseconds(100);
+  options.run_inline = true;
+  DynamicBatcher batcher(options, Instances(1), std::move(runner));
+  batcher.Enqueue(MakeRequest("a", 1, outcomes.Callback("a")));
+  done.WaitForNotification();
+  EXPECT_NE(ran_on, std::this_thread::get_id());
 }
 
 TEST(DynamicBatcherTest, ShutdownRunsQueuedWorkAndRejectsNewWork) {

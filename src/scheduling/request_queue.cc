@@ -35,27 +35,35 @@ RequestQueue::RequestQueue(const SchedulingOptions& options)
   for (size_t i = 0; i < levels_.size(); ++i) levels_[i].policy = options.policies[i];
 }
 
+absl::Status RequestQueue::CheckParameters(const ScheduledRequest& request) const {
+  const Parameters& params = request.request.parameters;
+  if (auto priority = GetIntParameter(params, "priority"); priority && *priority != 0) {
+    if (*priority < 0 || *priority > static_cast<int64_t>(levels_.size())) {
+      return absl::InvalidArgumentError(StrCat(
+          "parameter 'priority' ", *priority, " is outside [1, ", levels_.size(),
+          "] (the model's priority_levels; 0 means the default level)"));
+    }
+  }
+  if (auto timeout = GetIntParameter(params, "timeout"); timeout && *timeout < 0) {
+    return absl::InvalidArgumentError("parameter 'timeout' (µs) must be >= 0");
+  }
+  return absl::OkStatus();
+}
+
 std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> request,
                                             SteadyTime now) {
+  if (absl::Status invalid = CheckParameters(*request); !invalid.ok()) {
+    return Rejection{std::move(request), std::move(invalid)};
+  }
   const Parameters& params = request->request.parameters;
   int level = default_level_;
   if (auto priority = GetIntParameter(params, "priority"); priority && *priority != 0) {
-    if (*priority < 0 || *priority > static_cast<int64_t>(levels_.size())) {
-      return Rejection{std::move(request),
-                       absl::InvalidArgumentError(StrCat(
-                           "parameter 'priority' ", *priority, " is outside [1, ", levels_.size(),
-                           "] (the model's priority_levels; 0 means the default level)"))};
-    }
     level = static_cast<int>(*priority);
   }
   Level& target = levels_[level - 1];
   const QueuePolicy& policy = target.policy;
   std::chrono::microseconds timeout = policy.default_timeout;
   if (auto requested = GetIntParameter(params, "timeout")) {
-    if (*requested < 0) {
-      return Rejection{std::move(request),
-                       absl::InvalidArgumentError("parameter 'timeout' (µs) must be >= 0")};
-    }
     if (policy.allow_timeout_override && *requested > 0 &&
         (timeout.count() == 0 || *requested < timeout.count())) {
       timeout = std::chrono::microseconds(*requested);

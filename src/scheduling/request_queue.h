@@ -41,6 +41,10 @@ class RequestQueue {
   // (InvalidArgument).
   std::optional<Rejection> Push(std::unique_ptr<ScheduledRequest> request, SteadyTime now);
 
+  // InvalidArgument when the request's `priority` or `timeout` parameter is invalid
+  // (what Push() would reject it for, apart from a full queue).
+  absl::Status CheckParameters(const ScheduledRequest& request) const;
+
   // Removes cancelled requests (Cancelled) and expired REJECT-level ones
   // (DeadlineExceeded), returned to be completed; moves expired DELAY-level ones back.
   std::vector<Rejection> Sweep(SteadyTime now);

@@ -59,6 +59,15 @@ class Scheduler {
   // Requests waiting for an instance (not counting those executing).
   virtual size_t QueueDepth() const = 0;
 
+  // Cumulative load, for utilisation metrics: time the instances spent executing
+  // (summed over instances), requests executed, and the number of instances.
+  struct Load {
+    uint64_t busy_ns = 0;
+    uint64_t executed_requests = 0;
+    size_t num_instances = 0;
+  };
+  virtual Load CumulativeLoad() const = 0;
+
   // Stops intake (later Enqueue calls are rejected with Unavailable), finishes every
   // queued and executing request, and joins the worker threads. Idempotent.
   // IMPORTANT: never call it from a worker thread (from inside a callback).

@@ -39,6 +39,9 @@ struct SchedulingOptions {
   int default_priority_level = 1;
   // SLO-targeting batching (parameter latency_slo_ms); replaces max_queue_delay.
   std::optional<std::chrono::microseconds> latency_slo;
+  // Run a request on the enqueuing thread when an instance is idle and nothing waits
+  // (the backend's executions are cheaper than two thread hops; Backend::RunsInline).
+  bool run_inline = false;
 
   int num_levels() const { return static_cast<int>(policies.size()); }
 };

@@ -118,6 +118,7 @@ class AddSubModel : public LoadedModel {
 class AddSubBackend : public Backend {
  public:
   std::string_view name() const override { return "add_sub"; }
+  bool RunsInline() const override { return true; }
 
   absl::Status ValidateConfig(const inference::ModelConfig& config) const override {
     if (config.input_size() != 2 || config.output_size() != 2) {

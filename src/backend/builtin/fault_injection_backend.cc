@@ -3,6 +3,8 @@
 //
 //   parameters { key: "delay_ms"     value { string_value: "20" } }   per execution
 //   parameters { key: "failure_rate" value { string_value: "0.5" } }  0..1, seeded
+//   parameters { key: "delay_ms@2"   value { string_value: "50" } }   override for version 2
+// (the @version overrides let one config make a canary version slow or failing).
 #include <charconv>
 #include <chrono>
 #include <random>
@@ -17,8 +19,10 @@ namespace infera {
 namespace {
 
 absl::StatusOr<double> NumberParameter(const inference::ModelConfig& config, std::string_view key,
-                                       double min, double max) {
-  std::optional<std::string> text = ConfigParameter(config, key);
+                                       double min, double max, int64_t version = 0) {
+  std::optional<std::string> text;
+  if (version > 0) text = ConfigParameter(config, StrCat(key, "@", version));
+  if (!text) text = ConfigParameter(config, key);
   if (!text) return 0.0;
   double value = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
@@ -82,8 +86,9 @@ class FaultInjectionBackend : public Backend {
   }
 
   absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const ModelLoadContext& context) override {
-    ASSIGN_OR_RETURN(double delay_ms, NumberParameter(*context.config, "delay_ms", 0, 60000));
-    ASSIGN_OR_RETURN(double failure_rate, NumberParameter(*context.config, "failure_rate", 0, 1));
+    ASSIGN_OR_RETURN(double delay_ms, NumberParameter(*context.config, "delay_ms", 0, 60000, context.version));
+    ASSIGN_OR_RETURN(double failure_rate,
+                     NumberParameter(*context.config, "failure_rate", 0, 1, context.version));
     return std::make_unique<FaultInjectionModel>(*context.config, delay_ms, failure_rate);
   }
 

@@ -37,6 +37,7 @@ class IdentityModel : public LoadedModel {
 class IdentityBackend : public Backend {
  public:
   std::string_view name() const override { return "identity"; }
+  bool RunsInline() const override { return true; }
 
   absl::Status ValidateConfig(const inference::ModelConfig& config) const override {
     if (config.input_size() == 0 || config.input_size() != config.output_size()) {
