@@ -5,7 +5,7 @@ DEMO_REPO  ?= demo-models
 PYTHON     ?= /usr/bin/python3
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build demo-models run test unit-test integration-test bench clean
+.PHONY: all deps configure build demo-models run test unit-test integration-test bench clean image
 
 all: build
 
@@ -21,6 +21,7 @@ build: configure
 # Deterministic (seeded) demo models, regenerated only when the script changes.
 demo-models: deps
 	@$(PYTHON) scripts/make_demo_repo.py --out $(DEMO_REPO)
+	@$(PYTHON) scripts/make_llm_demo.py --out $(DEMO_REPO)
 
 run: build demo-models
 	@scripts/run_demo.sh $(BUILD_DIR)/infera $(DEMO_REPO)
@@ -35,10 +36,18 @@ unit-test: build
 integration-test: build demo-models
 	@cd $(BUILD_DIR) && INFERA_DEMO_REPO=$(abspath $(DEMO_REPO)) ctest --output-on-failure -L integration $(CTEST_ARGS)
 
-# Benchmarks are never part of `make test`.
+# Benchmarks are never part of `make test`. BENCH_ARGS selects scenarios, e.g.
+# `make bench BENCH_ARGS="overhead baseline"` or BENCH_ARGS="overhead --quick".
+BENCH_ARGS ?=
 bench: build demo-models
 	@scripts/install_deps.sh --bench
-	@bench/run_all.sh $(BUILD_DIR) $(DEMO_REPO)
+	@bench/run_all.sh $(BUILD_DIR) $(DEMO_REPO) $(BENCH_ARGS)
+
+# Container image from the Dockerfile: podman here (base image via debootstrap, cached),
+# Docker where it runs. `make image BAKE_DEMO_MODELS=1` bakes the demo repository
+# (tag infera:demo); IMAGE=name:tag overrides the tag. See docs/deploy.md.
+image:
+	@deploy/image/build_image.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(DEMO_REPO)

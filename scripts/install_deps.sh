@@ -5,6 +5,8 @@
 #
 #   scripts/install_deps.sh          build, serve and test (make run / make test)
 #   scripts/install_deps.sh --bench  also the benchmark peers (make bench)
+#   scripts/install_deps.sh --build-only  only what compiling build/infera needs (the
+#                                    container image's builder stage, see Dockerfile)
 set -euo pipefail
 
 # Build toolchain and libraries linked into the server.
@@ -27,6 +29,8 @@ TOOL_PKGS=(
   python3-grpcio python3-grpc-tools python3-protobuf  # independent gRPC client for tests
   fortunes-min           # text the demo LLM is trained on
   curl
+  prometheus             # promtool: checks and unit-tests deploy/monitoring rules (make test)
+  python3-yaml           # reads the rendered manifests and rule files (tests/deploy)
 )
 # Peers that `make bench` compares infera with.
 BENCH_PKGS=(
@@ -37,6 +41,13 @@ BENCH_PKGS=(
 
 wanted=("${BUILD_PKGS[@]}" "${TOOL_PKGS[@]}")
 if [ "${1:-}" = "--bench" ]; then wanted+=("${BENCH_PKGS[@]}"); fi
+# Node >= 18 + npm validate the Kubernetes manifests (tests/deploy). A preinstalled Node
+# is used as is; Debian's nodejs/npm only when there is none (or it is too old).
+node_major=$(node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/' || true)
+if ! [ "${node_major:-0}" -ge 18 ] 2>/dev/null || ! command -v npm >/dev/null; then
+  wanted+=(nodejs npm)
+fi
+if [ "${1:-}" = "--build-only" ]; then wanted=("${BUILD_PKGS[@]}"); fi
 
 missing=()
 for pkg in "${wanted[@]}"; do

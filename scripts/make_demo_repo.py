@@ -191,12 +191,13 @@ def warmup_block(inputs):
             f"{entries}\n  }}\n]")
 
 
-def write_config(model_dir, name, runtime_line, max_batch, inputs, outputs, warmup=False):
+def write_config(model_dir, name, runtime_line, max_batch, inputs, outputs, warmup=False,
+                 instances=1):
     """inputs/outputs: lists of (name, config_type, dims)."""
     text = [f"name: \"{name}\"", runtime_line, f"max_batch_size: {max_batch}",
             "input [\n" + ",\n".join(tensor_block(*i) for i in inputs) + "\n]",
             "output [\n" + ",\n".join(tensor_block(*o) for o in outputs) + "\n]",
-            "instance_group [\n  {\n    count: 1\n    kind: KIND_CPU\n  }\n]"]
+            f"instance_group [\n  {{\n    count: {instances}\n    kind: KIND_CPU\n  }}\n]"]
     if warmup:
         text.append(warmup_block(inputs))
     with open(os.path.join(model_dir, "config.pbtxt"), "w") as f:
@@ -285,9 +286,11 @@ def make_text_encoder(root):
 def make_builtin(root):
     simple = os.path.join(root, "simple")
     os.makedirs(os.path.join(simple, "1"))
+    # Two instances: add_sub runs inline on the I/O thread, and the server has two.
     write_config(simple, "simple", "backend: \"add_sub\"", 8,
                  [("INPUT0", "TYPE_INT32", [16]), ("INPUT1", "TYPE_INT32", [16])],
-                 [("OUTPUT0", "TYPE_INT32", [16]), ("OUTPUT1", "TYPE_INT32", [16])])
+                 [("OUTPUT0", "TYPE_INT32", [16]), ("OUTPUT1", "TYPE_INT32", [16])],
+                 instances=2)
     identity = os.path.join(root, "identity_fp32")
     os.makedirs(os.path.join(identity, "1"))
     write_config(identity, "identity_fp32", "backend: \"identity\"", 0,

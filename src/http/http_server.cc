@@ -177,8 +177,13 @@ class Session : public std::enable_shared_from_this<Session> {
     request.received_time = std::chrono::steady_clock::now();
     keep_alive_ = message.keep_alive();
     auto token = std::make_shared<CancellationToken>();
-    WatchForDisconnect(token);
+    const uint64_t request_number = ++requests_dispatched_;
+    current_token_ = token;
     state_->handler(std::move(request), HttpResponder(shared_from_this(), token));
+    // Watch for a disconnect only if the handler has not finished answering (the
+    // request waits in a queue, or it started a streamed response that goes on):
+    // requests answered inline skip the two syscalls a watch costs.
+    if (responses_started_ < request_number || stream_serializer_) WatchForDisconnect(std::move(token));
   }
 
   // Waits (without consuming anything) for the socket to become readable while the
@@ -196,6 +201,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Write(HttpResponse response) {
+    ++responses_started_;
+    if (state_->options.on_response) state_->options.on_response(response.status);
     response_ = {};
     response_.version(11);
     response_.result(static_cast<unsigned>(response.status));
@@ -226,6 +233,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void WriteStreamHead(HttpResponse head) {
+    ++responses_started_;
+    if (state_->options.on_response) state_->options.on_response(head.status);
     stream_head_ = {};
     stream_head_.version(11);
     stream_head_.result(static_cast<unsigned>(head.status));
@@ -272,7 +281,10 @@ class Session : public std::enable_shared_from_this<Session> {
                      });
   }
 
+  // A chunk could not be written: the client is gone, so the producer (e.g. an LLM
+  // generation) is cancelled instead of running to its end for nobody.
   void StreamFailed() {
+    if (current_token_) current_token_->Cancel();
     stream_done_ = true;
     ResetStream();
     Close();
@@ -329,6 +341,9 @@ class Session : public std::enable_shared_from_this<Session> {
   http::response<http::string_body> response_;
   bool keep_alive_ = true;
   bool counted_ = false;  // this request is counted in state_->in_flight
+  std::shared_ptr<CancellationToken> current_token_;  // the latest request's
+  uint64_t requests_dispatched_ = 0;  // requests handed to the handler
+  uint64_t responses_started_ = 0;    // responses whose writing has begun
   static constexpr std::chrono::milliseconds kLingerTimeout{2000};
   static constexpr size_t kLingerMaxBytes = 256 << 20;
   size_t linger_budget_ = 0;

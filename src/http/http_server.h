@@ -104,6 +104,9 @@ class HttpServer {
     size_t max_body_bytes = 64 << 20;  // Triton's --http-max-input-size default
     size_t max_header_bytes = 16 << 10;
     std::chrono::milliseconds read_timeout{30000};
+    // Called with the status of every response (for metrics); must be cheap and
+    // thread-safe. May be empty.
+    std::function<void(int status)> on_response = nullptr;
   };
 
   // Binds, listens and starts the I/O threads. Errors name the address.

@@ -1,15 +1,20 @@
 #include "http/kserve_routes.h"
 
 #include <charconv>
+#include <chrono>
 
+#include "api/parameters.h"
+#include "api/server_extensions.h"
 #include "codec/kserve_http_codec.h"
 #include "common/logging.h"
 #include "common/str_cat.h"
 #include "http/http_status.h"
+#include "http/kserve_extension_routes.h"
 #include "http/url_path.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "repository/model_config_util.h"
+#include "tracing/request_trace.h"
 
 namespace infera {
 namespace {
@@ -56,7 +61,7 @@ void WriteTensorMetadata(JsonWriter& w, const inference::ModelConfig& config,
 struct KServeRoutes::ModelPath {
   std::string name;
   std::optional<int64_t> version;
-  std::string_view action;  // "", "ready", "infer"
+  std::string_view action;  // "", "ready", "infer", "config", "stats"
 };
 
 KServeRoutes::KServeRoutes(ModelManager& manager, Options options)
@@ -77,6 +82,15 @@ void KServeRoutes::Handle(HttpRequest request, HttpResponder responder) const {
     const bool ok = parts[2] == "live" || (options_.server_ready && options_.server_ready());
     return std::move(responder).Send(ok ? HttpResponse{200, "application/json", "", {}}
                                         : ErrorResponse(400, "server is not ready"));
+  }
+  if (parts.size() == 3 && ((parts[1] == "repository" && parts[2] == "index") ||
+                            (parts[1] == "models" && parts[2] == "stats"))) {
+    const bool index = parts[1] == "repository";
+    if (request.method != (index ? "POST" : "GET")) {
+      return std::move(responder).Send(MethodNotAllowed(index ? "POST" : "GET"));
+    }
+    return std::move(responder).Send(index ? RepositoryIndexResponse(manager_, request.body)
+                                           : ModelStatisticsResponse(manager_, "", std::nullopt));
   }
   if (parts[1] == "models" && parts.size() >= 3) {
     ModelPath path;
@@ -110,6 +124,12 @@ void KServeRoutes::HandleModel(const ModelPath& path, HttpRequest request,
     if (request.method != "GET") return std::move(responder).Send(MethodNotAllowed("GET"));
     return std::move(responder).Send(path.action.empty() ? ModelMetadata(path) : ModelReady(path));
   }
+  if (path.action == "config" || path.action == "stats") {
+    if (request.method != "GET") return std::move(responder).Send(MethodNotAllowed("GET"));
+    return std::move(responder).Send(
+        path.action == "config" ? ModelConfigResponse(manager_, path.name, path.version)
+                                : ModelStatisticsResponse(manager_, path.name, path.version));
+  }
   if (path.action == "infer") {
     if (request.method != "POST") return std::move(responder).Send(MethodNotAllowed("POST"));
     return Infer(path, std::move(request), std::move(responder));
@@ -127,7 +147,8 @@ HttpResponse KServeRoutes::ServerMetadata() const {
   WriteString(w, options_.server_version);
   w.Key("extensions");
   w.StartArray();
-  for (const char* extension : {"binary_tensor_data", "parameters"}) w.String(extension);
+  // Kept equal to the gRPC list (grpc/metadata_handlers.cc); the integration tests check.
+  for (std::string_view extension : kServerExtensions) WriteString(w, extension);
   w.EndArray();
   w.EndObject();
   return JsonResponse(buffer);
@@ -175,8 +196,10 @@ HttpResponse KServeRoutes::ModelReady(const ModelPath& path) const {
 
 void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
                          HttpResponder responder) const {
-  auto model = manager_.GetModelVersion(path.name, path.version);
-  if (!model.ok()) return std::move(responder).Send(ErrorResponse(model.status()));
+  // Fail fast for an unknown model, before reading tensors.
+  if (auto known = manager_.ReadyVersions(path.name); !known.ok()) {
+    return std::move(responder).Send(ErrorResponse(known.status()));
+  }
 
   std::optional<size_t> header_length;
   if (auto value = request.Header("inference-header-content-length")) {
@@ -194,30 +217,83 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
           415, StrCat("Content-Encoding '", *encoding, "' is not supported; send identity")));
     }
   }
+  InferCompletion completion{std::move(responder), {}, options_.tracer, std::nullopt,
+                             request.received_time, path.name, ""};
+  if (options_.tracer) {
+    if (auto context = options_.tracer->Sample(request.Header("traceparent"))) {
+      completion.trace.emplace(*context);
+    }
+  }
   auto decoded = DecodeInferRequest(std::move(request.body), header_length,
                                     options_.max_input_elements);
-  if (!decoded.ok()) return std::move(responder).Send(ErrorResponse(decoded.status()));
+  if (!decoded.ok()) return std::move(completion).Finish(decoded.status());
+  if (completion.trace) {
+    completion.trace->AddStage("parse", request.received_time, std::chrono::steady_clock::now());
+  }
   InferRequest& infer = *decoded;
+  // The canary split routes by the request's routing_key parameter or X-Routing-Key.
+  std::string routing_key = GetStringParameter(infer.parameters, "routing_key").value_or("");
+  if (routing_key.empty()) {
+    if (auto id = GetIntParameter(infer.parameters, "routing_key")) routing_key = std::to_string(*id);
+  }
+  if (routing_key.empty()) routing_key = std::string(request.Header("x-routing-key").value_or(""));
+  auto model = manager_.GetModelVersion(path.name, path.version, routing_key);
+  if (!model.ok()) return std::move(completion).Finish(model.status());
   infer.model_name = path.name;
   infer.model_version = path.version;
   infer.arrival_time = request.received_time;
-  infer.cancellation = responder.cancellation();
-  OutputEncoding encoding = OutputEncoding::FromRequest(infer);
-
-  (*model)->Infer(std::move(infer), [responder = std::move(responder),
-                                     encoding = std::move(encoding)](
+  infer.cancellation = completion.responder.cancellation();
+  completion.encoding = OutputEncoding::FromRequest(infer);
+  completion.request_id = infer.id;
+  (*model)->Infer(std::move(infer), [completion = std::move(completion)](
                                         absl::StatusOr<InferResponse> result) mutable {
-    if (!result.ok()) return std::move(responder).Send(ErrorResponse(result.status()));
-    auto encoded = EncodeInferResponse(*result, encoding);
-    if (!encoded.ok()) return std::move(responder).Send(ErrorResponse(encoded.status()));
-    HttpResponse response{200, "application/json", std::move(encoded->body), {}};
-    if (encoded->json_header_length) {
-      response.content_type = "application/octet-stream";
-      response.headers.emplace_back("Inference-Header-Content-Length",
-                                    std::to_string(*encoded->json_header_length));
-    }
-    std::move(responder).Send(std::move(response));
+    std::move(completion).Finish(std::move(result));
   });
+}
+
+void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result) && {
+  HttpResponse response;
+  if (!result.ok()) {
+    response = ErrorResponse(result.status());
+  } else {
+    const auto encode_start = std::chrono::steady_clock::now();
+    auto encoded = EncodeInferResponse(*result, encoding);
+    if (!encoded.ok()) {
+      response = ErrorResponse(encoded.status());
+    } else {
+      response = HttpResponse{200, "application/json", std::move(encoded->body), {}};
+      if (encoded->json_header_length) {
+        response.content_type = "application/octet-stream";
+        response.headers.emplace_back("Inference-Header-Content-Length",
+                                      std::to_string(*encoded->json_header_length));
+      }
+    }
+    if (trace) {
+      const RequestTimings& t = result->timings;
+      trace->AddStage("queue", t.enqueue, t.execution_start);
+      trace->AddStage("compute", t.execution_start, t.execution_end,
+                      {{"infera.batch_rows", t.batch_rows}, {"infera.batch_requests", t.batch_requests}});
+      trace->AddStage("serialize", encode_start, std::chrono::steady_clock::now());
+    }
+  }
+  const auto end = std::chrono::steady_clock::now();
+  std::string trace_id;
+  if (trace) {
+    trace_id = ToHex(trace->trace_id());
+    response.headers.emplace_back("traceparent", trace->traceparent());
+    std::optional<std::string> error;
+    if (response.status >= 400) error = std::string(result.ok() ? "encoding failed" : result.status().message());
+    tracer->Submit(trace->Finish(StrCat("infer ", model_name), received_time, end,
+                                 {{"infera.model", model_name},
+                                  {"infera.request_id", request_id},
+                                  {"http.status_code", std::to_string(response.status)}},
+                                 std::move(error)));
+  }
+  INFERA_LOG(VERBOSE) << "infer model=" << model_name << " id=" << request_id
+                      << " status=" << response.status << " ms="
+                      << std::chrono::duration<double, std::milli>(end - received_time).count()
+                      << (trace_id.empty() ? "" : " trace_id=") << trace_id;
+  std::move(responder).Send(std::move(response));
 }
 
 }  // namespace infera

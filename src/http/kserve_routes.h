@@ -6,6 +6,9 @@
 //   GET  /v2/models/{m}[/versions/{v}]                 model metadata
 //   GET  /v2/models/{m}[/versions/{v}]/ready           200 ready, 400 not ready
 //   POST /v2/models/{m}[/versions/{v}]/infer           inference (JSON or binary tensors)
+//   GET  /v2/models/{m}[/versions/{v}]/config          Triton extensions, rendered by
+//   GET  /v2/models[/{m}[/versions/{v}]]/stats         kserve_extension_routes.h
+//   POST /v2/repository/index
 //
 // The routes decode into transport-neutral InferRequests, call the model manager and
 // encode what comes back; no model logic lives here. Errors are {"error": "..."} with
@@ -20,6 +23,9 @@
 
 #include "http/http_server.h"
 #include "manager/model_manager.h"
+#include "codec/output_encoding.h"
+#include "tracing/request_trace.h"
+#include "tracing/tracer.h"
 
 namespace infera {
 
@@ -32,6 +38,8 @@ class KServeRoutes {
     size_t max_input_elements = 64 << 20;
     // Whether the server as a whole is ready (models loaded, not draining).
     std::function<bool()> server_ready;
+    // Traces sampled requests when set (outlives the routes and their requests).
+    Tracer* tracer = nullptr;
   };
 
   KServeRoutes(ModelManager& manager, Options options);
@@ -40,6 +48,18 @@ class KServeRoutes {
 
  private:
   struct ModelPath;
+  // Everything needed to answer an infer request once its result arrives (on a model
+  // worker thread): encode, finish the trace, log, send.
+  struct InferCompletion {
+    HttpResponder responder;
+    OutputEncoding encoding;
+    Tracer* tracer;
+    std::optional<RequestTrace> trace;
+    std::chrono::steady_clock::time_point received_time;
+    std::string model_name;
+    std::string request_id;
+    void Finish(absl::StatusOr<InferResponse> result) &&;
+  };
   void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;
   HttpResponse ServerMetadata() const;
   HttpResponse ModelMetadata(const ModelPath& path) const;

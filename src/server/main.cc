@@ -1,13 +1,16 @@
 // infera: one binary, subcommands.
 //   infera serve --model-repository DIR [flags]
+//   infera bench -m MODEL [flags]       (the load generator, tools/bench)
 //   infera --help | --version
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "server/options.h"
 #include "server/server.h"
 #include "server/version.h"
+#include "tools/bench/bench_command.h"
 
 namespace {
 
@@ -16,12 +19,18 @@ constexpr char kUsage[] =
     "Usage: infera <command> [flags]\n\n"
     "Commands:\n"
     "  serve     Serve a model repository (infera serve --help for its flags).\n"
+    "  bench     Load-test a KServe v2 server (infera bench --help for its flags).\n"
     "  version   Print the version.\n"
     "  help      Show this text.\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef NDEBUG
+  // abseil's lock-order checking costs CPU on every contended mutex; it is a debugging
+  // aid, kept for debug builds only.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::cout << kUsage;
@@ -44,6 +53,7 @@ int main(int argc, char** argv) {
     }
     return infera::RunServe(*options);
   }
+  if (args[0] == "bench") return infera::bench::RunBenchCommand({args.begin() + 1, args.end()});
   std::cerr << "infera: unknown command '" << args[0] << "'\n\n" << kUsage;
   return 2;
 }

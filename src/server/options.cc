@@ -31,6 +31,14 @@ std::function<absl::Status(ServeOptions&, std::string_view)> Integer(T ServeOpti
   };
 }
 
+std::function<absl::Status(ServeOptions&, std::string_view)> Bool(bool ServeOptions::*field) {
+  return [=](ServeOptions& o, std::string_view value) -> absl::Status {
+    if (value != "true" && value != "false") return absl::InvalidArgumentError("must be true or false");
+    o.*field = value == "true";
+    return absl::OkStatus();
+  };
+}
+
 std::function<absl::Status(ServeOptions&, std::string_view)> Text(std::string ServeOptions::*field) {
   return [=](ServeOptions& o, std::string_view value) -> absl::Status {
     if (value.empty()) return absl::InvalidArgumentError("needs a non-empty value");
@@ -57,12 +65,69 @@ const std::vector<Flag>& Flags() {
        "A request must arrive completely within N seconds (else 408); idle keep-alive "
        "connections are closed after N seconds. Default 30.",
        Integer(&ServeOptions::http_read_timeout_secs, 1, 3600)},
+      {"grpc-address", "ADDR", "Address the gRPC server binds. Default 0.0.0.0.",
+       Text(&ServeOptions::grpc_address)},
       {"grpc-port", "N",
-       "gRPC port (KServe v2 gRPC). Reserved: this build has no gRPC frontend yet. Default 8001.",
+       "gRPC port (KServe v2 gRPC + grpc.health.v1). 0 picks a free port and logs it. "
+       "Default 8001.",
        Integer(&ServeOptions::grpc_port, 0, 65535)},
+      {"grpc-max-message-bytes", "BYTES",
+       "Largest gRPC request or response message; larger ones fail with RESOURCE_EXHAUSTED. "
+       "Default 67108864 (64 MiB).",
+       Integer<uint64_t>(&ServeOptions::grpc_max_message_bytes, 1, 2147483647)},
       {"metrics-port", "N",
-       "Prometheus metrics port. Reserved: this build has no metrics endpoint yet. Default 8002.",
+       "Port serving Prometheus /metrics (also served on the HTTP port). 0 picks a free port "
+       "and logs it. Default 8002.",
        Integer(&ServeOptions::metrics_port, 0, 65535)},
+      {"allow-metrics", "true|false", "Record and serve Prometheus metrics. Default true.",
+       Bool(&ServeOptions::allow_metrics)},
+      {"trace-endpoint", "URL",
+       "OTLP/HTTP (JSON) traces endpoint, e.g. http://collector:4318/v1/traces. Empty: no "
+       "tracing. Export is batched and never blocks requests.",
+       [](ServeOptions& o, std::string_view v) {
+         o.trace_endpoint = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"trace-rate", "P",
+       "Fraction of requests without a sampled W3C traceparent that are traced (0-1). "
+       "Requests whose traceparent is sampled are always traced. Default 0.01.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         double rate = -1;
+         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), rate);
+         if (ec != std::errc() || end != v.data() + v.size() || rate < 0 || rate > 1) {
+           return absl::InvalidArgumentError(StrCat("'", v, "' is not a fraction in [0, 1]"));
+         }
+         o.trace_rate = rate;
+         return absl::OkStatus();
+       }},
+      {"model-control-mode", "none|poll|explicit",
+       "none: load every model at start. poll: also rescan the repository every "
+       "--repository-poll-secs and load, reload or unload what changed. explicit: load only "
+       "--load-model models, then what the repository API asks for. Default none.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         if (v != "none" && v != "poll" && v != "explicit") {
+           return absl::InvalidArgumentError("must be none, poll or explicit");
+         }
+         o.model_control_mode = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"repository-poll-secs", "N", "Poll interval in poll mode. Default 15.",
+       Integer(&ServeOptions::repository_poll_secs, 1, 86400)},
+      {"load-model", "NAME",
+       "Explicit mode: a model to load at start (repeat the flag; * loads all).",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         if (v.empty()) return absl::InvalidArgumentError("needs a model name");
+         o.load_models.emplace_back(v);
+         return absl::OkStatus();
+       }},
+      {"admin-token", "TOKEN",
+       "Require 'Authorization: Bearer TOKEN' for the repository load/unload and canary "
+       "promotion API. Default: no token (the API is still off outside explicit mode).",
+       Text(&ServeOptions::admin_token)},
+      {"shutdown-delay-secs", "N",
+       "On SIGTERM, readiness turns false at once but requests are served normally for N "
+       "seconds (endpoint propagation on Kubernetes) before the drain. Default 0.",
+       Integer(&ServeOptions::shutdown_delay_secs, 0, 3600)},
       {"exit-timeout-secs", "N",
        "On SIGTERM/SIGINT, wait up to N seconds for in-flight requests before exiting. "
        "A second signal exits at once. Default 30.",
@@ -123,13 +188,16 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& a
   if (!options.help && options.model_repository.empty()) {
     return absl::InvalidArgumentError("--model-repository is required");
   }
+  if (!options.load_models.empty() && options.model_control_mode != "explicit") {
+    return absl::InvalidArgumentError("--load-model needs --model-control-mode=explicit");
+  }
   return options;
 }
 
 std::string ServeHelpText() {
   std::string text =
       "Usage: infera serve --model-repository DIR [flags]\n\n"
-      "Serves every model in a Triton-layout repository over KServe v2 HTTP/REST.\n\n"
+      "Serves every model in a Triton-layout repository over KServe v2 HTTP/REST and gRPC.\n\n"
       "Flags:\n";
   for (const Flag& f : Flags()) {
     std::string left = StrCat("  --", f.name, f.value_name ? StrCat(" ", f.value_name) : "");

@@ -21,8 +21,18 @@ struct ServeOptions {
   int http_thread_count = 0;  // 0: one per core, at most 4
   uint64_t http_max_input_size = 64ull << 20;
   int http_read_timeout_secs = 30;
+  std::string grpc_address = "0.0.0.0";
   int grpc_port = 8001;
+  uint64_t grpc_max_message_bytes = 64ull << 20;
   int metrics_port = 8002;
+  bool allow_metrics = true;
+  std::string model_control_mode = "none";  // none | poll | explicit
+  int repository_poll_secs = 15;
+  std::vector<std::string> load_models;     // explicit mode: loaded at start
+  std::string admin_token;                  // empty: admin API needs no token
+  int shutdown_delay_secs = 0;
+  std::string trace_endpoint;  // empty: tracing off
+  double trace_rate = 0.01;
   int exit_timeout_secs = 30;
   int log_verbose = 0;
   std::string log_format = "text";

@@ -46,5 +46,25 @@ TEST(OptionsTest, HelpListsEveryFlag) {
   }
 }
 
+TEST(OptionsTest, GrpcFlags) {
+  auto defaults = ParseServeOptions({"--model-repository=/m"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->grpc_address, "0.0.0.0");
+  EXPECT_EQ(defaults->grpc_port, 8001);
+  EXPECT_EQ(defaults->grpc_max_message_bytes, 64u << 20);
+  auto options = ParseServeOptions({"--model-repository=/m", "--grpc-address", "127.0.0.1",
+                                    "--grpc-port=0", "--grpc-max-message-bytes", "4096"});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->grpc_address, "127.0.0.1");
+  EXPECT_EQ(options->grpc_port, 0);
+  EXPECT_EQ(options->grpc_max_message_bytes, 4096u);
+  // gRPC takes an int message limit.
+  EXPECT_THAT(std::string(ParseServeOptions({"--model-repository=/m",
+                                             "--grpc-max-message-bytes=4294967296"})
+                              .status()
+                              .message()),
+              HasSubstr("--grpc-max-message-bytes"));
+}
+
 }  // namespace
 }  // namespace infera

@@ -6,8 +6,12 @@
 
 #include "backend/builtin/builtin_backends.h"
 #include "backend/torch/torch_backend.h"
+#include "common/cpu_budget.h"
 #include "common/logging.h"
 #include "common/str_cat.h"
+#include "http/http_status.h"
+#include "http/logging_routes.h"
+#include "llm/llm_backend.h"
 #include "server/version.h"
 
 namespace infera {
@@ -17,24 +21,51 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->backends_.Register(CreateTorchBackend(), {std::string(kTorchPlatformName)});
   server->backends_.Register(CreateAddSubBackend());
   server->backends_.Register(CreateIdentityBackend());
+  server->backends_.Register(llm::CreateLlmBackend());
   server->backends_.Register(CreateFaultInjectionBackend());
 
-  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  // The CPUs the process may use (affinity, cgroup quota), not the node's.
+  const int cores = AvailableCpus();
   ModelManager::Options manager_options;
   manager_options.repository = options.model_repository;
   manager_options.backends = &server->backends_;
   manager_options.num_cores = cores;
   manager_options.max_queue_size = options.max_queue_size;
   manager_options.max_parallel_loads = options.model_load_thread_count;
+  manager_options.mode = options.model_control_mode == "poll"       ? ModelControlMode::kPoll
+                         : options.model_control_mode == "explicit" ? ModelControlMode::kExplicit
+                                                                    : ModelControlMode::kNone;
+  manager_options.startup_models = options.load_models;
+  manager_options.poll_interval = std::chrono::seconds(options.repository_poll_secs);
+  manager_options.drain_timeout = std::chrono::seconds(options.exit_timeout_secs);
+  if (options.allow_metrics) {
+    server->metrics_ = std::make_unique<ServerMetrics>();
+    manager_options.metrics = server->metrics_.get();
+  }
   auto manager = ModelManager::Create(std::move(manager_options));
   if (!manager.ok()) return manager.status();
   server->manager_ = std::move(*manager);
 
+  if (!options.trace_endpoint.empty()) {
+    Tracer::Options trace_options;
+    trace_options.endpoint = options.trace_endpoint;
+    trace_options.sample_rate = options.trace_rate;
+    trace_options.service_version = std::string(kInferaVersion);
+    auto tracer = Tracer::Create(std::move(trace_options));
+    if (!tracer.ok()) return tracer.status();
+    server->tracer_ = std::move(*tracer);
+    INFERA_LOG(INFO) << "tracing " << options.trace_rate * 100 << "% of requests to "
+                     << options.trace_endpoint;
+  }
+
   KServeRoutes::Options route_options;
   route_options.server_version = std::string(kInferaVersion);
+  route_options.tracer = server->tracer_.get();
   Server* raw = server.get();
   route_options.server_ready = [raw] { return raw->IsReady(); };
   server->routes_ = std::make_unique<KServeRoutes>(*server->manager_, std::move(route_options));
+  server->repository_routes_ = std::make_unique<RepositoryRoutes>(*server->manager_, options.admin_token);
+  server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
 
   HttpServer::Options http_options;
   http_options.address = options.http_address;
@@ -43,8 +74,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
       options.http_thread_count > 0 ? options.http_thread_count : std::min(cores, 4);
   http_options.max_body_bytes = options.http_max_input_size;
   http_options.read_timeout = std::chrono::seconds(options.http_read_timeout_secs);
+  if (server->metrics_) {
+    ServerMetrics* metrics = server->metrics_.get();
+    http_options.on_response = [metrics](int status) { metrics->CountHttpResponse(status); };
+  }
   const KServeRoutes* routes = server->routes_.get();
-  auto http = HttpServer::Start(http_options, [routes](HttpRequest request, HttpResponder responder) {
+  const OpenAiRoutes* openai = server->openai_routes_.get();
+  auto http = HttpServer::Start(http_options, [raw, routes, openai](HttpRequest request, HttpResponder responder) {
+    if (OpenAiRoutes::Matches(request.path())) return openai->Handle(std::move(request), std::move(responder));
+    if (request.path() == "/metrics" && raw->metrics_) {
+      return std::move(responder).Send(raw->MetricsResponse());
+    }
+    if (request.path() == "/v2/logging") return std::move(responder).Send(HandleLoggingRequest(request));
+    if (RepositoryRoutes::Matches(request.path())) {
+      return raw->repository_routes_->Handle(std::move(request), std::move(responder));
+    }
     routes->Handle(std::move(request), std::move(responder));
   });
   if (!http.ok()) return http.status();
@@ -52,10 +96,26 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   // Tests and scripts read the chosen port from this line.
   INFERA_LOG(INFO) << "HTTP server listening on " << options.http_address << ":"
                    << server->http_->port();
-  INFERA_LOG(WARNING) << "gRPC (--grpc-port " << options.grpc_port << ") and metrics (--metrics-port "
-                      << options.metrics_port << ") endpoints are not in this build; not serving them";
+
+  GrpcServer::Options grpc_options;
+  grpc_options.address = options.grpc_address;
+  grpc_options.port = options.grpc_port;
+  grpc_options.max_message_bytes = options.grpc_max_message_bytes;
+  grpc_options.server_version = std::string(kInferaVersion);
+  grpc_options.server_ready = [raw] { return raw->IsReady(); };
+  grpc_options.admin_token = options.admin_token;
+  auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
+  if (!grpc.ok()) return grpc.status();
+  server->grpc_ = std::move(*grpc);
+  INFERA_LOG(INFO) << "gRPC server listening on " << options.grpc_address << ":"
+                   << server->grpc_->port();
+  if (server->metrics_) {
+    absl::Status metrics_started = server->StartMetricsServer();
+    if (!metrics_started.ok()) return metrics_started;
+  }
 
   server->manager_->LoadAll();
+  server->manager_->StartBackgroundTasks();
   server->models_loaded_ = true;
   for (const ModelIndexEntry& entry : server->manager_->Index()) {
     if (entry.state != ModelState::kReady) {
@@ -69,16 +129,60 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
 
 Server::~Server() { Shutdown(); }
 
+absl::Status Server::StartMetricsServer() {
+  HttpServer::Options metrics_options;
+  metrics_options.address = options_.http_address;
+  metrics_options.port = static_cast<uint16_t>(options_.metrics_port);
+  metrics_options.num_threads = 1;
+  metrics_options.max_body_bytes = 1 << 16;
+  auto metrics_http = HttpServer::Start(metrics_options, [this](HttpRequest request, HttpResponder responder) {
+    if (request.path() != "/metrics") {
+      return std::move(responder).Send(ErrorResponse(404, "the metrics port serves only /metrics"));
+    }
+    std::move(responder).Send(MetricsResponse());
+  });
+  if (!metrics_http.ok()) return metrics_http.status();
+  metrics_http_ = std::move(*metrics_http);
+  INFERA_LOG(INFO) << "Metrics server listening on " << options_.http_address << ":"
+                   << metrics_http_->port();
+  return absl::OkStatus();
+}
+
+HttpResponse Server::MetricsResponse() const {
+  manager_->RefreshMetrics();
+  std::vector<ServerMetrics::VersionReadiness> readiness;
+  for (const ModelIndexEntry& entry : manager_->Index()) {
+    if (entry.version) readiness.push_back({entry.name, *entry.version, entry.state == ModelState::kReady});
+  }
+  metrics_->SetReadiness(readiness, IsReady());
+  std::vector<ServerMetrics::CanaryReading> canaries;
+  for (const CanaryStatus& c : manager_->Canaries()) {
+    canaries.push_back({c.model, static_cast<int>(c.state), c.weight_percent});
+  }
+  metrics_->SetCanaries(canaries);
+  if (http_) metrics_->SetHttpInflight(http_->InFlight());
+  return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Serialize(), {}};
+}
+
 bool Server::IsReady() const {
   return models_loaded_.load() && !draining_.load() && manager_->AllModelsReady();
 }
 
 void Server::Shutdown() {
-  if (draining_.exchange(true)) return;
+  draining_ = true;
+  if (shut_down_.exchange(true)) return;
   INFERA_LOG(INFO) << "shutting down: finishing in-flight requests (up to "
                    << options_.exit_timeout_secs << " s)";
+  // Both frontends drain at the same time, so the bound is one exit timeout, not two.
+  std::thread grpc_drain([this] {
+    if (grpc_) grpc_->Shutdown(std::chrono::seconds(options_.exit_timeout_secs));
+  });
   if (http_) http_->Shutdown(std::chrono::seconds(options_.exit_timeout_secs));
+  grpc_drain.join();
   if (manager_) manager_->UnloadAll();
+  grpc_.reset();
+  if (metrics_http_) metrics_http_->Shutdown(std::chrono::seconds(0));
+  metrics_http_.reset();
   http_.reset();
   INFERA_LOG(INFO) << "shutdown complete";
 }
@@ -111,6 +215,13 @@ int RunServe(const ServeOptions& options) {
     INFERA_LOG(WARNING) << "second signal " << second << ": exiting without draining";
     std::_Exit(1);
   }).detach();
+  // Readiness false now; keep serving while load balancers notice, then drain.
+  (*server)->BeginDrain();
+  if (options.shutdown_delay_secs > 0) {
+    INFERA_LOG(INFO) << "not ready; serving for " << options.shutdown_delay_secs
+                     << " s more before draining (--shutdown-delay-secs)";
+    std::this_thread::sleep_for(std::chrono::seconds(options.shutdown_delay_secs));
+  }
   (*server)->Shutdown();
   return 0;
 }

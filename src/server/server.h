@@ -1,9 +1,10 @@
-// Server: wiring only — builds the backend registry, the model manager and the HTTP
-// frontend from ServeOptions, and tears them down in the right order.
+// Server: wiring only — builds the backend registry, the model manager and the HTTP and
+// gRPC frontends from ServeOptions, and tears them down in the right order.
 //
-// Start order: HTTP first (liveness answers while models load; readiness stays false),
-// then every model. Shutdown order: readiness false, HTTP stops accepting and finishes
-// in-flight requests (bounded by --exit-timeout-secs), models drain and unload, then the
+// Start order: HTTP, then gRPC (liveness answers while models load; readiness stays
+// false), then every model. Shutdown order: readiness false; HTTP and gRPC both stop
+// accepting and finish in-flight requests and streams, side by side (bounded together by
+// --exit-timeout-secs; gRPC then cancels what is left); models drain and unload; then the
 // HTTP threads go (responses still in flight need them to exist).
 //
 // Thread-safe.
@@ -15,9 +16,14 @@
 
 #include "absl/status/statusor.h"
 #include "backend/backend_registry.h"
+#include "grpc/grpc_server.h"
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
+#include "http/repository_routes.h"
+#include "http/openai_routes.h"
 #include "manager/model_manager.h"
+#include "metrics/server_metrics.h"
+#include "tracing/tracer.h"
 #include "server/options.h"
 
 namespace infera {
@@ -30,19 +36,32 @@ class Server {
   ~Server();
 
   bool IsReady() const;
+  // First step of a graceful stop: readiness turns false; requests are still served.
+  void BeginDrain() { draining_ = true; }
   // Graceful stop: see the class comment. Idempotent.
   void Shutdown();
 
  private:
   explicit Server(const ServeOptions& options) : options_(options) {}
 
+  // GET /metrics: refreshes the scrape-time gauges and renders the registry.
+  HttpResponse MetricsResponse() const;
+  absl::Status StartMetricsServer();
+
   const ServeOptions options_;
+  std::unique_ptr<ServerMetrics> metrics_;  // null with --allow-metrics=false
+  std::unique_ptr<Tracer> tracer_;          // null without --trace-endpoint
   BackendRegistry backends_;
   std::unique_ptr<ModelManager> manager_;
   std::unique_ptr<KServeRoutes> routes_;
+  std::unique_ptr<RepositoryRoutes> repository_routes_;
+  std::unique_ptr<OpenAiRoutes> openai_routes_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<GrpcServer> grpc_;
+  std::unique_ptr<HttpServer> metrics_http_;  // --metrics-port
   std::atomic<bool> models_loaded_{false};
-  std::atomic<bool> draining_{false};
+  std::atomic<bool> draining_{false};   // readiness false (BeginDrain or Shutdown)
+  std::atomic<bool> shut_down_{false};  // Shutdown() has run
 };
 
 // Runs `infera serve` until SIGTERM/SIGINT; returns the process exit code.

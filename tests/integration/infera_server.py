@@ -1,8 +1,9 @@
 """Starts the real `infera` binary for black-box tests and talks to it over real sockets.
 
-Every test gets a server on an ephemeral loopback port (--http-port 0; the port is read
-from the "HTTP server listening on" log line). `InferaServer.stop()` sends SIGTERM and
-checks the process exits 0; the log is kept for failure messages.
+Every test gets a server on ephemeral loopback ports (--http-port 0 and --grpc-port 0;
+the ports are read from the "HTTP/gRPC server listening on" log lines).
+`InferaServer.stop()` sends SIGTERM and checks the process exits 0; the log is kept for
+failure messages.
 """
 
 import http.client
@@ -36,14 +37,16 @@ class InferaServer:
         run_env.update(env or {})
         self.process = subprocess.Popen(
             [BINARY, "serve", "--model-repository", repository, "--http-address", "127.0.0.1",
-             "--http-port", "0", *extra_args],
+             "--http-port", "0", "--grpc-address", "127.0.0.1", "--grpc-port", "0",
+             *([] if "--metrics-port" in extra_args else ["--metrics-port", "0"]), *extra_args],
             stdout=self.log_file, stderr=subprocess.STDOUT, env=run_env)
-        self.port = self._wait_for_port()
+        self.port = self._wait_for_port("HTTP")
+        self.grpc_port = self._wait_for_port("gRPC")
 
-    def _wait_for_port(self, timeout=30.0):
+    def _wait_for_port(self, protocol, timeout=30.0):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            match = re.search(r"HTTP server listening on [^\s]*:(\d+)", self.log())
+            match = re.search(protocol + r" server listening on [^\s]*:(\d+)", self.log())
             if match:
                 return int(match.group(1))
             if self.process.poll() is not None:

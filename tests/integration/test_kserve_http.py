@@ -108,7 +108,8 @@ def test_health_and_server_metadata(server):
     status, meta = server.get_json("/v2")
     assert status == 200
     assert meta["name"] == "infera" and meta["version"]
-    assert set(meta["extensions"]) == {"binary_tensor_data", "parameters"}
+    assert set(meta["extensions"]) == {"binary_tensor_data", "parameters", "model_configuration",
+                                       "model_repository", "statistics", "logging"}
 
 
 def test_model_metadata_and_readiness(server):
