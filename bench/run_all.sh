@@ -5,7 +5,8 @@
 #
 #   bench/run_all.sh BUILD_DIR DEMO_REPO                  everything (~15 min on 2 cores)
 #   bench/run_all.sh BUILD_DIR DEMO_REPO SCENARIO... [--quick] [--repeats N]
-#       only the infera bench scenarios named: overhead, baseline, limit, batching
+#       only the infera bench scenarios named: overhead, baseline, limit, batching,
+#       instances, overload, slo, observability
 #       (bench/scenarios.py; --quick: one short repeat, a smoke test)
 set -euo pipefail
 BUILD=${1:-build}
@@ -32,5 +33,5 @@ if [ $# -eq 0 ]; then
   echo
 fi
 
-echo "== infera bench scenarios: overhead, seed baseline, limit, batching (bench/scenarios.py)"
+echo "== infera bench scenarios (bench/scenarios.py)"
 /usr/bin/python3 "$HERE/scenarios.py" --build "$BUILD" --repo "$REPO" "$@"

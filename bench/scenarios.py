@@ -6,7 +6,7 @@ alternately in one invocation, and prints medians of repeated runs and their rat
 Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
-                       [overhead] [baseline] [limit] [batching]
+                       [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -498,8 +498,228 @@ def scenario_batching():
     return summary
 
 
+def copy_model(repo, src, name, extra_config, instances=1, threads=None):
+    """Adds a copy of demo model `src` named `name` to `repo`: weights hard-linked,
+    config renamed, instance count set, `extra_config` (pbtxt) appended."""
+    shutil.copytree(os.path.join(ARGS.repo, src), os.path.join(repo, name),
+                    ignore=shutil.ignore_patterns("reference", "config.pbtxt"),
+                    copy_function=lambda s, d: os.link(s, d))
+    with open(os.path.join(ARGS.repo, src, "config.pbtxt")) as f:
+        text = f.read().replace(f'name: "{src}"', f'name: "{name}"').replace("count: 1", f"count: {instances}")
+    if threads:
+        text += f'parameters {{\n  key: "INTRA_OP_THREAD_COUNT"\n  value: {{ string_value: "{threads}" }}\n}}\n'
+    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
+        f.write(text + extra_config)
+
+
+def summarize_levels(levels):
+    return {"rps": med([l["throughput_per_s"] for l in levels]),
+            "p50_ms": med([l["latency"]["p50_us"] for l in levels]) / 1000,
+            "p99_ms": med([l["latency"]["p99_us"] for l in levels]) / 1000,
+            "batch": med([l["server"]["avg_batch_rows"] for l in levels if l.get("server")])}
+
+
+def scenario_instances():
+    """ResNet-18, batch-1 requests at concurrency 4: where batching barely helps on this
+    CPU (1.0-1.15x in-process), instances are the lever. Same 2 cores, split three ways:
+    1 instance x 2 threads (the demo default), 2 instances x 1 thread, and 2 x 1 with
+    dynamic batching (to show it does not make things slower)."""
+    configs = [("r18_1x2", 1, 2, ""), ("r18_2x1", 2, 1, ""),
+               ("r18_2x1_batching", 2, 1, "dynamic_batching {\n  max_queue_delay_microseconds: 2000\n}\n")]
+    repo = tempfile.mkdtemp(prefix="bench-repo-")
+    for name, instances, threads, extra in configs:
+        copy_model(repo, "resnet18", name, extra, instances, threads)
+    seconds = "2" if ARGS.quick else "6"
+    runs = {}
+    with start_infera(repo) as infera_proc:
+        for rep in range(ARGS.repeats):
+            order = configs if rep % 2 == 0 else configs[::-1]
+            for name, *_ in order:
+                r = bench(infera_proc.port, name, "--concurrency-range", "4", "--duration", seconds,
+                          "--warmup", "1000", "--input-tensor-format", "binary",
+                          "--server-pid", str(infera_proc.pid), name=f"instances-{name}-r{rep}")
+                runs.setdefault(name, []).append(level(r))
+    shutil.rmtree(repo)
+    summary, rows = {}, []
+    for name, instances, threads, extra in configs:
+        s = summarize_levels(runs[name])
+        summary[name] = s
+        rows.append([f"{instances} x {threads} thread(s)" + (", batching 2 ms" if extra else ""),
+                     s["rps"], s["p50_ms"], s["p99_ms"], s["batch"]])
+    base = summary["r18_1x2"]["rps"]
+    emit("instances: resnet18, batch-1 requests, conc 4, binary tensors, 2 cores split three ways",
+         table(["instances x intra-op threads", "req/s", "P50 ms", "P99 ms", "mean rows per execution"], rows))
+    emit("instances: ratios", table(["what", "value"], [
+        ["2x1 / 1x2 throughput", f"{summary['r18_2x1']['rps'] / base:.2f}"],
+        ["2x1 + batching / 2x1 throughput", f"{summary['r18_2x1_batching']['rps'] / summary['r18_2x1']['rps']:.2f}"]]))
+    return summary
+
+
+def scenario_overload():
+    """ResNet-18 (2 instances x 1 thread, queue bounded at 8): measure capacity closed
+    loop, then send 3x that rate open loop (Poisson) for 60 s. Reports the share rejected
+    (429), the P99 of admitted requests and requests lost (sent - answered, must be 0)."""
+    repo = tempfile.mkdtemp(prefix="bench-repo-")
+    copy_model(repo, "resnet18", "r18", "dynamic_batching {\n  default_queue_policy { max_queue_size: 8 }\n}\n",
+               instances=2, threads=1)
+    seconds = "15" if ARGS.quick else "60"
+    with start_infera(repo) as infera_proc:
+        cap = level(bench(infera_proc.port, "r18", "--concurrency-range", "4", "--duration", "4",
+                          "--input-tensor-format", "binary", name="overload-capacity"))
+        rate = max(1, round(3 * cap["throughput_per_s"]))
+        r = bench(infera_proc.port, "r18", "--request-rate-range", str(rate), "--request-distribution",
+                  "poisson", "--duration", seconds, "--warmup", "0", "--input-tensor-format", "binary",
+                  "--max-duration", "200", "--server-pid", str(infera_proc.pid), name="overload")
+    shutil.rmtree(repo)
+    l, totals = level(r), r["totals"]
+    rejected = sum(v["count"] for k, v in l.get("error_counts", {}).items() if "429" in k)
+    other = l["errors"] - rejected
+    lost = totals["sent"] - totals["ok"] - totals["errors"]
+    summary = {"capacity_rps": cap["throughput_per_s"], "offered_rps": rate, "sent": totals["sent"],
+               "ok": totals["ok"], "rejected_share": rejected / max(1, l["sent"]),
+               "admitted_p50_ms": l["latency"]["p50_us"] / 1000, "admitted_p99_ms": l["latency"]["p99_us"] / 1000,
+               "other_errors": other, "lost": lost, "server_requests": r.get("server_requests"),
+               "reject_p99_note": "rejections are answered at once (no queueing)"}
+    emit(f"overload: resnet18 at 3x capacity for {seconds} s (Poisson, queue bound 8)",
+         table(["what", "value"], [
+             ["capacity (closed loop, c=4) req/s", fmt(cap["throughput_per_s"])],
+             ["offered rate req/s", str(rate)],
+             ["sent / answered 200 (whole run)", f"{totals['sent']} / {totals['ok']}"],
+             ["share rejected with 429 (measured window)", f"{100 * summary['rejected_share']:.1f} %"],
+             ["admitted P50 / P99 ms", f"{summary['admitted_p50_ms']:.0f} / {summary['admitted_p99_ms']:.0f}"],
+             ["other errors", str(other)],
+             ["lost (sent - ok - errors; must be 0)", str(lost)]]))
+    return summary
+
+
+def scenario_slo():
+    """ranker, batch-1 requests, open-loop Poisson rate sweep: the highest rate each
+    batching policy sustains with P99 <= 15 ms. Fixed max_queue_delay of 0 / 0.5 / 2 / 8 ms
+    (hand tuning) against latency_slo_ms 15 (the SLO-targeting policy), one server with
+    every variant loaded (1 instance x 1 thread each, so the policy is what differs)."""
+    slo_ms = 15
+    variants = [("d0", "dynamic_batching {\n  max_queue_delay_microseconds: 0\n}\n"),
+                ("d500", "dynamic_batching {\n  max_queue_delay_microseconds: 500\n}\n"),
+                ("d2000", "dynamic_batching {\n  max_queue_delay_microseconds: 2000\n}\n"),
+                ("d8000", "dynamic_batching {\n  max_queue_delay_microseconds: 8000\n}\n"),
+                ("slo", "dynamic_batching {\n}\n"
+                        f'parameters {{\n  key: "latency_slo_ms"\n  value: {{ string_value: "{slo_ms}" }}\n}}\n')]
+    repo = tempfile.mkdtemp(prefix="bench-repo-")
+    for name, extra in variants:
+        copy_model(repo, "ranker", f"ranker_{name}", extra, instances=1, threads=1)
+    rates = "2000:14000:+2000" if not ARGS.quick else "4000:12000:+4000"
+    seconds = "1.5" if ARGS.quick else "3"
+    best = {}
+    with start_infera(repo) as infera_proc:
+        for rep in range(ARGS.repeats):
+            order = variants if rep % 2 == 0 else variants[::-1]
+            for name, _ in order:
+                r = bench(infera_proc.port, f"ranker_{name}", "--request-rate-range", rates,
+                          "--request-distribution", "poisson", "--duration", seconds, "--warmup", "500",
+                          "--max-duration", "120", name=f"slo-{name}-r{rep}")
+                ok = [l for l in r["levels"] if l["latency"]["p99_us"] <= slo_ms * 1000 and l["errors"] == 0
+                      and l["throughput_per_s"] >= 0.95 * l["request_rate"]]
+                top = max(ok, key=lambda l: l["throughput_per_s"]) if ok else None
+                best.setdefault(name, []).append(
+                    (top["throughput_per_s"], top["latency"]["p99_us"] / 1000, top["server"]["avg_batch_rows"]
+                     if top and top.get("server") else None) if top else (0, None, None))
+    shutil.rmtree(repo)
+    rows, summary = [], {}
+    for name, _ in variants:
+        rps = med([b[0] for b in best[name]])
+        summary[name] = {"rps_at_slo": rps, "p99_ms": med([b[1] for b in best[name]]),
+                         "batch": med([b[2] for b in best[name]])}
+        label = f"SLO {slo_ms} ms" if name == "slo" else f"fixed delay {int(name[1:]) / 1000:g} ms"
+        rows.append([label, rps, summary[name]["p99_ms"], summary[name]["batch"]])
+    best_fixed = max((v["rps_at_slo"], k) for k, v in summary.items() if k != "slo")
+    emit(f"slo: ranker, Poisson rate sweep {rates}/s, highest rate served with P99 <= {slo_ms} ms",
+         table(["policy", f"req/s at P99 <= {slo_ms} ms", "P99 ms there", "mean rows per execution"], rows))
+    emit("slo: ratio", table(["what", "value"], [
+        [f"SLO mode / best fixed delay ({best_fixed[1]})",
+         f"{summary['slo']['rps_at_slo'] / best_fixed[0]:.2f}" if best_fixed[0] else "-"]]))
+    return summary
+
+
+class OtlpSink:
+    """A live OTLP/HTTP collector stand-in on loopback: answers 200 to every POST and
+    counts the spans it received (so the tracing side really exports)."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        sink = self
+        self.spans = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                sink.spans += body.count(b'"spanId"')
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def scenario_observability():
+    """What metrics and tracing cost: `simple` at concurrency 16 (JSON), three servers
+    started together and loaded alternately: metrics off (--allow-metrics=false),
+    metrics on (the default), metrics on + every request traced (--trace-rate 1) to a
+    live collector on loopback."""
+    sink = OtlpSink()
+    repo = bench_repo(["simple"])
+    sides = {"metrics off": ["--allow-metrics=false"], "metrics on (default)": [],
+             "metrics + tracing every request": ["--trace-endpoint", sink.url, "--trace-rate", "1"]}
+    seconds = "1.5" if ARGS.quick else "4"
+    procs = {name: start_infera(repo, *extra) for name, extra in sides.items()}
+    runs = {}
+    try:
+        for rep in range(ARGS.repeats):
+            order = list(sides) if rep % 2 == 0 else list(sides)[::-1]
+            for name in order:
+                p = procs[name]
+                r = bench(p.port, "simple", "--concurrency-range", "16", "--duration", seconds,
+                          "--server-pid", str(p.pid), name=f"observability-{rep}-{list(sides).index(name)}")
+                runs.setdefault(name, []).append(level(r))
+    finally:
+        for p in procs.values():
+            p.stop()
+        sink.close()
+    shutil.rmtree(repo)
+    rows, summary = [], {}
+    for name in sides:
+        levels = runs[name]
+        s = {"rps": med([l["throughput_per_s"] for l in levels]),
+             "p50_us": med([l["latency"]["p50_us"] for l in levels]),
+             "p99_us": med([l["latency"]["p99_us"] for l in levels]),
+             "cpu_us": med([l.get("server_cpu_us_per_request") for l in levels])}
+        summary[name] = s
+        rows.append([name, s["rps"], s["p50_us"], s["p99_us"], s["cpu_us"]])
+    off = summary["metrics off"]
+    emit("observability: simple, conc 16, metrics and tracing off vs on",
+         table(["server", "req/s", "P50 µs", "P99 µs", "server CPU µs/req"], rows))
+    emit("observability: ratios", table(["what", "value"], [
+        ["metrics on / off throughput", f"{summary['metrics on (default)']['rps'] / off['rps']:.3f}"],
+        ["metrics + tracing / off throughput", f"{summary['metrics + tracing every request']['rps'] / off['rps']:.3f}"],
+        ["server CPU µs/req added by metrics", f"{summary['metrics on (default)']['cpu_us'] - off['cpu_us']:+.1f}"],
+        ["server CPU µs/req added by metrics + tracing",
+         f"{summary['metrics + tracing every request']['cpu_us'] - off['cpu_us']:+.1f}"],
+        ["spans the collector received", str(sink.spans)]]))
+    summary["spans_received"] = sink.spans
+    return summary
+
+
 SCENARIOS = {"overhead": scenario_overhead, "baseline": scenario_baseline, "limit": scenario_limit,
-             "batching": scenario_batching}
+             "batching": scenario_batching, "instances": scenario_instances, "overload": scenario_overload,
+             "slo": scenario_slo, "observability": scenario_observability}
 
 
 def main():
