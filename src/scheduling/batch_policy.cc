@@ -49,8 +49,10 @@ BatchDecision DelayBatchPolicy::Decide(const PendingBatch& pending, SteadyTime n
   return {0, deadline};
 }
 
-std::unique_ptr<BatchPolicy> CreateBatchPolicy(const SchedulingOptions& options) {
-  if (options.batching && options.latency_slo) return std::make_unique<SloBatchPolicy>(options);
+std::unique_ptr<BatchPolicy> CreateBatchPolicy(const SchedulingOptions& options, int num_instances) {
+  if (options.batching && options.latency_slo) {
+    return std::make_unique<SloBatchPolicy>(options, num_instances);
+  }
   return std::make_unique<DelayBatchPolicy>(options);
 }
 

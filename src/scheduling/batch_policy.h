@@ -4,7 +4,8 @@
 // Pure decision logic with time passed in, so it is unit-tested with a fake clock:
 //   DelayBatchPolicy  Triton's dynamic batcher: preferred batch sizes + max queue delay.
 //   SloBatchPolicy    learns execution time per batch size and the arrival rate, and
-//                     waits exactly as long as a latency target allows
+//                     waits until batches keep up with arrivals, never longer than
+//                     a latency target allows
 //                     (slo_batch_policy.h; docs/scheduling.md has the algorithm).
 //
 // Not thread-safe: used under the owning DynamicBatcher's mutex.
@@ -63,7 +64,8 @@ class DelayBatchPolicy : public BatchPolicy {
 };
 
 // The policy `options` asks for (SLO-targeting when latency_slo is set).
-std::unique_ptr<BatchPolicy> CreateBatchPolicy(const SchedulingOptions& options);
+// `num_instances`: the instances that take batches from the queue the policy serves.
+std::unique_ptr<BatchPolicy> CreateBatchPolicy(const SchedulingOptions& options, int num_instances = 1);
 
 }  // namespace infera
 

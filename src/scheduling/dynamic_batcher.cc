@@ -16,7 +16,7 @@ DynamicBatcher::DynamicBatcher(SchedulingOptions options,
       instances_(std::move(instances)),
       runner_(std::move(runner)),
       queue_(options_),
-      policy_(CreateBatchPolicy(options_)) {
+      policy_(CreateBatchPolicy(options_, static_cast<int>(instances_.size()))) {
   if (options_.preserve_ordering) ordered_.emplace();
   {
     absl::MutexLock lock(&mu_);

@@ -28,9 +28,9 @@ void ComputeTimeModel::Observe(int64_t rows, double seconds) {
   ++observations_;
 }
 
-std::optional<double> ComputeTimeModel::PredictHigh(int64_t rows) const {
+std::optional<double> ComputeTimeModel::Predict(int64_t rows, double num_deviations) const {
   rows = std::clamp<int64_t>(rows, 1, static_cast<int64_t>(by_rows_.size()) - 1);
-  if (by_rows_[rows].count > 0) return by_rows_[rows].mean + 3 * by_rows_[rows].deviation;
+  if (by_rows_[rows].count > 0) return by_rows_[rows].mean + num_deviations * by_rows_[rows].deviation;
   // Least squares through the seen sizes (weighted equally), plus the largest seen
   // deviation; never below the nearest smaller seen size's estimate.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, max_dev = 0, floor = 0;
@@ -43,7 +43,7 @@ std::optional<double> ComputeTimeModel::PredictHigh(int64_t rows) const {
     sxx += static_cast<double>(r) * r;
     sxy += r * e.mean;
     max_dev = std::max(max_dev, e.deviation);
-    if (static_cast<int64_t>(r) < rows) floor = e.mean + 3 * e.deviation;
+    if (static_cast<int64_t>(r) < rows) floor = e.mean + num_deviations * e.deviation;
   }
   if (n == 0) return std::nullopt;
   double predicted;
@@ -56,14 +56,15 @@ std::optional<double> ComputeTimeModel::PredictHigh(int64_t rows) const {
     const double intercept = (sy - slope * sx) / n;
     predicted = intercept + std::max(0.0, slope) * rows;
   }
-  return std::max(predicted + 3 * max_dev, floor);
+  return std::max(predicted + num_deviations * max_dev, floor);
 }
 
-SloBatchPolicy::SloBatchPolicy(const SchedulingOptions& options)
+SloBatchPolicy::SloBatchPolicy(const SchedulingOptions& options, int num_instances)
     : max_rows_(std::max<int64_t>(options.max_batch_rows, 1)),
       budget_seconds_(kBudgetFraction *
                       std::chrono::duration<double>(options.latency_slo.value_or(
                           std::chrono::microseconds(0))).count()),
+      num_instances_(std::max(num_instances, 1)),
       compute_(max_rows_) {}
 
 void SloBatchPolicy::OnArrival(int64_t rows, SteadyTime now) {
@@ -103,11 +104,24 @@ BatchDecision SloBatchPolicy::Decide(const PendingBatch& pending, SteadyTime now
       (fits(mid) ? lo : hi) = mid;
     }
   }
-  // Waiting pays only for rows that are expected to arrive: wait just until the last
-  // whole row the feasible wait can bring (none expected: run now).
-  const double expected_rows = std::floor(rate * lo);
-  if (expected_rows < 1) return {all, {}};
-  const double wait = expected_rows / rate;
+  // Waiting pays only for rows that are expected to arrive, and only until the batch
+  // keeps up with the arrivals: the instances then drain the queue as fast as it fills,
+  // and any longer wait is latency and idle time bought for nothing.
+  auto keeps_up = [&](int64_t n) {
+    const std::optional<double> cost = compute_.PredictMean(n);
+    return cost && rate * *cost <= kTargetUtilization * num_instances_ * static_cast<double>(n);
+  };
+  if (keeps_up(rows)) return {all, {}};
+  const int64_t bound_rows = static_cast<int64_t>(std::floor(rate * lo));  // expected within the bound
+  if (bound_rows < 1) return {all, {}};
+  int64_t extra = bound_rows;  // none keeps up within the bound: wait all of it
+  for (int64_t k = 1; k < bound_rows; ++k) {
+    if (keeps_up(std::min(max_rows_, rows + k))) {
+      extra = k;
+      break;
+    }
+  }
+  const double wait = static_cast<double>(extra) / rate;
   if (wait < kMinWaitSeconds) return {all, {}};
   return {0, now + std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(wait))};
 }

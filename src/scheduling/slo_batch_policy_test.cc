@@ -51,21 +51,48 @@ TEST(SloBatchPolicyTest, RunsAtOnceUntilItHasLearned) {
   EXPECT_EQ(policy.Decide({{1}, clock.Now()}, clock.Now()).num_requests, 1u);
 }
 
-TEST(SloBatchPolicyTest, UnderLoadWaitsAsLongAsTheSloAllows) {
-  SloBatchPolicy policy(SloOptions(32, 20000));  // budget = 16 ms
-  LearnLinearCost(policy);
+TEST(SloBatchPolicyTest, UnderLoadWaitsOnlyUntilTheBatchKeepsUp) {
+  SloBatchPolicy policy(SloOptions(32, 20000));  // budget = 16 ms, 1 instance
+  LearnLinearCost(policy);                        // c(n) = 1 ms + 0.1 ms * n
   FakeClock clock;
   Arrivals(policy, clock, 50, microseconds(500));  // 2000 rows/s
   EXPECT_NEAR(policy.arrival_rate(), 2000, 1);
+  // Keeps up at 80 % utilisation when 2000 * c(m) <= 0.8 * m: m >= 4 (m = 3: 2.6 > 2.4).
+  // So with 1 row pending it waits for 3 more rows (1.5 ms), not for the whole budget.
+  BatchDecision decision = policy.Decide({{1}, clock.Now()}, clock.Now());
+  ASSERT_EQ(decision.num_requests, 0u);
+  const double wait = std::chrono::duration<double>(*decision.wake_at - clock.Now()).count();
+  EXPECT_NEAR(wait, 0.0015, 1e-6);
+  // Four rows keep up already: run them now.
+  EXPECT_EQ(policy.Decide({{1, 1, 1, 1}, clock.Now()}, clock.Now()).num_requests, 4u);
+}
+
+TEST(SloBatchPolicyTest, MoreInstancesKeepUpWithSmallerBatches) {
+  SloBatchPolicy policy(SloOptions(32, 20000), /*num_instances=*/2);
+  LearnLinearCost(policy);
+  FakeClock clock;
+  Arrivals(policy, clock, 50, microseconds(500));  // 2000 rows/s over 2 instances
+  // 2000 * c(m) <= 0.8 * 2 * m: m >= 2 (m = 1: 2.2 > 1.6; m = 2: 2.4 <= 3.2).
+  BatchDecision decision = policy.Decide({{1}, clock.Now()}, clock.Now());
+  ASSERT_EQ(decision.num_requests, 0u);
+  EXPECT_NEAR(std::chrono::duration<double>(*decision.wake_at - clock.Now()).count(), 0.0005, 1e-6);
+  EXPECT_EQ(policy.Decide({{1, 1}, clock.Now()}, clock.Now()).num_requests, 2u);
+}
+
+TEST(SloBatchPolicyTest, NearSaturationWaitsAsLongAsTheSloAllows) {
+  SloBatchPolicy policy(SloOptions(256, 20000));  // budget = 16 ms
+  LearnLinearCost(policy);
+  FakeClock clock;
+  Arrivals(policy, clock, 50, microseconds(125));  // 8000 rows/s: 8000 * c(m) > 0.8 * m for every m
   const SteadyTime oldest = clock.Now();
   BatchDecision decision = policy.Decide({{1}, oldest}, clock.Now());
   ASSERT_EQ(decision.num_requests, 0u);
   const double wait = std::chrono::duration<double>(*decision.wake_at - clock.Now()).count();
-  // Worst case at the end of the wait: wait + c(1 + 2000*wait) within the 16 ms budget,
-  // and long enough to gather several rows.
-  const int64_t rows = 1 + static_cast<int64_t>(2000 * wait);
+  // Worst case at the end of the wait: wait + c(1 + 8000*wait) within the 16 ms budget,
+  // and long enough to gather many rows.
+  const int64_t rows = 1 + static_cast<int64_t>(8000 * wait);
   EXPECT_LE(wait + *policy.compute_model().PredictHigh(rows), 0.016 + 1e-9);
-  EXPECT_GE(rows, 10);
+  EXPECT_GE(rows, 40);
 }
 
 TEST(SloBatchPolicyTest, RunsWhenTheOldestRequestHasUsedItsBudget) {
