@@ -6,7 +6,7 @@ alternately in one invocation, and prints medians of repeated runs and their rat
 Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
-                       [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability]
+                       [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -171,7 +171,7 @@ def bench_repo(models, edit=None):
 def two_instances_one_thread(_, text):
     """instance_group count 2, one intra-op thread each: the 2-core setting every side
     of the torch comparisons uses (Gunicorn: 2 workers x 1 torch thread)."""
-    return (text.replace("count: 1", "count: 2") +
+    return (re.sub(r"(instance_group \[\s*\{\s*count: )\d+", r"\g<1>2", text) +
             'parameters {\n  key: "INTRA_OP_THREAD_COUNT"\n  value: { string_value: "1" }\n}\n')
 
 
@@ -328,15 +328,20 @@ def scenario_baseline():
         "resnet18": ("1:4:x2", "2" if quick else "3", "1000"),
     }
     repo = bench_repo(list(plans), two_instances_one_thread)
+    # The batch-friendly ranker also as infera would serve it: dynamic batching on.
+    copy_model(repo, "ranker", "ranker_batching", "dynamic_batching {\n  max_queue_delay_microseconds: 1000\n}\n",
+               instances=2, threads=1)
+    sides_of = {"ranker": ["flask", "infera", "infera_batching"], "resnet18": ["flask", "infera"]}
+    served = {"infera_batching": "ranker_batching"}  # side -> model name it serves, when not the plan's
     results = {}
     with start_infera(repo) as infera_proc, start_flask(repo, list(plans)) as flask_proc:
-        ports = {"infera": infera_proc.port, "flask": flask_proc.port}
-        pids = {"infera": infera_proc.pid, "flask": flask_proc.pid}
+        ports = {"infera": infera_proc.port, "flask": flask_proc.port, "infera_batching": infera_proc.port}
+        pids = {"infera": infera_proc.pid, "flask": flask_proc.pid, "infera_batching": infera_proc.pid}
         for model, (sweep, seconds, warmup) in plans.items():
             for rep in range(ARGS.repeats):
-                sides = ["flask", "infera"] if rep % 2 == 0 else ["infera", "flask"]
+                sides = sides_of[model] if rep % 2 == 0 else sides_of[model][::-1]
                 for side in sides:
-                    r = bench(ports[side], model, "--concurrency-range", sweep, "--duration", seconds,
+                    r = bench(ports[side], served.get(side, model), "--concurrency-range", sweep, "--duration", seconds,
                               "-p", "1000", "--warmup", warmup, "--server-pid", str(pids[side]),
                               name=f"baseline-{model}-{side}-sweep-r{rep}")
                     results.setdefault((model, side, "sweep"), []).append(r)
@@ -344,7 +349,7 @@ def scenario_baseline():
                 flask_best = best_under(results[(model, "flask", "sweep")][0], 1e12)
                 rate = max(1, round(0.5 * flask_best["throughput_per_s"])) if flask_best else 1
                 for side in sides:
-                    r = bench(ports[side], model, "--request-rate-range", str(rate), "--duration", seconds,
+                    r = bench(ports[side], served.get(side, model), "--request-rate-range", str(rate), "--duration", seconds,
                               "-p", "1000", "--warmup", warmup, name=f"baseline-{model}-{side}-rate-r{rep}")
                     results.setdefault((model, side, "rate"), []).append(r)
     shutil.rmtree(repo)
@@ -356,7 +361,7 @@ def scenario_baseline():
     rows, ratio_rows, summary = [], [], {}
     for model in plans:
         per_side = {}
-        for side in ("flask", "infera"):
+        for side in sides_of[model]:
             sweeps = results[(model, side, "sweep")]
             best = [best_under(r, 100_000) for r in sweeps]
             at_max = [r["levels"][-1] for r in sweeps]
@@ -371,20 +376,23 @@ def scenario_baseline():
                  "fixed_p99_ms": med([l["latency"]["p99_us"] for l in fixed]) / 1000,
                  "cpu_us": med([l.get("server_cpu_us_per_request") for l in at_max])}
             per_side[side] = s
-            rows.append([model, side, s["best_rps"], fmt(s["best_c"], 0), fmt(s["max_c"], 0), s["max_c_rps"],
+            rows.append([model, side.replace("_", " + "), s["best_rps"], fmt(s["best_c"], 0), fmt(s["max_c"], 0), s["max_c_rps"],
                          s["max_c_p99_ms"], fmt(s["rate"], 0), s["fixed_p50_ms"], s["fixed_p99_ms"]])
-        f, i = per_side["flask"], per_side["infera"]
-        best_ratio = (f"{i['best_rps'] / f['best_rps']:.2f}" if f["best_rps"] else
-                      "- (no level of either met it)" if not i["best_rps"] else "only infera met it")
-        ratio_rows.append([model, best_ratio,
-                           f"{f['fixed_p50_ms'] / i['fixed_p50_ms']:.2f}", f"{f['fixed_p99_ms'] / i['fixed_p99_ms']:.2f}",
-                           f"{i['max_c_rps'] / f['max_c_rps']:.2f}"])
+        f = per_side["flask"]
+        for side in sides_of[model][1:]:
+            i = per_side[side]
+            best_ratio = (f"{i['best_rps'] / f['best_rps']:.2f}" if f["best_rps"] else
+                          "- (no level of either met it)" if not i["best_rps"] else "only infera met it")
+            ratio_rows.append([model, side.replace("_", " + "), best_ratio,
+                               f"{f['fixed_p50_ms'] / i['fixed_p50_ms']:.2f}",
+                               f"{f['fixed_p99_ms'] / i['fixed_p99_ms']:.2f}",
+                               f"{i['max_c_rps'] / f['max_c_rps']:.2f}"])
         summary[model] = per_side
     emit("seed baseline: Flask + Gunicorn + PyTorch vs infera (KServe v2 JSON, 2 x 1 thread each)",
          table(["model", "server", "req/s at P99 <= 100 ms", "at conc", "max conc", "req/s there",
                 "P99 ms there", "fixed rate /s", "P50 ms", "P99 ms"], rows))
     emit("seed baseline: ratios infera / Flask (medians)",
-         table(["model", "throughput at P99 <= 100 ms (P3: MLP >= 10, ResNet-18 >= 1.2)",
+         table(["model", "infera side", "throughput at P99 <= 100 ms (P3: MLP >= 10, ResNet-18 >= 1.2)",
                 "P50 at fixed load (Flask / infera)", "P99 at fixed load (Flask / infera)",
                 "throughput at max conc"], ratio_rows))
     return summary
@@ -505,7 +513,8 @@ def copy_model(repo, src, name, extra_config, instances=1, threads=None):
                     ignore=shutil.ignore_patterns("reference", "config.pbtxt"),
                     copy_function=lambda s, d: os.link(s, d))
     with open(os.path.join(ARGS.repo, src, "config.pbtxt")) as f:
-        text = f.read().replace(f'name: "{src}"', f'name: "{name}"').replace("count: 1", f"count: {instances}")
+        text = f.read().replace(f'name: "{src}"', f'name: "{name}"')
+    text = re.sub(r"(instance_group \[\s*\{\s*count: )\d+", rf"\g<1>{instances}", text)
     if threads:
         text += f'parameters {{\n  key: "INTRA_OP_THREAD_COUNT"\n  value: {{ string_value: "{threads}" }}\n}}\n'
     with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
@@ -522,8 +531,8 @@ def summarize_levels(levels):
 def scenario_instances():
     """ResNet-18, batch-1 requests at concurrency 4: where batching barely helps on this
     CPU (1.0-1.15x in-process), instances are the lever. Same 2 cores, split three ways:
-    1 instance x 2 threads (the demo default), 2 instances x 1 thread, and 2 x 1 with
-    dynamic batching (to show it does not make things slower)."""
+    1 instance x 2 threads, 2 instances x 1 thread (the demo repository's setting), and
+    2 x 1 with dynamic batching (to show it does not make things slower)."""
     configs = [("r18_1x2", 1, 2, ""), ("r18_2x1", 2, 1, ""),
                ("r18_2x1_batching", 2, 1, "dynamic_batching {\n  max_queue_delay_microseconds: 2000\n}\n")]
     repo = tempfile.mkdtemp(prefix="bench-repo-")
@@ -556,14 +565,15 @@ def scenario_instances():
 
 
 def scenario_overload():
-    """ResNet-18 (2 instances x 1 thread, queue bounded at 8): measure capacity closed
-    loop, then send 3x that rate open loop (Poisson) for 60 s. Reports the share rejected
-    (429), the P99 of admitted requests and requests lost (sent - answered, must be 0)."""
+    """ResNet-18 (2 instances x 1 thread, no dynamic batching, queue bounded at 8 by
+    --max-queue-size): measure capacity closed loop, then send 3x that rate open loop
+    (Poisson) for 60 s. Reports the share rejected (429), the P99 of admitted requests and
+    requests lost (sent - answered, must be 0). (With dynamic_batching on, ResNet-18 runs
+    batches of ~8 that take 8x as long on this CPU: same throughput, worse latency.)"""
     repo = tempfile.mkdtemp(prefix="bench-repo-")
-    copy_model(repo, "resnet18", "r18", "dynamic_batching {\n  default_queue_policy { max_queue_size: 8 }\n}\n",
-               instances=2, threads=1)
+    copy_model(repo, "resnet18", "r18", "", instances=2, threads=1)
     seconds = "15" if ARGS.quick else "60"
-    with start_infera(repo) as infera_proc:
+    with start_infera(repo, "--max-queue-size", "8") as infera_proc:
         cap = level(bench(infera_proc.port, "r18", "--concurrency-range", "4", "--duration", "4",
                           "--input-tensor-format", "binary", name="overload-capacity"))
         rate = max(1, round(3 * cap["throughput_per_s"]))
@@ -580,7 +590,7 @@ def scenario_overload():
                "admitted_p50_ms": l["latency"]["p50_us"] / 1000, "admitted_p99_ms": l["latency"]["p99_us"] / 1000,
                "other_errors": other, "lost": lost, "server_requests": r.get("server_requests"),
                "reject_p99_note": "rejections are answered at once (no queueing)"}
-    emit(f"overload: resnet18 at 3x capacity for {seconds} s (Poisson, queue bound 8)",
+    emit(f"overload: resnet18 at 3x capacity for {seconds} s (Poisson, --max-queue-size 8)",
          table(["what", "value"], [
              ["capacity (closed loop, c=4) req/s", fmt(cap["throughput_per_s"])],
              ["offered rate req/s", str(rate)],
@@ -607,8 +617,8 @@ def scenario_slo():
     repo = tempfile.mkdtemp(prefix="bench-repo-")
     for name, extra in variants:
         copy_model(repo, "ranker", f"ranker_{name}", extra, instances=1, threads=1)
-    rates = "2000:14000:+2000" if not ARGS.quick else "4000:12000:+4000"
-    seconds = "1.5" if ARGS.quick else "3"
+    rates = "8000:40000:+4000" if not ARGS.quick else "8000:32000:+8000"
+    seconds = "1.5" if ARGS.quick else "2.5"
     best = {}
     with start_infera(repo) as infera_proc:
         for rep in range(ARGS.repeats):
@@ -670,13 +680,14 @@ class OtlpSink:
 
 
 def scenario_observability():
-    """What metrics and tracing cost: `simple` at concurrency 16 (JSON), three servers
+    """What metrics and tracing cost: `simple` at concurrency 16 (JSON), four servers
     started together and loaded alternately: metrics off (--allow-metrics=false),
-    metrics on (the default), metrics on + every request traced (--trace-rate 1) to a
-    live collector on loopback."""
+    metrics on (the default), metrics on + tracing at the default 1 % and at every request
+    (--trace-rate 1), exported to a live collector on loopback."""
     sink = OtlpSink()
     repo = bench_repo(["simple"])
     sides = {"metrics off": ["--allow-metrics=false"], "metrics on (default)": [],
+             "metrics + tracing 1 % (default rate)": ["--trace-endpoint", sink.url, "--trace-rate", "0.01"],
              "metrics + tracing every request": ["--trace-endpoint", sink.url, "--trace-rate", "1"]}
     seconds = "1.5" if ARGS.quick else "4"
     procs = {name: start_infera(repo, *extra) for name, extra in sides.items()}
@@ -708,7 +719,10 @@ def scenario_observability():
          table(["server", "req/s", "P50 µs", "P99 µs", "server CPU µs/req"], rows))
     emit("observability: ratios", table(["what", "value"], [
         ["metrics on / off throughput", f"{summary['metrics on (default)']['rps'] / off['rps']:.3f}"],
-        ["metrics + tracing / off throughput", f"{summary['metrics + tracing every request']['rps'] / off['rps']:.3f}"],
+        ["metrics + tracing 1 % / off throughput",
+         f"{summary['metrics + tracing 1 % (default rate)']['rps'] / off['rps']:.3f}"],
+        ["metrics + tracing every request / off throughput",
+         f"{summary['metrics + tracing every request']['rps'] / off['rps']:.3f}"],
         ["server CPU µs/req added by metrics", f"{summary['metrics on (default)']['cpu_us'] - off['cpu_us']:+.1f}"],
         ["server CPU µs/req added by metrics + tracing",
          f"{summary['metrics + tracing every request']['cpu_us'] - off['cpu_us']:+.1f}"],
@@ -717,9 +731,56 @@ def scenario_observability():
     return summary
 
 
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1))
+
+
+def scenario_memory():
+    """targets.md P7: idle RSS of infera (serving `simple`) against a bare LibTorch process
+    (torch_idle: LibTorch initialised, one op run), and RSS growth over 1 M requests
+    (`simple` over HTTP, c=16, in rounds of 3 s): growth from the end of the first
+    round (allocator and caches warm) to the end of the last."""
+    total = 200_000 if ARGS.quick else 1_000_000
+    bare = Process([os.path.join(ARGS.build, "src", "backend", "torch", "torch_idle")], log_name="torch_idle")
+    deadline = time.time() + 60
+    while "ready" not in bare.text() and time.time() < deadline:
+        bare.check_alive()
+        time.sleep(0.05)
+    time.sleep(1)
+    bare_kib = rss_kib(bare.pid)
+    bare.stop()
+    repo = bench_repo(["simple"])
+    samples = []
+    with start_infera(repo) as infera_proc:
+        time.sleep(1)
+        idle_kib = rss_kib(infera_proc.pid)
+        sent = ok = 0
+        i = 0
+        while sent < total and i < 100:  # rounds of 3 s until `total` requests were sent
+            r = bench(infera_proc.port, "simple", "--concurrency-range", "16", "--duration", "3",
+                      "--warmup", "0", "--max-duration", "60", name=f"memory-{i}")
+            sent += r["totals"]["sent"]
+            ok += r["totals"]["ok"]
+            samples.append(rss_kib(infera_proc.pid))
+            i += 1
+    shutil.rmtree(repo)
+    growth = (samples[-1] - samples[0]) / samples[0]
+    emit(f"memory: idle RSS and RSS over {total:,} requests (simple, HTTP, c=16)", table(["what", "value"], [
+        ["bare LibTorch process (torch_idle) RSS MiB", f"{bare_kib / 1024:.1f}"],
+        ["infera idle, serving simple, RSS MiB", f"{idle_kib / 1024:.1f}"],
+        ["infera idle - bare LibTorch MiB (P7: <= 20)", f"{(idle_kib - bare_kib) / 1024:+.1f}"],
+        ["RSS after each round MiB", " ".join(f"{k / 1024:.1f}" for k in samples[::max(1, len(samples) // 8)])],
+        [f"growth round 1 -> round {len(samples)} (P7: < 5 %)", f"{100 * growth:+.2f} %"],
+        ["requests sent / ok", f"{sent:,} / {ok:,}"]]))
+    return {"bare_mib": bare_kib / 1024, "idle_mib": idle_kib / 1024, "samples_mib": [k / 1024 for k in samples],
+            "growth": growth, "sent": sent, "ok": ok}
+
+
 SCENARIOS = {"overhead": scenario_overhead, "baseline": scenario_baseline, "limit": scenario_limit,
              "batching": scenario_batching, "instances": scenario_instances, "overload": scenario_overload,
-             "slo": scenario_slo, "observability": scenario_observability}
+             "slo": scenario_slo, "observability": scenario_observability,
+             "memory": scenario_memory}
 
 
 def main():

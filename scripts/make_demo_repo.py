@@ -237,13 +237,13 @@ def write_reference(model_dir, name, module, inputs, output_names):
         f.write("\n")
 
 
-def save_torch_model(root, name, module, max_batch, inputs, outputs, sample):
+def save_torch_model(root, name, module, max_batch, inputs, outputs, sample, instances=1):
     """inputs/outputs: (name, config_type, dims); sample: tensors matching inputs."""
     model_dir = os.path.join(root, name)
     os.makedirs(os.path.join(model_dir, "1"))
     torch.jit.save(module, os.path.join(model_dir, "1", "model.pt"))
     write_config(model_dir, name, "platform: \"pytorch_libtorch\"", max_batch, inputs, outputs,
-                 warmup=True)
+                 warmup=True, instances=instances)
     # Reload what was saved, so the reference is computed from the exact file served.
     loaded = torch.jit.load(os.path.join(model_dir, "1", "model.pt")).eval()
     write_reference(model_dir, name, loaded,
@@ -259,9 +259,11 @@ def make_resnet18(root):
     model = torchvision.models.resnet18(weights=None).eval()
     traced = torch.jit.trace(model, torch.randn(1, 3, 224, 224))
     sample = [torch.randn(2, 3, 224, 224)]
+    # Two instances: on CPU, ResNet-18 scales with instances (1.64x for 2 x 1 thread over
+    # 1 x 2 threads on 2 cores, docs/benchmarks.md "instances"), not with batching.
     save_torch_model(root, "resnet18", traced, 8,
                      [("INPUT__0", "TYPE_FP32", [3, 224, 224])],
-                     [("OUTPUT__0", "TYPE_FP32", [1000])], sample)
+                     [("OUTPUT__0", "TYPE_FP32", [1000])], sample, instances=2)
 
 
 def make_ranker(root):
