@@ -107,6 +107,22 @@ struct Job {
   }
 };
 
+// A job for a parsed completion or chat request (both carry these fields).
+template <typename ParsedRequest>
+std::shared_ptr<Job> NewJob(Job::Kind kind, std::string id, const ParsedRequest& parsed,
+                            const llm::Tokenizer& tokenizer) {
+  auto job = std::make_shared<Job>();
+  job->kind = kind;
+  job->id = std::move(id);
+  job->model = parsed.model;
+  job->created = static_cast<int64_t>(std::time(nullptr));
+  job->stream = parsed.stream;
+  job->include_usage = parsed.include_usage;
+  job->logprobs = parsed.sampling.logprobs;
+  job->tokenizer = &tokenizer;
+  return job;
+}
+
 // Submits `request` for `job`; answers the client either way.
 void Submit(llm::LlmEngine& engine, llm::GenerateRequest request, std::shared_ptr<Job> job,
             HttpResponder responder) {
@@ -218,15 +234,7 @@ void OpenAiRoutes::Completions(HttpRequest request, HttpResponder responder) con
   auto model = FindLlm(parsed->model);
   if (!model.ok()) return std::move(responder).Send(OpenAiError(model.status()));
   const llm::Tokenizer& tokenizer = model->llm->tokenizer();
-  auto job = std::make_shared<Job>();
-  job->kind = Job::Kind::kCompletion;
-  job->id = StrCat("cmpl-", next_id_.fetch_add(1));
-  job->model = parsed->model;
-  job->created = static_cast<int64_t>(std::time(nullptr));
-  job->stream = parsed->stream;
-  job->include_usage = parsed->include_usage;
-  job->logprobs = parsed->sampling.logprobs;
-  job->tokenizer = &tokenizer;
+  auto job = NewJob(Job::Kind::kCompletion, StrCat("cmpl-", next_id_.fetch_add(1)), *parsed, tokenizer);
   llm::GenerateRequest generate;
   if (parsed->prompt_text) {
     generate.prompt_token_ids = tokenizer.Encode(*parsed->prompt_text, /*add_special_tokens=*/true);
@@ -251,15 +259,7 @@ void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder)
   auto prompt = chat_template->Render(parsed->messages, parsed->add_generation_prompt);
   if (!prompt.ok()) return std::move(responder).Send(OpenAiError(prompt.status()));
   const llm::Tokenizer& tokenizer = model->llm->tokenizer();
-  auto job = std::make_shared<Job>();
-  job->kind = Job::Kind::kChat;
-  job->id = StrCat("chatcmpl-", next_id_.fetch_add(1));
-  job->model = parsed->model;
-  job->created = static_cast<int64_t>(std::time(nullptr));
-  job->stream = parsed->stream;
-  job->include_usage = parsed->include_usage;
-  job->logprobs = parsed->sampling.logprobs;
-  job->tokenizer = &tokenizer;
+  auto job = NewJob(Job::Kind::kChat, StrCat("chatcmpl-", next_id_.fetch_add(1)), *parsed, tokenizer);
   llm::GenerateRequest generate;
   // The template already holds the BOS text where the family wants it.
   generate.prompt_token_ids = tokenizer.Encode(*prompt, /*add_special_tokens=*/false);

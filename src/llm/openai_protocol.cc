@@ -242,8 +242,10 @@ absl::StatusOr<ChatRequest> ParseChatRequest(std::string_view body) {
   return r;
 }
 
-std::string CompletionJson(std::string_view id, int64_t created, std::string_view model,
-                           const ChoiceDelta& c, const Usage& usage) {
+namespace {
+// The completion object, whole (with usage) or as one streamed chunk (usage null).
+std::string CompletionObjectJson(std::string_view id, int64_t created, std::string_view model,
+                                 const ChoiceDelta& c, const Usage* usage) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.StartObject();
@@ -259,30 +261,20 @@ std::string CompletionJson(std::string_view id, int64_t created, std::string_vie
   WriteFinish(w, c);
   w.EndObject();
   w.EndArray();
-  WriteUsage(w, usage);
+  if (usage) WriteUsage(w, *usage);
   w.EndObject();
   return Done(b);
+}
+}  // namespace
+
+std::string CompletionJson(std::string_view id, int64_t created, std::string_view model,
+                           const ChoiceDelta& c, const Usage& usage) {
+  return CompletionObjectJson(id, created, model, c, &usage);
 }
 
 std::string CompletionChunkJson(std::string_view id, int64_t created, std::string_view model,
                                 const ChoiceDelta& c) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  WriteHeader(w, id, "text_completion", created, model);
-  w.Key("choices");
-  w.StartArray();
-  w.StartObject();
-  w.Key("index");
-  w.Int(0);
-  w.Key("text");
-  WriteString(w, c.text);
-  WriteCompletionLogprobs(w, c);
-  WriteFinish(w, c);
-  w.EndObject();
-  w.EndArray();
-  w.EndObject();
-  return Done(b);
+  return CompletionObjectJson(id, created, model, c, nullptr);
 }
 
 std::string ChatJson(std::string_view id, int64_t created, std::string_view model,
