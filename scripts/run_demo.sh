@@ -21,4 +21,5 @@ EOF_HELP
 # Passive OpenMP waiting: idle LibTorch worker threads sleep instead of spinning on a
 # core the HTTP threads need (see docs/torch_backend.md).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
-exec "$BINARY" serve --model-repository "$REPO" --http-address 127.0.0.1 --http-port "$PORT"
+exec "$BINARY" serve --model-repository "$REPO" --http-address 127.0.0.1 --http-port "$PORT" \
+  --grpc-address 127.0.0.1
