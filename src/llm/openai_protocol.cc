@@ -277,47 +277,23 @@ std::string CompletionChunkJson(std::string_view id, int64_t created, std::strin
   return CompletionObjectJson(id, created, model, c, nullptr);
 }
 
-std::string ChatJson(std::string_view id, int64_t created, std::string_view model,
-                     const ChoiceDelta& c, const Usage& usage) {
+namespace {
+// The chat completion object, whole ("message", with usage) or as one streamed chunk
+// ("delta", usage null; the role only in the first chunk).
+std::string ChatObjectJson(std::string_view id, int64_t created, std::string_view model,
+                           const ChoiceDelta& c, bool chunk, bool with_role, const Usage* usage) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.StartObject();
-  WriteHeader(w, id, "chat.completion", created, model);
+  WriteHeader(w, id, chunk ? "chat.completion.chunk" : "chat.completion", created, model);
   w.Key("choices");
   w.StartArray();
   w.StartObject();
   w.Key("index");
   w.Int(0);
-  w.Key("message");
+  w.Key(chunk ? "delta" : "message");
   w.StartObject();
-  w.Key("role");
-  w.String("assistant");
-  w.Key("content");
-  WriteString(w, c.text);
-  w.EndObject();
-  WriteChatLogprobs(w, c);
-  WriteFinish(w, c);
-  w.EndObject();
-  w.EndArray();
-  WriteUsage(w, usage);
-  w.EndObject();
-  return Done(b);
-}
-
-std::string ChatChunkJson(std::string_view id, int64_t created, std::string_view model,
-                          const ChoiceDelta& c, bool first) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  WriteHeader(w, id, "chat.completion.chunk", created, model);
-  w.Key("choices");
-  w.StartArray();
-  w.StartObject();
-  w.Key("index");
-  w.Int(0);
-  w.Key("delta");
-  w.StartObject();
-  if (first) {
+  if (with_role) {
     w.Key("role");
     w.String("assistant");
   }
@@ -328,8 +304,20 @@ std::string ChatChunkJson(std::string_view id, int64_t created, std::string_view
   WriteFinish(w, c);
   w.EndObject();
   w.EndArray();
+  if (usage) WriteUsage(w, *usage);
   w.EndObject();
   return Done(b);
+}
+}  // namespace
+
+std::string ChatJson(std::string_view id, int64_t created, std::string_view model,
+                     const ChoiceDelta& c, const Usage& usage) {
+  return ChatObjectJson(id, created, model, c, /*chunk=*/false, /*with_role=*/true, &usage);
+}
+
+std::string ChatChunkJson(std::string_view id, int64_t created, std::string_view model,
+                          const ChoiceDelta& c, bool first) {
+  return ChatObjectJson(id, created, model, c, /*chunk=*/true, /*with_role=*/first, nullptr);
 }
 
 std::string UsageChunkJson(std::string_view id, int64_t created, std::string_view model,
