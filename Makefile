@@ -12,8 +12,11 @@ all: build
 deps:
 	@scripts/install_deps.sh
 
+# ccache, where installed, makes rebuilds in several work trees cheap; it is optional.
+CCACHE := $(shell command -v ccache 2>/dev/null)
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR)
