@@ -1,9 +1,13 @@
 #include "repository/model_config_loader.h"
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "api/data_type.h"
+#include "common/checked_math.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -68,6 +72,10 @@ absl::Status ValidateDims(std::string_view source, std::string_view field,
       return FieldError(source, StrCat(field, ".dims[", i, "]"),
                         StrCat(dims[i], " is not a dimension (use -1 for variable size)"));
     }
+    if (dims[i] > kMaxDimension) {
+      return FieldError(source, StrCat(field, ".dims[", i, "]"),
+                        StrCat(dims[i], " is more than the limit of ", kMaxDimension));
+    }
   }
   return absl::OkStatus();
 }
@@ -78,10 +86,27 @@ absl::Status ValidateReshape(std::string_view source, std::string_view field,
                              const google::protobuf::RepeatedField<int64_t>& dims,
                              const inference::ModelTensorReshape& reshape) {
   RETURN_IF_ERROR(ValidateDims(source, StrCat(field, ".reshape"), reshape.shape()));
-  int64_t dims_count = 1, reshape_count = 1;
+  // Element counts in checked arithmetic: dims are bounded one by one, not their product.
+  auto count = [&](const google::protobuf::RepeatedField<int64_t>& shape, int* variable)
+      -> absl::StatusOr<int64_t> {
+    int64_t product = 1;
+    for (int64_t d : shape) {
+      if (d < 0) {
+        ++*variable;
+        continue;
+      }
+      std::optional<int64_t> next = CheckedMul(product, d);
+      if (!next) {
+        return FieldError(source, field,
+                          StrCat("shape [", StrJoin(shape, ","), "] has more than 2^63 elements"));
+      }
+      product = *next;
+    }
+    return product;
+  };
   int dims_variable = 0, reshape_variable = 0;
-  for (int64_t d : dims) d < 0 ? ++dims_variable : dims_count *= d;
-  for (int64_t d : reshape.shape()) d < 0 ? ++reshape_variable : reshape_count *= d;
+  ASSIGN_OR_RETURN(const int64_t dims_count, count(dims, &dims_variable));
+  ASSIGN_OR_RETURN(const int64_t reshape_count, count(reshape.shape(), &reshape_variable));
   if (dims_variable != reshape_variable ||
       (dims_variable == 0 && dims_count != reshape_count)) {
     return FieldError(source, StrCat(field, ".reshape"),
@@ -126,6 +151,11 @@ absl::Status ValidateVersionPolicy(std::string_view source, inference::ModelConf
       return absl::OkStatus();
     case inference::ModelVersionPolicy::kLatest:
       if (policy.latest().num_versions() == 0) policy.mutable_latest()->set_num_versions(1);
+      if (policy.latest().num_versions() > kMaxLatestVersions) {
+        return FieldError(source, "version_policy.latest.num_versions",
+                          StrCat(policy.latest().num_versions(), " is more than the limit of ",
+                                 kMaxLatestVersions, " (use all { } for every version)"));
+      }
       return absl::OkStatus();
     case inference::ModelVersionPolicy::kAll:
       return absl::OkStatus();
@@ -144,7 +174,8 @@ absl::Status ValidateVersionPolicy(std::string_view source, inference::ModelConf
   return absl::OkStatus();
 }
 
-absl::Status ValidateInstanceGroups(std::string_view source, inference::ModelConfig& config) {
+absl::Status ValidateInstanceGroups(std::string_view source, inference::ModelConfig& config,
+                                    const MachineLimits& machine) {
   if (config.instance_group_size() == 0) {
     auto* group = config.add_instance_group();
     group->set_count(1);
@@ -157,9 +188,10 @@ absl::Status ValidateInstanceGroups(std::string_view source, inference::ModelCon
       return FieldError(source, StrCat(field, ".count"), StrCat(group.count(), " is negative"));
     }
     if (group.count() == 0) group.set_count(1);
-    if (group.count() > 64) {
+    if (group.count() > kMaxInstancesPerGroup) {
       return FieldError(source, StrCat(field, ".count"),
-                        StrCat(group.count(), " instances is more than the limit of 64"));
+                        StrCat(group.count(), " instances is more than the limit of ",
+                               kMaxInstancesPerGroup));
     }
     if (group.kind() == inference::ModelInstanceGroup::KIND_GPU || group.gpus_size() > 0) {
       return FieldError(source, StrCat(field, ".kind"),
@@ -170,6 +202,31 @@ absl::Status ValidateInstanceGroups(std::string_view source, inference::ModelCon
       group.set_kind(inference::ModelInstanceGroup::KIND_CPU);
     }
     if (group.name().empty()) group.set_name(StrCat(config.name(), "_", i));
+  }
+  // Each instance is a thread (and for most backends a copy of its state): the total
+  // over all groups is bounded by the cores, not only each group.
+  int64_t total = 0;
+  for (const auto& group : config.instance_group()) total += group.count();
+  if (total > machine.MaxInstancesPerModel()) {
+    return FieldError(source, "instance_group",
+                      StrCat(total, " instances in ", config.instance_group_size(),
+                             " groups is more than the limit of ", machine.MaxInstancesPerModel(),
+                             " per model (", kInstancesPerCore, " per core, at least ",
+                             kMinInstancesPerModelLimit, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateQueuePolicy(std::string_view source, std::string_view field,
+                                 const inference::ModelQueuePolicy& policy) {
+  if (policy.default_timeout_microseconds() > kMaxTimeoutMicros) {
+    return FieldError(source, StrCat(field, ".default_timeout_microseconds"),
+                      StrCat(policy.default_timeout_microseconds(), " is more than the limit of ",
+                             kMaxTimeoutMicros, " (1 day)"));
+  }
+  if (policy.max_queue_size() > kMaxQueueSize) {
+    return FieldError(source, StrCat(field, ".max_queue_size"),
+                      StrCat(policy.max_queue_size(), " is more than the limit of ", kMaxQueueSize));
   }
   return absl::OkStatus();
 }
@@ -189,7 +246,22 @@ absl::Status ValidateDynamicBatching(std::string_view source, inference::ModelCo
                                "]"));
     }
   }
+  if (batching.max_queue_delay_microseconds() > kMaxQueueDelayMicros) {
+    return FieldError(source, "dynamic_batching.max_queue_delay_microseconds",
+                      StrCat(batching.max_queue_delay_microseconds(), " is more than the limit of ",
+                             kMaxQueueDelayMicros, " (1 hour)"));
+  }
   const uint64_t levels = batching.priority_levels();
+  if (levels > kMaxPriorityLevels) {
+    return FieldError(source, "dynamic_batching.priority_levels",
+                      StrCat(levels, " is more than the limit of ", kMaxPriorityLevels));
+  }
+  RETURN_IF_ERROR(ValidateQueuePolicy(source, "dynamic_batching.default_queue_policy",
+                                      batching.default_queue_policy()));
+  for (const auto& [level, policy] : batching.priority_queue_policy()) {
+    RETURN_IF_ERROR(ValidateQueuePolicy(
+        source, StrCat("dynamic_batching.priority_queue_policy[", level, "]"), policy));
+  }
   if (levels > 0 &&
       (batching.default_priority_level() < 1 || batching.default_priority_level() > levels)) {
     return FieldError(source, "dynamic_batching.default_priority_level",
@@ -201,6 +273,22 @@ absl::Status ValidateDynamicBatching(std::string_view source, inference::ModelCo
       return FieldError(source, "dynamic_batching.priority_queue_policy",
                         StrCat("level ", level, " is outside [1, priority_levels=", levels, "]"));
     }
+  }
+  return absl::OkStatus();
+}
+
+// A warmup file is named relative to the model's warmup/ folder and must stay inside
+// it (Triton's rule). This is the lexical check, made before any file is touched; the
+// warmup builder resolves symbolic links too (manager/warmup.h).
+absl::Status ValidateWarmupFileName(std::string_view source, std::string_view field,
+                                    const std::string& name) {
+  const std::filesystem::path path(name);
+  bool escapes = name.empty() || path.is_absolute() || name.find('\0') != std::string::npos;
+  for (const auto& part : path) escapes = escapes || part == "..";
+  if (escapes) {
+    return FieldError(source, field,
+                      "must name a file inside the model's warmup/ folder (a relative path "
+                      "without '..')");
   }
   return absl::OkStatus();
 }
@@ -219,6 +307,10 @@ absl::Status ValidateWarmup(std::string_view source, const inference::ModelConfi
                         StrCat(warmup.batch_size(), " exceeds max_batch_size ",
                                config.max_batch_size()));
     }
+    if (warmup.count() > kMaxWarmupCount) {
+      return FieldError(source, StrCat(field, ".count"),
+                        StrCat(warmup.count(), " is more than the limit of ", kMaxWarmupCount));
+    }
     for (const auto& [name, input] : warmup.inputs()) {
       const inference::ModelInput* declared = FindConfigInput(config, name);
       if (declared == nullptr) {
@@ -234,11 +326,26 @@ absl::Status ValidateWarmup(std::string_view source, const inference::ModelConfi
         return FieldError(source, StrCat(field, ".inputs[", name, "]"),
                           "needs zero_data, random_data or input_data_file");
       }
+      const std::string input_field = StrCat(field, ".inputs[", name, "]");
+      // The sample is allocated at load: its bytes are bounded, in checked arithmetic.
+      std::optional<int64_t> bytes = std::max<int64_t>(
+          // BYTES samples are empty strings: a 4-byte length prefix each.
+          4, static_cast<int64_t>(DataTypeByteSize(FromConfigDataType(input.data_type()))));
+      if (config.max_batch_size() > 0) bytes = CheckedMul(*bytes, std::max<uint32_t>(1, warmup.batch_size()));
       for (int64_t d : input.dims()) {
         if (d < 0) {
-          return FieldError(source, StrCat(field, ".inputs[", name, "].dims"),
-                            "must be fully specified (no -1)");
+          return FieldError(source, StrCat(input_field, ".dims"), "must be fully specified (no -1)");
         }
+        if (bytes) bytes = CheckedMul(*bytes, d);
+      }
+      if (!bytes || *bytes > kMaxWarmupInputBytes) {
+        return FieldError(source, StrCat(input_field, ".dims"),
+                          StrCat("[", StrJoin(input.dims(), ","), "] is more than the limit of ",
+                                 kMaxWarmupInputBytes, " bytes per warmup input"));
+      }
+      if (input.has_input_data_file()) {
+        RETURN_IF_ERROR(ValidateWarmupFileName(source, StrCat(input_field, ".input_data_file"),
+                                               input.input_data_file()));
       }
     }
   }
@@ -262,7 +369,7 @@ absl::StatusOr<inference::ModelConfig> ParseModelConfig(std::string_view text,
 }
 
 absl::Status ValidateModelConfig(std::string_view source, std::string_view model_name,
-                                 inference::ModelConfig& config) {
+                                 inference::ModelConfig& config, const MachineLimits& machine) {
   if (config.name().empty()) {
     config.set_name(std::string(model_name));
   } else if (config.name() != model_name) {
@@ -273,10 +380,14 @@ absl::Status ValidateModelConfig(std::string_view source, std::string_view model
   if (config.max_batch_size() < 0) {
     return FieldError(source, "max_batch_size", StrCat(config.max_batch_size(), " is negative"));
   }
+  if (config.max_batch_size() > kMaxBatchSize) {
+    return FieldError(source, "max_batch_size",
+                      StrCat(config.max_batch_size(), " is more than the limit of ", kMaxBatchSize));
+  }
   RETURN_IF_ERROR(ValidateTensors(source, "input", config.input()));
   RETURN_IF_ERROR(ValidateTensors(source, "output", config.output()));
   RETURN_IF_ERROR(ValidateVersionPolicy(source, config));
-  RETURN_IF_ERROR(ValidateInstanceGroups(source, config));
+  RETURN_IF_ERROR(ValidateInstanceGroups(source, config, machine));
   RETURN_IF_ERROR(ValidateDynamicBatching(source, config));
   RETURN_IF_ERROR(ValidateWarmup(source, config));
   if (config.model_transaction_policy().decoupled()) {

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "model_config.pb.h"
+#include "repository/config_limits.h"
 
 namespace infera {
 
@@ -27,9 +28,12 @@ absl::StatusOr<inference::ModelConfig> ParseModelConfig(std::string_view text,
                                                         std::string_view source);
 
 // Checks `config` for the model in directory `model_name` and fills defaults. Errors are
-// "<source>: <field>: <problem>".
+// "<source>: <field>: <problem>". Every numeric field is checked against its bound
+// (config_limits.h), the machine-dependent ones against `machine`; warmup file names
+// must stay inside the model's warmup/ folder.
 absl::Status ValidateModelConfig(std::string_view source, std::string_view model_name,
-                                 inference::ModelConfig& config);
+                                 inference::ModelConfig& config,
+                                 const MachineLimits& machine = MachineLimits::Current());
 
 // Reads, parses and validates <model_dir>/config.pbtxt.
 absl::StatusOr<inference::ModelConfig> LoadModelConfig(const std::filesystem::path& model_dir);

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/str_cat.h"
 
 namespace infera {
 namespace {
@@ -143,8 +144,130 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"ShapeTensor",
                   "input [ { name: \"a\" data_type: TYPE_INT32 dims: [1] is_shape_tensor: true } ]",
                   {"is_shape_tensor"}},
-        BadConfig{"UnsupportedScheduling", "sequence_batching { }", {"sequence_batching"}}),
+        BadConfig{"UnsupportedScheduling", "sequence_batching { }", {"sequence_batching"}},
+        // Bounds (config_limits.h): each names the field and the limit.
+        BadConfig{"MaxBatchSizeHuge", "max_batch_size: 2147483647",
+                  {"max_batch_size", "2147483647", "limit of 65536"}},
+        BadConfig{"DimensionHuge",
+                  "input [ { name: \"a\" data_type: TYPE_FP32 dims: [ 4294967296 ] } ]",
+                  {"input[0].dims[0]", "limit of 2147483647"}},
+        BadConfig{"ReshapeOverflows",
+                  "input [ { name: \"a\" data_type: TYPE_FP32 dims: [ 2147483647, 2147483647, 2147483647 ]"
+                  " reshape: { shape: [ 2147483647, 2147483647, 2147483647 ] } } ]",
+                  {"input[0]", "more than 2^63 elements"}},
+        BadConfig{"PriorityLevelsHuge",
+                  "max_batch_size: 4 dynamic_batching { priority_levels: 18446744073709551615 }",
+                  {"dynamic_batching.priority_levels", "limit of 256"}},
+        BadConfig{"PriorityLevelsMillion",
+                  "max_batch_size: 4 dynamic_batching { priority_levels: 1000000 }",
+                  {"dynamic_batching.priority_levels", "1000000", "limit of 256"}},
+        BadConfig{"QueueDelayHuge",
+                  "max_batch_size: 4 dynamic_batching { max_queue_delay_microseconds: 9223372036854775807 }",
+                  {"dynamic_batching.max_queue_delay_microseconds", "limit of 3600000000"}},
+        BadConfig{"DefaultTimeoutHuge",
+                  "max_batch_size: 4 dynamic_batching { default_queue_policy { "
+                  "default_timeout_microseconds: 18446744073709551615 } }",
+                  {"dynamic_batching.default_queue_policy.default_timeout_microseconds",
+                   "limit of 86400000000"}},
+        BadConfig{"LevelTimeoutHuge",
+                  "max_batch_size: 4 dynamic_batching { priority_levels: 2 priority_queue_policy { "
+                  "key: 2 value { default_timeout_microseconds: 9223372036854775807 } } }",
+                  {"dynamic_batching.priority_queue_policy[2].default_timeout_microseconds"}},
+        BadConfig{"QueueSizeHuge",
+                  "max_batch_size: 4 dynamic_batching { default_queue_policy { max_queue_size: 4294967295 } }",
+                  {"dynamic_batching.default_queue_policy.max_queue_size", "limit of 16777216"}},
+        BadConfig{"LatestVersionsHuge", "version_policy { latest { num_versions: 4294967295 } }",
+                  {"version_policy.latest.num_versions", "limit of 1024"}},
+        BadConfig{"InstanceGroupHuge", "instance_group [ { count: 1000000 } ]",
+                  {"instance_group[0].count", "limit of 64"}},
+        BadConfig{"WarmupCountHuge",
+                  "input [ { name: \"a\" data_type: TYPE_FP32 dims: [ 1 ] } ]"
+                  " model_warmup [ { name: \"w\" count: 4294967295 inputs { key: \"a\" value: {"
+                  " data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } } ]",
+                  {"model_warmup[0].count", "limit of 1000"}},
+        BadConfig{"WarmupDimsHuge",
+                  "input [ { name: \"a\" data_type: TYPE_FP32 dims: [ -1 ] } ]"
+                  " model_warmup [ { name: \"w\" inputs { key: \"a\" value: {"
+                  " data_type: TYPE_FP32 dims: [ 1099511627776 ] zero_data: true } } } ]",
+                  {"model_warmup[0].inputs[a].dims", "limit of 268435456 bytes"}},
+        BadConfig{"WarmupDimsOverflow",
+                  "input [ { name: \"a\" data_type: TYPE_FP32 dims: [ -1, -1 ] } ]"
+                  " model_warmup [ { name: \"w\" inputs { key: \"a\" value: {"
+                  " data_type: TYPE_FP32 dims: [ 4611686018427387904, 4 ] zero_data: true } } } ]",
+                  {"model_warmup[0].inputs[a].dims"}},
+        BadConfig{"WarmupBytesHuge",
+                  "input [ { name: \"a\" data_type: TYPE_STRING dims: [ -1 ] } ]"
+                  " model_warmup [ { name: \"w\" inputs { key: \"a\" value: {"
+                  " data_type: TYPE_STRING dims: [ 2147483648 ] zero_data: true } } } ]",
+                  {"model_warmup[0].inputs[a].dims", "limit of 268435456 bytes"}},
+        BadConfig{"WarmupFileAbsolute",
+                  "input [ { name: \"a\" data_type: TYPE_UINT8 dims: [ -1 ] } ]"
+                  " model_warmup [ { name: \"w\" inputs { key: \"a\" value: {"
+                  " data_type: TYPE_UINT8 dims: [ 4 ] input_data_file: \"/etc/passwd\" } } } ]",
+                  {"model_warmup[0].inputs[a].input_data_file", "inside the model's warmup/ folder"}},
+        BadConfig{"WarmupFileDotDot",
+                  "input [ { name: \"a\" data_type: TYPE_UINT8 dims: [ -1 ] } ]"
+                  " model_warmup [ { name: \"w\" inputs { key: \"a\" value: {"
+                  " data_type: TYPE_UINT8 dims: [ 4 ] input_data_file: \"../../../../etc/passwd\" } } } ]",
+                  {"model_warmup[0].inputs[a].input_data_file", "inside the model's warmup/ folder"}}),
     [](const auto& info) { return info.param.name; });
+
+TEST(ModelConfigLoaderTest, EscapingWarmupFileErrorDoesNotSayWhetherTheFileExists) {
+  // The message is the same for a file that exists and one that does not: no oracle.
+  auto message = [](const std::string& file) {
+    auto config = ParseAndValidate(
+        "input [ { name: \"a\" data_type: TYPE_UINT8 dims: [ -1 ] } ]"
+        " model_warmup [ { name: \"w\" inputs { key: \"a\" value: {"
+        " data_type: TYPE_UINT8 dims: [ 4 ] input_data_file: \"" + file + "\" } } } ]");
+    EXPECT_FALSE(config.ok());
+    std::string text = Message(config);
+    if (size_t at = text.find(file); at != std::string::npos) text.replace(at, file.size(), "<file>");
+    return text;
+  };
+  EXPECT_EQ(message("../../../../etc/passwd"), message("../../../../etc/no_such_file_here"));
+  EXPECT_EQ(message("/etc/passwd"), message("/no_such_file_here"));
+}
+
+TEST(ModelConfigLoaderTest, TotalInstancesAreBoundedByTheMachinesCores) {
+  // 64 groups of 64 instances would be 4,096 threads.
+  std::string groups = "instance_group [ ";
+  for (int i = 0; i < 64; ++i) groups += StrCat(i ? ", " : "", "{ count: 64 }");
+  groups += " ]";
+  auto config = ParseModelConfig(groups, "m/config.pbtxt");
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::Status status = ValidateModelConfig("m/config.pbtxt", "simple", *config,
+                                            MachineLimits{/*num_cores=*/2, int64_t{8} << 30});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("instance_group"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("4096 instances"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("limit of 64 per model"));
+
+  // 8 per core: 3 groups of 64 fit a 32-core machine, not a 16-core one.
+  auto three = ParseModelConfig("instance_group [ { count: 64 }, { count: 64 }, { count: 64 } ]",
+                                "m/config.pbtxt");
+  ASSERT_TRUE(three.ok());
+  inference::ModelConfig copy = *three;
+  EXPECT_TRUE(ValidateModelConfig("m/config.pbtxt", "simple", *three,
+                                  MachineLimits{32, int64_t{8} << 30}).ok());
+  EXPECT_THAT(std::string(ValidateModelConfig("m/config.pbtxt", "simple", copy,
+                                              MachineLimits{16, int64_t{8} << 30}).message()),
+              HasSubstr("limit of 128 per model"));
+}
+
+TEST(ModelConfigLoaderTest, AcceptsValuesAtTheBounds) {
+  auto config = ParseAndValidate(R"pb(
+    max_batch_size: 65536
+    input [ { name: "a" data_type: TYPE_FP32 dims: [ 2147483647 ] } ]
+    dynamic_batching {
+      priority_levels: 256 default_priority_level: 256
+      max_queue_delay_microseconds: 3600000000
+      default_queue_policy { default_timeout_microseconds: 86400000000 max_queue_size: 16777216 }
+    }
+    model_warmup [ { name: "w" batch_size: 1 count: 1000
+                     inputs { key: "a" value: { data_type: TYPE_FP32 dims: [ 67108864 ] zero_data: true } } } ]
+  )pb");
+  EXPECT_TRUE(config.ok()) << config.status();
+}
 
 TEST(ModelConfigLoaderTest, LoadsFromDirectoryAndReportsMissingFile) {
   const auto dir = std::filesystem::temp_directory_path() / "infera_config_test" / "simple";
