@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/checked_math.h"
 #include "scheduling/slo_batch_policy.h"
 
 namespace infera {
@@ -44,7 +45,9 @@ BatchDecision DelayBatchPolicy::Decide(const PendingBatch& pending, SteadyTime n
       return {std::max<size_t>(fit, 1), {}};
     }
   }
-  const SteadyTime deadline = pending.oldest_enqueue + options_.max_queue_delay;
+  // Saturating: the delay is bounded at load (1 hour), but the sum must never wrap into
+  // the past (which would run every batch at once).
+  const SteadyTime deadline = SaturatingAdd(pending.oldest_enqueue, options_.max_queue_delay);
   if (now >= deadline) return {preferred_prefix > 0 ? preferred_prefix : all, {}};
   return {0, deadline};
 }

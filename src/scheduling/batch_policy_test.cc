@@ -42,6 +42,17 @@ TEST(DelayBatchPolicyTest, WaitsForTheDelayThenRunsWhatIsThere) {
   EXPECT_EQ(policy.Decide({{1, 1, 1}, oldest}, clock.Now()).num_requests, 3u);
 }
 
+TEST(DelayBatchPolicyTest, HugeDelaySaturatesInsteadOfRunningAtOnce) {
+  // oldest + 2^63-1 µs used to wrap into the past, so every batch ran at once.
+  DelayBatchPolicy policy(Batching(8, {}, INT64_MAX));
+  FakeClock clock;
+  clock.Advance(std::chrono::hours(1));
+  BatchDecision wait = policy.Decide({{1, 1}, clock.Now()}, clock.Now());
+  EXPECT_EQ(wait.num_requests, 0u);
+  ASSERT_TRUE(wait.wake_at.has_value());
+  EXPECT_EQ(*wait.wake_at, SteadyTime::max());
+}
+
 TEST(DelayBatchPolicyTest, ZeroDelayRunsWhateverIsPending) {
   DelayBatchPolicy policy(Batching(8, {}, 0));
   FakeClock clock;

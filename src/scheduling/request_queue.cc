@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "api/parameters.h"
+#include "common/checked_math.h"
 #include "common/str_cat.h"
+#include "repository/config_limits.h"
 
 namespace infera {
 namespace {
@@ -46,6 +48,10 @@ absl::Status RequestQueue::CheckParameters(const ScheduledRequest& request) cons
   }
   if (auto timeout = GetIntParameter(params, "timeout"); timeout && *timeout < 0) {
     return absl::InvalidArgumentError("parameter 'timeout' (µs) must be >= 0");
+  } else if (timeout && static_cast<uint64_t>(*timeout) > kMaxTimeoutMicros) {
+    return absl::InvalidArgumentError(StrCat("parameter 'timeout' ", *timeout,
+                                             " µs is more than the limit of ", kMaxTimeoutMicros,
+                                             " µs (1 day)"));
   }
   return absl::OkStatus();
 }
@@ -78,7 +84,8 @@ std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> re
   }
   request->priority_level = level;
   request->enqueue_time = now;
-  if (timeout.count() > 0) request->deadline = now + timeout;
+  // Saturating: a level's default timeout is bounded at load, but the sum must never wrap.
+  if (timeout.count() > 0) request->deadline = SaturatingAdd(now, timeout);
   target.main.push_back(std::move(request));
   ++size_;
   return std::nullopt;

@@ -42,7 +42,8 @@ class RequestQueue {
   std::optional<Rejection> Push(std::unique_ptr<ScheduledRequest> request, SteadyTime now);
 
   // InvalidArgument when the request's `priority` or `timeout` parameter is invalid
-  // (what Push() would reject it for, apart from a full queue).
+  // (what Push() would reject it for, apart from a full queue): a priority outside the
+  // levels, a negative timeout or one past kMaxTimeoutMicros (1 day).
   absl::Status CheckParameters(const ScheduledRequest& request) const;
 
   // Removes cancelled requests (Cancelled) and expired REJECT-level ones

@@ -127,6 +127,40 @@ TEST(RequestQueueTest, TimeoutOverrideOnlyWhereAllowedAndOnlyShorter) {
   EXPECT_EQ(negative->status.code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(RequestQueueTest, TimeoutPastOneDayIsABadRequestNotAnInstantTimeout) {
+  // 9.2e15 µs used to overflow the deadline (now + timeout in ns) and expire at once.
+  FakeClock clock;
+  clock.Advance(std::chrono::hours(1));
+  QueuePolicy policy;
+  policy.allow_timeout_override = true;
+  RequestQueue queue(Options(1, policy));
+  for (int64_t huge : {int64_t{9223372036854775}, INT64_MAX, int64_t{86400000001}}) {
+    auto rejected = queue.Push(Req("huge", 1, 2, {{"timeout", huge}}), clock.Now());
+    ASSERT_TRUE(rejected) << huge;
+    EXPECT_EQ(rejected->status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(rejected->status.message()), ::testing::HasSubstr("'timeout'"));
+    EXPECT_THAT(std::string(rejected->status.message()), ::testing::HasSubstr("86400000000"));
+  }
+  EXPECT_FALSE(queue.Push(Req("day", 1, 2, {{"timeout", int64_t{86400000000}}}), clock.Now()));
+  clock.Advance(std::chrono::hours(23));
+  EXPECT_TRUE(queue.Sweep(clock.Now()).empty());
+  clock.Advance(std::chrono::hours(1));
+  ASSERT_EQ(queue.Sweep(clock.Now()).size(), 1u);
+}
+
+TEST(RequestQueueTest, DeadlineSaturatesInsteadOfWrapping) {
+  // A policy timeout built without the config bounds still never wraps to the past.
+  FakeClock clock;
+  clock.Advance(std::chrono::hours(1));
+  QueuePolicy policy;
+  policy.default_timeout = std::chrono::microseconds(INT64_MAX);
+  RequestQueue queue(Options(1, policy));
+  EXPECT_FALSE(queue.Push(Req("forever"), clock.Now()));
+  clock.Advance(std::chrono::hours(24 * 365));
+  EXPECT_TRUE(queue.Sweep(clock.Now()).empty());
+  EXPECT_EQ(queue.size(), 1u);
+}
+
 TEST(RequestQueueTest, CancelledRequestsAreSweptOut) {
   FakeClock clock;
   RequestQueue queue(Options(1));

@@ -47,7 +47,9 @@ struct SchedulingOptions {
 };
 
 // Builds the options for `config`. `default_max_queue_size` bounds every queue the
-// config leaves unbounded. InvalidArgument for a bad latency_slo_ms.
+// config leaves unbounded. InvalidArgument for a bad latency_slo_ms, a default level
+// outside the levels, or a value past its bound (repository/config_limits.h:
+// priority_levels, max_queue_delay_microseconds, queue timeouts and sizes).
 absl::StatusOr<SchedulingOptions> SchedulingOptionsFromConfig(const inference::ModelConfig& config,
                                                               size_t default_max_queue_size);
 

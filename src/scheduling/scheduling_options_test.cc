@@ -65,5 +65,47 @@ TEST(SchedulingOptionsTest, LatencySloParameter) {
   EXPECT_THAT(std::string(without_batching.status().message()), ::testing::HasSubstr("dynamic_batching"));
 }
 
+TEST(SchedulingOptionsTest, ValuesPastTheirBoundsAreRejectedNamingFieldAndLimit) {
+  struct Case {
+    const char* batching;
+    const char* field;
+    const char* limit;
+  };
+  for (const Case& c : {
+           Case{"priority_levels: 18446744073709551615", "dynamic_batching.priority_levels", "256"},
+           Case{"priority_levels: 1000000", "dynamic_batching.priority_levels", "256"},
+           Case{"max_queue_delay_microseconds: 9223372036854775807",
+                "dynamic_batching.max_queue_delay_microseconds", "3600000000"},
+           Case{"default_queue_policy { default_timeout_microseconds: 18446744073709551615 }",
+                "dynamic_batching.default_queue_policy.default_timeout_microseconds", "86400000000"},
+           Case{"priority_levels: 2 priority_queue_policy { key: 2 value { max_queue_size: 4294967295 } }",
+                "dynamic_batching.priority_queue_policy[2].max_queue_size", "16777216"},
+       }) {
+    auto result = SchedulingOptionsFromConfig(
+        Config(std::string("name: 'm' max_batch_size: 8 dynamic_batching { ") + c.batching + " }"), 10);
+    ASSERT_FALSE(result.ok()) << c.batching;
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(result.status().message()), ::testing::HasSubstr(c.field));
+    EXPECT_THAT(std::string(result.status().message()), ::testing::HasSubstr(c.limit));
+  }
+  // At the bounds: accepted, one policy per level.
+  auto at_bounds = SchedulingOptionsFromConfig(
+      Config("name: 'm' max_batch_size: 8 dynamic_batching { priority_levels: 256 "
+             "max_queue_delay_microseconds: 3600000000 "
+             "default_queue_policy { default_timeout_microseconds: 86400000000 } }"), 10);
+  ASSERT_TRUE(at_bounds.ok()) << at_bounds.status();
+  EXPECT_EQ(at_bounds->num_levels(), 256);
+}
+
+TEST(SchedulingOptionsTest, DefaultLevelIsOneWithoutPriorityLevels) {
+  // Triton ignores default_priority_level when there are no levels; a value past the
+  // single level must not index past the queue's levels.
+  auto options = SchedulingOptionsFromConfig(
+      Config("name: 'm' max_batch_size: 8 dynamic_batching { default_priority_level: 7 }"), 10);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->num_levels(), 1);
+  EXPECT_EQ(options->default_priority_level, 1);
+}
+
 }  // namespace
 }  // namespace infera
