@@ -67,7 +67,8 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
     }
   }
   const int64_t max_len = options_.scheduler.max_model_len;
-  if (n + request.sampling.max_tokens > max_len) {
+  // Compared without adding: max_tokens comes from the client (Validate bounds it too).
+  if (request.sampling.max_tokens > max_len - n) {
     return absl::InvalidArgumentError(StrCat(
         "This model's maximum context length is ", max_len, " tokens. However, you requested ",
         n + request.sampling.max_tokens, " tokens (", n, " in the prompt, ", request.sampling.max_tokens,

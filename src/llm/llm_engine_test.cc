@@ -147,6 +147,8 @@ TEST_F(LlmEngineTest, RejectsRequestsThatCannotRun) {
   Result r;
   EXPECT_EQ(engine_->AddRequest(Request("", 4), r.Callback()).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(engine_->AddRequest(Request("abc", 62), r.Callback()).code(), absl::StatusCode::kInvalidArgument);
+  // prompt + max_tokens used to overflow (and pass the context-length check).
+  EXPECT_EQ(engine_->AddRequest(Request("abc", INT64_MAX), r.Callback()).code(), absl::StatusCode::kInvalidArgument);
   GenerateRequest bad = Request("abc", 4);
   bad.prompt_token_ids.push_back(999);
   EXPECT_EQ(engine_->AddRequest(std::move(bad), r.Callback()).code(), absl::StatusCode::kInvalidArgument);

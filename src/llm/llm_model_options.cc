@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string>
 
+#include "common/checked_math.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 
@@ -14,12 +15,19 @@ absl::Status Bad(std::string_view key, std::string_view value, std::string_view 
   return absl::InvalidArgumentError(StrCat("parameter ", key, ": '", value, "' is not ", want));
 }
 
+// Bounds of the engine's parameters: past these a value is a typo, and it would size
+// per-sequence or per-token state (docs/lifecycle.md, "Configuration bounds").
+constexpr int32_t kMaxNumSeqs = 4096;
+constexpr int64_t kMaxTokens = int64_t{1} << 20;  // max_num_batched_tokens, max_model_len
+constexpr int32_t kMaxBlockSize = 1024;
+constexpr int64_t kMaxWaitingRequests = int64_t{1} << 20;
+
 template <typename T>
-absl::Status ParseInt(std::string_view key, std::string_view v, T min, T& out) {
+absl::Status ParseInt(std::string_view key, std::string_view v, T min, T max, T& out) {
   T parsed{};
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
-  if (ec != std::errc() || end != v.data() + v.size() || parsed < min) {
-    return Bad(key, v, StrCat("an integer >= ", min));
+  if (ec != std::errc() || end != v.data() + v.size() || parsed < min || parsed > max) {
+    return Bad(key, v, StrCat("an integer in [", min, ", ", max, "]"));
   }
   out = parsed;
   return absl::OkStatus();
@@ -38,6 +46,7 @@ std::optional<int64_t> ParseByteSize(std::string_view text) {
   int64_t number = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || number < 0) return std::nullopt;
+  if (end == text.data()) return std::nullopt;  // no digits
   std::string_view unit(end, text.data() + text.size() - end);
   int64_t scale = 1;
   if (unit.empty() || unit == "B") scale = 1;
@@ -45,26 +54,33 @@ std::optional<int64_t> ParseByteSize(std::string_view text) {
   else if (unit == "M" || unit == "MiB" || unit == "MB") scale = int64_t{1} << 20;
   else if (unit == "G" || unit == "GiB" || unit == "GB") scale = int64_t{1} << 30;
   else return std::nullopt;
-  return number * scale;
+  // "9999999999GiB" would wrap: checked.
+  return CheckedMul(number, scale);
 }
 
-absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::ModelConfig& config) {
+absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::ModelConfig& config,
+                                                             const MachineLimits& machine) {
   LlmModelOptions o;
   for (const auto& [key, param] : config.parameters()) {
     const std::string& v = param.string_value();
     if (key == "max_num_seqs") {
-      RETURN_IF_ERROR(ParseInt<int32_t>(key, v, 1, o.max_num_seqs));
+      RETURN_IF_ERROR(ParseInt<int32_t>(key, v, 1, kMaxNumSeqs, o.max_num_seqs));
     } else if (key == "max_num_batched_tokens") {
-      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 1, o.max_num_batched_tokens));
+      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 1, kMaxTokens, o.max_num_batched_tokens));
     } else if (key == "max_model_len") {
       int64_t len = 0;
-      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 2, len));
+      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 2, kMaxTokens, len));
       o.max_model_len = len;
     } else if (key == "block_size") {
-      RETURN_IF_ERROR(ParseInt<int32_t>(key, v, 1, o.block_size));
+      RETURN_IF_ERROR(ParseInt<int32_t>(key, v, 1, kMaxBlockSize, o.block_size));
     } else if (key == "kv_cache_memory_bytes") {
       auto bytes = ParseByteSize(v);
       if (!bytes || *bytes <= 0) return Bad(key, v, "a byte size such as 536870912 or 512MiB");
+      // The KV cache is allocated at load: more than the machine has would abort it.
+      const int64_t limit = static_cast<int64_t>(0.95 * static_cast<double>(machine.physical_memory_bytes));
+      if (machine.physical_memory_bytes > 0 && *bytes > limit) {
+        return Bad(key, v, StrCat("at most 95% of this machine's memory (", limit, " bytes)"));
+      }
       o.kv_cache_memory_bytes = bytes;
     } else if (key == "kv_cache_memory_fraction") {
       char* end = nullptr;
@@ -80,9 +96,10 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
       else if (v == "priority") o.policy = SchedulingPolicy::kPriority;
       else return Bad(key, v, "fcfs or priority");
     } else if (key == "num_threads") {
-      RETURN_IF_ERROR(ParseInt<int>(key, v, 0, o.num_threads));
+      // More threads than cores only contend; 100000 made the first request hang.
+      RETURN_IF_ERROR(ParseInt<int>(key, v, 0, machine.MaxThreads(), o.num_threads));
     } else if (key == "max_waiting_requests") {
-      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 1, o.max_waiting_requests));
+      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 1, kMaxWaitingRequests, o.max_waiting_requests));
     } else if (key == "matmul_kernel") {
       if (v == "packed") o.matmul_kernel = MatmulKernel::kPacked;
       else if (v == "blas") o.matmul_kernel = MatmulKernel::kBlas;

@@ -1,19 +1,21 @@
 // LlmModelOptions: the `llm` backend's engine options, read from config.pbtxt
 // `parameters` (string values, vLLM's names):
 //
-//   key                        default              meaning
-//   max_num_seqs               16                   sequences in one batch
-//   max_num_batched_tokens     512                  tokens in one step (prefill chunks + decodes)
-//   max_model_len              max_position_embeddings   prompt + output limit
-//   block_size                 16                   tokens per KV-cache block
+//   key                        default              meaning (bound)
+//   max_num_seqs               16                   sequences in one batch (<= 4096)
+//   max_num_batched_tokens     512                  tokens in one step (prefill chunks + decodes; <= 2^20)
+//   max_model_len              max_position_embeddings   prompt + output limit (<= 2^20)
+//   block_size                 16                   tokens per KV-cache block (<= 1024)
 //   kv_cache_memory_bytes      (unset)              KV-cache budget: bytes, or with K/M/G/KiB/MiB/GiB
+//                                                   (<= 95% of physical RAM)
 //   kv_cache_memory_fraction   (unset)              …or this fraction of physical RAM
 //                                                   (neither set: min(10% of RAM, 2 GiB))
 //   enable_prefix_caching      true
 //   enable_chunked_prefill     true
 //   scheduling_policy          fcfs                 fcfs | priority
-//   num_threads                0                    intra-op threads of the engine (0: all cores)
-//   max_waiting_requests       1024                 waiting-queue bound (429 beyond)
+//   num_threads                0                    intra-op threads of the engine (0: all cores;
+//                                                   <= 4 x cores)
+//   max_waiting_requests       1024                 waiting-queue bound (429 beyond; <= 2^20)
 //   matmul_kernel              packed               packed | blas: the projections' matmul
 //                                                   (blas: the previous OpenBLAS path, for
 //                                                   side-by-side benchmarks; fp32 weights)
@@ -29,6 +31,7 @@
 #include "llm/llama_model_runner.h"
 #include "llm/scheduler.h"
 #include "model_config.pb.h"
+#include "repository/config_limits.h"
 
 namespace infera::llm {
 
@@ -47,13 +50,16 @@ struct LlmModelOptions {
   MatmulKernel matmul_kernel = MatmulKernel::kPacked;
 
   // InvalidArgument naming the parameter for a value that does not parse or is out of
-  // range; unknown keys are ignored (logged by the backend).
-  static absl::StatusOr<LlmModelOptions> FromConfig(const inference::ModelConfig& config);
+  // range (the machine-dependent bounds against `machine`); unknown keys are ignored
+  // (logged by the backend).
+  static absl::StatusOr<LlmModelOptions> FromConfig(
+      const inference::ModelConfig& config, const MachineLimits& machine = MachineLimits::Current());
   // The KV-cache budget in bytes given physical RAM.
   int64_t KvCacheBytes(int64_t physical_ram_bytes) const;
 };
 
-// "512MiB", "2G", "1048576" → bytes.
+// "512MiB", "2G", "1048576" → bytes; nullopt when it does not parse or does not fit
+// in int64_t.
 std::optional<int64_t> ParseByteSize(std::string_view text);
 
 }  // namespace infera::llm

@@ -18,6 +18,7 @@ absl::Status SamplingParams::Validate() const {
   if (!(frequency_penalty >= -2.0 && frequency_penalty <= 2.0)) return bad("frequency_penalty", "must be in [-2, 2]");
   if (!(presence_penalty >= -2.0 && presence_penalty <= 2.0)) return bad("presence_penalty", "must be in [-2, 2]");
   if (max_tokens < 1) return bad("max_tokens", "must be at least 1");
+  if (max_tokens > kMaxMaxTokens) return bad("max_tokens", StrCat("must be at most ", kMaxMaxTokens));
   for (const std::string& s : stop) {
     if (s.empty()) return bad("stop", "strings must not be empty");
   }

@@ -14,6 +14,10 @@
 
 namespace infera::llm {
 
+// The largest max_tokens a request may ask for: the longest max_model_len allowed
+// (llm_model_options.h), so no valid request is refused for it.
+inline constexpr int64_t kMaxMaxTokens = int64_t{1} << 20;
+
 struct SamplingParams {
   double temperature = 1.0;  // 0: greedy
   int64_t top_k = 0;         // 0 or -1: off
@@ -23,7 +27,7 @@ struct SamplingParams {
   double frequency_penalty = 0.0;   // per occurrence in the output
   double presence_penalty = 0.0;    // once per token present in the output
   std::optional<uint64_t> seed;
-  int64_t max_tokens = 16;
+  int64_t max_tokens = 16;  // [1, kMaxMaxTokens]
   std::vector<std::string> stop;        // stop strings (excluded from the text)
   std::vector<int32_t> stop_token_ids;  // stop tokens (besides EOS)
   bool ignore_eos = false;

@@ -1,0 +1,71 @@
+#include "llm/llm_model_options.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace infera::llm {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr MachineLimits kMachine{/*num_cores=*/4, /*physical_memory_bytes=*/int64_t{16} << 30};
+
+absl::StatusOr<LlmModelOptions> Parse(const std::string& key, const std::string& value) {
+  inference::ModelConfig config;
+  (*config.mutable_parameters())[key].set_string_value(value);
+  return LlmModelOptions::FromConfig(config, kMachine);
+}
+
+TEST(LlmModelOptionsBoundsTest, ByteSizesThatWouldWrapAreRejected) {
+  EXPECT_EQ(ParseByteSize("8GiB"), int64_t{8} << 30);
+  EXPECT_EQ(ParseByteSize("9223372036854775807"), INT64_MAX);
+  // 2^34 GiB = 2^64 bytes: used to wrap to 0 (or a small number) silently.
+  EXPECT_EQ(ParseByteSize("17179869184GiB"), std::nullopt);
+  EXPECT_EQ(ParseByteSize("9999999999G"), std::nullopt);
+  EXPECT_EQ(ParseByteSize("GiB"), std::nullopt);
+  auto wrapped = Parse("kv_cache_memory_bytes", "17179869184GiB");
+  EXPECT_EQ(wrapped.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(wrapped.status().message()), HasSubstr("kv_cache_memory_bytes"));
+}
+
+TEST(LlmModelOptionsBoundsTest, KvCacheBeyondPhysicalMemoryIsRejected) {
+  EXPECT_TRUE(Parse("kv_cache_memory_bytes", "15GiB").ok());  // < 95% of 16 GiB
+  auto too_big = Parse("kv_cache_memory_bytes", "16GiB");
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_THAT(std::string(too_big.status().message()), HasSubstr("kv_cache_memory_bytes"));
+  EXPECT_THAT(std::string(too_big.status().message()), HasSubstr("95% of this machine's memory"));
+  EXPECT_FALSE(Parse("kv_cache_memory_bytes", "1024GiB").ok());
+}
+
+TEST(LlmModelOptionsBoundsTest, ThreadsAreBoundedByTheCores) {
+  EXPECT_EQ(Parse("num_threads", "16")->num_threads, 16);  // 4 x 4 cores
+  for (const char* bad : {"17", "100000", "2147483648"}) {
+    auto result = Parse("num_threads", bad);
+    ASSERT_FALSE(result.ok()) << bad;
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr("num_threads"));
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr("[0, 16]"));
+  }
+}
+
+TEST(LlmModelOptionsBoundsTest, EngineSizesHaveBounds) {
+  struct Case {
+    const char* key;
+    const char* at_bound;
+    const char* past_bound;
+  };
+  for (const Case& c : {Case{"max_num_seqs", "4096", "4097"},
+                        Case{"max_num_batched_tokens", "1048576", "1048577"},
+                        Case{"max_model_len", "1048576", "9223372036854775807"},
+                        Case{"block_size", "1024", "1025"},
+                        Case{"max_waiting_requests", "1048576", "1048577"}}) {
+    EXPECT_TRUE(Parse(c.key, c.at_bound).ok()) << c.key;
+    auto past = Parse(c.key, c.past_bound);
+    ASSERT_FALSE(past.ok()) << c.key;
+    EXPECT_EQ(past.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(past.status().message()), HasSubstr(c.key));
+    EXPECT_THAT(std::string(past.status().message()), HasSubstr(c.at_bound));
+  }
+}
+
+}  // namespace
+}  // namespace infera::llm
