@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/checked_math.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "repository/model_config_util.h"
@@ -84,8 +85,11 @@ absl::StatusOr<Shape> ReshapeTo(const Shape& shape,
   for (int i = 0; i < target.size(); ++i) {
     if (target[i] < 0) {
       variable_index = i;
+    } else if (std::optional<int64_t> product = CheckedMul(known, target[i])) {
+      known = *product;
     } else {
-      known *= target[i];
+      return absl::InvalidArgumentError(StrCat("cannot reshape ", ShapeToString(shape), " to [",
+                                               StrJoin(target, ","), "]: too many elements"));
     }
   }
   Shape result(target.begin(), target.end());

@@ -137,5 +137,14 @@ TEST(RequestValidatorTest, ReshapeTo) {
   EXPECT_FALSE(ReshapeTo({3, 3}, target).ok());
 }
 
+TEST(RequestValidatorTest, ReshapeToATargetTooLargeIsAnErrorNotAnOverflow) {
+  google::protobuf::RepeatedField<int64_t> target;
+  for (int i = 0; i < 3; ++i) target.Add(int64_t{1} << 31);  // 2^93 elements
+  target.Add(-1);
+  auto result = ReshapeTo({4}, target);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("too many elements"));
+}
+
 }  // namespace
 }  // namespace infera

@@ -1,13 +1,18 @@
 #include "manager/warmup.h"
 
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <optional>
 #include <random>
-#include <sstream>
+#include <vector>
 
 #include "api/float16.h"
+#include "common/checked_math.h"
 #include "common/status.h"
 #include "common/str_cat.h"
+#include "repository/config_limits.h"
 #include "repository/model_config_util.h"
 
 namespace infera {
@@ -54,6 +59,79 @@ void FillRandom(DataType dtype, uint8_t* out, int64_t count, std::mt19937& rng) 
   }
 }
 
+namespace fs = std::filesystem;
+
+// True when `path` is `dir` or below it (both free of symbolic links).
+bool IsInside(const fs::path& path, const fs::path& dir) {
+  auto [dir_end, unused] = std::mismatch(dir.begin(), dir.end(), path.begin(), path.end());
+  return dir_end == dir.end();
+}
+
+// `relative` under `dir` with every symbolic link resolved by hand, component by
+// component (at most 40 links), including dangling ones: a link that leads out of `dir`
+// is seen as leading out whether or not its target exists. nullopt on a link loop or an
+// unreadable link.
+std::optional<fs::path> ResolveLinks(const fs::path& dir, const fs::path& relative) {
+  std::deque<fs::path> todo(relative.begin(), relative.end());
+  fs::path current = dir;
+  int links = 0;
+  while (!todo.empty()) {
+    const fs::path part = std::move(todo.front());
+    todo.pop_front();
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      current = current.parent_path();
+      continue;
+    }
+    current /= part;
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(current, ec)) || ec) continue;
+    if (++links > 40) return std::nullopt;
+    const fs::path target = fs::read_symlink(current, ec);
+    if (ec) return std::nullopt;
+    current = target.is_absolute() ? target.root_path() : current.parent_path();
+    std::vector<fs::path> parts;
+    for (const fs::path& p : target.relative_path()) parts.push_back(p);
+    todo.insert(todo.begin(), parts.begin(), parts.end());
+  }
+  return current;
+}
+
+// The bytes of `name` in <model_dir>/warmup/. The file must resolve, symbolic links
+// included, inside that folder and be a regular file of at most kMaxWarmupInputBytes.
+// Errors name the file as the config does, never the resolved path, and are the same
+// whether or not a path outside the folder exists (no existence oracle).
+absl::StatusOr<std::string> ReadWarmupFile(const fs::path& model_dir, const std::string& name) {
+  const absl::Status outside = absl::InvalidArgumentError(
+      StrCat("input_data_file '", name, "' must name a file inside the model's warmup/ folder"));
+  const fs::path relative(name);
+  if (name.empty() || relative.is_absolute() || name.find('\0') != std::string::npos) return outside;
+  for (const auto& part : relative) {
+    if (part == "..") return outside;
+  }
+  std::error_code ec;
+  const fs::path dir = fs::canonical(model_dir / "warmup", ec);
+  if (ec) return absl::NotFoundError(StrCat("input_data_file '", name, "': the model has no warmup/ folder"));
+  const std::optional<fs::path> path = ResolveLinks(dir, relative);
+  if (!path || !IsInside(*path, dir)) return outside;
+  const fs::file_status status = fs::symlink_status(*path, ec);
+  if (ec || !fs::is_regular_file(status)) {
+    return absl::NotFoundError(
+        StrCat("cannot read input_data_file '", name, "' in warmup/ (missing or not a regular file)"));
+  }
+  const uintmax_t size = fs::file_size(*path, ec);
+  if (ec || size > static_cast<uintmax_t>(kMaxWarmupInputBytes)) {
+    return absl::InvalidArgumentError(StrCat("input_data_file '", name, "' is larger than the limit of ",
+                                             kMaxWarmupInputBytes, " bytes"));
+  }
+  std::ifstream in(*path, std::ios::binary);
+  if (!in) return absl::NotFoundError(StrCat("cannot read input_data_file '", name, "' in warmup/"));
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  return bytes;
+}
+
 absl::StatusOr<Tensor> BuildInput(const inference::ModelConfig& config,
                                   const inference::ModelWarmup& sample, const std::string& name,
                                   const inference::ModelWarmup::Input& spec,
@@ -61,14 +139,22 @@ absl::StatusOr<Tensor> BuildInput(const inference::ModelConfig& config,
   Tensor tensor{name, FromConfigDataType(spec.data_type()), {}, {}};
   if (config.max_batch_size() > 0) tensor.shape.push_back(std::max<uint32_t>(1, sample.batch_size()));
   tensor.shape.insert(tensor.shape.end(), spec.dims().begin(), spec.dims().end());
-  const int64_t count = ElementCount(tensor.shape).value_or(0);
+  // Bounded like ValidateModelConfig does, in case a config reaches here unvalidated.
+  const std::optional<int64_t> elements = ElementCount(tensor.shape);
+  const std::optional<int64_t> bytes =
+      elements ? CheckedMul(*elements, std::max<int64_t>(4, DataTypeByteSize(tensor.dtype))) : std::nullopt;
+  if (!bytes || *bytes > kMaxWarmupInputBytes) {
+    return absl::InvalidArgumentError(StrCat("warmup '", sample.name(), "': input '", name, "' shape ",
+                                             ShapeToString(tensor.shape), " is more than the limit of ",
+                                             kMaxWarmupInputBytes, " bytes"));
+  }
+  const int64_t count = *elements;
   if (spec.has_input_data_file()) {
-    const std::filesystem::path path = model_dir / "warmup" / spec.input_data_file();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(StrCat("warmup '", sample.name(), "': cannot read ", path.string()));
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    tensor.data = Buffer::FromString(std::move(bytes).str());
+    absl::StatusOr<std::string> file = ReadWarmupFile(model_dir, spec.input_data_file());
+    if (!file.ok()) {
+      return absl::Status(file.status().code(), StrCat("warmup '", sample.name(), "': ", file.status().message()));
+    }
+    tensor.data = Buffer::FromString(std::move(*file));
   } else if (tensor.dtype == DataType::kBytes) {
     std::string bytes;
     for (int64_t i = 0; i < count; ++i) AppendBytesElement(bytes, "");
@@ -93,6 +179,10 @@ absl::StatusOr<std::vector<InferRequest>> BuildWarmupRequests(
   std::vector<InferRequest> requests;
   std::mt19937 rng(0x5eed);
   for (const auto& sample : config.model_warmup()) {
+    if (sample.count() > kMaxWarmupCount) {
+      return absl::InvalidArgumentError(StrCat("warmup '", sample.name(), "': count ", sample.count(),
+                                               " is more than the limit of ", kMaxWarmupCount));
+    }
     InferRequest request;
     request.model_name = config.name();
     request.id = StrCat("warmup sample '", sample.name(), "'");

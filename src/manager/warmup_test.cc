@@ -78,5 +78,80 @@ TEST(WarmupTest, ReadsInputFileAndChecksItsSize) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(WarmupTest, InputFileMustStayInsideTheWarmupFolder) {
+  const auto root = std::filesystem::temp_directory_path() / "infera_warmup_escape_test";
+  std::filesystem::remove_all(root);
+  const auto dir = root / "m";
+  std::filesystem::create_directories(dir / "warmup" / "sub");
+  std::ofstream(root / "secret.bin", std::ios::binary) << "abcdefgh";  // outside the model
+  std::ofstream(dir / "warmup" / "sub" / "ok.bin", std::ios::binary) << "abcdefgh";
+  std::filesystem::create_symlink(root / "secret.bin", dir / "warmup" / "link_out");
+  std::filesystem::create_symlink(root / "no_such_file", dir / "warmup" / "dangling_out");
+  std::filesystem::create_symlink(dir / "warmup" / "sub" / "ok.bin", dir / "warmup" / "link_in");
+  std::filesystem::create_symlink("..", dir / "warmup" / "up");
+  auto config = Config(R"pb(
+    name: "m" max_batch_size: 0
+    input [ { name: "I" data_type: TYPE_UINT8 dims: [ 8 ] } ]
+    model_warmup [ { name: "f" inputs { key: "I" value: { data_type: TYPE_UINT8 dims: [ 8 ] input_data_file: "x" } } } ]
+  )pb");
+  auto build = [&](const std::string& file) {
+    config.mutable_model_warmup(0)->mutable_inputs()->at("I").set_input_data_file(file);
+    return BuildWarmupRequests(config, dir);
+  };
+  // Inside, directly or through a link that stays inside: read.
+  for (const char* inside : {"sub/ok.bin", "link_in", "sub/../sub/ok.bin"}) {
+    auto ok = build(inside);
+    if (std::string(inside).find("..") != std::string::npos) {
+      EXPECT_FALSE(ok.ok()) << inside;  // '..' is refused even when it stays inside
+      continue;
+    }
+    ASSERT_TRUE(ok.ok()) << inside << ": " << ok.status();
+    EXPECT_EQ((*ok)[0].inputs[0].data.AsStringView(), "abcdefgh");
+  }
+  // Outside: one error, whether the target exists or not, naming only the config's text.
+  const std::string secret = (root / "secret.bin").string();
+  for (const std::string& outside :
+       {std::string("/etc/passwd"), std::string("/no/such/file"), std::string("../../secret.bin"),
+        std::string("../../../../etc/passwd"), std::string("link_out"), std::string("dangling_out"),
+        std::string("up/../secret.bin"), std::string("up/up/secret.bin"), secret}) {
+    auto result = build(outside);
+    ASSERT_FALSE(result.ok()) << outside;
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << outside;
+    EXPECT_EQ(std::string(result.status().message()),
+              "warmup 'f': input_data_file '" + outside +
+                  "' must name a file inside the model's warmup/ folder");
+  }
+  std::filesystem::remove_all(root);
+}
+
+TEST(WarmupTest, HugeSamplesAreErrorsNotAllocations) {
+  // dims of 2^40 floats, 2^31 BYTES elements and 2^32-1 repetitions used to abort the
+  // server with std::bad_alloc.
+  auto config = Config(R"pb(
+    name: "m" max_batch_size: 0
+    input [ { name: "F" data_type: TYPE_FP32 dims: [ -1 ] }, { name: "S" data_type: TYPE_STRING dims: [ -1 ] } ]
+    model_warmup [ { name: "w" inputs { key: "F" value: { data_type: TYPE_FP32 dims: [ 1099511627776 ] zero_data: true } } } ]
+  )pb");
+  auto floats = BuildWarmupRequests(config, "/nonexistent");
+  EXPECT_EQ(floats.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(floats.status().message()), ::testing::HasSubstr("limit of 268435456 bytes"));
+
+  config = Config(R"pb(
+    name: "m" max_batch_size: 0
+    input [ { name: "S" data_type: TYPE_STRING dims: [ -1 ] } ]
+    model_warmup [ { name: "w" inputs { key: "S" value: { data_type: TYPE_STRING dims: [ 2147483648 ] zero_data: true } } } ]
+  )pb");
+  EXPECT_THAT(std::string(BuildWarmupRequests(config, "/nonexistent").status().message()),
+              ::testing::HasSubstr("limit of 268435456 bytes"));
+
+  config = Config(R"pb(
+    name: "m" max_batch_size: 0
+    input [ { name: "F" data_type: TYPE_FP32 dims: [ 1 ] } ]
+    model_warmup [ { name: "w" count: 4294967295 inputs { key: "F" value: { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } } ]
+  )pb");
+  EXPECT_THAT(std::string(BuildWarmupRequests(config, "/nonexistent").status().message()),
+              ::testing::HasSubstr("limit of 1000"));
+}
+
 }  // namespace
 }  // namespace infera
