@@ -18,8 +18,6 @@ constexpr std::string_view kInferenceMode = "INFERENCE_MODE";
 constexpr std::string_view kDisableOptimizedExecution = "DISABLE_OPTIMIZED_EXECUTION";
 constexpr std::string_view kOptimizeForInference = "OPTIMIZE_FOR_INFERENCE";
 constexpr std::string_view kEnableWeightSharing = "ENABLE_WEIGHT_SHARING";
-// More threads than this is a typo, not a plan.
-constexpr int kMaxThreads = 1024;
 
 std::string Lower(std::string_view text) {
   std::string out(text);
@@ -46,12 +44,13 @@ absl::Status SetBool(std::string_view key, std::string_view value, bool* out) {
   return absl::OkStatus();
 }
 
-absl::Status SetThreads(std::string_view key, std::string_view value, int* out) {
+// More threads than 4 per core only contend (MachineLimits::MaxThreads).
+absl::Status SetThreads(std::string_view key, std::string_view value, int max_threads, int* out) {
   int parsed = -1;
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
   if (ec != std::errc() || end != value.data() + value.size() || parsed < 0 ||
-      parsed > kMaxThreads) {
-    return BadValue(key, value, StrCat("an integer from 0 to ", kMaxThreads));
+      parsed > max_threads) {
+    return BadValue(key, value, StrCat("an integer from 0 to ", max_threads, " (4 per core)"));
   }
   *out = parsed;
   return absl::OkStatus();
@@ -110,7 +109,8 @@ absl::Status CheckTensors(const google::protobuf::RepeatedPtrField<TensorConfig>
 
 }  // namespace
 
-absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelConfig& config) {
+absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelConfig& config,
+                                                         const MachineLimits& machine) {
   TorchModelOptions options;
   if (!config.default_model_filename().empty()) {
     RETURN_IF_ERROR(CheckModelFilename(config.default_model_filename()));
@@ -119,7 +119,7 @@ absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelC
   for (const auto& [key, parameter] : config.parameters()) {
     const std::string& value = parameter.string_value();
     if (key == kIntraOpThreadCount) {
-      RETURN_IF_ERROR(SetThreads(key, value, &options.intra_op_threads));
+      RETURN_IF_ERROR(SetThreads(key, value, machine.MaxThreads(), &options.intra_op_threads));
     } else if (key == kInferenceMode) {
       RETURN_IF_ERROR(SetBool(key, value, &options.inference_mode));
     } else if (key == kDisableOptimizedExecution) {
@@ -137,10 +137,10 @@ absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelC
   return options;
 }
 
-absl::Status ValidateTorchConfig(const inference::ModelConfig& config) {
+absl::Status ValidateTorchConfig(const inference::ModelConfig& config, const MachineLimits& machine) {
   RETURN_IF_ERROR(CheckTensors(config.input(), "input"));
   RETURN_IF_ERROR(CheckTensors(config.output(), "output"));
-  return ParseTorchModelOptions(config).status();
+  return ParseTorchModelOptions(config, machine).status();
 }
 
 }  // namespace infera

@@ -3,8 +3,8 @@
 //
 // Parameters (`parameters { key: "K" value: { string_value: "V" } }`), Triton's names
 // where Triton has them:
-//   INTRA_OP_THREAD_COUNT        integer >= 0; > 0 overrides the instance's thread budget
-//                                (InstanceOptions::intra_op_threads), 0 keeps it.
+//   INTRA_OP_THREAD_COUNT        integer in [0, 4 x cores]; > 0 overrides the instance's
+//                                thread budget (InstanceOptions::intra_op_threads), 0 keeps it.
 //   INFERENCE_MODE               bool, default true: c10::InferenceMode during Execute
 //                                (else torch::NoGradGuard).
 //   DISABLE_OPTIMIZED_EXECUTION  bool, default false: turns the TorchScript graph
@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "api/data_type.h"
 #include "model_config.pb.h"
+#include "repository/config_limits.h"
 
 namespace infera {
 
@@ -47,13 +48,16 @@ struct TorchModelOptions {
   std::vector<std::string> ignored_keys;  // sorted
 };
 
-// Reads the parameters and the model file name. Errors name the offending key/field.
-absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelConfig& config);
+// Reads the parameters and the model file name. Errors name the offending key/field;
+// the thread count is bounded by `machine`'s cores.
+absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(
+    const inference::ModelConfig& config, const MachineLimits& machine = MachineLimits::Current());
 
 // All of the backend's config checks: at least one input and one output, every
 // datatype one LibTorch 1.13 has (UINT16/32/64 and STRING are not), no shape tensors,
 // and ParseTorchModelOptions. Errors name the tensor or key.
-absl::Status ValidateTorchConfig(const inference::ModelConfig& config);
+absl::Status ValidateTorchConfig(const inference::ModelConfig& config,
+                                 const MachineLimits& machine = MachineLimits::Current());
 
 }  // namespace infera
 

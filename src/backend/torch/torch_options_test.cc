@@ -70,6 +70,17 @@ TEST(TorchOptionsTest, BadValuesNameTheKey) {
   }
 }
 
+TEST(TorchOptionsTest, ThreadCountIsBoundedByTheCores) {
+  const std::string config = std::string(kTensors) + Parameter("INTRA_OP_THREAD_COUNT", "9");
+  // 4 threads per core: 9 is too many on 2 cores, fine on 4.
+  absl::Status two = ValidateTorchConfig(Config(config), MachineLimits{2, int64_t{1} << 30});
+  EXPECT_EQ(two.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(two.message(), HasSubstr("from 0 to 8"));
+  auto four = ParseTorchModelOptions(Config(config), MachineLimits{4, int64_t{1} << 30});
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(four->intra_op_threads, 9);
+}
+
 TEST(TorchOptionsTest, ModelFilenameMustStayInVersionFolder) {
   for (const char* name : {"../model.pt", "/etc/passwd", "..", "a/b.pt"}) {
     absl::Status status = ValidateTorchConfig(
