@@ -166,5 +166,35 @@ TEST_F(LifecycleTest, CanaryRoutesStickyByKeyAndExplicitVersionsStillWork) {
   EXPECT_EQ(manager_->PromoteCanary("other").code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(LifecycleTest, RefusedApiLoadsLeaveTheServerReady) {
+  Write("a", kIdentity, {1});
+  Write("b", kIdentity, {1});
+  Start(ModelControlMode::kExplicit, {"a"});
+  ASSERT_TRUE(manager_->AllModelsReady());
+  // A name the repository lacks: 404, and readiness is untouched.
+  EXPECT_EQ(manager_->LoadModel("nope").code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(manager_->AllModelsReady());
+  // A hostile override: 400 naming the field, and nothing changes.
+  inference::ModelConfig hostile;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      std::string(kIdentity) + "dynamic_batching { priority_levels: 1000000 }", &hostile));
+  absl::Status refused = manager_->LoadModel("b", hostile);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("priority_levels"));
+  EXPECT_TRUE(manager_->AllModelsReady());
+  EXPECT_EQ(ReasonOf("b"), "not loaded");
+  EXPECT_EQ(manager_->LoadModel("a", hostile).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Serving("a"), 1);
+  EXPECT_TRUE(manager_->AllModelsReady());
+}
+
+TEST_F(LifecycleTest, AStartupModelMissingFromTheRepositoryMakesTheServerNotReady) {
+  Write("a", kIdentity, {1});
+  Start(ModelControlMode::kExplicit, {"a", "missing"});
+  EXPECT_EQ(Serving("a"), 1);
+  EXPECT_FALSE(manager_->AllModelsReady());
+  EXPECT_THAT(ReasonOf("missing"), HasSubstr("not in the repository"));
+}
+
 }  // namespace
 }  // namespace infera

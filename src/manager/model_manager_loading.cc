@@ -66,7 +66,16 @@ void ModelManager::LoadAll() {
   if (options_.mode == ModelControlMode::kExplicit &&
       std::find(options_.startup_models.begin(), options_.startup_models.end(), "*") ==
           options_.startup_models.end()) {
-    names = options_.startup_models;
+    // A --load-model name the repository lacks fails at start (strict readiness); the
+    // API's loads of such names are refused without a trace (LoadModel).
+    for (const std::string& name : options_.startup_models) {
+      if (std::find(all->begin(), all->end(), name) == all->end()) {
+        RecordModelFailure(name, absl::NotFoundError(StrCat("model '", name, "' is not in the repository")))
+            .IgnoreError();
+      } else {
+        names.push_back(name);
+      }
+    }
   } else {
     names = *all;
   }
@@ -152,6 +161,12 @@ absl::Status ModelManager::LoadModel(const std::string& name,
   if (!ModelRepository::IsValidModelName(name)) {
     return absl::InvalidArgumentError(StrCat("'", name, "' is not a valid model name"));
   }
+  // A name the repository does not have changes nothing: it must not leave an
+  // UNAVAILABLE entry that makes the server not ready until someone unloads it.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(repository_.ModelDir(name), ec)) {
+    return absl::NotFoundError(StrCat("model '", name, "' is not in the repository"));
+  }
   std::shared_ptr<absl::Mutex> model_lock = ModelLock(name);
   absl::MutexLock lock(model_lock.get());
   return LoadModelLocked(name, std::move(config_override));
@@ -159,7 +174,11 @@ absl::Status ModelManager::LoadModel(const std::string& name,
 
 absl::Status ModelManager::LoadModelLocked(const std::string& name,
                                            std::optional<inference::ModelConfig> override) {
+  const bool from_override = override.has_value();
   auto plan = PlanLoad(name, std::move(override));
+  // A rejected override is a bad request (400), not a broken model: what serves, and
+  // readiness, stay as they were.
+  if (!plan.ok() && from_override) return plan.status();
   if (!plan.ok()) return RecordModelFailure(name, plan.status());
   std::map<int64_t, VersionSlot> current;
   {
