@@ -27,8 +27,15 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   StreamInferReactor::Options call_options;
   call_options.infer.max_response_bytes = options.max_message_bytes;
   call_options.max_pending = options.max_pending_per_stream;
-  server->inference_ =
-      std::make_unique<InferenceService>(manager, *server->handlers_, call_options, options.admin_token);
+  AdminGuard::Options guard_options;
+  guard_options.admin_token = options.admin_token;
+  guard_options.restrictions = options.restricted_protocols;
+  guard_options.header_prefix = "triton-grpc-protocol-";  // Triton's metadata names
+  guard_options.explicit_mode = manager.mode() == ModelControlMode::kExplicit;
+  absl::StatusOr<AdminGuard> guard = AdminGuard::Create(std::move(guard_options));
+  if (!guard.ok()) return guard.status();
+  server->inference_ = std::make_unique<InferenceService>(manager, *server->handlers_, call_options,
+                                                          std::move(*guard));
   server->health_ = std::make_unique<HealthService>(options.server_ready);
 
   // An IPv6 literal needs brackets before the port ("[::]:8001").

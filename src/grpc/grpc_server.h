@@ -29,8 +29,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/admin_guard.h"
 #include "manager/model_manager.h"
 
 namespace grpc {
@@ -57,6 +59,10 @@ class GrpcServer {
     std::function<bool()> server_ready;
     // When set, RepositoryModelLoad/Unload need metadata "authorization: Bearer <token>".
     std::string admin_token;
+    // --grpc-restricted-protocol groups: the repository RPCs of a restricted
+    // model-repository category need metadata "triton-grpc-protocol-<key>: <value>"
+    // (api/admin_guard.h).
+    std::vector<ApiRestriction> restricted_protocols;
   };
 
   // Unavailable naming the address when the port cannot be bound; InvalidArgument for a

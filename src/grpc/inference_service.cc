@@ -44,9 +44,9 @@ class UnaryInferReactor final : public grpc::ServerUnaryReactor {
 }  // namespace
 
 InferenceService::InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
-                                   StreamInferReactor::Options options, std::string admin_token)
+                                   StreamInferReactor::Options options, AdminGuard guard)
     : manager_(manager), handlers_(handlers), options_(std::move(options)),
-      admin_token_(std::move(admin_token)) {}
+      guard_(std::move(guard)) {}
 
 grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
                                                        const inference::ServerLiveRequest*,
@@ -107,23 +107,26 @@ grpc::ServerUnaryReactor* InferenceService::ModelStatistics(
 grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
     grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
     inference::RepositoryIndexResponse* response) {
+  if (absl::Status denied = CheckAdmin(context, AdminGuard::Operation::kRead); !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   handlers_.RepositoryIndex(*request, response);
   return FinishNow(context, absl::OkStatus());
 }
 
-absl::Status InferenceService::CheckAdmin(grpc::CallbackServerContext* context) const {
-  if (!admin_token_.empty()) {
-    auto it = context->client_metadata().find("authorization");
-    if (it == context->client_metadata().end() ||
-        std::string_view(it->second.data(), it->second.size()) != "Bearer " + admin_token_) {
-      return absl::UnauthenticatedError("this admin operation needs metadata authorization: Bearer <admin token>");
-    }
-  }
-  if (manager_.mode() != ModelControlMode::kExplicit) {
+absl::Status InferenceService::CheckAdmin(grpc::CallbackServerContext* context,
+                                          AdminGuard::Operation operation) const {
+  if (operation == AdminGuard::Operation::kAdmin && manager_.mode() != ModelControlMode::kExplicit) {
     return absl::FailedPreconditionError(
         "explicit model load / unload is not allowed unless --model-control-mode=explicit");
   }
-  return absl::OkStatus();
+  const auto& metadata = context->client_metadata();
+  return guard_.Check(ApiCategory::kModelRepository, operation,
+                      [&metadata](std::string_view name) -> std::optional<std::string_view> {
+                        auto it = metadata.find(grpc::string_ref(name.data(), name.size()));
+                        if (it == metadata.end()) return std::nullopt;
+                        return std::string_view(it->second.data(), it->second.size());
+                      });
 }
 
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(

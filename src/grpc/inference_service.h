@@ -17,6 +17,7 @@
 #include "grpc/stream_infer_reactor.h"
 #include "grpc/stream_registry.h"
 #include "grpc_service.grpc.pb.h"
+#include "api/admin_guard.h"
 #include "manager/model_manager.h"
 
 namespace infera {
@@ -24,7 +25,7 @@ namespace infera {
 class InferenceService final : public inference::GRPCInferenceService::CallbackService {
  public:
   InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
-                   StreamInferReactor::Options options, std::string admin_token = "");
+                   StreamInferReactor::Options options, AdminGuard guard);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -69,13 +70,15 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   void DrainStreams() { streams_.DrainAll(); }
 
  private:
-  // PermissionDenied / FailedPrecondition unless an admin operation may run now.
-  absl::Status CheckAdmin(grpc::CallbackServerContext* context) const;
+  // FailedPrecondition outside explicit mode, else the guard's verdict on the call's
+  // metadata (model-repository category, `operation`).
+  absl::Status CheckAdmin(grpc::CallbackServerContext* context,
+                          AdminGuard::Operation operation = AdminGuard::Operation::kAdmin) const;
 
   ModelManager& manager_;
   const MetadataHandlers& handlers_;
   const StreamInferReactor::Options options_;
-  const std::string admin_token_;
+  const AdminGuard guard_;
   StreamRegistry streams_;
 };
 

@@ -2,6 +2,7 @@
 
 #include "common/logging.h"
 #include "common/str_cat.h"
+#include "http/admin_access.h"
 #include "http/http_status.h"
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
@@ -77,7 +78,15 @@ HttpResponse Update(const std::string& body) {
 
 }  // namespace
 
-HttpResponse HandleLoggingRequest(const HttpRequest& request) {
+HttpResponse HandleLoggingRequest(const HttpRequest& request, const AdminGuard& guard) {
+  // Reading the settings is guarded too: with --admin-token the whole route is admin.
+  if (request.method == "GET" || request.method == "POST") {
+    if (absl::Status denied = CheckAdminAccess(guard, ApiCategory::kLogging,
+                                               AdminGuard::Operation::kAdmin, request);
+        !denied.ok()) {
+      return AdminDeniedResponse(denied);
+    }
+  }
   if (request.method == "GET") return CurrentSettings();
   if (request.method == "POST") return Update(request.body);
   HttpResponse response = ErrorResponse(405, "method not allowed; use GET or POST");

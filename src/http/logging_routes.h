@@ -9,16 +9,21 @@
 // "warnings and errors only", log_warning=false "errors only"; log_error cannot be
 // turned off. Unknown keys or wrong types are a 400 naming the key.
 //
+// The route is in the AdminGuard's logging category (api/admin_guard.h): a configured
+// restricted-API header (403) and, with --admin-token, `Authorization: Bearer <token>`
+// (401) for GET and POST alike.
+//
 // Thread-safe.
 #ifndef INFERA_HTTP_LOGGING_ROUTES_H_
 #define INFERA_HTTP_LOGGING_ROUTES_H_
 
+#include "api/admin_guard.h"
 #include "http/http_message.h"
 
 namespace infera {
 
-// Handles GET/POST /v2/logging.
-HttpResponse HandleLoggingRequest(const HttpRequest& request);
+// Handles GET/POST /v2/logging after `guard` lets the request through.
+HttpResponse HandleLoggingRequest(const HttpRequest& request, const AdminGuard& guard);
 
 }  // namespace infera
 

@@ -4,14 +4,15 @@
 
 #include "common/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "http/admin_access.h"
 #include "http/http_status.h"
+#include "http/kserve_extension_routes.h"
 #include "http/url_path.h"
 #include "rapidjson/document.h"
 
 namespace infera {
 namespace {
 
-constexpr std::string_view kPrefix = "/v2/repository/models/";
 
 // Reads the optional {"parameters": {"config": "<ModelConfig JSON>"}} of a load.
 absl::StatusOr<std::optional<inference::ModelConfig>> ConfigOverride(const std::string& body) {
@@ -40,20 +41,40 @@ absl::StatusOr<std::optional<inference::ModelConfig>> ConfigOverride(const std::
 
 }  // namespace
 
-RepositoryRoutes::RepositoryRoutes(ModelManager& manager, std::string admin_token)
-    : manager_(manager), admin_token_(std::move(admin_token)) {}
+RepositoryRoutes::RepositoryRoutes(ModelManager& manager, AdminGuard guard)
+    : manager_(manager), guard_(std::move(guard)) {}
 
 RepositoryRoutes::~RepositoryRoutes() {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(+[](int* running) { return *running == 0; }, &running_));
 }
 
-bool RepositoryRoutes::Matches(std::string_view path) { return path.substr(0, kPrefix.size()) == kPrefix; }
+bool RepositoryRoutes::Matches(std::string_view path) {
+  // Split as every route splits (empty segments ignored), so that no spelling of a
+  // repository path reaches another handler past the guard.
+  const std::vector<std::string_view> parts = SplitPath(path);
+  return parts.size() >= 2 && parts[0] == "v2" && parts[1] == "repository";
+}
 
 void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) const {
   const std::vector<std::string_view> parts = SplitPath(request.path());
+  if (parts.size() == 3 && parts[2] == "index") {
+    if (request.method != "POST") {
+      HttpResponse response = ErrorResponse(405, "method not allowed; use POST");
+      response.headers.emplace_back("Allow", "POST");
+      return std::move(responder).Send(std::move(response));
+    }
+    if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kModelRepository,
+                                               AdminGuard::Operation::kRead, request);
+        !denied.ok()) {
+      return std::move(responder).Send(AdminDeniedResponse(denied));
+    }
+    return std::move(responder).Send(RepositoryIndexResponse(manager_, request.body));
+  }
   // v2 repository models {m} {action...}
-  if (parts.size() < 5) return std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
+  if (parts.size() < 5 || parts[2] != "models") {
+    return std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
+  }
   std::optional<std::string> name = PercentDecode(parts[3]);
   if (!name || !ModelRepository::IsValidModelName(*name)) {
     return std::move(responder).Send(ErrorResponse(400, "invalid model name"));
@@ -68,14 +89,14 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
     response.headers.emplace_back("Allow", "POST");
     return std::move(responder).Send(std::move(response));
   }
-  if (!admin_token_.empty() && request.Header("authorization") != "Bearer " + admin_token_) {
-    HttpResponse response = ErrorResponse(401, "this admin operation needs Authorization: Bearer <admin token>");
-    response.headers.emplace_back("WWW-Authenticate", "Bearer");
-    return std::move(responder).Send(std::move(response));
-  }
   if (action != "canary/promote" && manager_.mode() != ModelControlMode::kExplicit) {
     return std::move(responder).Send(ErrorResponse(
         409, "explicit model load / unload is not allowed unless --model-control-mode=explicit"));
+  }
+  if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kModelRepository,
+                                             AdminGuard::Operation::kAdmin, request);
+      !denied.ok()) {
+    return std::move(responder).Send(AdminDeniedResponse(denied));
   }
   if (action == "canary/promote") {
     absl::Status status = manager_.PromoteCanary(*name);

@@ -1,13 +1,16 @@
-// Triton's model repository extension (load/unload) plus infera's canary promotion:
+// Triton's model repository extension plus infera's canary promotion:
 //
+//   POST /v2/repository/index               {"ready": bool}? (kserve_extension_routes.h)
 //   POST /v2/repository/models/{m}/load     optional body {"parameters":{"config":"<JSON>"}}
 //   POST /v2/repository/models/{m}/unload
 //   POST /v2/repository/models/{m}/canary/promote
 //
-// Admin operations: refused with 409 unless the server runs in explicit model control
-// mode (promotion works in every mode), and when an admin token is configured they
-// need `Authorization: Bearer <token>` (401 otherwise). The index lives with the other
-// extension routes.
+// Every route is in the AdminGuard's model-repository category (api/admin_guard.h):
+// a restricted-API header when one is configured (403), and for the admin operations
+// (load, unload, promote) `Authorization: Bearer <token>` when --admin-token is set
+// (401). Load and unload are refused with 409 unless the server runs in explicit model
+// control mode; promotion works in every mode, but outside explicit mode only with a
+// token or restriction configured (403 otherwise).
 //
 // Thread-safe. Load and unload block the calling I/O thread's request until done, as
 // Triton's API does; they run on a separate thread so the I/O thread is not held.
@@ -17,6 +20,7 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "api/admin_guard.h"
 #include "http/http_server.h"
 #include "manager/model_manager.h"
 
@@ -24,7 +28,7 @@ namespace infera {
 
 class RepositoryRoutes {
  public:
-  RepositoryRoutes(ModelManager& manager, std::string admin_token);
+  RepositoryRoutes(ModelManager& manager, AdminGuard guard);
   ~RepositoryRoutes();  // waits for load/unload operations still running
 
   // True for the paths this class serves.
@@ -33,7 +37,7 @@ class RepositoryRoutes {
 
  private:
   ModelManager& manager_;
-  const std::string admin_token_;
+  const AdminGuard guard_;
   mutable absl::Mutex mu_;
   mutable int running_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 
+#include "api/admin_guard.h"
 #include "common/str_cat.h"
 
 namespace infera {
@@ -121,9 +122,27 @@ const std::vector<Flag>& Flags() {
          return absl::OkStatus();
        }},
       {"admin-token", "TOKEN",
-       "Require 'Authorization: Bearer TOKEN' for the repository load/unload and canary "
-       "promotion API. Default: no token (the API is still off outside explicit mode).",
+       "Require 'Authorization: Bearer TOKEN' for the admin API: repository load/unload, "
+       "canary promotion and /v2/logging (HTTP and gRPC). Default: no token (load/unload "
+       "are still off outside explicit mode, promotion needs a token or restriction there).",
        Text(&ServeOptions::admin_token)},
+      {"http-restricted-api", "CATEGORIES:KEY=VALUE",
+       "Triton's restricted API groups: requests to the categories (model-repository, "
+       "logging, shared-memory; comma-separated) need HTTP header KEY: VALUE, else 403. "
+       "Repeatable; a category may be in one group only. In addition to --admin-token.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         if (absl::Status s = ParseApiRestriction(v).status(); !s.ok()) return s;
+         o.http_restricted_api.emplace_back(v);
+         return absl::OkStatus();
+       }},
+      {"grpc-restricted-protocol", "CATEGORIES:KEY=VALUE",
+       "The same for gRPC: the RPCs of the categories need metadata "
+       "'triton-grpc-protocol-KEY: VALUE', else PERMISSION_DENIED. Repeatable.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         if (absl::Status s = ParseApiRestriction(v).status(); !s.ok()) return s;
+         o.grpc_restricted_protocol.emplace_back(v);
+         return absl::OkStatus();
+       }},
       {"shutdown-delay-secs", "N",
        "On SIGTERM, readiness turns false at once but requests are served normally for N "
        "seconds (endpoint propagation on Kubernetes) before the drain. Default 0.",
@@ -187,6 +206,17 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& a
   }
   if (!options.help && options.model_repository.empty()) {
     return absl::InvalidArgumentError("--model-repository is required");
+  }
+  // A category in two groups of one transport is refused at start, as Triton does.
+  for (const auto* groups : {&options.http_restricted_api, &options.grpc_restricted_protocol}) {
+    AdminGuard::Options guard;
+    for (const std::string& group : *groups) guard.restrictions.push_back(*ParseApiRestriction(group));
+    if (absl::Status s = AdminGuard::Create(std::move(guard)).status(); !s.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat(groups == &options.http_restricted_api ? "--http-restricted-api: "
+                                                        : "--grpc-restricted-protocol: ",
+                 s.message()));
+    }
   }
   if (!options.load_models.empty() && options.model_control_mode != "explicit") {
     return absl::InvalidArgumentError("--load-model needs --model-control-mode=explicit");

@@ -30,6 +30,9 @@ struct ServeOptions {
   int repository_poll_secs = 15;
   std::vector<std::string> load_models;     // explicit mode: loaded at start
   std::string admin_token;                  // empty: admin API needs no token
+  // Triton's restricted-API groups, "<categories>:<key>=<value>" (api/admin_guard.h).
+  std::vector<std::string> http_restricted_api;
+  std::vector<std::string> grpc_restricted_protocol;
   int shutdown_delay_secs = 0;
   std::string trace_endpoint;  // empty: tracing off
   double trace_rate = 0.01;

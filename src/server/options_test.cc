@@ -66,5 +66,25 @@ TEST(OptionsTest, GrpcFlags) {
               HasSubstr("--grpc-max-message-bytes"));
 }
 
+TEST(OptionsTest, RestrictedApiFlags) {
+  auto options = ParseServeOptions(
+      {"--model-repository=/m", "--http-restricted-api=model-repository,logging:Admin-Key=s3",
+       "--grpc-restricted-protocol", "model-repository:admin-key=s3"});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->http_restricted_api,
+            std::vector<std::string>{"model-repository,logging:Admin-Key=s3"});
+  EXPECT_EQ(options->grpc_restricted_protocol, std::vector<std::string>{"model-repository:admin-key=s3"});
+  auto message = [](std::vector<std::string> args) {
+    return std::string(ParseServeOptions(args).status().message());
+  };
+  EXPECT_THAT(message({"--model-repository=/m", "--http-restricted-api=inference:k=v"}),
+              HasSubstr("unknown API category 'inference'"));
+  EXPECT_THAT(message({"--model-repository=/m", "--http-restricted-api=logging"}),
+              HasSubstr("--http-restricted-api"));
+  EXPECT_THAT(message({"--model-repository=/m", "--grpc-restricted-protocol=logging:k=v",
+                       "--grpc-restricted-protocol=logging,model-repository:k2=v"}),
+              HasSubstr("more than one restricted group"));
+}
+
 }  // namespace
 }  // namespace infera

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <thread>
@@ -8,6 +9,7 @@
 #include "backend/torch/torch_backend.h"
 #include "common/cpu_budget.h"
 #include "common/logging.h"
+#include "common/status.h"
 #include "common/str_cat.h"
 #include "http/http_status.h"
 #include "http/logging_routes.h"
@@ -58,13 +60,39 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
                      << options.trace_endpoint;
   }
 
+  // One guard per transport in front of the admin API (api/admin_guard.h).
+  AdminGuard::Options http_guard_options;
+  http_guard_options.admin_token = options.admin_token;
+  for (const std::string& group : options.http_restricted_api) {
+    ASSIGN_OR_RETURN(ApiRestriction restriction, ParseApiRestriction(group));
+    http_guard_options.restrictions.push_back(std::move(restriction));
+  }
+  http_guard_options.explicit_mode = server->manager_->mode() == ModelControlMode::kExplicit;
+  ASSIGN_OR_RETURN(AdminGuard http_guard, AdminGuard::Create(std::move(http_guard_options)));
+  std::vector<ApiRestriction> grpc_restrictions;
+  for (const std::string& group : options.grpc_restricted_protocol) {
+    ASSIGN_OR_RETURN(ApiRestriction restriction, ParseApiRestriction(group));
+    grpc_restrictions.push_back(std::move(restriction));
+  }
+  if (server->manager_->mode() == ModelControlMode::kExplicit) {
+    const bool grpc_restricted = std::any_of(grpc_restrictions.begin(), grpc_restrictions.end(), [](const auto& r) {
+      return std::count(r.categories.begin(), r.categories.end(), ApiCategory::kModelRepository) > 0;
+    });
+    if (!http_guard.Protected(ApiCategory::kModelRepository) || (options.admin_token.empty() && !grpc_restricted)) {
+      INFERA_LOG(WARNING) << "SECURITY: explicit model control mode without --admin-token or a restricted "
+                             "model-repository API (--http-restricted-api / --grpc-restricted-protocol): "
+                             "any client that reaches the HTTP or gRPC port can load, unload and "
+                             "reconfigure models";
+    }
+  }
+
   KServeRoutes::Options route_options;
   route_options.server_version = std::string(kInferaVersion);
   route_options.tracer = server->tracer_.get();
   Server* raw = server.get();
   route_options.server_ready = [raw] { return raw->IsReady(); };
   server->routes_ = std::make_unique<KServeRoutes>(*server->manager_, std::move(route_options));
-  server->repository_routes_ = std::make_unique<RepositoryRoutes>(*server->manager_, options.admin_token);
+  server->repository_routes_ = std::make_unique<RepositoryRoutes>(*server->manager_, http_guard);
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
 
   HttpServer::Options http_options;
@@ -80,12 +108,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   }
   const KServeRoutes* routes = server->routes_.get();
   const OpenAiRoutes* openai = server->openai_routes_.get();
-  auto http = HttpServer::Start(http_options, [raw, routes, openai](HttpRequest request, HttpResponder responder) {
+  auto http = HttpServer::Start(http_options, [raw, routes, openai, guard = std::move(http_guard)](
+                                                  HttpRequest request, HttpResponder responder) {
     if (OpenAiRoutes::Matches(request.path())) return openai->Handle(std::move(request), std::move(responder));
     if (request.path() == "/metrics" && raw->metrics_) {
       return std::move(responder).Send(raw->MetricsResponse());
     }
-    if (request.path() == "/v2/logging") return std::move(responder).Send(HandleLoggingRequest(request));
+    if (request.path() == "/v2/logging") return std::move(responder).Send(HandleLoggingRequest(request, guard));
     if (RepositoryRoutes::Matches(request.path())) {
       return raw->repository_routes_->Handle(std::move(request), std::move(responder));
     }
@@ -104,6 +133,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.server_version = std::string(kInferaVersion);
   grpc_options.server_ready = [raw] { return raw->IsReady(); };
   grpc_options.admin_token = options.admin_token;
+  grpc_options.restricted_protocols = std::move(grpc_restrictions);
   auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
   if (!grpc.ok()) return grpc.status();
   server->grpc_ = std::move(*grpc);

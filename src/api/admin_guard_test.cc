@@ -1,0 +1,117 @@
+#include "api/admin_guard.h"
+
+#include <map>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace infera {
+namespace {
+
+using ::testing::HasSubstr;
+using Op = AdminGuard::Operation;
+
+AdminGuard::HeaderLookup Headers(std::map<std::string, std::string> headers) {
+  return [headers = std::move(headers)](std::string_view name) -> std::optional<std::string_view> {
+    auto it = headers.find(std::string(name));
+    if (it == headers.end()) return std::nullopt;
+    return std::string_view(it->second);
+  };
+}
+
+AdminGuard Guard(std::string token, std::vector<std::string> groups, bool explicit_mode,
+                 std::string prefix = "") {
+  AdminGuard::Options options;
+  options.admin_token = std::move(token);
+  for (const std::string& g : groups) options.restrictions.push_back(*ParseApiRestriction(g));
+  options.header_prefix = std::move(prefix);
+  options.explicit_mode = explicit_mode;
+  return *AdminGuard::Create(std::move(options));
+}
+
+TEST(AdminGuardTest, ParsesTritonsRestrictionShape) {
+  auto r = ParseApiRestriction("model-repository,logging:Admin-Key=v=1");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->categories,
+            (std::vector<ApiCategory>{ApiCategory::kModelRepository, ApiCategory::kLogging}));
+  EXPECT_EQ(r->key, "admin-key");  // header names are case-insensitive
+  EXPECT_EQ(r->value, "v=1");
+  for (const char* bad : {"logging", "logging:key", "logging:=v", "inference:k=v", ":k=v",
+                          "logging,:k=v", "logging:a b=v"}) {
+    EXPECT_EQ(ParseApiRestriction(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_THAT(std::string(ParseApiRestriction("trace:k=v").status().message()),
+              HasSubstr("unknown API category 'trace'"));
+  AdminGuard::Options twice;
+  twice.restrictions = {*ParseApiRestriction("logging:a=1"), *ParseApiRestriction("logging:b=2")};
+  EXPECT_THAT(std::string(AdminGuard::Create(twice).status().message()),
+              HasSubstr("more than one restricted group"));
+}
+
+TEST(AdminGuardTest, OpenOnlyWhereTheOperatorOpenedIt) {
+  const AdminGuard none_mode = Guard("", {}, /*explicit_mode=*/false);
+  const AdminGuard explicit_mode = Guard("", {}, /*explicit_mode=*/true);
+  // Canary promotion used to be open without a token in the default mode.
+  absl::Status promote = none_mode.Check(ApiCategory::kModelRepository, Op::kAdmin, Headers({}));
+  EXPECT_EQ(promote.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(promote.message()), HasSubstr("--admin-token"));
+  EXPECT_TRUE(explicit_mode.Check(ApiCategory::kModelRepository, Op::kAdmin, Headers({})).ok());
+  // Reads and the logging route are open without credentials (Triton's default).
+  EXPECT_TRUE(none_mode.Check(ApiCategory::kModelRepository, Op::kRead, Headers({})).ok());
+  EXPECT_TRUE(none_mode.Check(ApiCategory::kLogging, Op::kAdmin, Headers({})).ok());
+  EXPECT_FALSE(none_mode.Protected(ApiCategory::kModelRepository));
+}
+
+TEST(AdminGuardTest, AdminTokenGuardsEveryAdminOperation) {
+  const AdminGuard guard = Guard("s3cret", {}, /*explicit_mode=*/false);
+  for (ApiCategory c : {ApiCategory::kModelRepository, ApiCategory::kLogging}) {
+    EXPECT_EQ(guard.Check(c, Op::kAdmin, Headers({})).code(), absl::StatusCode::kUnauthenticated);
+    EXPECT_EQ(guard.Check(c, Op::kAdmin, Headers({{"authorization", "Bearer wrong"}})).code(),
+              absl::StatusCode::kUnauthenticated);
+    EXPECT_EQ(guard.Check(c, Op::kAdmin, Headers({{"authorization", "Bearer s3cre"}})).code(),
+              absl::StatusCode::kUnauthenticated);
+    EXPECT_EQ(guard.Check(c, Op::kAdmin, Headers({{"authorization", "s3cret"}})).code(),
+              absl::StatusCode::kUnauthenticated);
+    EXPECT_TRUE(guard.Check(c, Op::kAdmin, Headers({{"authorization", "Bearer s3cret"}})).ok());
+  }
+  EXPECT_TRUE(guard.Check(ApiCategory::kModelRepository, Op::kRead, Headers({})).ok());
+  EXPECT_TRUE(guard.Protected(ApiCategory::kModelRepository));
+}
+
+TEST(AdminGuardTest, RestrictedCategoryNeedsItsHeaderInAdditionToTheToken) {
+  const AdminGuard guard = Guard("tok", {"model-repository:admin-key=k1"}, /*explicit_mode=*/false);
+  const auto token = std::pair<const std::string, std::string>{"authorization", "Bearer tok"};
+  absl::Status missing = guard.Check(ApiCategory::kModelRepository, Op::kRead, Headers({token}));
+  EXPECT_EQ(missing.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(missing.message(), "This API is restricted, expecting header 'admin-key'");
+  EXPECT_EQ(guard.Check(ApiCategory::kModelRepository, Op::kRead, Headers({{"admin-key", "k2"}})).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(guard.Check(ApiCategory::kModelRepository, Op::kRead, Headers({{"admin-key", "k1"}})).ok());
+  // Header right, token missing: still refused for an admin operation.
+  EXPECT_EQ(guard.Check(ApiCategory::kModelRepository, Op::kAdmin, Headers({{"admin-key", "k1"}})).code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_TRUE(guard.Check(ApiCategory::kModelRepository, Op::kAdmin,
+                          Headers({{"admin-key", "k1"}, token}))
+                  .ok());
+  // Other categories are not affected by this group.
+  EXPECT_TRUE(guard.Check(ApiCategory::kLogging, Op::kAdmin, Headers({token})).ok());
+}
+
+TEST(AdminGuardTest, RestrictionAloneOpensAdminOperationsOutsideExplicitMode) {
+  const AdminGuard guard = Guard("", {"model-repository:admin-key=k1"}, /*explicit_mode=*/false);
+  EXPECT_EQ(guard.Check(ApiCategory::kModelRepository, Op::kAdmin, Headers({})).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(guard.Check(ApiCategory::kModelRepository, Op::kAdmin, Headers({{"admin-key", "k1"}})).ok());
+}
+
+TEST(AdminGuardTest, GrpcUsesTritonsMetadataPrefix) {
+  const AdminGuard guard = Guard("", {"model-repository:admin-key=k1"}, true, "triton-grpc-protocol-");
+  absl::Status plain = guard.Check(ApiCategory::kModelRepository, Op::kAdmin, Headers({{"admin-key", "k1"}}));
+  EXPECT_THAT(std::string(plain.message()), HasSubstr("'triton-grpc-protocol-admin-key'"));
+  EXPECT_TRUE(guard.Check(ApiCategory::kModelRepository, Op::kAdmin,
+                          Headers({{"triton-grpc-protocol-admin-key", "k1"}}))
+                  .ok());
+}
+
+}  // namespace
+}  // namespace infera
