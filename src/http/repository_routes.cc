@@ -13,7 +13,6 @@
 namespace infera {
 namespace {
 
-
 // Reads the optional {"parameters": {"config": "<ModelConfig JSON>"}} of a load.
 absl::StatusOr<std::optional<inference::ModelConfig>> ConfigOverride(const std::string& body) {
   if (body.empty()) return std::optional<inference::ModelConfig>();
