@@ -52,6 +52,10 @@ absl::StatusOr<ApiRestriction> ParseApiRestriction(std::string_view spec) {
   restriction.key = Lower(spec.substr(colon + 1, equals - colon - 1));
   restriction.value = std::string(spec.substr(equals + 1));
   if (restriction.key.empty()) return absl::InvalidArgumentError(StrCat("'", spec, "' has an empty key"));
+  if (restriction.value.empty()) {
+    return absl::InvalidArgumentError(
+        StrCat("'", spec, "' has an empty value (any request sending the header would pass)"));
+  }
   for (char c : restriction.key) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) {
       return absl::InvalidArgumentError(

@@ -58,7 +58,8 @@ struct ApiRestriction {
   std::string value;
 };
 
-// Parses a flag value. InvalidArgument naming the problem: no ':' or '=', an empty key,
+// Parses a flag value. InvalidArgument naming the problem: no ':' or '=', an empty key
+// or value,
 // an unknown category (the message lists the known ones) — Triton's other categories
 // (health, metadata, inference, model-config, statistics, trace) are not accepted,
 // because infera would not enforce them.
