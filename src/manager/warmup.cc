@@ -178,16 +178,24 @@ absl::StatusOr<std::vector<InferRequest>> BuildWarmupRequests(
     const inference::ModelConfig& config, const std::filesystem::path& model_dir) {
   std::vector<InferRequest> requests;
   std::mt19937 rng(0x5eed);
+  int64_t total_bytes = 0;
   for (const auto& sample : config.model_warmup()) {
-    if (sample.count() > kMaxWarmupCount) {
+    if (sample.count() > kMaxWarmupCount ||
+        requests.size() + std::max<uint32_t>(1, sample.count()) > kMaxWarmupCount) {
       return absl::InvalidArgumentError(StrCat("warmup '", sample.name(), "': count ", sample.count(),
-                                               " is more than the limit of ", kMaxWarmupCount));
+                                               " makes more than the limit of ", kMaxWarmupCount,
+                                               " warmup runs"));
     }
     InferRequest request;
     request.model_name = config.name();
     request.id = StrCat("warmup sample '", sample.name(), "'");
     for (const auto& [name, spec] : sample.inputs()) {
       ASSIGN_OR_RETURN(Tensor input, BuildInput(config, sample, name, spec, model_dir, rng));
+      total_bytes += static_cast<int64_t>(input.data.size());
+      if (total_bytes > kMaxWarmupTotalBytes) {
+        return absl::InvalidArgumentError(StrCat("warmup '", sample.name(), "': the samples hold more than the limit of ",
+                                                 kMaxWarmupTotalBytes, " bytes in all"));
+      }
       request.inputs.push_back(std::move(input));
     }
     for (uint32_t i = 0; i < std::max<uint32_t>(1, sample.count()); ++i) requests.push_back(request);

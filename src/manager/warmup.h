@@ -5,7 +5,8 @@
 // batches. A file must resolve inside warmup/ (no absolute path, no '..', no symbolic
 // link that leads out) and be a regular file; errors name the file as the config does
 // and do not reveal whether anything outside warmup/ exists. Inputs are bounded by
-// kMaxWarmupInputBytes and samples by kMaxWarmupCount (repository/config_limits.h). Random data: floats uniform in [0, 1), integers in [0, 16) (small enough to
+// kMaxWarmupInputBytes, all samples together by kMaxWarmupTotalBytes, and the runs
+// (counts summed) by kMaxWarmupCount (repository/config_limits.h). Random data: floats uniform in [0, 1), integers in [0, 16) (small enough to
 // be valid indices for embedding-style inputs), BOOL 0/1; BYTES falls back to zero data
 // (empty strings), as in Triton. A sample with `count: N` appears N times (at least once).
 //

@@ -151,6 +151,16 @@ TEST(WarmupTest, HugeSamplesAreErrorsNotAllocations) {
   )pb");
   EXPECT_THAT(std::string(BuildWarmupRequests(config, "/nonexistent").status().message()),
               ::testing::HasSubstr("limit of 1000"));
+
+  // The runs are bounded in all, not only per sample.
+  config = Config(R"pb(
+    name: "m" max_batch_size: 0
+    input [ { name: "F" data_type: TYPE_FP32 dims: [ 1 ] } ]
+    model_warmup [ { name: "w1" count: 600 inputs { key: "F" value: { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } },
+                   { name: "w2" count: 600 inputs { key: "F" value: { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } } ]
+  )pb");
+  EXPECT_THAT(std::string(BuildWarmupRequests(config, "/nonexistent").status().message()),
+              ::testing::HasSubstr("limit of 1000 warmup runs"));
 }
 
 }  // namespace

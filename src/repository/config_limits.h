@@ -35,9 +35,11 @@ inline constexpr uint64_t kMaxQueueSize = uint64_t{1} << 24;
 inline constexpr uint64_t kMaxQueueDelayMicros = uint64_t{3600} * 1000 * 1000;
 // Queue-policy default_timeout_microseconds and a request's `timeout`: 1 day.
 inline constexpr uint64_t kMaxTimeoutMicros = uint64_t{86400} * 1000 * 1000;
-// model_warmup: repetitions of one sample, and the bytes of one warmup input.
+// model_warmup: runs (a sample's count, and the counts summed over all samples), the
+// bytes of one warmup input, and of all samples together.
 inline constexpr uint32_t kMaxWarmupCount = 1000;
 inline constexpr int64_t kMaxWarmupInputBytes = int64_t{256} << 20;
+inline constexpr int64_t kMaxWarmupTotalBytes = int64_t{1} << 30;
 
 // What the machine allows, for the bounds that depend on it.
 struct MachineLimits {

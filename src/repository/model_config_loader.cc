@@ -294,6 +294,9 @@ absl::Status ValidateWarmupFileName(std::string_view source, std::string_view fi
 }
 
 absl::Status ValidateWarmup(std::string_view source, const inference::ModelConfig& config) {
+  // Totals over every sample: each is allocated at load and run on every instance.
+  int64_t total_bytes = 0;
+  int64_t total_runs = 0;
   for (int i = 0; i < config.model_warmup_size(); ++i) {
     const auto& warmup = config.model_warmup(i);
     const std::string field = StrCat("model_warmup[", i, "]");
@@ -310,6 +313,12 @@ absl::Status ValidateWarmup(std::string_view source, const inference::ModelConfi
     if (warmup.count() > kMaxWarmupCount) {
       return FieldError(source, StrCat(field, ".count"),
                         StrCat(warmup.count(), " is more than the limit of ", kMaxWarmupCount));
+    }
+    total_runs += std::max<uint32_t>(1, warmup.count());
+    if (total_runs > kMaxWarmupCount) {
+      return FieldError(source, "model_warmup",
+                        StrCat(total_runs, " runs in all (count summed over samples) is more than "
+                               "the limit of ", kMaxWarmupCount));
     }
     for (const auto& [name, input] : warmup.inputs()) {
       const inference::ModelInput* declared = FindConfigInput(config, name);
@@ -342,6 +351,12 @@ absl::Status ValidateWarmup(std::string_view source, const inference::ModelConfi
         return FieldError(source, StrCat(input_field, ".dims"),
                           StrCat("[", StrJoin(input.dims(), ","), "] is more than the limit of ",
                                  kMaxWarmupInputBytes, " bytes per warmup input"));
+      }
+      total_bytes += *bytes;  // each term <= 256 MiB, at most 1000 samples: no overflow
+      if (total_bytes > kMaxWarmupTotalBytes) {
+        return FieldError(source, "model_warmup",
+                          StrCat("the samples hold more than the limit of ", kMaxWarmupTotalBytes,
+                                 " bytes in all"));
       }
       if (input.has_input_data_file()) {
         RETURN_IF_ERROR(ValidateWarmupFileName(source, StrCat(input_field, ".input_data_file"),

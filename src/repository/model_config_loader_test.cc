@@ -185,6 +185,14 @@ INSTANTIATE_TEST_SUITE_P(
                   " model_warmup [ { name: \"w\" count: 4294967295 inputs { key: \"a\" value: {"
                   " data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } } ]",
                   {"model_warmup[0].count", "limit of 1000"}},
+        BadConfig{"WarmupRunsInAll",
+                  "input [ { name: \"a\" data_type: TYPE_FP32 dims: [ -1 ] } ]"
+                  " model_warmup [ { name: \"w0\" count: 600 inputs { key: \"a\" value: { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } }, { name: \"w1\" count: 600 inputs { key: \"a\" value: { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } } ]",
+                  {"model_warmup", "1200 runs in all", "limit of 1000"}},
+        BadConfig{"WarmupBytesInAll",
+                  "input [ { name: \"a\" data_type: TYPE_FP32 dims: [ -1 ] } ]"
+                  " model_warmup [ { name: \"w0\" count: 1 inputs { key: \"a\" value: { data_type: TYPE_FP32 dims: [ 67108864 ] zero_data: true } } }, { name: \"w1\" count: 1 inputs { key: \"a\" value: { data_type: TYPE_FP32 dims: [ 67108864 ] zero_data: true } } }, { name: \"w2\" count: 1 inputs { key: \"a\" value: { data_type: TYPE_FP32 dims: [ 67108864 ] zero_data: true } } }, { name: \"w3\" count: 1 inputs { key: \"a\" value: { data_type: TYPE_FP32 dims: [ 67108864 ] zero_data: true } } }, { name: \"w4\" count: 1 inputs { key: \"a\" value: { data_type: TYPE_FP32 dims: [ 67108864 ] zero_data: true } } } ]",
+                  {"model_warmup", "limit of 1073741824 bytes in all"}},
         BadConfig{"WarmupDimsHuge",
                   "input [ { name: \"a\" data_type: TYPE_FP32 dims: [ -1 ] } ]"
                   " model_warmup [ { name: \"w\" inputs { key: \"a\" value: {"
