@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -12,6 +11,7 @@
 #include "common/checked_math.h"
 #include "common/status.h"
 #include "common/str_cat.h"
+#include "repository/confined_path.h"
 #include "repository/config_limits.h"
 #include "repository/model_config_util.h"
 
@@ -61,42 +61,6 @@ void FillRandom(DataType dtype, uint8_t* out, int64_t count, std::mt19937& rng) 
 
 namespace fs = std::filesystem;
 
-// True when `path` is `dir` or below it (both free of symbolic links).
-bool IsInside(const fs::path& path, const fs::path& dir) {
-  auto [dir_end, unused] = std::mismatch(dir.begin(), dir.end(), path.begin(), path.end());
-  return dir_end == dir.end();
-}
-
-// `relative` under `dir` with every symbolic link resolved by hand, component by
-// component (at most 40 links), including dangling ones: a link that leads out of `dir`
-// is seen as leading out whether or not its target exists. nullopt on a link loop or an
-// unreadable link.
-std::optional<fs::path> ResolveLinks(const fs::path& dir, const fs::path& relative) {
-  std::deque<fs::path> todo(relative.begin(), relative.end());
-  fs::path current = dir;
-  int links = 0;
-  while (!todo.empty()) {
-    const fs::path part = std::move(todo.front());
-    todo.pop_front();
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      current = current.parent_path();
-      continue;
-    }
-    current /= part;
-    std::error_code ec;
-    if (!fs::is_symlink(fs::symlink_status(current, ec)) || ec) continue;
-    if (++links > 40) return std::nullopt;
-    const fs::path target = fs::read_symlink(current, ec);
-    if (ec) return std::nullopt;
-    current = target.is_absolute() ? target.root_path() : current.parent_path();
-    std::vector<fs::path> parts;
-    for (const fs::path& p : target.relative_path()) parts.push_back(p);
-    todo.insert(todo.begin(), parts.begin(), parts.end());
-  }
-  return current;
-}
-
 // The bytes of `name` in <model_dir>/warmup/. The file must resolve, symbolic links
 // included, inside that folder and be a regular file of at most kMaxWarmupInputBytes.
 // Errors name the file as the config does, never the resolved path, and are the same
@@ -104,16 +68,13 @@ std::optional<fs::path> ResolveLinks(const fs::path& dir, const fs::path& relati
 absl::StatusOr<std::string> ReadWarmupFile(const fs::path& model_dir, const std::string& name) {
   const absl::Status outside = absl::InvalidArgumentError(
       StrCat("input_data_file '", name, "' must name a file inside the model's warmup/ folder"));
-  const fs::path relative(name);
-  if (name.empty() || relative.is_absolute() || name.find('\0') != std::string::npos) return outside;
-  for (const auto& part : relative) {
-    if (part == "..") return outside;
-  }
+  if (EscapesLexically(name)) return outside;
   std::error_code ec;
-  const fs::path dir = fs::canonical(model_dir / "warmup", ec);
-  if (ec) return absl::NotFoundError(StrCat("input_data_file '", name, "': the model has no warmup/ folder"));
-  const std::optional<fs::path> path = ResolveLinks(dir, relative);
-  if (!path || !IsInside(*path, dir)) return outside;
+  if (!fs::is_directory(model_dir / "warmup", ec)) {
+    return absl::NotFoundError(StrCat("input_data_file '", name, "': the model has no warmup/ folder"));
+  }
+  const std::optional<fs::path> path = ResolveInside(model_dir / "warmup", name);
+  if (!path) return outside;
   const fs::file_status status = fs::symlink_status(*path, ec);
   if (ec || !fs::is_regular_file(status)) {
     return absl::NotFoundError(

@@ -12,6 +12,7 @@
 #include "common/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "repository/confined_path.h"
 #include "repository/model_config_util.h"
 
 namespace infera {
@@ -282,10 +283,7 @@ absl::Status ValidateDynamicBatching(std::string_view source, inference::ModelCo
 // warmup builder resolves symbolic links too (manager/warmup.h).
 absl::Status ValidateWarmupFileName(std::string_view source, std::string_view field,
                                     const std::string& name) {
-  const std::filesystem::path path(name);
-  bool escapes = name.empty() || path.is_absolute() || name.find('\0') != std::string::npos;
-  for (const auto& part : path) escapes = escapes || part == "..";
-  if (escapes) {
+  if (EscapesLexically(name)) {
     return FieldError(source, field,
                       "must name a file inside the model's warmup/ folder (a relative path "
                       "without '..')");
