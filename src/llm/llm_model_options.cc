@@ -6,6 +6,7 @@
 
 #include "common/checked_math.h"
 #include "common/status.h"
+#include "llm/sampling_params.h"
 #include "common/str_cat.h"
 
 namespace infera::llm {
@@ -18,7 +19,8 @@ absl::Status Bad(std::string_view key, std::string_view value, std::string_view 
 // Bounds of the engine's parameters: past these a value is a typo, and it would size
 // per-sequence or per-token state (docs/lifecycle.md, "Configuration bounds").
 constexpr int32_t kMaxNumSeqs = 4096;
-constexpr int64_t kMaxTokens = int64_t{1} << 20;  // max_num_batched_tokens, max_model_len
+constexpr int64_t kMaxBatchedTokens = int64_t{1} << 20;
+constexpr int64_t kMaxModelLen = kMaxMaxTokens;  // sampling_params.h: max_tokens fits any context
 constexpr int32_t kMaxBlockSize = 1024;
 constexpr int64_t kMaxWaitingRequests = int64_t{1} << 20;
 
@@ -66,10 +68,10 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
     if (key == "max_num_seqs") {
       RETURN_IF_ERROR(ParseInt<int32_t>(key, v, 1, kMaxNumSeqs, o.max_num_seqs));
     } else if (key == "max_num_batched_tokens") {
-      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 1, kMaxTokens, o.max_num_batched_tokens));
+      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 1, kMaxBatchedTokens, o.max_num_batched_tokens));
     } else if (key == "max_model_len") {
       int64_t len = 0;
-      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 2, kMaxTokens, len));
+      RETURN_IF_ERROR(ParseInt<int64_t>(key, v, 2, kMaxModelLen, len));
       o.max_model_len = len;
     } else if (key == "block_size") {
       RETURN_IF_ERROR(ParseInt<int32_t>(key, v, 1, kMaxBlockSize, o.block_size));

@@ -4,7 +4,7 @@
 //   key                        default              meaning (bound)
 //   max_num_seqs               16                   sequences in one batch (<= 4096)
 //   max_num_batched_tokens     512                  tokens in one step (prefill chunks + decodes; <= 2^20)
-//   max_model_len              max_position_embeddings   prompt + output limit (<= 2^20)
+//   max_model_len              max_position_embeddings   prompt + output limit (<= 2^24)
 //   block_size                 16                   tokens per KV-cache block (<= 1024)
 //   kv_cache_memory_bytes      (unset)              KV-cache budget: bytes, or with K/M/G/KiB/MiB/GiB
 //                                                   (<= 95% of physical RAM)

@@ -55,7 +55,7 @@ TEST(LlmModelOptionsBoundsTest, EngineSizesHaveBounds) {
   };
   for (const Case& c : {Case{"max_num_seqs", "4096", "4097"},
                         Case{"max_num_batched_tokens", "1048576", "1048577"},
-                        Case{"max_model_len", "1048576", "9223372036854775807"},
+                        Case{"max_model_len", "16777216", "9223372036854775807"},
                         Case{"block_size", "1024", "1025"},
                         Case{"max_waiting_requests", "1048576", "1048577"}}) {
     EXPECT_TRUE(Parse(c.key, c.at_bound).ok()) << c.key;

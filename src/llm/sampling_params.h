@@ -15,8 +15,9 @@
 namespace infera::llm {
 
 // The largest max_tokens a request may ask for: the longest max_model_len allowed
-// (llm_model_options.h), so no valid request is refused for it.
-inline constexpr int64_t kMaxMaxTokens = int64_t{1} << 20;
+// (llm_model_options.h), so no request that fits a model's context is refused for it
+// (the OpenAI routes default max_tokens to what is left of the context).
+inline constexpr int64_t kMaxMaxTokens = int64_t{1} << 24;
 
 struct SamplingParams {
   double temperature = 1.0;  // 0: greedy

@@ -14,7 +14,7 @@ TEST(SamplingParamsTest, MaxTokensIsBounded) {
     p.max_tokens = bad;
     absl::Status status = p.Validate();
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("max_tokens must be at most 1048576"));
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("max_tokens must be at most 16777216"));
   }
   p.max_tokens = 0;
   EXPECT_THAT(std::string(p.Validate().message()), ::testing::HasSubstr("max_tokens"));
