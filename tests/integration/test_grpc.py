@@ -501,12 +501,23 @@ def slow_stats(stub):
     return stub.ModelStatistics(pb.ModelStatisticsRequest(name="slow")).model_stats[0]
 
 
+def slow_gauge(server, name):
+    """A gauge of model `slow` from /metrics (0 when absent)."""
+    for line in server.request("GET", "/metrics")[2].decode().splitlines():
+        if line.startswith(name + "{") and 'model="slow"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
 def test_cancelling_a_call_reaches_the_scheduler(server, stub):
     before = slow_stats(stub)
     running = stub.ModelInfer.future(slow_request("keep"))
-    time.sleep(0.1)  # `keep` is executing (300 ms); the next one waits in the queue
+    # Wait for events, not sleeps: `keep` is executing (300 ms), then `abandon` waits in
+    # the queue behind it.
+    wait_for(lambda: slow_gauge(server, "infera_inflight_requests") == 1
+             and slow_gauge(server, "infera_queue_depth") == 0)
     abandoned = stub.ModelInfer.future(slow_request("abandon"))
-    time.sleep(0.05)
+    wait_for(lambda: slow_gauge(server, "infera_queue_depth") == 1)
     assert abandoned.cancel()
     assert abandoned.cancelled()
     assert running.result(timeout=30).id == "keep"
