@@ -28,7 +28,7 @@ import torch
 import llm_testutil as u
 from infera_server import BINARY, InferaServer
 
-TOOLS = os.path.join(os.path.dirname(BINARY), "src", "llm")
+TOOLS = os.path.join(os.path.dirname(BINARY), "tools", "llm")
 GEN = 12
 
 
