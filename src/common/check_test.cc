@@ -17,14 +17,8 @@ TEST(CheckDeathTest, FailureLogsConditionMessageAndPlaceThenAborts) {
                "CHECK failed: free_blocks > 3 need 4 blocks \\(at .*check_test.cc:[0-9]+\\)");
 }
 
-TEST(CheckDeathTest, ActiveWithNdebug) {
-#ifdef NDEBUG
-  const bool ndebug = true;
-#else
-  const bool ndebug = false;
-#endif
-  EXPECT_TRUE(ndebug);
-  EXPECT_DEATH(INFERA_CHECK(false), "CHECK failed: false");
+TEST(CheckDeathTest, WithoutAMessage) {
+  EXPECT_DEATH(INFERA_CHECK(false), "CHECK failed: false \\(at ");
 }
 
 TEST(CheckTest, PassingCheckEvaluatesTheConditionOnceAndNotTheMessage) {
