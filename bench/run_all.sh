@@ -16,9 +16,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 if [ $# -eq 0 ]; then
   echo "== Tensor codec (JSON and binary), Google Benchmark, medians of 3"
-  "$BUILD/src/codec/codec_benchmark" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  "$BUILD/bench/micro/codec_benchmark" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     --benchmark_filter='median' 2>/dev/null || \
-  "$BUILD/src/codec/codec_benchmark" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+  "$BUILD/bench/micro/codec_benchmark" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 
   echo
   echo "== In-process latency through the pytorch backend (1 thread, median of 3)"
@@ -26,7 +26,7 @@ if [ $# -eq 0 ]; then
     model=${model_batch%%:*}
     batch=${model_batch##*:}
     for optimize in false true; do
-      OMP_WAIT_POLICY=passive "$BUILD/src/backend/torch/torch_backend_bench" --repo "$REPO" --model "$model" \
+      OMP_WAIT_POLICY=passive "$BUILD/bench/micro/torch_backend_bench" --repo "$REPO" --model "$model" \
         --batch "$batch" --optimize "$optimize" --threads 1 --repeats 3
     done
   done

@@ -406,7 +406,7 @@ LIMIT_ENV = dict(ENV, MALLOC_MMAP_THRESHOLD_="1073741824", MALLOC_TRIM_THRESHOLD
 
 
 def torch_bench(model, batch, instances):
-    binary = os.path.join(ARGS.build, "src", "backend", "torch", "torch_backend_bench")
+    binary = os.path.join(ARGS.build, "bench", "micro", "torch_backend_bench")
     iters = {"resnet18": 15, "ranker": 2500 // max(1, batch // 8), "text_encoder": 150}.get(model, 100)
     if ARGS.quick:
         iters = max(3, iters // 4)
@@ -742,7 +742,7 @@ def scenario_memory():
     (`simple` over HTTP, c=16, in rounds of 3 s): growth from the end of the first
     round (allocator and caches warm) to the end of the last."""
     total = 200_000 if ARGS.quick else 1_000_000
-    bare = Process([os.path.join(ARGS.build, "src", "backend", "torch", "torch_idle")], log_name="torch_idle")
+    bare = Process([os.path.join(ARGS.build, "bench", "micro", "torch_idle")], log_name="torch_idle")
     deadline = time.time() + 60
     while "ready" not in bare.text() and time.time() < deadline:
         bare.check_alive()

@@ -8,7 +8,7 @@ Workloads (models of the demo repository):
 Starts one infera on loopback (both frontends), then for each repetition and
 concurrency runs, back to back against the same process so that all see the same
 machine noise:
-  grpc   the gRPC load generator (src/grpc/grpc_load_main.cc, raw contents), one TCP
+  grpc   the gRPC load generator (tools/grpc_load/grpc_load_main.cc, raw contents), one TCP
          connection per virtual client, like wrk;
   grpc1  the same with every client on one shared channel (HTTP/2 multiplexing, the way
          Triton's client libraries share a channel per server);
@@ -79,7 +79,7 @@ def server_cpu_seconds(pid):
 
 def run_grpc(build, port, workload, concurrency, warmup, duration, connections=0):
     model, extra, _ = WORKLOADS[workload]
-    cmd = [os.path.join(build, "src", "grpc", "infera_grpc_load"), "--target", f"127.0.0.1:{port}",
+    cmd = [os.path.join(build, "tools", "grpc_load", "infera_grpc_load"), "--target", f"127.0.0.1:{port}",
            "--model", model, "--concurrency", str(concurrency), "--connections", str(connections),
            *extra]
     subprocess.run(cmd + ["--warmup-s", "0", "--duration-s", str(warmup)], capture_output=True)

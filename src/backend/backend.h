@@ -64,6 +64,10 @@ class ModelInstance {
   // optional inputs omitted), each with its config name; when max_batch_size > 0 every
   // input has a leading batch dimension. Returns every config output, in config order,
   // named as in the config, with the leading batch dimension when the model batches.
+  // Errors: InvalidArgument only for what the request's inputs get wrong (the client's
+  // fault: HTTP 400, counted as bad_request); a fault of the model itself (an exception,
+  // or outputs whose count, type or dtype the config does not declare) is Internal
+  // (500, counted as backend_error, which the canary judge rolls back on).
   virtual absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) = 0;
 };
 

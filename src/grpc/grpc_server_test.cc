@@ -4,15 +4,21 @@
 // (tests/integration/test_grpc.py, with independently generated stubs).
 #include "grpc/grpc_server.h"
 
+#include <poll.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "backend/builtin/builtin_backends.h"
+#include "common/logging.h"
 #include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "grpc_service.grpc.pb.h"
@@ -46,6 +52,11 @@ class GateBackend : public Backend {
     absl::MutexLock lock(&mu_);
     open_ = true;
   }
+  // Runs `probe` at the start of every execution, on the worker (nullptr: none).
+  void SetOnExecute(std::function<void()> probe) {
+    absl::MutexLock lock(&mu_);
+    on_execute_ = std::move(probe);
+  }
   int executions() {
     absl::MutexLock lock(&mu_);
     return executions_;
@@ -65,6 +76,12 @@ class GateBackend : public Backend {
    public:
     explicit Instance(GateBackend* gate) : gate_(gate) {}
     absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+      std::function<void()> probe;
+      {
+        absl::MutexLock lock(&gate_->mu_);
+        probe = gate_->on_execute_;
+      }
+      if (probe) probe();
       absl::MutexLock lock(&gate_->mu_);
       ++gate_->executions_;
       gate_->mu_.Await(absl::Condition(&gate_->open_));
@@ -87,6 +104,63 @@ class GateBackend : public Backend {
   absl::Mutex mu_;
   bool open_ ABSL_GUARDED_BY(mu_) = false;
   int executions_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void()> on_execute_ ABSL_GUARDED_BY(mu_);
+};
+
+// Polls `condition` until it holds or `timeout` passes; false on timeout.
+bool WaitUntil(const std::function<bool()>& condition, absl::Duration timeout = absl::Seconds(10)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
+
+// Redirects fd 2 (where infera's log goes) into a pipe for its lifetime, so that a test
+// can wait for a log line the server writes when something happens that it exposes no
+// other way. What was captured is written to the real stderr at the end.
+class StderrWatcher {
+ public:
+  StderrWatcher() {
+    EXPECT_EQ(::pipe(fds_), 0);
+    saved_ = ::dup(STDERR_FILENO);
+    ::dup2(fds_[1], STDERR_FILENO);
+  }
+  ~StderrWatcher() {
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+    ::close(fds_[1]);
+    Drain(0);
+    ::close(fds_[0]);
+    ssize_t ignored = ::write(STDERR_FILENO, seen_.data(), seen_.size());
+    (void)ignored;
+  }
+  // Whether `text` was logged within `timeout`.
+  bool WaitFor(std::string_view text, absl::Duration timeout = absl::Seconds(10)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (seen_.find(text) == std::string::npos) {
+      const int64_t left_ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+      if (left_ms <= 0) return false;
+      Drain(static_cast<int>(left_ms));
+    }
+    return true;
+  }
+
+ private:
+  void Drain(int timeout_ms) {
+    pollfd p{fds_[0], POLLIN, 0};
+    while (::poll(&p, 1, timeout_ms) > 0) {
+      char buf[4096];
+      const ssize_t n = ::read(fds_[0], buf, sizeof(buf));
+      if (n <= 0) return;
+      seen_.append(buf, static_cast<size_t>(n));
+      timeout_ms = 0;  // take what is there, then return
+    }
+  }
+  int fds_[2] = {-1, -1};
+  int saved_ = -1;
+  std::string seen_;
 };
 
 constexpr char kSimple[] = R"pb(
@@ -258,11 +332,20 @@ TEST_F(GrpcServerTest, StreamStopsReadingWhileTooManyAnswersArePending) {
   auto model = manager_->GetModelVersion("gate", std::nullopt);
   ASSERT_TRUE(model.ok());
   grpc::ClientContext context;
+  // Read and unanswered never exceeds 2: at the start of each execution (one running)
+  // at most one more waits in the queue.
+  std::atomic<size_t> max_queued{0};
+  gate_->SetOnExecute([&max_queued, version = *model] {
+    const size_t depth = version->QueueDepth();
+    size_t seen = max_queued.load();
+    while (depth > seen && !max_queued.compare_exchange_weak(seen, depth)) {
+    }
+  });
   auto stream = stub_->ModelStreamInfer(&context);
   for (int i = 0; i < 6; ++i) ASSERT_TRUE(stream->Write(GateRequest(StrCat("g", i))));
   gate_->WaitForExecutions(1);
   // Two read: one executing, one queued; the other four wait in the transport.
-  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(WaitUntil([&] { return (*model)->QueueDepth() >= 1; }));
   EXPECT_EQ((*model)->QueueDepth(), 1u);
   EXPECT_EQ(gate_->executions(), 1);
   gate_->Open();
@@ -275,6 +358,8 @@ TEST_F(GrpcServerTest, StreamStopsReadingWhileTooManyAnswersArePending) {
   }
   EXPECT_TRUE(stream->Finish().ok());
   EXPECT_EQ(answers, 6);
+  gate_->SetOnExecute(nullptr);
+  EXPECT_LE(max_queued.load(), 1u);
 }
 
 TEST_F(GrpcServerTest, CancellingACallCancelsItsQueuedRequest) {
@@ -287,13 +372,20 @@ TEST_F(GrpcServerTest, CancellingACallCancelsItsQueuedRequest) {
   std::thread first([&] { first_status = stub_->ModelInfer(&first_context, GateRequest("1"), &first_response); });
   gate_->WaitForExecutions(1);  // the only instance is now busy
   std::thread second([&] { second_status = stub_->ModelInfer(&second_context, GateRequest("2"), &second_response); });
-  while ((*model)->QueueDepth() == 0) absl::SleepFor(absl::Milliseconds(1));
-  second_context.TryCancel();
-  second.join();
-  EXPECT_EQ(second_status.error_code(), grpc::StatusCode::CANCELLED);
-  // The client knows at once; the server learns it when the RST_STREAM arrives. Give it
-  // time before the queued request reaches an instance.
-  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(WaitUntil([&] { return (*model)->QueueDepth() > 0; }));
+  const LogLevel level = GetLogLevel();
+  SetLogLevel(LogLevel::kVerbose);
+  {
+    StderrWatcher log;
+    second_context.TryCancel();
+    second.join();
+    EXPECT_EQ(second_status.error_code(), grpc::StatusCode::CANCELLED);
+    // The client knows at once; the server learns it when the RST_STREAM arrives, and
+    // logs it after cancelling the request's token: wait for that before the queued
+    // request can reach an instance.
+    EXPECT_TRUE(log.WaitFor("gRPC ModelInfer cancelled by the client"));
+  }
+  SetLogLevel(level);
   gate_->Open();
   first.join();
   EXPECT_TRUE(first_status.ok()) << first_status.error_message();
@@ -337,8 +429,14 @@ TEST_F(GrpcServerTest, ShutdownFinishesInFlightCallsAndRefusesNewOnes) {
   grpc::Status status;
   std::thread call([&] { status = stub_->ModelInfer(&context, GateRequest("inflight"), &response); });
   gate_->WaitForExecutions(1);
+  // Opens the gate once shutdown has begun (new calls are refused), not after a sleep.
   std::thread opener([this] {
-    absl::SleepFor(absl::Milliseconds(50));
+    EXPECT_TRUE(WaitUntil([this] {
+      grpc::ClientContext probe;
+      probe.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+      inference::ServerLiveResponse live;
+      return !stub_->ServerLive(&probe, inference::ServerLiveRequest(), &live).ok();
+    }));
     gate_->Open();
   });
   server_->Shutdown(std::chrono::seconds(10));  // waits for the in-flight call
@@ -359,15 +457,19 @@ TEST_F(GrpcServerTest, ShutdownEndsIdleStreamsAtOnceAndBusyOnesAfterTheirAnswers
   auto busy = stub_->ModelStreamInfer(&busy_context);
   ASSERT_TRUE(busy->Write(GateRequest("b1")));
   gate_->WaitForExecutions(1);
-  std::thread opener([this] {
-    absl::SleepFor(absl::Milliseconds(50));
+  // The idle stream must end while the busy one is still executing: the gate opens
+  // only once it has (an event, not a sleep).
+  bool idle_ended = false;
+  std::thread opener([&] {
+    ModelStreamInferResponse none;
+    idle_ended = !idle->Read(&none);
     gate_->Open();
   });
   const auto start = std::chrono::steady_clock::now();
   server_->Shutdown(std::chrono::seconds(20));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   opener.join();
-  EXPECT_FALSE(idle->Read(&answer));
+  EXPECT_TRUE(idle_ended);
   grpc::Status idle_status = idle->Finish();
   EXPECT_EQ(idle_status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(idle_status.error_message(), HasSubstr("shutting down"));

@@ -5,8 +5,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <optional>
+#include <string>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -107,31 +110,55 @@ TEST(HttpServerTest, ClientDisconnectCancelsTheRequestToken) {
 }
 
 TEST(HttpServerTest, PipelinedRequestDoesNotCancelTheCurrentOne) {
-  std::vector<std::shared_ptr<const CancellationToken>> tokens;
+  // One I/O thread serves both connections, so it handles their readiness events in
+  // the order the bytes arrived. Request /a is held (its disconnect watch armed, which
+  // happens on that thread before it reads anything else); then the pipelined /b
+  // arrives on the same connection, then /d on another. Once /d's handler runs, the
+  // I/O thread has seen /b's bytes on /a's connection: an event to wait on instead of
+  // a sleep. A watch that took pipelined bytes for a disconnect would have cancelled
+  // /a's token by then.
   absl::Mutex mu;
-  auto server = HttpServer::Start({"127.0.0.1", 0, 1}, [&](HttpRequest, HttpResponder responder) {
-    {
+  std::shared_ptr<const CancellationToken> a_token;
+  std::optional<HttpResponder> a_responder;
+  absl::Notification got_a, got_c, got_d;
+  auto server = HttpServer::Start({"127.0.0.1", 0, 1}, [&](HttpRequest request,
+                                                          HttpResponder responder) {
+    const std::string path(request.path());
+    if (path == "/a") {
       absl::MutexLock lock(&mu);
-      tokens.push_back(responder.cancellation());
+      a_token = responder.cancellation();
+      a_responder.emplace(std::move(responder));
+      got_a.Notify();
+      return;
     }
-    std::thread([responder = std::move(responder)]() mutable {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the pipelined bytes arrive
-      std::move(responder).Send(HttpResponse{200, "text/plain", "ok", {}});
-    }).detach();
+    std::move(responder).Send(HttpResponse{200, "text/plain", "ok", {}});
+    if (path == "/c") got_c.Notify();
+    if (path == "/d") got_d.Notify();
   });
   ASSERT_TRUE(server.ok());
   RawClient client((*server)->port());
-  client.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  RawClient other((*server)->port());
+  client.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(got_a.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  other.Send("GET /c HTTP/1.1\r\nHost: x\r\n\r\n");  // /a's Dispatch has returned
+  ASSERT_TRUE(got_c.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_THAT(other.ReadUntil("ok"), HasSubstr("200 OK"));
+  client.Send("GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  other.Send("GET /d HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(got_d.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_FALSE(a_token->IsCancelled());
+    std::move(*a_responder).Send(HttpResponse{200, "text/plain", "ok", {}});
+    a_responder.reset();
+  }
   std::string reply = client.ReadUntil("<never>");  // reads until the server closes
   size_t responses = 0;
   for (size_t at = reply.find("HTTP/1.1 200 OK"); at != std::string::npos;
        at = reply.find("HTTP/1.1 200 OK", at + 1)) {
     ++responses;
   }
-  EXPECT_EQ(responses, 2u) << reply;
-  absl::MutexLock lock(&mu);
-  ASSERT_EQ(tokens.size(), 2u);
-  EXPECT_FALSE(tokens[0]->IsCancelled());
+  EXPECT_EQ(responses, 2u) << reply;  // /a's answer, then /b's
   (*server)->Shutdown(std::chrono::milliseconds(1000));
 }
 

@@ -1,6 +1,6 @@
 #include "llm/block_pool.h"
 
-#include <cassert>
+#include "common/check.h"
 
 namespace infera::llm {
 
@@ -40,7 +40,8 @@ void BlockPool::Evict(int32_t b) {
 }
 
 std::vector<int32_t> BlockPool::Allocate(int32_t n) {
-  assert(n <= num_free_);
+  INFERA_CHECK(n >= 0 && n <= num_free_) << "allocating " << n << " blocks with " << num_free_
+                                         << " free";
   std::vector<int32_t> out;
   out.reserve(n);
   for (int32_t i = 0; i < n; ++i) {
@@ -62,7 +63,8 @@ void BlockPool::Touch(const std::vector<int32_t>& blocks) {
 
 void BlockPool::Release(const std::vector<int32_t>& blocks) {
   for (int32_t b : blocks) {
-    assert(blocks_[b].ref_count > 0);
+    INFERA_CHECK(b >= 0 && b < num_blocks_ && blocks_[b].ref_count > 0)
+        << "releasing block " << b << " that is not in use (double free)";
     if (--blocks_[b].ref_count == 0) PushBack(b);
   }
 }

@@ -44,12 +44,14 @@ class BlockPool {
   double Usage() const { return 1.0 - static_cast<double>(num_free_) / num_blocks_; }
 
   // Takes `n` blocks from the head of the free queue, evicting their cache entries.
-  // REQUIRES: n <= num_free_blocks(). Each returned block has reference count 1.
+  // REQUIRES: n <= num_free_blocks() (INFERA_CHECK: aborts otherwise, in every build).
+  // Each returned block has reference count 1.
   std::vector<int32_t> Allocate(int32_t n);
   // Adds a reference to each block (a prefix-cache hit); free ones leave the queue.
   void Touch(const std::vector<int32_t>& blocks);
   // Drops one reference from each block in the given order; those reaching 0 are
   // appended to the free queue in that order (so pass a request's blocks tail first).
+  // REQUIRES: each block is in use (INFERA_CHECK: a double free aborts).
   void Release(const std::vector<int32_t>& blocks);
 
   // The cached block holding `key`, if any.

@@ -69,5 +69,19 @@ TEST(BlockPoolTest, ResetCacheForgetsEveryEntry) {
   EXPECT_EQ(pool.Lookup(Key(1, {1})), std::nullopt);
 }
 
+// The invariants hold in Release builds too (INFERA_CHECK, not assert): a double free or
+// an allocation past the free blocks aborts instead of corrupting the free queue.
+TEST(BlockPoolDeathTest, DoubleReleaseAborts) {
+  BlockPool pool(3);
+  const std::vector<int32_t> blocks = pool.Allocate(1);
+  pool.Release(blocks);
+  EXPECT_DEATH(pool.Release(blocks), "CHECK failed: .*releasing block 0 that is not in use");
+}
+
+TEST(BlockPoolDeathTest, AllocatingMoreThanIsFreeAborts) {
+  BlockPool pool(2);
+  EXPECT_DEATH(pool.Allocate(3), "CHECK failed: .*allocating 3 blocks with 2 free");
+}
+
 }  // namespace
 }  // namespace infera::llm

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/check.h"
+
 namespace infera::llm {
 namespace {
 
@@ -72,6 +74,9 @@ bool KvCacheManager::Allocate(const LlmRequest& request, int64_t num_computed,
     entry.num_cached = prefix->blocks.size();
   }
   for (int32_t b : pool_.Allocate(static_cast<int32_t>(need))) entry.blocks.push_back(b);
+  INFERA_CHECK(static_cast<int64_t>(entry.blocks.size()) >= BlocksFor(num_computed + num_new_tokens))
+      << "request " << request.id << " holds " << entry.blocks.size() << " KV blocks for "
+      << num_computed + num_new_tokens << " tokens";
   if (enable_prefix_caching_) {
     const size_t full = static_cast<size_t>((num_computed + num_new_tokens) / block_size_);
     for (size_t i = entry.num_cached; i < full; ++i) pool_.Cache(entry.blocks[i], KeyOf(request, entry, i));

@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <functional>
-#include <random>
 
 #include "common/logging.h"
 #include "common/str_cat.h"
@@ -84,17 +83,19 @@ bool CanaryController::Route(std::string_view routing_key) const {
   const double weight = weight_percent_.load(std::memory_order_relaxed);
   if (weight <= 0) return false;
   if (weight >= 100) return true;
-  double draw;
   if (routing_key.empty()) {
-    thread_local std::mt19937 rng(std::random_device{}());
-    draw = std::uniform_real_distribution<double>(0, 100)(rng);
-  } else {
-    // FNV-1a: stable across processes and builds, so replicas agree on a key's side.
-    uint64_t hash = 1469598103934665603ull;
-    for (unsigned char c : routing_key) hash = (hash ^ c) * 1099511628211ull;
-    draw = static_cast<double>(hash % 10000) / 100.0;
+    // A deterministic spread instead of a random draw: the n-th unkeyed request goes
+    // to the canary when floor((n + 1) * w) > floor(n * w) (w in hundredths of a
+    // percent), so every 10,000 consecutive ones give it exactly w of them, evenly
+    // spaced, whatever the thread interleaving.
+    const uint64_t w = static_cast<uint64_t>(weight * 100 + 0.5);
+    const uint64_t n = unkeyed_count_.fetch_add(1, std::memory_order_relaxed) % 10000;
+    return (n + 1) * w / 10000 > n * w / 10000;
   }
-  return draw < weight;
+  // FNV-1a: stable across processes and builds, so replicas agree on a key's side.
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : routing_key) hash = (hash ^ c) * 1099511628211ull;
+  return static_cast<double>(hash % 10000) / 100.0 < weight;
 }
 
 void CanaryController::Observe(SteadyTime now, CanarySample baseline, CanarySample canary) {

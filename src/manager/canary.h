@@ -4,7 +4,9 @@
 //   CanaryConfig   read from the model's config `parameters` (canary.*).
 //   CanaryController
 //     Route(key)            -> true when this request goes to the canary
-//                              (sticky by key: hash(key) % 100 < weight)
+//                              (sticky by key: hash(key) % 100 < weight; without a
+//                              key, a deterministic counter spread: exactly `weight`
+//                              of every 100 consecutive unkeyed requests)
 //     Observe(now, b, c)    -> takes per-second cumulative samples of both sides and
 //                              judges the last window; rolls back when a threshold is
 //                              crossed with enough requests on both sides.
@@ -65,7 +67,9 @@ class CanaryController {
   const CanaryConfig& config() const { return config_; }
   int64_t baseline_version() const { return baseline_version_; }
 
-  // Whether a request with `routing_key` (empty: none) goes to the canary.
+  // Whether a request with `routing_key` (empty: none) goes to the canary. No
+  // randomness: a key always gets the same side, and of every 10,000 consecutive
+  // unkeyed calls exactly weight_percent * 100 (rounded) go to the canary.
   bool Route(std::string_view routing_key) const;
 
   // Records both sides' cumulative samples at `now` and judges the window.
@@ -85,6 +89,7 @@ class CanaryController {
   const CanaryConfig config_;
   const int64_t baseline_version_;
   std::atomic<double> weight_percent_;
+  mutable std::atomic<uint64_t> unkeyed_count_{0};  // unkeyed requests routed so far
   mutable absl::Mutex mu_;
   CanaryState state_ ABSL_GUARDED_BY(mu_) = CanaryState::kActive;
   std::string reason_ ABSL_GUARDED_BY(mu_);

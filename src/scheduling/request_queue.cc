@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/parameters.h"
+#include "common/check.h"
 #include "common/checked_math.h"
 #include "common/str_cat.h"
 #include "repository/config_limits.h"
@@ -121,6 +122,8 @@ std::vector<Rejection> RequestQueue::Sweep(SteadyTime now) {
     sweep(level.main, true);
     sweep(level.delayed, false);
   }
+  INFERA_CHECK(size_ >= rejected.size()) << "queue size " << size_ << " < " << rejected.size()
+                                         << " swept";
   size_ -= rejected.size();
   return rejected;
 }
@@ -171,10 +174,13 @@ ScheduledRequests RequestQueue::Take(const std::vector<const ScheduledRequest*>&
     return true;
   };
   for (const ScheduledRequest* wanted : chosen) {
+    bool found = false;
     for (Level& level : levels_) {
-      if (take_from(level.main, wanted) || take_from(level.delayed, wanted)) break;
+      if ((found = take_from(level.main, wanted) || take_from(level.delayed, wanted))) break;
     }
+    INFERA_CHECK(found) << "Take(): a chosen request is not in the queue";
   }
+  INFERA_CHECK(size_ >= taken.size()) << "queue size " << size_ << " < " << taken.size() << " taken";
   size_ -= taken.size();
   return taken;
 }

@@ -194,5 +194,16 @@ TEST(RequestQueueTest, CandidatesShareShapesAndFitMaxRows) {
   EXPECT_TRUE(queue.empty());
 }
 
+// Queue accounting is checked in every build (INFERA_CHECK): taking a request the
+// queue does not hold (a stale Candidates() pointer) aborts instead of leaving size()
+// out of step with the queue.
+TEST(RequestQueueDeathTest, TakingARequestNotInTheQueueAborts) {
+  FakeClock clock;
+  RequestQueue queue(Options(1));
+  EXPECT_FALSE(queue.Push(Req("a"), clock.Now()));
+  auto stale = Req("not-queued");
+  EXPECT_DEATH(queue.Take({stale.get()}), "CHECK failed: .*not in the queue");
+}
+
 }  // namespace
 }  // namespace infera

@@ -7,11 +7,11 @@ binary has the flag), the in-flight request completes, the exit code is 0, the l
 "shutdown complete".
 
     INFERA_CONTAINER_TEST=1 /usr/bin/python3 tests/container/smoke_test.py
-    (ctest: label `container`; `make test` reports it skipped unless the variable is 1)
+    (ctest: label `container`, run by `make container-test`, not by `make test`)
 
-Exit 77 (ctest's SKIP_RETURN_CODE) with the reason when it cannot run here: the variable
-is not set, no podman/docker, podman without root, or no base image can be made. A
-failing image build or a failing check is a failure (exit 1), not a skip.
+Exit 77 with the reason when it cannot run here: the variable is not set, no
+podman/docker, podman without root, or no base image can be made (ctest counts 77 as a
+failure). A failing image build or a failing check is a failure (exit 1).
 
 Environment: INFERA_DEMO_REPO (the demo repository to mount; `make test` sets it; without
 it a repository with `simple` only is used), INFERA_CONTAINER_ENGINE=docker|podman,

@@ -40,6 +40,30 @@ def test_promtool_unit_tests():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_rule_tests_that_read_recording_rules_fix_the_group_order():
+    """promtool evaluates groups in random order unless group_eval_order is given; an
+    alert that reads a recording rule then sees this step's value or the previous one,
+    and its test passes or fails by chance. Every test file that loads alerts must list
+    every group, recording groups first."""
+    for path in RULE_TESTS:
+        with open(path) as f:
+            test = yaml.safe_load(f)
+        groups, alert_groups = [], set()
+        for rule_file in test["rule_files"]:
+            with open(os.path.join(os.path.dirname(path), rule_file)) as f:
+                for g in yaml.safe_load(f)["groups"]:
+                    groups.append(g["name"])
+                    if any("alert" in r for r in g["rules"]):
+                        alert_groups.add(g["name"])
+        if not alert_groups:
+            continue  # recording rules only: no rule reads another group's output
+        order = test.get("group_eval_order", [])
+        assert sorted(order) == sorted(groups), f"{path}: group_eval_order must list {groups}"
+        last_recording = max(i for i, g in enumerate(order) if g not in alert_groups)
+        first_alert = min(i for i, g in enumerate(order) if g in alert_groups)
+        assert last_recording < first_alert, f"{path}: recording groups must come first"
+
+
 def test_every_alert_is_tested_firing_and_quiet():
     with open(dc.RULE_FILES[1]) as f:
         alerts = {r["alert"] for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "alert" in r}

@@ -501,12 +501,23 @@ def slow_stats(stub):
     return stub.ModelStatistics(pb.ModelStatisticsRequest(name="slow")).model_stats[0]
 
 
+def slow_gauge(server, name):
+    """A gauge of model `slow` from /metrics (0 when absent)."""
+    for line in server.request("GET", "/metrics")[2].decode().splitlines():
+        if line.startswith(name + "{") and 'model="slow"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
 def test_cancelling_a_call_reaches_the_scheduler(server, stub):
     before = slow_stats(stub)
     running = stub.ModelInfer.future(slow_request("keep"))
-    time.sleep(0.1)  # `keep` is executing (300 ms); the next one waits in the queue
+    # Wait for events, not sleeps: `keep` is executing (300 ms), then `abandon` waits in
+    # the queue behind it.
+    wait_for(lambda: slow_gauge(server, "infera_inflight_requests") == 1
+             and slow_gauge(server, "infera_queue_depth") == 0)
     abandoned = stub.ModelInfer.future(slow_request("abandon"))
-    time.sleep(0.05)
+    wait_for(lambda: slow_gauge(server, "infera_queue_depth") == 1)
     assert abandoned.cancel()
     assert abandoned.cancelled()
     assert running.result(timeout=30).id == "keep"
@@ -737,3 +748,36 @@ def test_repository_load_and_unload_over_grpc():
 def test_repository_load_is_refused_outside_explicit_mode(stub):
     expect_error(lambda: stub.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="simple")),
                  grpc.StatusCode.FAILED_PRECONDITION, "explicit")
+
+
+def test_a_models_own_fault_is_internal_not_invalid_argument(tmp_path):
+    """A TorchScript model that returns FP64 where its config declares FP32 is the
+    model's fault: INTERNAL naming the output, not INVALID_ARGUMENT (the HTTP side, 500,
+    and the canary rollback it triggers are in test_lifecycle.py)."""
+    import torch  # noqa: PLC0415 - only this test needs LibTorch in Python
+
+    class WrongDtype(torch.nn.Module):
+        def forward(self, x):
+            return (x * 2).double()
+
+    write_model(str(tmp_path), "wrong_dtype", """
+name: "wrong_dtype"
+platform: "pytorch_libtorch"
+max_batch_size: 4
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+""")
+    torch.jit.script(WrongDtype()).save(str(tmp_path / "wrong_dtype" / "1" / "model.pt"))
+    server = InferaServer(str(tmp_path))
+    try:
+        server.wait_ready()
+        with channel_to(server) as channel:
+            stub = pb_grpc.GRPCInferenceServiceStub(channel)
+            request = pb.ModelInferRequest(model_name="wrong_dtype")
+            add_input(request, "INPUT__0", "FP32", [1, 2], raw=struct.pack("<2f", 1.0, 2.0))
+            expect_error(lambda: stub.ModelInfer(request), grpc.StatusCode.INTERNAL,
+                         "output 'OUTPUT__0': the model returned FP64 but the config declares TYPE_FP32")
+            # The server goes on serving.
+            assert stub.ServerLive(pb.ServerLiveRequest()).live
+    finally:
+        server.stop()

@@ -28,7 +28,7 @@ import torch
 import llm_testutil as u
 from infera_server import BINARY, InferaServer
 
-TOOLS = os.path.join(os.path.dirname(BINARY), "src", "llm")
+TOOLS = os.path.join(os.path.dirname(BINARY), "tools", "llm")
 GEN = 12
 
 
@@ -197,8 +197,7 @@ def test_demo_model_writes_recognisable_text(tmp_path):
     import shutil
     from infera_server import DEMO_REPO
     source = os.path.join(DEMO_REPO, "fortune")
-    if not os.path.isdir(source):
-        pytest.skip("no demo LLM: run `make demo-models`")
+    assert os.path.isdir(source), f"no demo LLM at {source}: run `make demo-models`"
     shutil.copytree(source, tmp_path / "fortune")
     s = InferaServer(str(tmp_path))
     try:

@@ -145,6 +145,14 @@ def test_metadata_of_demo_models(servers):
     assert meta["outputs"] == [{"name": "OUTPUT__0", "datatype": "FP32", "shape": [-1, 1000]}]
 
 
+def inflight(server, model):
+    """infera_inflight_requests of `model` from /metrics (0 when absent)."""
+    for line in server.request("GET", "/metrics")[2].decode().splitlines():
+        if line.startswith("infera_inflight_requests{") and f'model="{model}"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
 def test_sigterm_finishes_in_flight_requests():
     with tempfile.TemporaryDirectory(prefix="infera-drain-") as path:
         copy_model(demo_repo(), "resnet18", path)
@@ -171,7 +179,11 @@ def test_sigterm_finishes_in_flight_requests():
         for t in threads:
             t.start()
         started.wait()
-        time.sleep(1.0)  # batch-8 ResNet-18 takes a while: requests are in flight now
+        # An event, not a sleep: all four requests are in flight (queued or executing).
+        deadline = time.time() + 60
+        while inflight(server, "resnet18") < 4:
+            assert time.time() < deadline, "the requests never reached the server"
+            time.sleep(0.01)
         server.stop()    # SIGTERM: must finish them all and exit 0
         for t in threads:
             t.join()

@@ -137,7 +137,7 @@ absl::Status CheckReturnedCount(const OutputBinding& binding,
                                 const inference::ModelConfig& config, size_t returned) {
   for (size_t i = 0; i < binding.index.size(); ++i) {
     if (static_cast<size_t>(binding.index[i]) >= returned) {
-      return absl::InvalidArgumentError(StrCat(
+      return absl::InternalError(StrCat(
           "output '", config.output(static_cast<int>(i)).name(), "': the model returned ",
           returned, " value(s), none at index ", binding.index[i]));
     }
@@ -145,9 +145,9 @@ absl::Status CheckReturnedCount(const OutputBinding& binding,
   if (!binding.by_index && returned != binding.index.size()) {
     std::vector<std::string> names;
     for (const inference::ModelOutput& output : config.output()) names.push_back(output.name());
-    return absl::InvalidArgumentError(StrCat("the model returned ", returned,
-                                             " values but the config declares ", names.size(),
-                                             " outputs (", StrJoin(names, ", "), ")"));
+    return absl::InternalError(StrCat("the model returned ", returned,
+                                      " values but the config declares ", names.size(),
+                                      " outputs (", StrJoin(names, ", "), ")"));
   }
   return absl::OkStatus();
 }

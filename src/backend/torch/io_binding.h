@@ -60,8 +60,9 @@ absl::StatusOr<InputBinding> BindInputs(const inference::ModelConfig& config,
 // Binds config outputs to returned values. Errors name clashing outputs.
 absl::StatusOr<OutputBinding> BindOutputs(const inference::ModelConfig& config);
 
-// Checks that a model returning `returned` values satisfies `binding`; the error names
-// the first config output without a value.
+// Checks that a model returning `returned` values satisfies `binding`; the error
+// (Internal: the model's fault, not the client's) names the first config output
+// without a value.
 absl::Status CheckReturnedCount(const OutputBinding& binding,
                                 const inference::ModelConfig& config, size_t returned);
 

@@ -97,6 +97,7 @@ TEST(BindOutputsTest, ByIndexAllowsSubsets) {
   EXPECT_THAT(binding->index, ElementsAre(2, 0));
   EXPECT_TRUE(CheckReturnedCount(*binding, config, 3).ok());
   absl::Status short_count = CheckReturnedCount(*binding, config, 2);
+  EXPECT_EQ(short_count.code(), absl::StatusCode::kInternal);  // the model's fault
   EXPECT_THAT(short_count.message(), HasSubstr("output 'OUT__2': the model returned 2 value"));
 }
 
@@ -109,6 +110,7 @@ TEST(BindOutputsTest, ByOrderNeedsExactCount) {
   EXPECT_THAT(CheckReturnedCount(*binding, config, 1).message(), HasSubstr("output 'b'"));
   EXPECT_THAT(CheckReturnedCount(*binding, config, 3).message(),
               HasSubstr("returned 3 values but the config declares 2 outputs (a, b)"));
+  EXPECT_EQ(CheckReturnedCount(*binding, config, 3).code(), absl::StatusCode::kInternal);
 }
 
 TEST(BindOutputsTest, DuplicateIndex) {

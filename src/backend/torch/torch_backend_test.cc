@@ -178,6 +178,7 @@ TEST_F(TorchBackendTest, ReturnedCountMismatchNamesTheOutput) {
   auto outputs = Run(kTwoByTwo, {FloatTensor("INPUT__0", {1, 4}, {1, 2, 3, 4}),
                                  FloatTensor("INPUT__1", {1, 4}, {1, 2, 3, 4})});
   ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().code(), absl::StatusCode::kInternal);  // the model's fault
   EXPECT_THAT(outputs.status().message(),
               HasSubstr("output 'OUTPUT__1': the model returned 1 value(s), none at index 1"));
 }
@@ -187,9 +188,45 @@ TEST_F(TorchBackendTest, DtypeMismatchNamesTheOutput) {
   auto outputs = Run(kTwoByTwo, {FloatTensor("INPUT__0", {1, 4}, {1, 2, 3, 4}),
                                  FloatTensor("INPUT__1", {1, 4}, {1, 2, 3, 4})});
   ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().code(), absl::StatusCode::kInternal);  // the model's fault
   EXPECT_THAT(outputs.status().message(),
               HasSubstr("output 'OUTPUT__0': the model returned INT64 but the config declares "
                         "TYPE_FP32"));
+}
+
+TEST_F(TorchBackendTest, NonTensorResultIsTheModelsFault) {
+  SaveModule("def forward(self, x, y):\n  return 7\n");
+  auto outputs = Run(kTwoByTwo, {FloatTensor("INPUT__0", {1, 4}, {1, 2, 3, 4}),
+                                 FloatTensor("INPUT__1", {1, 4}, {1, 2, 3, 4})});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(outputs.status().message(), HasSubstr("forward() returned a Int"));
+}
+
+TEST_F(TorchBackendTest, NonTensorElementIsTheModelsFault) {
+  SaveModule("def forward(self, x, y):\n  return x + y, 3\n");
+  auto outputs = Run(kTwoByTwo, {FloatTensor("INPUT__0", {1, 4}, {1, 2, 3, 4}),
+                                 FloatTensor("INPUT__1", {1, 4}, {1, 2, 3, 4})});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(outputs.status().message(),
+              HasSubstr("output 'OUTPUT__1': returned value 1 is a Int, not a Tensor"));
+}
+
+TEST_F(TorchBackendTest, ExtraReturnedValuesAreTheModelsFault) {
+  // Outputs bound by order (no __N names): the count must match exactly.
+  SaveModule("def forward(self, x, y):\n  return x + y, x - y, x\n");
+  auto outputs = Run(R"(
+    max_batch_size: 8
+    input { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 4 ] }
+    input { name: "INPUT__1" data_type: TYPE_FP32 dims: [ 4 ] }
+    output { name: "sum" data_type: TYPE_FP32 dims: [ 4 ] }
+    output { name: "diff" data_type: TYPE_FP32 dims: [ 4 ] })",
+                     {FloatTensor("INPUT__0", {1, 4}, {1, 2, 3, 4}),
+                      FloatTensor("INPUT__1", {1, 4}, {1, 2, 3, 4})});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(outputs.status().message(), HasSubstr("the model returned 3 values"));
 }
 
 TEST_F(TorchBackendTest, RuntimeErrorBecomesStatus) {

@@ -3,7 +3,8 @@
 // for bit at 1 intra-op thread, both for the plain module (OPTIMIZE_FOR_INFERENCE false)
 // and for freeze + optimize_for_inference (the default).
 //
-// Needs INFERA_DEMO_REPO (set by `make test`); skipped without it.
+// Reads the demo repository at INFERA_DEMO_REPO (set by `make test`), by default the
+// source tree's demo-models/; a missing repository is a failure, not a skip.
 #include <google/protobuf/text_format.h>
 #include <rapidjson/document.h>
 
@@ -65,10 +66,12 @@ void ExpectBitEqual(const std::vector<Tensor>& outputs, const std::filesystem::p
 class DemoReferenceTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DemoReferenceTest, MatchesPythonBitForBit) {
-  const char* repo = std::getenv("INFERA_DEMO_REPO");
-  if (repo == nullptr) GTEST_SKIP() << "INFERA_DEMO_REPO is not set";
-  const std::filesystem::path model_dir = std::filesystem::path(repo) / GetParam();
+  const char* env = std::getenv("INFERA_DEMO_REPO");
+  const std::filesystem::path repo = env != nullptr ? env : INFERA_DEFAULT_DEMO_REPO;
+  const std::filesystem::path model_dir = repo / GetParam();
   const std::filesystem::path ref_dir = model_dir / "reference";
+  ASSERT_TRUE(std::filesystem::exists(ref_dir / "manifest.json"))
+      << "demo repository missing at " << repo << ": run `make demo-models`";
   rapidjson::Document manifest;
   manifest.Parse(ReadFile(ref_dir / "manifest.json").c_str());
   ASSERT_FALSE(manifest.HasParseError()) << ref_dir / "manifest.json";

@@ -202,9 +202,9 @@ absl::StatusOr<std::vector<Tensor>> TorchInstance::CollectOutputs(const c10::IVa
   } else if (result.isList()) {
     for (const c10::IValue& element : result.toListRef()) values.push_back(element);
   } else {
-    return absl::InvalidArgumentError(StrCat("forward() returned a ", result.tagKind(),
-                                             "; the pytorch backend needs a Tensor or a "
-                                             "tuple/list of Tensors"));
+    return absl::InternalError(StrCat("forward() returned a ", result.tagKind(),
+                                      "; the pytorch backend needs a Tensor or a "
+                                      "tuple/list of Tensors"));
   }
   RETURN_IF_ERROR(CheckReturnedCount(state.outputs, state.config, values.size()));
   std::vector<Tensor> outputs;
@@ -213,9 +213,9 @@ absl::StatusOr<std::vector<Tensor>> TorchInstance::CollectOutputs(const c10::IVa
     const inference::ModelOutput& config = state.config.output(static_cast<int>(i));
     const c10::IValue& value = values[state.outputs.index[i]];
     if (!value.isTensor()) {
-      return absl::InvalidArgumentError(StrCat("output '", config.name(), "': returned value ",
-                                               state.outputs.index[i], " is a ",
-                                               value.tagKind(), ", not a Tensor"));
+      return absl::InternalError(StrCat("output '", config.name(), "': returned value ",
+                                        state.outputs.index[i], " is a ", value.tagKind(),
+                                        ", not a Tensor"));
     }
     ASSIGN_OR_RETURN(Tensor tensor,
                      FromTorchTensor(config.name(), state.output_types[i],

@@ -13,7 +13,8 @@
 //        pool; see docs/torch_backend.md), under c10::InferenceMode (or NoGradGuard) and
 //        with DISABLE_OPTIMIZED_EXECUTION applied (a thread-local executor flag). Inputs
 //        and outputs are not copied (torch_tensor.h). Every LibTorch exception becomes a
-//        Status; none escapes.
+//        Status; none escapes. A model's own fault (an exception in forward(), outputs
+//        of the wrong count, type or dtype) is Internal, never InvalidArgument.
 //
 // Thread-safety: the LoadedModel is thread-safe; each ModelInstance is owned by one
 // worker thread (ModelInstance's contract).

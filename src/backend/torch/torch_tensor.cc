@@ -89,16 +89,16 @@ absl::StatusOr<at::Tensor> ToTorchTensor(const Tensor& tensor) {
 absl::StatusOr<Tensor> FromTorchTensor(const std::string& name, DataType expected,
                                        std::string_view config_type_name, at::Tensor value) {
   if (!value.defined()) {
-    return absl::InvalidArgumentError(StrCat("output '", name, "': the model returned an "
-                                             "undefined tensor (None)"));
+    return absl::InternalError(StrCat("output '", name, "': the model returned an "
+                                      "undefined tensor (None)"));
   }
   if (value.layout() != at::kStrided) value = value.to_dense();  // mkldnn / sparse
   if (!value.device().is_cpu()) value = value.to(at::kCPU);
   const std::optional<at::ScalarType> type = ToScalarType(expected);
   if (!type || value.scalar_type() != *type) {
-    return absl::InvalidArgumentError(StrCat("output '", name, "': the model returned ",
-                                             DescribeScalarType(value.scalar_type()),
-                                             " but the config declares ", config_type_name));
+    return absl::InternalError(StrCat("output '", name, "': the model returned ",
+                                      DescribeScalarType(value.scalar_type()),
+                                      " but the config declares ", config_type_name));
   }
   Tensor out;
   out.name = name;

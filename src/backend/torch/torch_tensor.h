@@ -35,9 +35,9 @@ namespace infera {
 // datatype LibTorch lacks (UINT16/32/64, BYTES) and for BOOL bytes other than 0/1.
 absl::StatusOr<at::Tensor> ToTorchTensor(const Tensor& tensor);
 
-// Wraps `value` as output `name`. Fails, naming the output, when `value` is not a
-// dense CPU tensor of `expected` dtype. `config_type_name` ("TYPE_FP32") is for the
-// message only.
+// Wraps `value` as output `name`. Fails with Internal (the model's fault, not the
+// client's), naming the output, when `value` is undefined or not of `expected` dtype.
+// `config_type_name` ("TYPE_FP32") is for the message only.
 absl::StatusOr<Tensor> FromTorchTensor(const std::string& name, DataType expected,
                                        std::string_view config_type_name, at::Tensor value);
 

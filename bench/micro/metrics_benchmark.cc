@@ -1,5 +1,5 @@
 // Cost of recording on the request hot path (docs/benchmarks.md, "Metrics overhead").
-//   build/src/metrics/metrics_benchmark --benchmark_repetitions=3
+//   build/bench/micro/metrics_benchmark --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
 #include "manager/model_statistics.h"

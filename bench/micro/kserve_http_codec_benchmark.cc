@@ -1,7 +1,7 @@
 // Throughput of the KServe v2 HTTP tensor codec: request decoding and response encoding,
 // JSON and binary, for the tensors infera's benchmarks send.
 //
-//   build-codec/src/codec/codec_benchmark --benchmark_repetitions=3
+//   build-codec/bench/micro/codec_benchmark --benchmark_repetitions=3
 //       --benchmark_report_aggregates_only=true
 //
 // Cases (second benchmark argument = element count):
