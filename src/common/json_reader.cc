@@ -8,7 +8,10 @@
 namespace infera {
 namespace {
 
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+// Validating the encoding keeps invalid UTF-8 out of every string the server reads, so
+// none can reach a JSON response or error body that echoes it.
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag |
+                                 rapidjson::kParseValidateEncodingFlag;
 
 // Forwards SAX events to the Document, refusing to open a container past `max_depth`.
 class DepthLimitedHandler {

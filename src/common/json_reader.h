@@ -12,8 +12,12 @@
 // however deep the input. The streaming KServe infer decoder (codec/request_decoder.cc)
 // has its own SAX handler; it uses the same kMaxJsonDepth.
 //
+// Strings must be valid UTF-8 (RFC 8259), so no invalid byte read here can reach a
+// response that echoes it.
+//
 // Errors are InvalidArgument and name `what` plus the problem: the offset of a syntax
-// error, or the limit that was exceeded ("... nests deeper than 100 levels").
+// error or of invalid UTF-8, or the limit that was exceeded ("... nests deeper than the
+// limit of 100 levels").
 //
 // Thread-safe (pure functions).
 //

@@ -86,6 +86,16 @@ TEST(JsonReaderTest, SyntaxErrorsNameWhatAndOffset) {
   EXPECT_THAT(ReadJson(std::string("[1]\0[2]", 7), "x", doc).message(), HasSubstr("NUL byte"));
 }
 
+TEST(JsonReaderTest, RejectsInvalidUtf8InStrings) {
+  rapidjson::Document doc;
+  absl::Status s = ReadJson("{\"model\": \"a\xff\"}", "request body", doc);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("request body: invalid JSON at byte offset"));
+  EXPECT_THAT(s.message(), HasSubstr("encoding"));
+  ASSERT_TRUE(ReadJson("{\"model\": \"caf\xc3\xa9 \\u00e9\"}", "request body", doc).ok());
+  EXPECT_STREQ(doc["model"].GetString(), "caf\xc3\xa9 \xc3\xa9");
+}
+
 TEST(JsonReaderTest, KeepsFullPrecision) {
   rapidjson::Document doc;
   ASSERT_TRUE(ReadJson("0.1000000000000000055511151231257827", "x", doc).ok());

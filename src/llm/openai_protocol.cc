@@ -3,6 +3,7 @@
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "llm/json_util.h"
+#include "llm/unicode.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -353,7 +354,7 @@ std::string OpenAiErrorJson(int http_status, std::string_view message) {
   w.Key("error");
   w.StartObject();
   w.Key("message");
-  WriteString(w, message);
+  WriteString(w, SanitizeUtf8(message));  // messages may echo client bytes
   w.Key("type");
   w.String(http_status == 404   ? "NotFoundError"
            : http_status == 429 ? "RateLimitError"

@@ -92,6 +92,15 @@ TEST(OpenAiProtocolTest, BuildsResponsesAndErrors) {
             R"({"error":{"message":"nope","type":"NotFoundError","param":null,"code":404}})");
 }
 
+// Issue 13 finding 11: error messages echo client bytes; the body must stay JSON.
+TEST(OpenAiProtocolTest, ErrorJsonReplacesInvalidUtf8) {
+  EXPECT_EQ(OpenAiErrorJson(404, "model 'a\xff' does not exist"),
+            "{\"error\":{\"message\":\"model 'a\xef\xbf\xbd' does not exist\",\"type\":\"NotFoundError\","
+            "\"param\":null,\"code\":404}}");
+  EXPECT_THAT(std::string(ParseCompletionRequest("{\"model\": \"\xff\", \"prompt\": \"x\"}").status().message()),
+              HasSubstr("encoding"));
+}
+
 TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {
   inference::ModelConfig config;
   (*config.mutable_parameters())["max_num_seqs"].set_string_value("4");

@@ -451,6 +451,21 @@ def test_invalid_utf8_in_the_url_gives_valid_json(server, target):
     assert_infer_works(server)
 
 
+@pytest.mark.parametrize("path,body", [
+    ("/v1/completions", b'{"model": "a\xff\xfe", "prompt": "x"}'),
+    ("/v1/chat/completions", b'{"model": "tiny", "messages": [{"role": "user", "content": "\xc3"}]}'),
+    ("/v2/logging", b'{"log_format": "\xff"}'),
+    ("/v2/repository/index", b'{"\xff": true}'),
+])
+def test_invalid_utf8_in_json_bodies_is_400_with_a_json_error(server, path, body):
+    status, _, data = server.request("POST", path, body, {"Content-Type": "application/json"})
+    assert status == 400, data
+    error = json.loads(data.decode("utf-8"))["error"]  # strict UTF-8
+    message = error["message"] if isinstance(error, dict) else error
+    assert "encoding" in message, message
+    assert_infer_works(server)
+
+
 # --- clients that never read their responses -------------------------------------------
 
 def metric(server, name):
