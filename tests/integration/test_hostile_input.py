@@ -339,6 +339,34 @@ GRPC_CASES = [
 ]
 
 
+def grpc_request_with(model, datatype, shape, raw=None, **contents):
+    request = pb.ModelInferRequest(model_name=model)
+    names = ("INPUT0", "INPUT1") if model == "simple" else ("INPUT0",)
+    for name in names:
+        t = request.inputs.add(name=name, datatype=datatype)
+        t.shape.extend(shape)
+        for field, values in contents.items():
+            getattr(t.contents, field).extend(values)
+        if raw is not None:
+            request.raw_input_contents.append(raw)
+    return request
+
+
+GRPC_CASES += [
+    ("huge_shape", lambda: grpc_request_with("simple", "INT32", [2**62, 2**62], BLOB),
+     grpc.StatusCode.INVALID_ARGUMENT, "invalid shape"),
+    ("negative_dim", lambda: grpc_request_with("simple", "INT32", [1, -16], BLOB),
+     grpc.StatusCode.INVALID_ARGUMENT, "invalid shape"),
+    ("typed_count_short", lambda: grpc_request_with("simple", "INT32", [1, 16], int_contents=[1] * 15),
+     grpc.StatusCode.INVALID_ARGUMENT, "int_contents"),
+    ("bytes_prefix_past_end", lambda: grpc_request_with("identity_bytes", "BYTES", [1],
+                                                        struct.pack("<I", 2**32 - 1) + b"abc"),
+     grpc.StatusCode.INVALID_ARGUMENT, "declares 4294967295 bytes"),
+    ("bytes_huge_shape", lambda: grpc_request_with("identity_bytes", "BYTES", [2**40], bytes_contents=[b"a"]),
+     grpc.StatusCode.INVALID_ARGUMENT, "bytes_contents"),
+]
+
+
 @pytest.mark.parametrize("name,make,code,needle", GRPC_CASES, ids=[c[0] for c in GRPC_CASES])
 def test_grpc_oversize_and_mismatched_raw_contents(server, name, make, code, needle):
     channel, stub = grpc_stub(server)
