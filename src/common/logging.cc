@@ -7,6 +7,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/utf8.h"
+
 namespace infera {
 namespace logging_internal {
 std::atomic<int> g_log_level{static_cast<int>(LogLevel::kInfo)};
@@ -18,8 +20,10 @@ const char* Basename(const char* path) {
   return slash ? slash + 1 : path;
 }
 
-void AppendJsonEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
+void AppendJsonEscaped(std::string& out, std::string_view raw) {
+  // A JSON line must be UTF-8: client bytes that are not become U+FFFD.
+  const std::string valid = ReplaceInvalidUtf8(raw);
+  for (char c : valid) {
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

@@ -70,6 +70,9 @@ TEST_F(LoggingTest, JsonFormatKeepsAClientStringOnOneLine) {
   EXPECT_EQ(CountLines(out), 1u) << out;
   EXPECT_THAT(out, HasSubstr(R"("msg":"id a\nb\u0002"})"));
   EXPECT_THAT(out, Not(HasSubstr("\x02")));
+  // Invalid UTF-8 would make the line invalid JSON: it becomes U+FFFD.
+  const std::string bad = CaptureStderr([] { INFERA_LOG(INFO) << "model \xff\xfe"; });
+  EXPECT_THAT(bad, HasSubstr("\"msg\":\"model \xef\xbf\xbd\xef\xbf\xbd\"}"));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #include "http/http_status.h"
 
-#include "codec/utf8.h"
+#include "common/utf8.h"
 #include "common/retry_after.h"
 
 #include "rapidjson/stringbuffer.h"

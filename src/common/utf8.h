@@ -1,11 +1,11 @@
 // UTF-8 validation for BYTES elements the response encoder may write as JSON strings,
-// and repair of client text that is echoed into JSON.
+// and repair of client text that is echoed into JSON (error bodies, JSON log lines).
 //
 // JSON text must be UTF-8, but a BYTES tensor holds arbitrary bytes; the encoder checks
 // each element and falls back to the binary encoding when one is not valid UTF-8.
 // Thread-safe (pure function).
-#ifndef INFERA_CODEC_UTF8_H_
-#define INFERA_CODEC_UTF8_H_
+#ifndef INFERA_COMMON_UTF8_H_
+#define INFERA_COMMON_UTF8_H_
 
 #include <string>
 #include <string_view>
@@ -23,4 +23,4 @@ std::string ReplaceInvalidUtf8(std::string_view text);
 
 }  // namespace infera
 
-#endif  // INFERA_CODEC_UTF8_H_
+#endif  // INFERA_COMMON_UTF8_H_

@@ -1,4 +1,4 @@
-#include "codec/utf8.h"
+#include "common/utf8.h"
 
 #include <cstdint>
 #include <string>
