@@ -187,12 +187,16 @@ def test_oversize_headers_get_431(server):
     assert_infer_works(server)
 
 
-def test_slowloris_is_cut_off_by_the_read_timeout(server):
+@pytest.mark.parametrize("opening", [
+    b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n",  # trickled header
+    b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",  # body
+], ids=["header", "body"])
+def test_slowloris_is_cut_off_by_the_read_timeout(server, opening):
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
-        s.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n")
+        s.sendall(opening)
         reply = b""
-        # One header byte every 100 ms, never finishing: the read timeout still applies.
+        # One byte every 100 ms, never finishing: the read timeout still applies.
         deadline = started + READ_TIMEOUT_SECS + 5
         s.settimeout(0.1)
         while time.monotonic() < deadline:
