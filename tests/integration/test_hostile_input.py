@@ -395,6 +395,18 @@ def test_grpc_more_raw_contents_than_inputs(server):
         assert "raw_input_contents" in error.value.details()
 
 
+def test_grpc_load_with_a_deeply_nested_config(server):
+    channel, stub = grpc_stub(server)
+    with channel:
+        request = pb.RepositoryModelLoadRequest(model_name="simple")
+        request.parameters["config"].string_param = '{"parameters":' + "[" * 250000 + "]" * 250000 + "}"
+        with pytest.raises(grpc.RpcError) as error:
+            stub.RepositoryModelLoad(request, timeout=30)
+        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "config" in error.value.details()
+    assert_infer_works(server)
+
+
 # --- OpenAI parameters at and past every limit -----------------------------------------
 
 def completion(llm_server, **fields):
