@@ -218,7 +218,8 @@ bool WaitFor(F condition, std::chrono::seconds timeout = std::chrono::seconds(20
 // for as long as it liked. A write without progress for write_timeout closes it.
 TEST(HttpServerTest, WriteTimeoutClosesAClientThatDoesNotRead) {
   HttpServer::Options options{"127.0.0.1", 0, 1};
-  options.write_timeout = std::chrono::milliseconds(300);
+  // Long enough that a loaded machine pausing the steady reader below never trips it.
+  options.write_timeout = std::chrono::milliseconds(2000);
   const std::string big(64 << 20, 'x');
   auto server = HttpServer::Start(options, [&](HttpRequest, HttpResponder responder) {
     std::move(responder).Send(HttpResponse{200, "application/octet-stream", big, {}});
