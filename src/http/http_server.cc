@@ -16,6 +16,7 @@
 
 #include "common/logging.h"
 #include "common/str_cat.h"
+#include "http/http_framing.h"
 #include "http/http_status.h"
 
 namespace infera {
@@ -26,46 +27,15 @@ using tcp = net::ip::tcp;
 
 namespace http_internal {
 
-// RFC 9112 section 6: a request whose body length is ambiguous must be rejected and its
-// connection closed, or a proxy in front and this server can disagree on where the next
-// request starts (request smuggling). Beast alone accepts some of these (a
-// Transfer-Encoding whose final coding is not chunked means "no body" to it, so the body
-// would be parsed as the next request). The only transfer coding infera accepts is a
-// single "chunked"; Content-Length must appear at most once, as one number, and never
-// together with Transfer-Encoding.
+// The framing fields of `header` (RFC 9112 section 6), checked by HttpFraming.
 std::optional<std::string> FramingProblem(const http::request_header<>& header) {
-  int te_fields = 0;
-  int cl_fields = 0;
-  std::string_view te_value;
+  HttpFraming framing;
   for (const auto& field : header) {
-    if (field.name() == http::field::transfer_encoding) {
-      ++te_fields;
-      te_value = std::string_view(field.value().data(), field.value().size());
-    } else if (field.name() == http::field::content_length) {
-      ++cl_fields;
-      const auto value = field.value();
-      if (value.find(',') != beast::string_view::npos) {
-        return "bad Content-Length: a list of lengths is not accepted";
-      }
-    }
+    const std::string_view value(field.value().data(), field.value().size());
+    if (field.name() == http::field::content_length) framing.AddContentLength(value);
+    if (field.name() == http::field::transfer_encoding) framing.AddTransferEncoding(value);
   }
-  if (cl_fields > 1) return "bad Content-Length: the header appears more than once";
-  if (te_fields == 0) return std::nullopt;
-  if (cl_fields > 0) return "bad framing: Content-Length and Transfer-Encoding together";
-  if (te_fields > 1) return "bad Transfer-Encoding: the header appears more than once";
-  // Trim optional whitespace; the value must be exactly the token "chunked".
-  const size_t begin = te_value.find_first_not_of(" \t");
-  const size_t end = te_value.find_last_not_of(" \t");
-  const std::string_view coding =
-      begin == std::string_view::npos ? std::string_view() : te_value.substr(begin, end - begin + 1);
-  if (!beast::iequals(beast::string_view(coding.data(), coding.size()), "chunked")) {
-    std::string shown(coding.substr(0, 64));
-    for (char& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    }
-    return StrCat("bad Transfer-Encoding '", shown, "': only a single 'chunked' is accepted");
-  }
-  return std::nullopt;
+  return framing.Problem();
 }
 
 // State the server and all its sessions share.
