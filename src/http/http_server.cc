@@ -18,6 +18,7 @@
 #include "common/str_cat.h"
 #include "http/http_framing.h"
 #include "http/http_status.h"
+#include "http/response_budget.h"
 
 namespace infera {
 namespace net = boost::asio;
@@ -44,28 +45,8 @@ struct ServerState {
   HttpServer::Options options;
   std::atomic<int> in_flight{0};
   std::atomic<bool> draining{false};
-  // Bytes of response bodies and stream chunks produced but not yet taken by a socket.
-  std::atomic<int64_t> buffered_bytes{0};
-  std::atomic<uint64_t> write_timeouts{0};
-  std::atomic<uint64_t> rejected_over_buffer_limit{0};
-
-  // Admits a response of `bytes` against --http-max-buffered-response-bytes. Small
-  // responses (health checks, errors) are always admitted, and so is any response when
-  // nothing else is buffered (one large answer always fits); otherwise the total must
-  // stay within the limit.
-  static constexpr int64_t kAlwaysAdmittedBytes = 64 << 10;
-  bool ReserveBuffered(int64_t bytes) {
-    const int64_t limit = static_cast<int64_t>(options.max_buffered_response_bytes);
-    int64_t current = buffered_bytes.load(std::memory_order_relaxed);
-    while (true) {
-      if (bytes > kAlwaysAdmittedBytes && current > 0 && current + bytes > limit) return false;
-      if (buffered_bytes.compare_exchange_weak(current, current + bytes, std::memory_order_relaxed)) {
-        return true;
-      }
-    }
-  }
-  void AddBuffered(int64_t bytes) { buffered_bytes.fetch_add(bytes, std::memory_order_relaxed); }
-  void ReleaseBuffered(int64_t bytes) { buffered_bytes.fetch_sub(bytes, std::memory_order_relaxed); }
+  // Unread response bytes (--http-max-buffered-response-bytes) and write-side counters.
+  std::unique_ptr<ResponseBudget> budget;
 };
 
 // One connection. Lives on one I/O thread; every member is touched only there (Send()
@@ -80,7 +61,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   ~Session() {
     // Whatever is still accounted (a write cut short by an error) goes back.
-    state_->ReleaseBuffered(response_buffered_ + stream_queued_);
+    state_->budget->Release(response_buffered_ + stream_queued_);
   }
 
   void Start() {
@@ -116,7 +97,7 @@ class Session : public std::enable_shared_from_this<Session> {
       net::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->AbandonStream(); });
       return;
     }
-    state_->AddBuffered(bytes);
+    state_->budget->Add(bytes);
     net::dispatch(socket_.get_executor(),
                   [self = shared_from_this(), chunk = std::move(chunk), bytes]() mutable {
                     if (!self->stream_serializer_ || self->stream_done_) {  // stream over
@@ -185,7 +166,7 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       self->write_watch_armed_ = false;
       self->write_timed_out_ = true;
-      self->state_->write_timeouts.fetch_add(1, std::memory_order_relaxed);
+      self->state_->budget->CountWriteTimeout();
       INFERA_LOG(VERBOSE) << "HTTP write timed out: the client read nothing for "
                           << self->state_->options.write_timeout.count() << " ms";
       if (self->current_token_) self->current_token_->Cancel();
@@ -309,17 +290,17 @@ class Session : public std::enable_shared_from_this<Session> {
   void Write(HttpResponse response) {
     ++responses_started_;
     const auto bytes = static_cast<int64_t>(response.body.size());
-    if (!state_->ReserveBuffered(bytes)) {
+    if (!state_->budget->TryReserve(bytes)) {
       // Slow readers already hold the server's budget for unread responses: drop this
       // body now (freeing it) and answer 503 instead; the client may retry.
-      state_->rejected_over_buffer_limit.fetch_add(1, std::memory_order_relaxed);
+      state_->budget->CountRejected();
       INFERA_LOG(VERBOSE) << "HTTP 503: response of " << bytes << " bytes over the buffer limit";
       response = ErrorResponse(503, StrCat("the server holds more than ",
                                            state_->options.max_buffered_response_bytes,
                                            " bytes of responses that clients have not read "
                                            "(--http-max-buffered-response-bytes); retry later"));
       keep_alive_ = false;
-      state_->AddBuffered(static_cast<int64_t>(response.body.size()));
+      state_->budget->Add(static_cast<int64_t>(response.body.size()));
       response_buffered_ = static_cast<int64_t>(response.body.size());
     } else {
       response_buffered_ = bytes;
@@ -346,7 +327,7 @@ class Session : public std::enable_shared_from_this<Session> {
                              self->WriteProgressed();
                              if (!ec && !self->response_serializer_->is_done()) return self->WriteSome();
                              self->response_serializer_.reset();
-                             self->state_->ReleaseBuffered(self->response_buffered_);
+                             self->state_->budget->Release(self->response_buffered_);
                              self->response_buffered_ = 0;
                              self->response_.body().clear();
                              self->response_.body().shrink_to_fit();
@@ -384,7 +365,7 @@ class Session : public std::enable_shared_from_this<Session> {
       const auto bytes = static_cast<int64_t>(head.body.size());
       stream_pending_.fetch_add(bytes, std::memory_order_relaxed);
       stream_queued_ += bytes;
-      state_->AddBuffered(bytes);
+      state_->budget->Add(bytes);
       stream_queue_.push_front(std::move(head.body));
     }
     stream_serializer_.emplace(stream_head_);
@@ -447,7 +428,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // runs StreamFailed.
   void AbandonStream() {
     if (!stream_serializer_ || stream_done_) return;  // already ended
-    state_->rejected_over_buffer_limit.fetch_add(1, std::memory_order_relaxed);
+    state_->budget->CountRejected();
     INFERA_LOG(VERBOSE) << "HTTP stream closed: the client left more than "
                         << state_->options.max_stream_buffered_bytes << " bytes unread";
     if (current_token_) current_token_->Cancel();
@@ -457,7 +438,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   void ReleaseStreamBytes(int64_t bytes) {
     stream_pending_.fetch_sub(bytes, std::memory_order_relaxed);
-    state_->ReleaseBuffered(bytes);
+    state_->budget->Release(bytes);
   }
   void ResetStream() {
     stream_serializer_.reset();
@@ -593,6 +574,7 @@ class HttpServer::Impl {
       : state_(std::make_shared<http_internal::ServerState>()) {
     state_->options = std::move(options);
     state_->handler = std::move(handler);
+    state_->budget = std::make_unique<ResponseBudget>(state_->options.max_buffered_response_bytes);
     const int n = std::max(1, state_->options.num_threads);
     for (int i = 0; i < n; ++i) {
       contexts_.push_back(std::make_unique<net::io_context>(1));
@@ -652,9 +634,7 @@ class HttpServer::Impl {
   uint16_t port() const { return port_; }
   int InFlight() const { return state_->in_flight.load(); }
   Stats GetStats() const {
-    return Stats{state_->buffered_bytes.load(std::memory_order_relaxed),
-                 state_->write_timeouts.load(std::memory_order_relaxed),
-                 state_->rejected_over_buffer_limit.load(std::memory_order_relaxed)};
+    return Stats{state_->budget->buffered(), state_->budget->write_timeouts(), state_->budget->rejected()};
   }
 
  private:
