@@ -15,7 +15,9 @@
 namespace infera {
 namespace {
 
-constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag |
+// Iterative: the handler stops at kMaxDepth anyway, but no input decides how deep the
+// parser's own recursion goes.
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseInsituFlag |
                                  rapidjson::kParseNumbersAsStringsFlag |
                                  rapidjson::kParseNanAndInfFlag;
 

@@ -373,18 +373,22 @@ TEST(DecodeErrorsTest, ElementTypeAndRange) {
 
 TEST(DecodeErrorsTest, DeepNestingIsRejectedWithoutRecursingFurther) {
   const std::string deep_data =
-      OneInput(StrCat(R"("name":"x","shape":[1],"datatype":"INT32","data":)", std::string(40, '['),
-                      "1", std::string(40, ']')));
-  EXPECT_THAT(ErrorOf(deep_data), HasSubstr("JSON nesting exceeds 32 levels"));
+      OneInput(StrCat(R"("name":"x","shape":[1],"datatype":"INT32","data":)", std::string(110, '['),
+                      "1", std::string(110, ']')));
+  EXPECT_THAT(ErrorOf(deep_data), HasSubstr("JSON nesting exceeds the limit of 100 levels"));
   EXPECT_THAT(ErrorOf(StrCat(R"({"ext":)", std::string(100000, '['), "}")),
-              HasSubstr("JSON nesting exceeds 32 levels"));
+              HasSubstr("JSON nesting exceeds the limit of 100 levels"));
   std::string objects;
   for (int i = 0; i < 100000; ++i) objects += R"({"a":)";
-  EXPECT_THAT(ErrorOf(objects), HasSubstr("JSON nesting exceeds 32 levels"));
-  // 28 levels of data nesting (plus root, inputs and the input object) are fine.
+  EXPECT_THAT(ErrorOf(objects), HasSubstr("JSON nesting exceeds the limit of 100 levels"));
+  // 97 levels of data nesting (plus root, inputs and the input object) are fine: Triton's
+  // limit of 100 in all.
   const std::string ok = OneInput(StrCat(R"("name":"x","shape":[1],"datatype":"INT32","data":)",
-                                         std::string(28, '['), "1", std::string(28, ']')));
+                                         std::string(97, '['), "1", std::string(97, ']')));
   EXPECT_TRUE(Decode(ok).ok());
+  const std::string one_more = OneInput(StrCat(R"("name":"x","shape":[1],"datatype":"INT32","data":)",
+                                               std::string(98, '['), "1", std::string(98, ']')));
+  EXPECT_THAT(ErrorOf(one_more), HasSubstr("JSON nesting exceeds the limit of 100 levels"));
 }
 
 // Every proper prefix of a valid request is rejected cleanly.

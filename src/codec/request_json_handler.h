@@ -31,6 +31,7 @@
 #include "api/infer_request.h"
 #include "codec/growable_buffer.h"
 #include "codec/json_element.h"
+#include "common/json_reader.h"
 #include "rapidjson/reader.h"
 
 namespace infera {
@@ -42,8 +43,9 @@ std::string ShapeForMessage(const Shape& shape);
 class RequestJsonHandler
     : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, RequestJsonHandler> {
  public:
-  // Deepest nesting of JSON objects and arrays accepted anywhere in the request.
-  static constexpr int kMaxDepth = 32;
+  // Deepest nesting of JSON objects and arrays accepted anywhere in the request: the
+  // server-wide JSON limit (common/json_reader.h), Triton's 100.
+  static constexpr int kMaxDepth = kMaxJsonDepth;
 
   // Fills `*request` (which must outlive the handler). `max_elements` bounds each input's
   // element count; `json_size` (bytes of JSON text) bounds up-front reservations.

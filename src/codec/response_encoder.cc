@@ -7,7 +7,7 @@
 #include "api/tensor.h"
 #include "codec/json_data_writer.h"
 #include "codec/json_string_stream.h"
-#include "codec/utf8.h"
+#include "common/utf8.h"
 #include "common/str_cat.h"
 #include "rapidjson/writer.h"
 

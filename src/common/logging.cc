@@ -7,6 +7,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/utf8.h"
+
 namespace infera {
 namespace logging_internal {
 std::atomic<int> g_log_level{static_cast<int>(LogLevel::kInfo)};
@@ -18,8 +20,10 @@ const char* Basename(const char* path) {
   return slash ? slash + 1 : path;
 }
 
-void AppendJsonEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
+void AppendJsonEscaped(std::string& out, std::string_view raw) {
+  // A JSON line must be UTF-8: client bytes that are not become U+FFFD.
+  const std::string valid = ReplaceInvalidUtf8(raw);
+  for (char c : valid) {
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -38,6 +42,25 @@ void AppendJsonEscaped(std::string& out, std::string_view text) {
   }
 }
 }  // namespace
+
+void AppendControlEscaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\x%02x", u);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+}
 
 LogMessage::LogMessage(LogLevel level, const char* file, int line)
     : level_(level), file_(file), line_(line) {}
@@ -74,8 +97,11 @@ LogMessage::~LogMessage() {
     std::snprintf(prefix, sizeof(prefix), "%c%02d%02d %02d:%02d:%02d.%06ld %s:%d] ",
                   kLetters[level], utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
                   utc.tm_sec, static_cast<long>(tv.tv_usec), Basename(file_), line_);
+    line.reserve(text.size() + 64);
     line = prefix;
-    line += text;
+    // Messages carry client strings (request ids, model names, URLs): escaping control
+    // characters here, for every log site, means no client can forge or split a line.
+    AppendControlEscaped(line, text);
     line += '\n';
   }
   // One write per message keeps lines whole across threads.

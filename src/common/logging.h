@@ -10,7 +10,10 @@
 //
 // Levels: ERROR, WARNING, INFO, VERBOSE. The format is either a human line
 // (`I1130 05:29:59.123 model_manager.cc:42] text`) or one JSON object per line
-// (`--log-format json`).
+// (`--log-format json`). Either way one message is exactly one line: the text format
+// writes control characters in the message as `\n`, `\r`, `\t` or `\xNN` (the JSON
+// format escapes them as JSON does), so client strings logged as part of a message (a
+// request id with a newline, say) cannot forge a log line. Log sites need no escaping.
 #ifndef INFERA_COMMON_LOGGING_H_
 #define INFERA_COMMON_LOGGING_H_
 
@@ -49,6 +52,10 @@ class LogMessage {
   int line_;
   std::ostringstream stream_;
 };
+
+// Appends `text` to `out` with control characters (< 0x20 and 0x7f) written as `\n`,
+// `\r`, `\t` or `\xNN`; other bytes unchanged. Used for the text format.
+void AppendControlEscaped(std::string& out, std::string_view text);
 
 // Lets the macro below swallow a stream expression in a ternary.
 struct Voidify {

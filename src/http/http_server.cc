@@ -6,6 +6,8 @@
 #include <deque>
 #include <atomic>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include <boost/asio.hpp>
@@ -14,7 +16,9 @@
 
 #include "common/logging.h"
 #include "common/str_cat.h"
+#include "http/http_framing.h"
 #include "http/http_status.h"
+#include "http/response_budget.h"
 
 namespace infera {
 namespace net = boost::asio;
@@ -24,12 +28,25 @@ using tcp = net::ip::tcp;
 
 namespace http_internal {
 
+// The framing fields of `header` (RFC 9112 section 6), checked by HttpFraming.
+std::optional<std::string> FramingProblem(const http::request_header<>& header) {
+  HttpFraming framing;
+  for (const auto& field : header) {
+    const std::string_view value(field.value().data(), field.value().size());
+    if (field.name() == http::field::content_length) framing.AddContentLength(value);
+    if (field.name() == http::field::transfer_encoding) framing.AddTransferEncoding(value);
+  }
+  return framing.Problem();
+}
+
 // State the server and all its sessions share.
 struct ServerState {
   HttpHandler handler;
   HttpServer::Options options;
   std::atomic<int> in_flight{0};
   std::atomic<bool> draining{false};
+  // Unread response bytes (--http-max-buffered-response-bytes) and write-side counters.
+  std::unique_ptr<ResponseBudget> budget;
 };
 
 // One connection. Lives on one I/O thread; every member is touched only there (Send()
@@ -37,7 +54,15 @@ struct ServerState {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, std::shared_ptr<ServerState> state)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), state_(std::move(state)) {}
+      : socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        write_timer_(socket_.get_executor()),
+        state_(std::move(state)) {}
+
+  ~Session() {
+    // Whatever is still accounted (a write cut short by an error) goes back.
+    state_->budget->Release(response_buffered_ + stream_queued_);
+  }
 
   void Start() {
     beast::error_code ignored;
@@ -60,10 +85,26 @@ class Session : public std::enable_shared_from_this<Session> {
                     self->WriteStreamHead(std::move(head));
                   });
   }
+  // Chunks are accounted on the producer's thread, before they are posted, so the bound
+  // covers chunks still waiting in the io_context's queue too.
   void StreamChunk(std::string chunk) {
+    if (chunk.empty()) return;  // an empty chunk would end the body
+    const auto bytes = static_cast<int64_t>(chunk.size());
+    const auto limit = static_cast<int64_t>(state_->options.max_stream_buffered_bytes);
+    if (stream_pending_.fetch_add(bytes, std::memory_order_relaxed) + bytes > limit) {
+      stream_pending_.fetch_sub(bytes, std::memory_order_relaxed);
+      // The client reads slower than the producer writes: stop both.
+      net::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->AbandonStream(); });
+      return;
+    }
+    state_->budget->Add(bytes);
     net::dispatch(socket_.get_executor(),
-                  [self = shared_from_this(), chunk = std::move(chunk)]() mutable {
-                    if (chunk.empty()) return;  // an empty chunk would end the body
+                  [self = shared_from_this(), chunk = std::move(chunk), bytes]() mutable {
+                    if (!self->stream_serializer_ || self->stream_done_) {  // stream over
+                      self->ReleaseStreamBytes(bytes);
+                      return;
+                    }
+                    self->stream_queued_ += bytes;
                     self->stream_queue_.push_back(std::move(chunk));
                     self->PumpStream();
                   });
@@ -93,6 +134,48 @@ class Session : public std::enable_shared_from_this<Session> {
     timer_.cancel();
   }
 
+  // Write timeout: a pending write that makes no progress for `write_timeout` closes the
+  // connection (nginx's send_timeout). One timer per session, armed when a write starts
+  // and re-armed for the remainder when it fires while writes are progressing, so a long
+  // response costs no timer operation per socket write.
+  void WriteStarted() {
+    write_pending_ = true;
+    last_write_progress_ = std::chrono::steady_clock::now();
+    if (write_watch_armed_) return;
+    write_watch_armed_ = true;
+    ArmWriteTimer(state_->options.write_timeout);
+  }
+  void WriteProgressed() {
+    write_pending_ = false;
+    last_write_progress_ = std::chrono::steady_clock::now();
+  }
+  void ArmWriteTimer(std::chrono::steady_clock::duration after) {
+    write_timer_.expires_after(after);
+    write_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec) {
+        self->write_watch_armed_ = false;
+        return;
+      }
+      if (!self->write_pending_) {  // idle (e.g. a stream waiting for its producer)
+        self->write_watch_armed_ = false;
+        return;
+      }
+      const auto idle = std::chrono::steady_clock::now() - self->last_write_progress_;
+      if (idle < self->state_->options.write_timeout) {
+        return self->ArmWriteTimer(self->state_->options.write_timeout - idle);
+      }
+      self->write_watch_armed_ = false;
+      self->write_timed_out_ = true;
+      self->state_->budget->CountWriteTimeout();
+      INFERA_LOG(VERBOSE) << "HTTP write timed out: the client read nothing for "
+                          << self->state_->options.write_timeout.count() << " ms";
+      if (self->current_token_) self->current_token_->Cancel();
+      beast::error_code ignored;
+      self->socket_.shutdown(tcp::socket::shutdown_both, ignored);
+      self->socket_.cancel(ignored);
+    });
+  }
+
   void ReadHeader() {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(state_->options.max_header_bytes));
@@ -107,6 +190,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnHeader(beast::error_code ec) {
     if (ec) return OnReadError(ec);
+    if (std::optional<std::string> problem = FramingProblem(parser_->get())) {
+      DisarmTimer();
+      return Fail(400, *std::move(problem));
+    }
     // From here until its response is written the request is in flight: a drain waits
     // for it even while its body is still arriving.
     state_->in_flight.fetch_add(1, std::memory_order_relaxed);
@@ -202,6 +289,22 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Write(HttpResponse response) {
     ++responses_started_;
+    const auto bytes = static_cast<int64_t>(response.body.size());
+    if (!state_->budget->TryReserve(bytes)) {
+      // Slow readers already hold the server's budget for unread responses: drop this
+      // body now (freeing it) and answer 503 instead; the client may retry.
+      state_->budget->CountRejected();
+      INFERA_LOG(VERBOSE) << "HTTP 503: response of " << bytes << " bytes over the buffer limit";
+      response = ErrorResponse(503, StrCat("the server holds more than ",
+                                           state_->options.max_buffered_response_bytes,
+                                           " bytes of responses that clients have not read "
+                                           "(--http-max-buffered-response-bytes); retry later"));
+      keep_alive_ = false;
+      state_->budget->Add(static_cast<int64_t>(response.body.size()));
+      response_buffered_ = static_cast<int64_t>(response.body.size());
+    } else {
+      response_buffered_ = bytes;
+    }
     if (state_->options.on_response) state_->options.on_response(response.status);
     response_ = {};
     response_.version(11);
@@ -211,10 +314,25 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.body() = std::move(response.body);
     response_.keep_alive(keep_alive_ && !state_->draining.load(std::memory_order_relaxed));
     response_.prepare_payload();
-    // Beast writes header and body buffers in one gather write.
-    http::async_write(socket_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->OnWrite(ec);
-    });
+    response_serializer_.emplace(response_);
+    WriteSome();
+  }
+
+  // Beast writes header and body buffers in one gather write; each completion is progress
+  // for the write timeout.
+  void WriteSome() {
+    WriteStarted();
+    http::async_write_some(socket_, *response_serializer_,
+                           [self = shared_from_this()](beast::error_code ec, size_t) {
+                             self->WriteProgressed();
+                             if (!ec && !self->response_serializer_->is_done()) return self->WriteSome();
+                             self->response_serializer_.reset();
+                             self->state_->budget->Release(self->response_buffered_);
+                             self->response_buffered_ = 0;
+                             self->response_.body().clear();
+                             self->response_.body().shrink_to_fit();
+                             self->OnWrite(ec);
+                           });
   }
 
   void Uncount() {
@@ -243,11 +361,19 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_head_.keep_alive(keep_alive_ && !state_->draining.load(std::memory_order_relaxed));
     stream_head_.chunked(true);
     response_.keep_alive(stream_head_.keep_alive());  // read by OnWrite at the end
-    if (!head.body.empty()) stream_queue_.push_front(std::move(head.body));
+    if (!head.body.empty()) {
+      const auto bytes = static_cast<int64_t>(head.body.size());
+      stream_pending_.fetch_add(bytes, std::memory_order_relaxed);
+      stream_queued_ += bytes;
+      state_->budget->Add(bytes);
+      stream_queue_.push_front(std::move(head.body));
+    }
     stream_serializer_.emplace(stream_head_);
     stream_writing_ = true;
+    WriteStarted();
     http::async_write_header(socket_, *stream_serializer_,
                              [self = shared_from_this()](beast::error_code ec, size_t) {
+                               self->WriteProgressed();
                                self->stream_writing_ = false;
                                if (ec) return self->StreamFailed();
                                self->PumpStream();
@@ -261,10 +387,16 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!stream_queue_.empty()) {
       stream_current_ = std::move(stream_queue_.front());
       stream_queue_.pop_front();
+      stream_current_accounted_ = static_cast<int64_t>(stream_current_.size());
       stream_writing_ = true;
+      WriteStarted();
       net::async_write(socket_, http::make_chunk(net::buffer(stream_current_)),
                        [self = shared_from_this()](beast::error_code ec, size_t) {
+                         self->WriteProgressed();
                          self->stream_writing_ = false;
+                         self->stream_queued_ -= self->stream_current_accounted_;
+                         self->ReleaseStreamBytes(self->stream_current_accounted_);
+                         self->stream_current_accounted_ = 0;
                          if (ec) return self->StreamFailed();
                          self->PumpStream();
                        });
@@ -273,8 +405,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!stream_finish_requested_) return;
     stream_done_ = true;
     stream_writing_ = true;
+    WriteStarted();
     net::async_write(socket_, http::make_chunk_last(),
                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->WriteProgressed();
                        self->stream_writing_ = false;
                        self->ResetStream();
                        self->OnWrite(ec);
@@ -289,10 +423,30 @@ class Session : public std::enable_shared_from_this<Session> {
     ResetStream();
     Close();
   }
+  // Ends a stream whose client stopped reading. A chunk write may be in flight (its buffer
+  // must stay intact): closing the socket makes it complete with an error, whose handler
+  // runs StreamFailed.
+  void AbandonStream() {
+    if (!stream_serializer_ || stream_done_) return;  // already ended
+    state_->budget->CountRejected();
+    INFERA_LOG(VERBOSE) << "HTTP stream closed: the client left more than "
+                        << state_->options.max_stream_buffered_bytes << " bytes unread";
+    if (current_token_) current_token_->Cancel();
+    if (!stream_writing_) return StreamFailed();
+    stream_done_ = true;
+    Close();
+  }
+  void ReleaseStreamBytes(int64_t bytes) {
+    stream_pending_.fetch_sub(bytes, std::memory_order_relaxed);
+    state_->budget->Release(bytes);
+  }
   void ResetStream() {
     stream_serializer_.reset();
     stream_queue_.clear();
     stream_current_.clear();
+    ReleaseStreamBytes(stream_queued_);
+    stream_queued_ = 0;
+    stream_current_accounted_ = 0;
     stream_finish_requested_ = false;
   }
 
@@ -326,6 +480,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     Uncount();
     DisarmTimer();
+    write_timer_.cancel();
     beast::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     socket_.close(ignored);
@@ -333,12 +488,19 @@ class Session : public std::enable_shared_from_this<Session> {
 
   tcp::socket socket_;
   net::steady_timer timer_;
+  net::steady_timer write_timer_;
   uint64_t timer_generation_ = 0;
   bool timed_out_ = false;
   std::shared_ptr<ServerState> state_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
+  std::optional<http::response_serializer<http::string_body>> response_serializer_;
+  int64_t response_buffered_ = 0;  // bytes of response_ counted in buffered_bytes
+  bool write_pending_ = false;
+  bool write_watch_armed_ = false;
+  bool write_timed_out_ = false;
+  std::chrono::steady_clock::time_point last_write_progress_;
   bool keep_alive_ = true;
   bool counted_ = false;  // this request is counted in state_->in_flight
   std::shared_ptr<CancellationToken> current_token_;  // the latest request's
@@ -353,6 +515,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::response_serializer<http::empty_body>> stream_serializer_;
   std::deque<std::string> stream_queue_;
   std::string stream_current_;  // the chunk being written
+  // Chunk bytes accounted (in ServerState::buffered_bytes too): stream_pending_ from
+  // Write() (any thread) until written or dropped; stream_queued_ (this thread) the part
+  // already in stream_queue_ or being written, stream_current_accounted_ the latter.
+  std::atomic<int64_t> stream_pending_{0};
+  int64_t stream_queued_ = 0;
+  int64_t stream_current_accounted_ = 0;
   bool stream_writing_ = false;
   bool stream_finish_requested_ = false;
   bool stream_done_ = false;
@@ -406,6 +574,7 @@ class HttpServer::Impl {
       : state_(std::make_shared<http_internal::ServerState>()) {
     state_->options = std::move(options);
     state_->handler = std::move(handler);
+    state_->budget = std::make_unique<ResponseBudget>(state_->options.max_buffered_response_bytes);
     const int n = std::max(1, state_->options.num_threads);
     for (int i = 0; i < n; ++i) {
       contexts_.push_back(std::make_unique<net::io_context>(1));
@@ -464,6 +633,9 @@ class HttpServer::Impl {
 
   uint16_t port() const { return port_; }
   int InFlight() const { return state_->in_flight.load(); }
+  Stats GetStats() const {
+    return Stats{state_->budget->buffered(), state_->budget->write_timeouts(), state_->budget->rejected()};
+  }
 
  private:
   void Accept() {
@@ -506,6 +678,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options,
 
 uint16_t HttpServer::port() const { return impl_->port(); }
 int HttpServer::InFlight() const { return impl_->InFlight(); }
+HttpServer::Stats HttpServer::GetStats() const { return impl_->GetStats(); }
 void HttpServer::Shutdown(std::chrono::milliseconds grace) { impl_->Shutdown(grace); }
 
 }  // namespace infera

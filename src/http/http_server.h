@@ -11,7 +11,15 @@
 // turn), TCP_NODELAY, each response written with one gather write (headers + body), an
 // `Expect: 100-continue` answered, and limits that turn abuse into a 4xx and a closed
 // connection: header size (431), body size (413), a request not fully received within
-// `read_timeout` (408; an idle keep-alive connection is just closed), malformed HTTP (400).
+// `read_timeout` (408; an idle keep-alive connection is just closed), malformed HTTP (400),
+// ambiguous framing (400 and close, RFC 9112 section 6: a Transfer-Encoding other than a
+// single "chunked", Content-Length with Transfer-Encoding, more than one Content-Length).
+//
+// Slow readers: the next pipelined request is read only after the previous response is
+// written, so a connection buffers at most one response (or, streaming, at most
+// `max_stream_buffered_bytes` of chunks); all connections together at most
+// `max_buffered_response_bytes` (beyond it a finished response is replaced by a 503), and
+// a write that makes no progress for `write_timeout` closes the connection.
 // While a request is being served the connection is watched: if the client closes it,
 // the request's CancellationToken is cancelled so queued work can be dropped. Responses
 // can also be streamed (chunked), for Server-Sent Events.
@@ -104,6 +112,18 @@ class HttpServer {
     size_t max_body_bytes = 64 << 20;  // Triton's --http-max-input-size default
     size_t max_header_bytes = 16 << 10;
     std::chrono::milliseconds read_timeout{30000};
+    // A response write that makes no progress (the client reads nothing) for this long
+    // closes the connection (--http-write-timeout-secs).
+    std::chrono::milliseconds write_timeout{30000};
+    // Server-wide bound on bytes of responses produced but not yet taken by the sockets
+    // (--http-max-buffered-response-bytes). A finished response that would exceed it
+    // while others are buffered is dropped and answered 503 (connection closed); one
+    // response alone, and any response of at most 64 KiB (health checks, errors), is
+    // always admitted.
+    size_t max_buffered_response_bytes = size_t{512} << 20;
+    // Per-connection bound on unwritten chunks of a streamed response: a client that
+    // falls this far behind has its stream cancelled and its connection closed.
+    size_t max_stream_buffered_bytes = size_t{16} << 20;
     // Called with the status of every response (for metrics); must be cheap and
     // thread-safe. May be empty.
     std::function<void(int status)> on_response = nullptr;
@@ -117,6 +137,14 @@ class HttpServer {
 
   // Requests handed to the handler whose response has not been written yet.
   int InFlight() const;
+
+  // Counters for metrics (infera_http_* in docs/metrics.md).
+  struct Stats {
+    int64_t buffered_response_bytes = 0;    // now: produced, not yet taken by a socket
+    uint64_t write_timeouts = 0;            // connections closed by the write timeout
+    uint64_t rejected_over_buffer_limit = 0;  // 503s and streams cut by the buffer bounds
+  };
+  Stats GetStats() const;
 
   // Stops accepting, lets in-flight requests finish (up to `grace`), then stops the
   // I/O threads. Idempotent.

@@ -1,5 +1,6 @@
 #include "http/http_status.h"
 
+#include "common/utf8.h"
 #include "common/retry_after.h"
 
 #include "rapidjson/stringbuffer.h"
@@ -28,11 +29,13 @@ int HttpStatusCode(absl::StatusCode code) {
 }
 
 std::string ErrorJson(std::string_view message) {
+  // Messages echo client bytes (URL paths, names); JSON text must be UTF-8.
+  const std::string text = ReplaceInvalidUtf8(message);
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.StartObject();
   writer.Key("error");
-  writer.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
   writer.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -20,7 +20,8 @@ namespace infera {
 
 int HttpStatusCode(absl::StatusCode code);
 
-// {"error": message}, JSON-escaped.
+// {"error": message}, JSON-escaped; bytes of `message` that are not valid UTF-8 (client
+// text echoed back, e.g. a URL path) become U+FFFD, so the body is always valid JSON.
 std::string ErrorJson(std::string_view message);
 
 // Response for a non-OK status. REQUIRES: !status.ok().

@@ -26,6 +26,13 @@ TEST(HttpStatusTest, ErrorBodyIsEscapedJsonAndRetryableOnesSayWhen) {
   EXPECT_TRUE(ErrorResponse(400, "x").headers.empty());
 }
 
+// Issue 13 finding 11: invalid UTF-8 from the URL was echoed raw (the body was not JSON).
+TEST(HttpStatusTest, InvalidUtf8InTheMessageBecomesReplacementCharacters) {
+  HttpResponse r = ErrorResponse(absl::NotFoundError("model 'a\xff\xfe\xc3' not found"));
+  EXPECT_EQ(r.body, "{\"error\":\"model 'a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd' not found\"}");
+  EXPECT_EQ(ErrorJson("caf\xc3\xa9"), "{\"error\":\"caf\xc3\xa9\"}");
+}
+
 TEST(HttpStatusTest, RetryHintBecomesTheRetryAfterHeader) {
   HttpResponse r = ErrorResponse(WithRetryAfter(absl::ResourceExhaustedError("full"), 7));
   ASSERT_EQ(r.headers.size(), 1u);

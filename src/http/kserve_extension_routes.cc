@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/json_reader.h"
 #include "common/str_cat.h"
 #include "http/http_status.h"
 #include "http/proto_json.h"
@@ -78,8 +79,8 @@ void WriteModelStatistics(JsonWriter& w, const ModelVersion& model) {
 absl::StatusOr<bool> ParseIndexRequest(std::string_view body) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return false;
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  RETURN_IF_ERROR(ReadJson(body, "repository index body", doc));
+  if (!doc.IsObject()) {
     return absl::InvalidArgumentError(
         "repository index body must be a JSON object such as {\"ready\": true}");
   }

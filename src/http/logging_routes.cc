@@ -1,5 +1,6 @@
 #include "http/logging_routes.h"
 
+#include "common/json_reader.h"
 #include "common/logging.h"
 #include "common/str_cat.h"
 #include "http/admin_access.h"
@@ -35,10 +36,8 @@ HttpResponse CurrentSettings() {
 
 HttpResponse Update(const std::string& body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError()) {
-    return ErrorResponse(400, StrCat("malformed JSON at byte ", doc.GetErrorOffset(), ": ",
-                                     rapidjson::GetParseError_En(doc.GetParseError())));
+  if (absl::Status parsed = ReadJson(body, "logging settings", doc); !parsed.ok()) {
+    return ErrorResponse(parsed);
   }
   if (!doc.IsObject()) return ErrorResponse(400, "the logging settings must be a JSON object");
   LogLevel level = GetLogLevel();

@@ -35,7 +35,12 @@ TEST(LoggingRoutesTest, GetReportsAndPostChangesSettings) {
 }
 
 TEST(LoggingRoutesTest, BadInputIsA400NamingTheProblem) {
-  EXPECT_THAT(HandleLoggingRequest(Post("{oops"), Open()).body, HasSubstr("malformed JSON"));
+  EXPECT_THAT(HandleLoggingRequest(Post("{oops"), Open()).body, HasSubstr("invalid JSON"));
+  // Issue 13 finding 1: this nesting overflowed the recursive parser's stack.
+  const HttpResponse deep =
+      HandleLoggingRequest(Post(R"({"log_info":)" + std::string(250000, '[') + std::string(250000, ']') + "}"), Open());
+  EXPECT_EQ(deep.status, 400);
+  EXPECT_THAT(deep.body, HasSubstr("100 levels"));
   EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_colour":true})"), Open()).body, HasSubstr("log_colour"));
   EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_info":"yes"})"), Open()).body, HasSubstr("log_info"));
   EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_error":false})"), Open()).body, HasSubstr("cannot be turned off"));

@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "common/json_reader.h"
+#include "common/status.h"
 #include "common/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "http/admin_access.h"
@@ -17,8 +19,8 @@ namespace {
 absl::StatusOr<std::optional<inference::ModelConfig>> ConfigOverride(const std::string& body) {
   if (body.empty()) return std::optional<inference::ModelConfig>();
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  RETURN_IF_ERROR(ReadJson(body, "load body", doc));
+  if (!doc.IsObject()) {
     return absl::InvalidArgumentError("load body must be a JSON object");
   }
   if (!doc.HasMember("parameters")) return std::optional<inference::ModelConfig>();
@@ -28,6 +30,9 @@ absl::StatusOr<std::optional<inference::ModelConfig>> ConfigOverride(const std::
   if (!params["config"].IsString()) {
     return absl::InvalidArgumentError("parameters.config must be a string holding the model config as JSON");
   }
+  // The same limits for the embedded config as for any JSON document the server reads.
+  rapidjson::Document config_doc;
+  RETURN_IF_ERROR(ReadJson(std::string_view(params["config"].GetString(), params["config"].GetStringLength()), "parameters.config", config_doc));
   inference::ModelConfig config;
   google::protobuf::util::JsonParseOptions options;
   auto status = google::protobuf::util::JsonStringToMessage(

@@ -3,8 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/json_reader.h"
 #include "common/str_cat.h"
-#include "rapidjson/error/en.h"
 
 namespace infera::llm {
 
@@ -18,12 +18,7 @@ absl::StatusOr<std::string> ReadFileToString(const std::filesystem::path& path) 
 }
 
 absl::Status ParseJson(std::string_view text, std::string_view what, rapidjson::Document& doc) {
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
-  if (doc.HasParseError()) {
-    return absl::InvalidArgumentError(StrCat(what, ": invalid JSON at offset ", doc.GetErrorOffset(),
-                                             ": ", rapidjson::GetParseError_En(doc.GetParseError())));
-  }
-  return absl::OkStatus();
+  return ReadJson(text, what, doc);
 }
 
 const rapidjson::Value* FindMember(const rapidjson::Value& obj, std::string_view key) {

@@ -19,7 +19,9 @@ namespace infera::llm {
 // Reads a whole file. NotFound / Internal naming the path.
 absl::StatusOr<std::string> ReadFileToString(const std::filesystem::path& path);
 
-// Parses `text` into `doc`; InvalidArgument naming `what` and the offset on error.
+// Parses `text` into `doc` through the server's one JSON reader (common/json_reader.h:
+// nesting and size limits, iterative parse); InvalidArgument naming `what` and the
+// offset or the exceeded limit on error.
 absl::Status ParseJson(std::string_view text, std::string_view what, rapidjson::Document& doc);
 
 // Member lookups: nullopt when absent, null or of another type.

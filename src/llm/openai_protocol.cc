@@ -3,6 +3,7 @@
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "llm/json_util.h"
+#include "llm/unicode.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -14,6 +15,12 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 absl::Status Field(std::string_view name, std::string_view rule) {
   return absl::InvalidArgumentError(StrCat("'", name, "' ", rule));
 }
+
+// Bounds on integer fields, far above any real model's context or vocabulary, so that no
+// later arithmetic (prompt length + max_tokens, top-k selection) can overflow.
+constexpr int64_t kMaxTokensLimit = int64_t{1} << 24;
+constexpr int64_t kMaxTopK = int64_t{1} << 24;
+constexpr size_t kMaxStopTokenIds = 1024;
 
 absl::Status GetNumber(const rapidjson::Value& obj, const char* key, double& out) {
   const rapidjson::Value* v = FindMember(obj, key);
@@ -58,6 +65,7 @@ absl::Status ParseCommon(const rapidjson::Value& doc, std::string& model, bool& 
   }
   int64_t p = 0;
   RETURN_IF_ERROR(GetInteger(doc, "priority", p));
+  if (p < INT32_MIN || p > INT32_MAX) return Field("priority", "must be a 32-bit integer");
   priority = static_cast<int>(p);
   return absl::OkStatus();
 }
@@ -150,6 +158,8 @@ absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& p,
   RETURN_IF_ERROR(GetNumber(obj, "repetition_penalty", p.repetition_penalty));
   RETURN_IF_ERROR(GetInteger(obj, "max_tokens", p.max_tokens, max_tokens_set));
   RETURN_IF_ERROR(GetInteger(obj, "max_completion_tokens", p.max_tokens, max_tokens_set));
+  if (p.max_tokens > kMaxTokensLimit) return Field("max_tokens", StrCat("must be at most ", kMaxTokensLimit));
+  if (p.top_k > kMaxTopK) return Field("top_k", StrCat("must be at most ", kMaxTopK));
   RETURN_IF_ERROR(GetFlag(obj, "ignore_eos", p.ignore_eos));
   RETURN_IF_ERROR(GetFlag(obj, "include_stop_str_in_output", p.include_stop_str_in_output));
   RETURN_IF_ERROR(GetFlag(obj, "skip_special_tokens", p.skip_special_tokens));
@@ -174,6 +184,9 @@ absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& p,
     for (const auto& id : ids->GetArray()) {
       if (!id.IsInt()) return Field("stop_token_ids", "must be a list of integers");
       p.stop_token_ids.push_back(id.GetInt());
+    }
+    if (p.stop_token_ids.size() > kMaxStopTokenIds) {
+      return Field("stop_token_ids", StrCat("takes at most ", kMaxStopTokenIds, " ids"));
     }
   }
   int64_t n = 1;
@@ -341,7 +354,7 @@ std::string OpenAiErrorJson(int http_status, std::string_view message) {
   w.Key("error");
   w.StartObject();
   w.Key("message");
-  WriteString(w, message);
+  WriteString(w, SanitizeUtf8(message));  // messages may echo client bytes
   w.Key("type");
   w.String(http_status == 404   ? "NotFoundError"
            : http_status == 429 ? "RateLimitError"

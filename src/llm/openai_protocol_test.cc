@@ -39,6 +39,35 @@ TEST(OpenAiProtocolTest, RejectsBadFieldsByName) {
   EXPECT_FALSE(ParseChatRequest(R"({"model": "m", "messages": []})").ok());
 }
 
+std::string CompletionError(std::string_view fields) {
+  return std::string(
+      ParseCompletionRequest(std::string(R"({"model": "m", "prompt": "x", )") + std::string(fields) + "}")
+          .status()
+          .message());
+}
+
+// Integer fields are bounded at parse time, so nothing downstream adds to a huge value.
+TEST(OpenAiProtocolTest, IntegerFieldsAtAndPastTheirLimits) {
+  EXPECT_TRUE(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "max_tokens": 16777216})").ok());
+  EXPECT_THAT(CompletionError(R"("max_tokens": 16777217)"), HasSubstr("'max_tokens' must be at most 16777216"));
+  EXPECT_THAT(CompletionError(R"("max_tokens": 9223372036854775807)"), HasSubstr("'max_tokens' must be at most"));
+  EXPECT_THAT(CompletionError(R"("max_completion_tokens": 9223372036854775807)"), HasSubstr("'max_tokens'"));
+  EXPECT_THAT(CompletionError(R"("max_tokens": 18446744073709551615)"), HasSubstr("'max_tokens' must be an integer"));
+  EXPECT_THAT(CompletionError(R"("top_k": 9223372036854775807)"), HasSubstr("'top_k' must be at most"));
+  EXPECT_THAT(CompletionError(R"("priority": 4294967296)"), HasSubstr("'priority' must be a 32-bit integer"));
+  std::string ids = R"("stop_token_ids": [1)";
+  for (int i = 0; i < 1024; ++i) ids += ",1";
+  EXPECT_THAT(CompletionError(ids + "]"), HasSubstr("'stop_token_ids' takes at most 1024 ids"));
+}
+
+// Issue 13 finding 1: a deeply nested body overflowed the parser's stack.
+TEST(OpenAiProtocolTest, DeepNestingIsAnErrorNamingTheLimit) {
+  const std::string deep = R"({"model": "m", "prompt": )" + std::string(250000, '[') + "1" +
+                           std::string(250000, ']') + "}";
+  EXPECT_THAT(std::string(ParseCompletionRequest(deep).status().message()), HasSubstr("100 levels"));
+  EXPECT_THAT(std::string(ParseChatRequest(deep).status().message()), HasSubstr("100 levels"));
+}
+
 TEST(OpenAiProtocolTest, ParsesChatMessagesWithTextParts) {
   auto r = ParseChatRequest(
       R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
@@ -61,6 +90,15 @@ TEST(OpenAiProtocolTest, BuildsResponsesAndErrors) {
   EXPECT_THAT(ChatChunkJson("c", 1, "m", c, true), HasSubstr(R"("delta":{"role":"assistant","content":"hi"})"));
   EXPECT_EQ(OpenAiErrorJson(404, "nope"),
             R"({"error":{"message":"nope","type":"NotFoundError","param":null,"code":404}})");
+}
+
+// Issue 13 finding 11: error messages echo client bytes; the body must stay JSON.
+TEST(OpenAiProtocolTest, ErrorJsonReplacesInvalidUtf8) {
+  EXPECT_EQ(OpenAiErrorJson(404, "model 'a\xff' does not exist"),
+            "{\"error\":{\"message\":\"model 'a\xef\xbf\xbd' does not exist\",\"type\":\"NotFoundError\","
+            "\"param\":null,\"code\":404}}");
+  EXPECT_THAT(std::string(ParseCompletionRequest("{\"model\": \"\xff\", \"prompt\": \"x\"}").status().message()),
+              HasSubstr("encoding"));
 }
 
 TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {

@@ -3,6 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llm/incremental_detokenizer.h"
+#include "llm/llama_config.h"
 #include "llm/pre_tokenizer.h"
 #include "llm/test_tokenizers.h"
 #include "llm/unicode.h"
@@ -11,6 +12,7 @@ namespace infera::llm {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 std::unique_ptr<Tokenizer> SentencePiece() {
   auto t = Tokenizer::FromJson(testing::SentencePieceTokenizerJson(),
@@ -114,6 +116,27 @@ TEST(UnicodeTest, CategoriesAndUtf8) {
   EXPECT_EQ(CompleteUtf8Prefix("ab\xE6\x97", &tail), 2u);
   EXPECT_EQ(tail, 2u);
   EXPECT_EQ(SanitizeUtf8("a\xFF"), "a\uFFFD");
+}
+
+// Issue 13 finding 1: every JSON file the server loads goes through the limited reader,
+// so a hostile tokenizer.json / config.json is a load error, not a stack overflow.
+TEST(TokenizerTest, DeeplyNestedFilesAreLoadErrorsNamingTheLimit) {
+  const std::string deep = R"({"model": )" + std::string(250000, '[') + std::string(250000, ']') + "}";
+  auto t = Tokenizer::FromJson(deep);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("tokenizer.json"));
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("100 levels"));
+  const std::string ok_tokenizer = testing::SentencePieceTokenizerJson();
+  t = Tokenizer::FromJson(ok_tokenizer, deep);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("tokenizer_config.json"));
+  t = Tokenizer::FromJson(ok_tokenizer, "", deep);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("generation_config.json"));
+  auto config = LlamaConfig::Parse(deep);
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr("config.json"));
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr("100 levels"));
 }
 
 }  // namespace

@@ -82,6 +82,16 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
   };
   http_requests_ = &Build(BuildCounter(), "infera_http_requests_total", "HTTP responses by status code.", r);
   http_inflight_ = &Build(BuildGauge(), "infera_http_inflight_requests", "HTTP requests being served.", r).Add({});
+  http_buffered_bytes_ = &Build(BuildGauge(), "infera_http_buffered_response_bytes",
+                                "Bytes of HTTP responses produced but not yet taken by the clients' sockets.", r)
+                              .Add({});
+  http_write_timeouts_ = &Build(BuildCounter(), "infera_http_write_timeouts_total",
+                                "HTTP connections closed because the client read nothing for the write timeout.", r)
+                              .Add({});
+  http_rejected_over_buffer_ =
+      &Build(BuildCounter(), "infera_http_rejected_over_buffer_limit_total",
+             "HTTP responses answered 503, and streams cut off, because clients left too many bytes unread.", r)
+           .Add({});
   model_ready_ = &Build(BuildGauge(), "infera_model_ready", "1 when the model version is READY.", r);
   models_loaded_ = &Build(BuildGauge(), "infera_models_loaded", "Model versions READY.", r).Add({});
   server_ready_ = &Build(BuildGauge(), "infera_server_ready", "1 when /v2/health/ready answers 200.", r).Add({});
@@ -94,6 +104,20 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
   start_time_ = &Build(BuildGauge(), "process_start_time_seconds", "Start time since the Unix epoch in seconds.", r).Add({});
   open_fds_ = &Build(BuildGauge(), "process_open_fds", "Open file descriptors.", r).Add({});
   start_time_->Set(static_cast<double>(std::time(nullptr)));
+}
+
+void ServerMetrics::SetHttpWriteStats(double buffered_response_bytes, uint64_t write_timeouts,
+                                      uint64_t rejected_over_buffer_limit) {
+  http_buffered_bytes_->Set(buffered_response_bytes);
+  absl::MutexLock lock(&http_write_mu_);
+  if (write_timeouts > http_write_timeouts_seen_) {
+    http_write_timeouts_->Increment(static_cast<double>(write_timeouts - http_write_timeouts_seen_));
+    http_write_timeouts_seen_ = write_timeouts;
+  }
+  if (rejected_over_buffer_limit > http_rejected_seen_) {
+    http_rejected_over_buffer_->Increment(static_cast<double>(rejected_over_buffer_limit - http_rejected_seen_));
+    http_rejected_seen_ = rejected_over_buffer_limit;
+  }
 }
 
 std::unique_ptr<ModelMetrics> ServerMetrics::ForModel(const std::string& model, int64_t version) {

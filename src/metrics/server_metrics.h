@@ -39,6 +39,11 @@ class ServerMetrics {
   // One HTTP response with `status` (hot path: lock-free after the first of a code).
   void CountHttpResponse(int status);
   void SetHttpInflight(double n) { http_inflight_->Set(n); }
+  // The HTTP server's write-side figures (HttpServer::Stats), read at each scrape:
+  // infera_http_buffered_response_bytes, infera_http_write_timeouts_total and
+  // infera_http_rejected_over_buffer_limit_total (the counters advance by the delta).
+  void SetHttpWriteStats(double buffered_response_bytes, uint64_t write_timeouts,
+                         uint64_t rejected_over_buffer_limit);
 
   struct VersionReadiness {
     std::string model;
@@ -71,6 +76,12 @@ class ServerMetrics {
   std::array<std::atomic<prometheus::Counter*>, 600> http_by_code_{};
   absl::Mutex http_mu_;  // serialises first-time creation of a code's counter
   prometheus::Gauge* http_inflight_;
+  prometheus::Gauge* http_buffered_bytes_;
+  prometheus::Counter* http_write_timeouts_;
+  prometheus::Counter* http_rejected_over_buffer_;
+  absl::Mutex http_write_mu_;  // serialises the counters' delta updates
+  uint64_t http_write_timeouts_seen_ ABSL_GUARDED_BY(http_write_mu_) = 0;
+  uint64_t http_rejected_seen_ ABSL_GUARDED_BY(http_write_mu_) = 0;
 
   prometheus::Family<prometheus::Gauge>* model_ready_;
   prometheus::Gauge* models_loaded_;

@@ -66,6 +66,14 @@ const std::vector<Flag>& Flags() {
        "A request must arrive completely within N seconds (else 408); idle keep-alive "
        "connections are closed after N seconds. Default 30.",
        Integer(&ServeOptions::http_read_timeout_secs, 1, 3600)},
+      {"http-write-timeout-secs", "N",
+       "A response write that makes no progress (the client reads nothing) for N seconds "
+       "closes the connection. Default 30.",
+       Integer(&ServeOptions::http_write_timeout_secs, 1, 3600)},
+      {"http-max-buffered-response-bytes", "BYTES",
+       "Bytes of finished HTTP responses that clients have not read yet, all connections "
+       "together; a response over it (while others wait) gets 503. Default 536870912 (512 MiB).",
+       Integer<uint64_t>(&ServeOptions::http_max_buffered_response_bytes, 1, 1ull << 40)},
       {"grpc-address", "ADDR", "Address the gRPC server binds. Default 0.0.0.0.",
        Text(&ServeOptions::grpc_address)},
       {"grpc-port", "N",

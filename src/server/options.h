@@ -21,6 +21,8 @@ struct ServeOptions {
   int http_thread_count = 0;  // 0: one per core, at most 4
   uint64_t http_max_input_size = 64ull << 20;
   int http_read_timeout_secs = 30;
+  int http_write_timeout_secs = 30;
+  uint64_t http_max_buffered_response_bytes = 512ull << 20;
   std::string grpc_address = "0.0.0.0";
   int grpc_port = 8001;
   uint64_t grpc_max_message_bytes = 64ull << 20;

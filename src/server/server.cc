@@ -102,6 +102,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
       options.http_thread_count > 0 ? options.http_thread_count : std::min(cores, 4);
   http_options.max_body_bytes = options.http_max_input_size;
   http_options.read_timeout = std::chrono::seconds(options.http_read_timeout_secs);
+  http_options.write_timeout = std::chrono::seconds(options.http_write_timeout_secs);
+  http_options.max_buffered_response_bytes = options.http_max_buffered_response_bytes;
   if (server->metrics_) {
     ServerMetrics* metrics = server->metrics_.get();
     http_options.on_response = [metrics](int status) { metrics->CountHttpResponse(status); };
@@ -190,7 +192,12 @@ HttpResponse Server::MetricsResponse() const {
     canaries.push_back({c.model, static_cast<int>(c.state), c.weight_percent});
   }
   metrics_->SetCanaries(canaries);
-  if (http_) metrics_->SetHttpInflight(http_->InFlight());
+  if (http_) {
+    metrics_->SetHttpInflight(http_->InFlight());
+    const HttpServer::Stats stats = http_->GetStats();
+    metrics_->SetHttpWriteStats(static_cast<double>(stats.buffered_response_bytes), stats.write_timeouts,
+                                stats.rejected_over_buffer_limit);
+  }
   return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Serialize(), {}};
 }
 

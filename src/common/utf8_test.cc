@@ -1,4 +1,4 @@
-#include "codec/utf8.h"
+#include "common/utf8.h"
 
 #include <cstdint>
 #include <string>
@@ -82,6 +82,17 @@ TEST(Utf8Test, InvalidByteAtEveryPosition) {
   // A multi-byte sequence cut off by the end of the string after an ASCII run.
   EXPECT_FALSE(IsValidUtf8(std::string(16, 'a') + "\xe2\x82"));
   EXPECT_TRUE(IsValidUtf8(std::string(16, 'a') + "\xe2\x82\xac"));
+}
+
+TEST(Utf8Test, ReplaceInvalidUtf8) {
+  EXPECT_EQ(ReplaceInvalidUtf8("plain \xc3\xa9 \xf0\x9f\x98\x80"), "plain \xc3\xa9 \xf0\x9f\x98\x80");
+  EXPECT_EQ(ReplaceInvalidUtf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(ReplaceInvalidUtf8("\xe2\x82"), "\xef\xbf\xbd\xef\xbf\xbd");  // truncated
+  EXPECT_EQ(ReplaceInvalidUtf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // surrogate
+  EXPECT_EQ(ReplaceInvalidUtf8(std::string("\0x", 2)), std::string("\0x", 2));
+  for (const char* bad : {"\xc0\xaf", "x\x80", "\xf5\x80\x80\x80"}) {
+    EXPECT_TRUE(IsValidUtf8(ReplaceInvalidUtf8(bad))) << bad;
+  }
 }
 
 }  // namespace
