@@ -198,8 +198,10 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   }
   absl::StatusOr<ChatTemplate> chat = ChatTemplate::Detect(tokenizer->chat_template(), tokenizer->bos_token(),
                                                            tokenizer->eos_token());
+  // The prompt worker's queue is bounded like the engine's waiting queue.
   auto model = std::make_unique<LlmModel>(config.name(), std::move(tokenizer), std::move(chat),
-                                          config.max_batch_size() > 0);
+                                          config.max_batch_size() > 0,
+                                          static_cast<size_t>(options.max_waiting_requests));
   ASSIGN_OR_RETURN(auto llm_engine, LlmEngine::Create(std::move(engine), std::move(runner), &model->tokenizer()));
   model->set_engine(std::move(llm_engine));
   return model;
