@@ -143,8 +143,11 @@ class ModelManager {
   // Updates every version's load gauges (see ModelVersion::RefreshMetrics).
   void RefreshMetrics() const;
 
-  // Stops the background thread, drains and unloads every version (at shutdown).
-  void UnloadAll();
+  // Stops the background thread, drains and unloads every version (at shutdown). Waits
+  // for handles still held until `drain_deadline` — by default not at all: the server
+  // has already drained its frontends within its exit timeout — then cancels the
+  // models' outstanding work (an LLM's generations end with an abort).
+  void UnloadAll(absl::Time drain_deadline = absl::Now());
 
  private:
   struct VersionSlot {
@@ -170,7 +173,9 @@ class ModelManager {
   absl::StatusOr<LoadPlan> PlanLoad(const std::string& name,
                                     std::optional<inference::ModelConfig> override);
   absl::Status RecordModelFailure(const std::string& name, const absl::Status& status);
-  void RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired);
+  // Drains `retired`: waits for their handles until `deadline`, then cancels what is
+  // left, then shuts each down (see Options::drain_timeout).
+  void RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired, absl::Time deadline);
   uint64_t ModelFingerprint(const std::string& name) const;
   int ComputeThreadBudget(const std::vector<std::string>& names);
   std::shared_ptr<absl::Mutex> ModelLock(const std::string& name);

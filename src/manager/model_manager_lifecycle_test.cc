@@ -271,5 +271,17 @@ TEST_F(LifecycleTest, DrainTimeoutCancelsOutstandingWork) {
   stream.join();
 }
 
+// At shutdown the frontends have drained already: UnloadAll does not wait again (by
+// default), it cancels what still holds a handle and unloads.
+TEST_F(LifecycleTest, UnloadAllCancelsWhatIsStillHeld) {
+  Write("m", kStreaming, {1});
+  Start(ModelControlMode::kNone, {}, std::chrono::seconds(300));
+  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", std::nullopt);
+  manager_->UnloadAll();  // returns although a handle is held
+  EXPECT_EQ(cancels_.Get(), 1);
+  EXPECT_EQ(manager_->GetModelVersion("m", std::nullopt).status().code(), absl::StatusCode::kUnavailable);
+  held.reset();  // the last reference, released after the version's threads are done
+}
+
 }  // namespace
 }  // namespace infera

@@ -217,22 +217,21 @@ absl::Status ModelManager::LoadModelLocked(const std::string& name,
     }
   }
   current.clear();  // our own copies of the old handles must not delay the drain
-  RetireVersions(std::move(retired));
+  RetireVersions(std::move(retired), absl::Now() + absl::FromChrono(options_.drain_timeout));
   if (!failures.empty()) return absl::UnavailableError(StrJoin(failures, "; "));
   return absl::OkStatus();
 }
 
-void ModelManager::RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired) {
+void ModelManager::RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired, absl::Time deadline) {
   // One deadline for the whole drain: the versions drain at the same time.
-  const absl::Time deadline = absl::Now() + absl::FromChrono(options_.drain_timeout);
   for (std::shared_ptr<ModelVersion>& version : retired) {
     // Requests that looked this version up hold a handle: let them enqueue before intake
     // stops, and let generations that run outside the scheduler (an LLM's OpenAI
     // streams) finish on it, so a reload fails nothing.
     if (!version->AwaitNoHandles(deadline)) {
       INFERA_LOG(WARNING) << "model '" << version->name() << "' version " << version->version() << ": "
-                          << version->NumHandles() << " requests still hold it after the drain timeout ("
-                          << options_.drain_timeout.count() << " s); cancelling them";
+                          << version->NumHandles() << " requests still hold it at the drain deadline; "
+                          << "cancelling them";
       version->CancelOutstandingWork();
     }
     version->Shutdown();  // queued and running requests finish, the workers are joined
@@ -264,7 +263,7 @@ absl::Status ModelManager::UnloadModel(const std::string& name) {
     it->second.reason = "unloaded";
     it->second.required = false;
   }
-  RetireVersions(std::move(retired));
+  RetireVersions(std::move(retired), absl::Now() + absl::FromChrono(options_.drain_timeout));
   return absl::OkStatus();
 }
 
@@ -320,7 +319,7 @@ void ModelManager::BackgroundLoop() {
   }
 }
 
-void ModelManager::UnloadAll() {
+void ModelManager::UnloadAll(absl::Time drain_deadline) {
   {
     absl::MutexLock lock(&background_mu_);
     stopping_ = true;
@@ -337,7 +336,7 @@ void ModelManager::UnloadAll() {
     }
   }
   // Outside the lock: draining waits for in-flight requests.
-  RetireVersions(std::move(versions));
+  RetireVersions(std::move(versions), drain_deadline);
 }
 
 }  // namespace infera
