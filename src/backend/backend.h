@@ -79,6 +79,10 @@ class LoadedModel {
   virtual ~LoadedModel() = default;
   virtual absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(
       const InstanceOptions& options) = 0;
+  // Ends work the model runs outside its instances (an LLM's OpenAI generations), so
+  // that whoever waits on it lets go; called when a retiring version's drain time is
+  // over. Default: there is none.
+  virtual void CancelOutstandingWork() {}
 };
 
 // One runtime.

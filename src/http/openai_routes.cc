@@ -7,8 +7,8 @@
 #include "common/str_cat.h"
 #include "http/http_status.h"
 #include "http/url_path.h"
-#include "llm/llm_backend.h"
 #include "llm/openai_protocol.h"
+#include "llm/text_generator.h"
 #include "llm/unicode.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -33,22 +33,32 @@ HttpResponse OpenAiError(const absl::Status& status) {
 
 std::string Sse(std::string_view json) { return StrCat("data: ", json, "\n\n"); }
 
-// One generation in flight: how to answer, and what has been produced so far.
+// One generation in flight: how to answer, and what has been produced so far. Outputs
+// may arrive before the admission (they come from the engine thread, the admission
+// from the prompt worker), so a stream starts, and a whole answer is sent, only once
+// both the admission and the outputs say so.
 struct Job {
   enum class Kind { kCompletion, kChat } kind = Kind::kCompletion;
   std::string id, model;
   int64_t created = 0;
   bool stream = false, include_usage = false, logprobs = false;
-  std::string echo;  // completions with echo: the prompt text, sent first
-  const llm::Tokenizer* tokenizer = nullptr;  // outlives every callback (the engine joins first)
+  llm::TextGenerator* generator = nullptr;  // alive while `version` is held
 
   absl::Mutex mu;
+  // The model's handle: keeps the version (and its engine) serving this request until
+  // the answer is complete, so a reload or unload lets it finish on this version.
+  std::shared_ptr<ModelVersion> version ABSL_GUARDED_BY(mu);
   std::optional<HttpResponder> responder ABSL_GUARDED_BY(mu);
   std::optional<HttpStream> out ABSL_GUARDED_BY(mu);
   std::vector<std::string> pending ABSL_GUARDED_BY(mu);  // chunks made before the stream started
   bool first_chunk ABSL_GUARDED_BY(mu) = true;
-  bool done ABSL_GUARDED_BY(mu) = false;
+  bool admitted ABSL_GUARDED_BY(mu) = false;
+  bool done ABSL_GUARDED_BY(mu) = false;  // the last output arrived
+  std::string echo ABSL_GUARDED_BY(mu);   // completions with echo: the prompt text, sent first
   ChoiceDelta all ABSL_GUARDED_BY(mu);
+  llm::Usage usage ABSL_GUARDED_BY(mu);
+  absl::Status error ABSL_GUARDED_BY(mu);
+  FinishReason finish_reason ABSL_GUARDED_BY(mu) = FinishReason::kNone;
 
   std::string Chunk(const ChoiceDelta& delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     std::string json = kind == Kind::kChat ? llm::ChatChunkJson(id, created, model, delta, first_chunk)
@@ -61,56 +71,99 @@ struct Job {
     else pending.push_back(std::move(chunk));
   }
 
+  // Sends what is complete once admitted and done; returns the handle to release.
+  std::shared_ptr<ModelVersion> FinishIfComplete() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (!admitted || !done) return nullptr;
+    if (stream) {
+      std::move(*out).Finish();
+      out.reset();
+      return std::move(version);
+    }
+    if (finish_reason == FinishReason::kError) {
+      std::move(*responder).Send(OpenAiError(error));
+    } else if (finish_reason == FinishReason::kAbort) {
+      std::move(*responder).Send(OpenAiError(499, "request cancelled"));
+    } else {
+      all.finish_reason = finish_reason;
+      all.text = echo + all.text;
+      std::string body = kind == Kind::kChat ? llm::ChatJson(id, created, model, all, usage)
+                                             : llm::CompletionJson(id, created, model, all, usage);
+      std::move(*responder).Send(HttpResponse{200, "application/json", std::move(body), {}});
+    }
+    responder.reset();
+    return std::move(version);
+  }
+
+  // From the prompt worker (or the caller's thread when the queue refused it).
+  void OnAdmitted(absl::Status status, std::string echo_text) {
+    std::shared_ptr<ModelVersion> release;  // dropped after the lock
+    absl::MutexLock lock(&mu);
+    if (!status.ok()) {  // no output ever comes
+      std::move(*responder).Send(OpenAiError(status));
+      responder.reset();
+      release = std::move(version);
+      return;
+    }
+    admitted = true;
+    echo = std::move(echo_text);
+    if (stream) {
+      HttpResponse head{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
+      out.emplace(std::move(*responder).StartStream(std::move(head)));
+      responder.reset();
+      if (!echo.empty()) {
+        ChoiceDelta delta;
+        delta.text = echo;
+        out->Write(Chunk(delta));
+      }
+      for (std::string& chunk : pending) out->Write(std::move(chunk));
+      pending.clear();
+    }
+    release = FinishIfComplete();
+  }
+
+  // From the engine thread.
   void OnOutput(RequestOutput o) {
+    std::shared_ptr<ModelVersion> release;  // dropped after the lock
     absl::MutexLock lock(&mu);
     ChoiceDelta delta;
     delta.text = std::move(o.text);
     if (logprobs) {
       delta.logprobs = o.logprobs;
-      for (int32_t t : o.token_ids) delta.tokens.push_back(llm::SanitizeUtf8(tokenizer->TokenBytes(t)));
+      for (int32_t t : o.token_ids) delta.tokens.push_back(llm::SanitizeUtf8(generator->TokenBytes(t)));
     }
     const bool last = o.finish_reason != FinishReason::kNone;
     if (last) delta.finish_reason = o.finish_reason;
-    llm::Usage usage{o.num_prompt_tokens, o.num_output_tokens, o.num_cached_tokens};
     if (stream) {
       if (last && o.finish_reason == FinishReason::kError) {
         Emit(Sse(llm::OpenAiErrorJson(500, StrCat(o.error.message()))));
       } else if (!delta.text.empty() || last || !delta.logprobs.empty()) {
         Emit(Chunk(delta));
       }
-      if (last) {
-        if (include_usage) {
-          Emit(Sse(llm::UsageChunkJson(id, created, model,
-                                       kind == Kind::kChat ? "chat.completion.chunk" : "text_completion", usage)));
-        }
-        Emit("data: [DONE]\n\n");
-        done = true;
-        if (out) std::move(*out).Finish();
+      if (last && include_usage) {
+        Emit(Sse(llm::UsageChunkJson(id, created, model,
+                                     kind == Kind::kChat ? "chat.completion.chunk" : "text_completion",
+                                     llm::Usage{o.num_prompt_tokens, o.num_output_tokens, o.num_cached_tokens})));
       }
-      return;
+      if (last) Emit("data: [DONE]\n\n");
+    } else {
+      all.text += delta.text;
+      all.tokens.insert(all.tokens.end(), delta.tokens.begin(), delta.tokens.end());
+      all.logprobs.insert(all.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
     }
-    all.text += delta.text;
-    all.tokens.insert(all.tokens.end(), delta.tokens.begin(), delta.tokens.end());
-    all.logprobs.insert(all.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
     if (!last) return;
     done = true;
-    if (!responder) return;
-    if (o.finish_reason == FinishReason::kError) return std::move(*responder).Send(OpenAiError(o.error));
-    if (o.finish_reason == FinishReason::kAbort) {
-      return std::move(*responder).Send(OpenAiError(499, "request cancelled"));
-    }
-    all.finish_reason = o.finish_reason;
-    all.text = echo + all.text;
-    std::string body = kind == Kind::kChat ? llm::ChatJson(id, created, model, all, usage)
-                                           : llm::CompletionJson(id, created, model, all, usage);
-    std::move(*responder).Send(HttpResponse{200, "application/json", std::move(body), {}});
+    finish_reason = o.finish_reason;
+    error = std::move(o.error);
+    usage = llm::Usage{o.num_prompt_tokens, o.num_output_tokens, o.num_cached_tokens};
+    release = FinishIfComplete();
   }
 };
 
-// A job for a parsed completion or chat request (both carry these fields).
+// A job for a parsed completion or chat request (both carry these fields), holding the
+// model's handle.
 template <typename ParsedRequest>
 std::shared_ptr<Job> NewJob(Job::Kind kind, std::string id, const ParsedRequest& parsed,
-                            const llm::Tokenizer& tokenizer) {
+                            std::shared_ptr<ModelVersion> version, llm::TextGenerator* generator) {
   auto job = std::make_shared<Job>();
   job->kind = kind;
   job->id = std::move(id);
@@ -119,33 +172,24 @@ std::shared_ptr<Job> NewJob(Job::Kind kind, std::string id, const ParsedRequest&
   job->stream = parsed.stream;
   job->include_usage = parsed.include_usage;
   job->logprobs = parsed.sampling.logprobs;
-  job->tokenizer = &tokenizer;
+  job->generator = generator;
+  absl::MutexLock lock(&job->mu);
+  job->version = std::move(version);
   return job;
 }
 
-// Submits `request` for `job`; answers the client either way.
-void Submit(llm::LlmEngine& engine, llm::GenerateRequest request, std::shared_ptr<Job> job,
-            HttpResponder responder) {
+// Hands `request` to the model; the job answers the client either way.
+void Start(llm::TextGenerator& generator, llm::TextGenerationRequest request, std::shared_ptr<Job> job,
+           HttpResponder responder) {
   request.cancellation = responder.cancellation();
   {
     absl::MutexLock lock(&job->mu);
     job->responder.emplace(std::move(responder));
   }
-  absl::Status added = engine.AddRequest(std::move(request), [job](RequestOutput o) { job->OnOutput(std::move(o)); });
-  absl::MutexLock lock(&job->mu);
-  if (!added.ok()) return std::move(*job->responder).Send(OpenAiError(added));
-  if (!job->stream) return;
-  HttpResponse head{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
-  job->out.emplace(std::move(*job->responder).StartStream(std::move(head)));
-  job->responder.reset();
-  if (!job->echo.empty()) {
-    ChoiceDelta echo;
-    echo.text = job->echo;
-    job->pending.insert(job->pending.begin(), job->Chunk(echo));
-  }
-  for (std::string& chunk : job->pending) job->out->Write(std::move(chunk));
-  job->pending.clear();
-  if (job->done) std::move(*job->out).Finish();
+  generator.Generate(
+      std::move(request),
+      [job](absl::Status status, std::string echo) { job->OnAdmitted(std::move(status), std::move(echo)); },
+      [job](RequestOutput o) { job->OnOutput(std::move(o)); });
 }
 
 }  // namespace
@@ -160,7 +204,7 @@ absl::StatusOr<OpenAiRoutes::Model> OpenAiRoutes::FindLlm(std::string_view name)
     }
     return version.status();
   }
-  auto* llm = dynamic_cast<llm::LlmModel*>(&(*version)->loaded_model());
+  auto* llm = dynamic_cast<llm::TextGenerator*>(&(*version)->loaded_model());
   if (!llm) return absl::NotFoundError(StrCat("The model `", name, "` is not an LLM (backend \"llm\")."));
   return Model{std::move(*version), llm};
 }
@@ -233,20 +277,17 @@ void OpenAiRoutes::Completions(HttpRequest request, HttpResponder responder) con
   if (!parsed.ok()) return std::move(responder).Send(OpenAiError(parsed.status()));
   auto model = FindLlm(parsed->model);
   if (!model.ok()) return std::move(responder).Send(OpenAiError(model.status()));
-  const llm::Tokenizer& tokenizer = model->llm->tokenizer();
-  auto job = NewJob(Job::Kind::kCompletion, StrCat("cmpl-", next_id_.fetch_add(1)), *parsed, tokenizer);
-  llm::GenerateRequest generate;
-  if (parsed->prompt_text) {
-    generate.prompt_token_ids = tokenizer.Encode(*parsed->prompt_text, /*add_special_tokens=*/true);
-    if (parsed->echo) job->echo = *parsed->prompt_text;
-  } else {
-    generate.prompt_token_ids = std::move(parsed->prompt_ids);
-    if (parsed->echo) job->echo = tokenizer.Decode(generate.prompt_token_ids);
-  }
+  llm::TextGenerator& generator = *model->llm;
+  llm::TextGenerationRequest generate;
+  generate.prompt_text = std::move(parsed->prompt_text);
+  generate.prompt_ids = std::move(parsed->prompt_ids);
+  generate.echo = parsed->echo;
   generate.sampling = std::move(parsed->sampling);
   generate.priority = parsed->priority;
   generate.arrival_time = request.received_time;
-  Submit(model->llm->engine(), std::move(generate), std::move(job), std::move(responder));
+  auto job = NewJob(Job::Kind::kCompletion, StrCat("cmpl-", next_id_.fetch_add(1)), *parsed,
+                    std::move(model->version), &generator);
+  Start(generator, std::move(generate), std::move(job), std::move(responder));
 }
 
 void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder) const {
@@ -254,23 +295,17 @@ void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder)
   if (!parsed.ok()) return std::move(responder).Send(OpenAiError(parsed.status()));
   auto model = FindLlm(parsed->model);
   if (!model.ok()) return std::move(responder).Send(OpenAiError(model.status()));
-  const auto& chat_template = model->llm->chat_template();
-  if (!chat_template.ok()) return std::move(responder).Send(OpenAiError(400, StrCat(chat_template.status().message())));
-  auto prompt = chat_template->Render(parsed->messages, parsed->add_generation_prompt);
-  if (!prompt.ok()) return std::move(responder).Send(OpenAiError(prompt.status()));
-  const llm::Tokenizer& tokenizer = model->llm->tokenizer();
-  auto job = NewJob(Job::Kind::kChat, StrCat("chatcmpl-", next_id_.fetch_add(1)), *parsed, tokenizer);
-  llm::GenerateRequest generate;
-  // The template already holds the BOS text where the family wants it.
-  generate.prompt_token_ids = tokenizer.Encode(*prompt, /*add_special_tokens=*/false);
+  llm::TextGenerator& generator = *model->llm;
+  llm::TextGenerationRequest generate;
+  generate.messages = std::move(parsed->messages);
+  generate.add_generation_prompt = parsed->add_generation_prompt;
   generate.sampling = std::move(parsed->sampling);
-  if (!parsed->max_tokens_set) {
-    generate.sampling.max_tokens = std::max<int64_t>(
-        1, model->llm->max_model_len() - static_cast<int64_t>(generate.prompt_token_ids.size()));
-  }
+  generate.max_tokens_set = parsed->max_tokens_set;
   generate.priority = parsed->priority;
   generate.arrival_time = request.received_time;
-  Submit(model->llm->engine(), std::move(generate), std::move(job), std::move(responder));
+  auto job = NewJob(Job::Kind::kChat, StrCat("chatcmpl-", next_id_.fetch_add(1)), *parsed,
+                    std::move(model->version), &generator);
+  Start(generator, std::move(generate), std::move(job), std::move(responder));
 }
 
 }  // namespace infera

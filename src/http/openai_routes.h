@@ -9,11 +9,18 @@
 // `stream_options.include_usage` adds a final usage chunk. Errors are OpenAI-shaped:
 // {"error": {"message", "type", "param", "code"}} with 400 / 404 / 429 / 503 / 500.
 //
-// Request path: parse (llm/openai_protocol.h) and tokenise on the I/O thread →
-// LlmEngine::AddRequest → the engine thread calls back per step → each output becomes
-// a chunk written through HttpStream (or, unstreamed, is collected and sent once at the
-// end). The client closing its connection cancels the request's CancellationToken; the
-// engine drops the request at its next step and frees its KV blocks.
+// Request path: parse (llm/openai_protocol.h) on the I/O thread → TextGenerator::Generate
+// (llm/text_generator.h), which renders and tokenises the prompt on the model's prompt
+// worker and queues it on the engine → the admission and then each output arrive on
+// those threads → each output becomes a chunk written through HttpStream (or, unstreamed,
+// is collected and sent once at the end). Nothing proportional to the prompt runs on the
+// I/O thread. The client closing its connection cancels the request's CancellationToken;
+// the engine drops the request at its next step and frees its KV blocks.
+//
+// Lifetime: each request holds its ModelVersion handle (ModelManager::GetModelVersion)
+// until its answer is complete, so a reload or unload drains it: a request admitted
+// before a reload finishes on the version that admitted it. The routes know LLMs only
+// through the TextGenerator interface (they link the LibTorch-free LLM core).
 //
 // Thread-safe: Handle() runs concurrently on every I/O thread.
 #ifndef INFERA_HTTP_OPENAI_ROUTES_H_
@@ -31,7 +38,7 @@
 namespace infera {
 
 namespace llm {
-class LlmModel;
+class TextGenerator;
 }
 
 class OpenAiRoutes {
@@ -44,8 +51,8 @@ class OpenAiRoutes {
 
  private:
   struct Model {
-    std::shared_ptr<ModelVersion> version;  // keeps the engine alive while in use
-    llm::LlmModel* llm = nullptr;
+    std::shared_ptr<ModelVersion> version;  // the handle: keeps the model serving while held
+    llm::TextGenerator* llm = nullptr;      // the version's loaded model
   };
   absl::StatusOr<Model> FindLlm(std::string_view name) const;
   HttpResponse ListModels(std::string_view only) const;

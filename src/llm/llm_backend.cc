@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "api/cancellation.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -23,12 +24,20 @@ int64_t PhysicalRamBytes() {
   return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
 }
 
-// Waits for one generation's outputs.
-struct Collector {
+// One KServe batch's generations. Shared by every engine callback of the batch and by
+// Execute(), so it lives until the last of them lets go. The first failure cancels the
+// rest of the batch.
+struct Batch {
   absl::Mutex mu;
-  std::string text ABSL_GUARDED_BY(mu);
-  bool done ABSL_GUARDED_BY(mu) = false;
-  absl::Status status ABSL_GUARDED_BY(mu);
+  std::vector<std::string> texts ABSL_GUARDED_BY(mu);
+  int pending ABSL_GUARDED_BY(mu) = 0;  // submitted and not finished
+  absl::Status first_error ABSL_GUARDED_BY(mu);
+  CancellationToken cancel;
+
+  void Fail(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (first_error.ok()) first_error = std::move(status);
+    cancel.Cancel();
+  }
 };
 
 class LlmKServeInstance : public ModelInstance {
@@ -57,36 +66,44 @@ class LlmKServeInstance : public ModelInstance {
     }
     if (!text) return absl::InvalidArgumentError("input 'text_input' is required");
     ASSIGN_OR_RETURN(auto prompts, SplitBytesElements(text->data.AsStringView()));
-    std::vector<std::unique_ptr<Collector>> collectors;
-    for (std::string_view prompt : prompts) {
-      auto c = std::make_unique<Collector>();
+    // One failed prompt fails the batch: the others are cancelled, and every submitted
+    // generation is waited for before returning.
+    auto batch = std::make_shared<Batch>();
+    {
+      absl::MutexLock lock(&batch->mu);
+      batch->texts.resize(prompts.size());
+    }
+    for (size_t i = 0; i < prompts.size(); ++i) {
       GenerateRequest request;
-      request.prompt_token_ids = model_.tokenizer().Encode(prompt, true);
+      request.prompt_token_ids = model_.tokenizer().Encode(prompts[i], true);
       request.sampling = params;
-      Collector* raw = c.get();
-      absl::Status added = model_.engine().AddRequest(std::move(request), [raw](RequestOutput out) {
-        absl::MutexLock lock(&raw->mu);
-        raw->text += out.text;
-        if (out.finish_reason != FinishReason::kNone) {
-          raw->done = true;
-          if (out.finish_reason == FinishReason::kError) raw->status = out.error;
-          if (out.finish_reason == FinishReason::kAbort) raw->status = absl::CancelledError("generation aborted");
-        }
+      request.cancellation = std::shared_ptr<const CancellationToken>(batch, &batch->cancel);
+      absl::MutexLock lock(&batch->mu);
+      if (!batch->first_error.ok()) break;
+      ++batch->pending;
+      // The callback runs on the engine thread, never inside AddRequest: the lock is free.
+      absl::Status added = model_.engine().AddRequest(std::move(request), [batch, i](RequestOutput out) {
+        absl::MutexLock lock(&batch->mu);
+        batch->texts[i] += out.text;
+        if (out.finish_reason == FinishReason::kNone) return;
+        --batch->pending;
+        if (out.finish_reason == FinishReason::kError) batch->Fail(out.error);
+        if (out.finish_reason == FinishReason::kAbort) batch->Fail(absl::CancelledError("generation aborted"));
       });
       if (!added.ok()) {
-        absl::MutexLock lock(&raw->mu);
-        raw->done = true;
-        raw->status = added;
+        --batch->pending;
+        batch->Fail(std::move(added));
       }
-      collectors.push_back(std::move(c));
     }
     std::string data;
-    for (size_t i = 0; i < collectors.size(); ++i) {
-      Collector& c = *collectors[i];
-      absl::MutexLock lock(&c.mu);
-      c.mu.Await(absl::Condition(&c.done));
-      if (!c.status.ok()) return c.status;
-      AppendBytesElement(data, exclude_input ? c.text : StrCat(prompts[i], c.text));
+    {
+      absl::MutexLock lock(&batch->mu);
+      batch->mu.Await(absl::Condition(
+          +[](Batch* b) ABSL_NO_THREAD_SAFETY_ANALYSIS { return b->pending == 0; }, batch.get()));
+      if (!batch->first_error.ok()) return batch->first_error;
+      for (size_t i = 0; i < prompts.size(); ++i) {
+        AppendBytesElement(data, exclude_input ? batch->texts[i] : StrCat(prompts[i], batch->texts[i]));
+      }
     }
     Tensor out;
     out.name = "text_output";
@@ -181,8 +198,10 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   }
   absl::StatusOr<ChatTemplate> chat = ChatTemplate::Detect(tokenizer->chat_template(), tokenizer->bos_token(),
                                                            tokenizer->eos_token());
+  // The prompt worker's queue is bounded like the engine's waiting queue.
   auto model = std::make_unique<LlmModel>(config.name(), std::move(tokenizer), std::move(chat),
-                                          config.max_batch_size() > 0);
+                                          config.max_batch_size() > 0,
+                                          static_cast<size_t>(options.max_waiting_requests));
   ASSIGN_OR_RETURN(auto llm_engine, LlmEngine::Create(std::move(engine), std::move(runner), &model->tokenizer()));
   model->set_engine(std::move(llm_engine));
   return model;
@@ -191,19 +210,72 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
 }  // namespace
 
 LlmModel::LlmModel(std::string name, std::unique_ptr<Tokenizer> tokenizer, absl::StatusOr<ChatTemplate> chat_template,
-                   bool batched)
+                   bool batched, size_t max_queued_prompts)
     : name_(std::move(name)),
       batched_(batched),
       tokenizer_(std::move(tokenizer)),
       chat_template_(std::move(chat_template)),
+      prompt_worker_(max_queued_prompts),
       created_(static_cast<int64_t>(std::time(nullptr))) {}
 
-LlmModel::~LlmModel() {
+LlmModel::~LlmModel() { CancelOutstandingWork(); }
+
+void LlmModel::CancelOutstandingWork() {
+  prompt_worker_.Stop();
   if (engine_) engine_->Shutdown();
 }
 
 absl::StatusOr<std::unique_ptr<ModelInstance>> LlmModel::CreateInstance(const InstanceOptions&) {
   return std::make_unique<LlmKServeInstance>(*this, batched_);
+}
+
+absl::StatusOr<GenerateRequest> LlmModel::Prepare(TextGenerationRequest& request, std::string* echo_text) const {
+  GenerateRequest generate;
+  if (request.messages) {
+    if (!chat_template_.ok()) return absl::InvalidArgumentError(chat_template_.status().message());
+    ASSIGN_OR_RETURN(std::string prompt, chat_template_->Render(*request.messages, request.add_generation_prompt));
+    // The template already holds the BOS text where the family wants it.
+    generate.prompt_token_ids = tokenizer_->Encode(prompt, /*add_special_tokens=*/false);
+  } else if (request.prompt_text) {
+    generate.prompt_token_ids = tokenizer_->Encode(*request.prompt_text, /*add_special_tokens=*/true);
+    if (request.echo) *echo_text = std::move(*request.prompt_text);
+  } else {
+    generate.prompt_token_ids = std::move(request.prompt_ids);
+    if (request.echo) *echo_text = tokenizer_->Decode(generate.prompt_token_ids);
+  }
+  const int64_t n = static_cast<int64_t>(generate.prompt_token_ids.size());
+  if (n >= max_model_len()) {
+    return absl::InvalidArgumentError(StrCat("This model's maximum context length is ", max_model_len(),
+                                             " tokens (max_model_len). However, the prompt has ", n,
+                                             " tokens, which leaves no room for a completion. Please reduce the "
+                                             "prompt."));
+  }
+  generate.sampling = std::move(request.sampling);
+  if (!request.max_tokens_set) generate.sampling.max_tokens = std::max<int64_t>(1, max_model_len() - n);
+  generate.priority = request.priority;
+  generate.cancellation = std::move(request.cancellation);
+  generate.arrival_time = request.arrival_time;
+  return generate;
+}
+
+void LlmModel::Generate(TextGenerationRequest request, AdmissionCallback admitted, OutputCallback output) {
+  struct Work {
+    TextGenerationRequest request;
+    AdmissionCallback admitted;
+    OutputCallback output;
+  };
+  auto work = std::make_shared<Work>(Work{std::move(request), std::move(admitted), std::move(output)});
+  absl::Status queued = prompt_worker_.Post([this, work](bool stopped) {
+    if (stopped) return work->admitted(absl::UnavailableError(StrCat("model '", name_, "' is being unloaded")), "");
+    const auto& cancellation = work->request.cancellation;
+    if (cancellation && cancellation->IsCancelled()) return work->admitted(absl::CancelledError("request cancelled"), "");
+    std::string echo;
+    absl::StatusOr<GenerateRequest> generate = Prepare(work->request, &echo);
+    if (!generate.ok()) return work->admitted(generate.status(), "");
+    absl::Status added = engine_->AddRequest(std::move(*generate), std::move(work->output));
+    work->admitted(added, added.ok() ? std::move(echo) : std::string());
+  });
+  if (!queued.ok()) work->admitted(queued, "");
 }
 
 std::unique_ptr<Backend> CreateLlmBackend() { return std::make_unique<LlmBackend>(); }

@@ -7,8 +7,9 @@
 //                                  tokenizer.json, tokenizer_config.json,
 //                                  generation_config.json (optional)
 //
-// The OpenAI routes reach the engine through ModelVersion::loaded_model(), downcast to
-// LlmModel. KServe infer uses Triton's vLLM-backend tensors: input `text_input` (BYTES),
+// The OpenAI routes reach it through ModelVersion::loaded_model(), downcast to the
+// TextGenerator interface (text_generator.h): prompts are rendered and tokenised on the
+// version's prompt worker, never on an I/O thread. KServe infer uses Triton's vLLM-backend tensors: input `text_input` (BYTES),
 // optional `sampling_parameters` (BYTES, a JSON object of vLLM sampling fields),
 // `exclude_input_in_output` (BOOL), `stream` (BOOL, must be false over HTTP); output
 // `text_output` (BYTES). Each instance blocks one scheduler worker per request while the
@@ -26,6 +27,8 @@
 #include "backend/backend.h"
 #include "llm/chat_template.h"
 #include "llm/llm_engine.h"
+#include "llm/prompt_worker.h"
+#include "llm/text_generator.h"
 #include "llm/tokenizer.h"
 
 namespace infera::llm {
@@ -34,33 +37,45 @@ inline constexpr std::string_view kLlmBackendName = "llm";
 
 std::unique_ptr<Backend> CreateLlmBackend();
 
-// One loaded LLM version: tokenizer, engine (which owns the model runner) and chat
-// template. Thread-safe.
-class LlmModel : public LoadedModel {
+// One loaded LLM version: tokenizer, engine (which owns the model runner), chat
+// template and the prompt worker. Thread-safe.
+class LlmModel : public LoadedModel, public TextGenerator {
  public:
   // `batched`: the config's max_batch_size > 0 (KServe tensors carry a batch dimension).
-  LlmModel(std::string name, std::unique_ptr<Tokenizer> tokenizer,
-           absl::StatusOr<ChatTemplate> chat_template, bool batched);
+  // `max_queued_prompts` bounds the prompt worker's queue.
+  LlmModel(std::string name, std::unique_ptr<Tokenizer> tokenizer, absl::StatusOr<ChatTemplate> chat_template,
+           bool batched, size_t max_queued_prompts = 1024);
+  // Stops the prompt worker (queued prompts are refused), then the engine.
   ~LlmModel() override;
 
   absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions& options) override;
+  // Refuses queued prompts and aborts every generation (their callbacks get kAbort).
+  void CancelOutstandingWork() override;
 
-  const std::string& name() const { return name_; }
+  // TextGenerator.
+  const std::string& name() const override { return name_; }
+  int64_t max_model_len() const override { return engine_->options().scheduler.max_model_len; }
+  int64_t created_unix_seconds() const override { return created_; }
+  std::string_view TokenBytes(int32_t id) const override { return tokenizer_->TokenBytes(id); }
+  void Generate(TextGenerationRequest request, AdmissionCallback admitted, OutputCallback output) override;
+
   LlmEngine& engine() const { return *engine_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  int64_t max_model_len() const { return engine_->options().scheduler.max_model_len; }
   // The detected chat template, or why there is none.
   const absl::StatusOr<ChatTemplate>& chat_template() const { return chat_template_; }
-  int64_t created_unix_seconds() const { return created_; }
 
   void set_engine(std::unique_ptr<LlmEngine> engine) { engine_ = std::move(engine); }
 
  private:
+  // On the prompt worker: render, tokenise, apply the max_tokens default.
+  absl::StatusOr<GenerateRequest> Prepare(TextGenerationRequest& request, std::string* echo_text) const;
+
   const std::string name_;
   const bool batched_;
   std::unique_ptr<Tokenizer> tokenizer_;  // declared before the engine: outlives it
   absl::StatusOr<ChatTemplate> chat_template_;
   std::unique_ptr<LlmEngine> engine_;
+  PromptWorker prompt_worker_;  // declared after the engine: stopped first (its tasks queue on it)
   const int64_t created_;
 };
 

@@ -1,5 +1,6 @@
 #include "llm/llm_engine.h"
 
+#include <limits>
 #include <random>
 
 #include "common/logging.h"
@@ -67,11 +68,14 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
     }
   }
   const int64_t max_len = options_.scheduler.max_model_len;
-  // Compared without adding: max_tokens comes from the client (Validate bounds it too).
-  if (request.sampling.max_tokens > max_len - n) {
+  // Compared without adding: max_tokens may be anything up to INT64_MAX.
+  if (n > max_len || request.sampling.max_tokens > max_len - n) {
+    const int64_t requested = request.sampling.max_tokens > std::numeric_limits<int64_t>::max() - n
+                                  ? std::numeric_limits<int64_t>::max()
+                                  : n + request.sampling.max_tokens;
     return absl::InvalidArgumentError(StrCat(
-        "This model's maximum context length is ", max_len, " tokens. However, you requested ",
-        n + request.sampling.max_tokens, " tokens (", n, " in the prompt, ", request.sampling.max_tokens,
+        "This model's maximum context length is ", max_len, " tokens. However, you requested ", requested,
+        " tokens (", n, " in the prompt, ", request.sampling.max_tokens,
         " in the completion). Please reduce the prompt or max_tokens."));
   }
   if (!options_.scheduler.enable_chunked_prefill && n > options_.scheduler.max_num_batched_tokens) {

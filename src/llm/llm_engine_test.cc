@@ -1,5 +1,7 @@
 #include "llm/llm_engine.h"
 
+#include <limits>
+
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -147,8 +149,12 @@ TEST_F(LlmEngineTest, RejectsRequestsThatCannotRun) {
   Result r;
   EXPECT_EQ(engine_->AddRequest(Request("", 4), r.Callback()).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(engine_->AddRequest(Request("abc", 62), r.Callback()).code(), absl::StatusCode::kInvalidArgument);
-  // prompt + max_tokens used to overflow (and pass the context-length check).
-  EXPECT_EQ(engine_->AddRequest(Request("abc", INT64_MAX), r.Callback()).code(), absl::StatusCode::kInvalidArgument);
+  // max_tokens near INT64_MAX used to overflow the length check (and be accepted).
+  for (int64_t max_tokens : {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max() - 2}) {
+    absl::Status huge = engine_->AddRequest(Request("abc", max_tokens), r.Callback());
+    EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument) << max_tokens;
+    EXPECT_NE(huge.message().find("max_tokens"), std::string::npos) << huge;
+  }
   GenerateRequest bad = Request("abc", 4);
   bad.prompt_token_ids.push_back(999);
   EXPECT_EQ(engine_->AddRequest(std::move(bad), r.Callback()).code(), absl::StatusCode::kInvalidArgument);

@@ -59,15 +59,15 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
                                            ModelStateName(v->second.state), ")",
                                            v->second.reason.empty() ? "" : ": ", v->second.reason));
     }
-    return v->second.model;
+    return ModelVersion::AcquireHandle(v->second.model);
   }
   if (entry.canary) {
     const int64_t side = entry.canary->Route(routing_key) ? entry.canary->config().canary_version
                                                           : entry.canary->baseline_version();
-    if (const VersionSlot* slot = ready(side)) return slot->model;
+    if (const VersionSlot* slot = ready(side)) return ModelVersion::AcquireHandle(slot->model);
   }
   for (auto v = entry.versions.rbegin(); v != entry.versions.rend(); ++v) {
-    if (v->second.state == ModelState::kReady && v->second.model) return v->second.model;
+    if (v->second.state == ModelState::kReady && v->second.model) return ModelVersion::AcquireHandle(v->second.model);
   }
   return absl::UnavailableError(StrCat("model '", name, "' has no ready version",
                                        entry.reason.empty() ? "" : ": ", entry.reason));

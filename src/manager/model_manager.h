@@ -11,8 +11,8 @@
 // request. A bad config or version fails alone and leaves what serves untouched; the
 // reason is kept for the index.
 //
-// Thread-safe. GetModelVersion() is on the request path: one shared lock and a
-// shared_ptr copy. Loads and unloads of one model are serialised; different models load
+// Thread-safe. GetModelVersion() is on the request path: one shared lock and a counted
+// handle (ModelVersion::AcquireHandle: one allocation, one short lock). Loads and unloads of one model are serialised; different models load
 // in parallel.
 //
 // Usage:
@@ -79,7 +79,9 @@ class ModelManager {
     ModelControlMode mode = ModelControlMode::kNone;
     std::vector<std::string> startup_models = {};  // kExplicit: models to load at start ("*": all)
     std::chrono::seconds poll_interval{15};   // kPoll
-    // How long a retired version may wait for requests still holding it.
+    // How long a retired version waits for requests still holding a handle to it (on a
+    // condition); past it, the model's outstanding work is cancelled
+    // (LoadedModel::CancelOutstandingWork) and the version drains anyway.
     std::chrono::seconds drain_timeout{30};
   };
 
@@ -107,6 +109,9 @@ class ModelManager {
   // The version to serve: `version`, or when unset the canary or baseline (by
   // `routing_key`, see canary.h) or else the highest READY version.
   // NotFound for an unknown model or version, Unavailable when not ready (with why).
+  // The result is a counted handle (ModelVersion::AcquireHandle): a reload or unload
+  // waits until it is released, so hold it exactly as long as the request uses the
+  // version (an LLM generation: until its last output).
   absl::StatusOr<std::shared_ptr<ModelVersion>> GetModelVersion(
       std::string_view name, std::optional<int64_t> version, std::string_view routing_key = {}) const;
 
@@ -138,8 +143,11 @@ class ModelManager {
   // Updates every version's load gauges (see ModelVersion::RefreshMetrics).
   void RefreshMetrics() const;
 
-  // Stops the background thread, drains and unloads every version (at shutdown).
-  void UnloadAll();
+  // Stops the background thread, drains and unloads every version (at shutdown). Waits
+  // for handles still held until `drain_deadline` — by default not at all: the server
+  // has already drained its frontends within its exit timeout — then cancels the
+  // models' outstanding work (an LLM's generations end with an abort).
+  void UnloadAll(absl::Time drain_deadline = absl::Now());
 
  private:
   struct VersionSlot {
@@ -165,7 +173,9 @@ class ModelManager {
   absl::StatusOr<LoadPlan> PlanLoad(const std::string& name,
                                     std::optional<inference::ModelConfig> override);
   absl::Status RecordModelFailure(const std::string& name, const absl::Status& status);
-  void RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired);
+  // Drains `retired`: waits for their handles until `deadline`, then cancels what is
+  // left, then shuts each down (see Options::drain_timeout).
+  void RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired, absl::Time deadline);
   uint64_t ModelFingerprint(const std::string& name) const;
   int ComputeThreadBudget(const std::vector<std::string>& names);
   std::shared_ptr<absl::Mutex> ModelLock(const std::string& name);

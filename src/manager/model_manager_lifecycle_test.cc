@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 
+#include "absl/synchronization/notification.h"
 #include "backend/builtin/builtin_backends.h"
 #include "common/str_cat.h"
 #include "gmock/gmock.h"
@@ -22,6 +23,59 @@ constexpr char kIdentity[] = R"pb(
   output [ { name: "O" data_type: TYPE_FP32 dims: [ 2 ] } ]
 )pb";
 
+// Counts CancelOutstandingWork() calls.
+struct CancelCount {
+  absl::Mutex mu;
+  int count ABSL_GUARDED_BY(mu) = 0;
+  int Get() {
+    absl::MutexLock lock(&mu);
+    return count;
+  }
+};
+
+// The identity model plus work outside its instances (like an LLM's OpenAI streams):
+// records when the manager cancels that work.
+class StreamingModel : public LoadedModel {
+ public:
+  StreamingModel(std::unique_ptr<LoadedModel> inner, CancelCount* cancels)
+      : inner_(std::move(inner)), cancels_(cancels) {}
+  absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions& options) override {
+    return inner_->CreateInstance(options);
+  }
+  void CancelOutstandingWork() override {
+    absl::MutexLock lock(&cancels_->mu);
+    ++cancels_->count;
+  }
+
+ private:
+  std::unique_ptr<LoadedModel> inner_;
+  CancelCount* cancels_;
+};
+
+class StreamingBackend : public Backend {
+ public:
+  explicit StreamingBackend(CancelCount* cancels) : identity_(CreateIdentityBackend()), cancels_(cancels) {}
+  std::string_view name() const override { return "streaming"; }
+  absl::Status ValidateConfig(const inference::ModelConfig& config) const override {
+    return identity_->ValidateConfig(config);
+  }
+  absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const ModelLoadContext& context) override {
+    auto inner = identity_->Load(context);
+    if (!inner.ok()) return inner.status();
+    return std::make_unique<StreamingModel>(std::move(*inner), cancels_);
+  }
+
+ private:
+  std::unique_ptr<Backend> identity_;
+  CancelCount* cancels_;
+};
+
+constexpr char kStreaming[] = R"pb(
+  backend: "streaming" max_batch_size: 4
+  input [ { name: "I" data_type: TYPE_FP32 dims: [ 2 ] } ]
+  output [ { name: "O" data_type: TYPE_FP32 dims: [ 2 ] } ]
+)pb";
+
 class LifecycleTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -29,6 +83,7 @@ class LifecycleTest : public ::testing::Test {
                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     registry_.Register(CreateIdentityBackend());
+    registry_.Register(std::make_unique<StreamingBackend>(&cancels_));
   }
   void TearDown() override {
     manager_.reset();
@@ -39,13 +94,14 @@ class LifecycleTest : public ::testing::Test {
     std::ofstream(root_ / name / "config.pbtxt") << config;
     for (int v : versions) fs::create_directories(root_ / name / std::to_string(v));
   }
-  void Start(ModelControlMode mode = ModelControlMode::kNone, std::vector<std::string> startup = {}) {
+  void Start(ModelControlMode mode = ModelControlMode::kNone, std::vector<std::string> startup = {},
+             std::chrono::seconds drain_timeout = std::chrono::seconds(5)) {
     ModelManager::Options options;
     options.repository = root_;
     options.backends = &registry_;
     options.mode = mode;
     options.startup_models = std::move(startup);
-    options.drain_timeout = std::chrono::seconds(5);
+    options.drain_timeout = drain_timeout;
     manager_ = std::move(*ModelManager::Create(options));
     manager_->LoadAll();
   }
@@ -61,6 +117,7 @@ class LifecycleTest : public ::testing::Test {
   }
 
   fs::path root_;
+  CancelCount cancels_;
   BackendRegistry registry_;
   std::unique_ptr<ModelManager> manager_;
 };
@@ -194,6 +251,66 @@ TEST_F(LifecycleTest, AStartupModelMissingFromTheRepositoryMakesTheServerNotRead
   EXPECT_EQ(Serving("a"), 1);
   EXPECT_FALSE(manager_->AllModelsReady());
   EXPECT_THAT(ReasonOf("missing"), HasSubstr("not in the repository"));
+}
+
+// Each lookup is a counted handle; an unload waits for every one (on a condition) before
+// it shuts the version down, and the version keeps serving its holders meanwhile.
+TEST_F(LifecycleTest, UnloadWaitsForEveryHandle) {
+  Write("m", kStreaming, {1});
+  Start(ModelControlMode::kExplicit, {"m"}, std::chrono::seconds(300));
+  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", std::nullopt);
+  EXPECT_EQ(held->NumHandles(), 1);
+  {
+    std::shared_ptr<ModelVersion> copy = held;  // a copy shares the handle
+    EXPECT_EQ(held->NumHandles(), 1);
+    auto other = manager_->GetModelVersion("m", 1);
+    EXPECT_EQ(held->NumHandles(), 2);
+  }
+  EXPECT_EQ(held->NumHandles(), 1);
+  EXPECT_FALSE(held->AwaitNoHandles(absl::Now()));
+  absl::Notification unloaded;
+  std::thread unload([&] {
+    EXPECT_TRUE(manager_->UnloadModel("m").ok());
+    unloaded.Notify();
+  });
+  for (int i = 0; i < 1000000 && Serving("m") != -1; ++i) std::this_thread::yield();
+  EXPECT_EQ(Serving("m"), -1);  // no longer routed to
+  EXPECT_FALSE(unloaded.HasBeenNotified());  // but not drained while a handle is held
+  absl::Notification answered;
+  held->Infer(InferRequest{}, [&](absl::StatusOr<InferResponse>) { answered.Notify(); });
+  answered.WaitForNotification();
+  held.reset();
+  unload.join();
+  EXPECT_EQ(cancels_.Get(), 0);  // drained in time: nothing cancelled
+}
+
+// A handle held past the drain timeout (a stream longer than the timeout): the manager
+// cancels the model's outstanding work, which lets the handle go, and the unload ends.
+TEST_F(LifecycleTest, DrainTimeoutCancelsOutstandingWork) {
+  Write("m", kStreaming, {1});
+  Start(ModelControlMode::kExplicit, {"m"}, std::chrono::seconds(1));
+  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", std::nullopt);
+  std::thread stream([&] {
+    absl::MutexLock lock(&cancels_.mu);
+    cancels_.mu.Await(absl::Condition(
+        +[](CancelCount* c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return c->count > 0; }, &cancels_));
+    held.reset();
+  });
+  EXPECT_TRUE(manager_->UnloadModel("m").ok());
+  EXPECT_EQ(cancels_.Get(), 1);
+  stream.join();
+}
+
+// At shutdown the frontends have drained already: UnloadAll does not wait again (by
+// default), it cancels what still holds a handle and unloads.
+TEST_F(LifecycleTest, UnloadAllCancelsWhatIsStillHeld) {
+  Write("m", kStreaming, {1});
+  Start(ModelControlMode::kNone, {}, std::chrono::seconds(300));
+  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", std::nullopt);
+  manager_->UnloadAll();  // returns although a handle is held
+  EXPECT_EQ(cancels_.Get(), 1);
+  EXPECT_EQ(manager_->GetModelVersion("m", std::nullopt).status().code(), absl::StatusCode::kUnavailable);
+  held.reset();  // the last reference, released after the version's threads are done
 }
 
 }  // namespace

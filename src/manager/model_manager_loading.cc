@@ -236,20 +236,26 @@ absl::Status ModelManager::LoadModelLocked(const std::string& name,
     }
   }
   current.clear();  // our own copies of the old handles must not delay the drain
-  RetireVersions(std::move(retired));
+  RetireVersions(std::move(retired), absl::Now() + absl::FromChrono(options_.drain_timeout));
   if (!failures.empty()) return absl::UnavailableError(StrJoin(failures, "; "));
   return absl::OkStatus();
 }
 
-void ModelManager::RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired) {
+void ModelManager::RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired, absl::Time deadline) {
+  // One deadline for the whole drain: the versions drain at the same time.
   for (std::shared_ptr<ModelVersion>& version : retired) {
-    // Requests that already looked this version up still hold it; let them enqueue
-    // before intake stops, so a reload fails nothing.
-    const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
-    while (version.use_count() > 1 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    // Requests that looked this version up hold a handle: let them enqueue before intake
+    // stops, and let generations that run outside the scheduler (an LLM's OpenAI
+    // streams) finish on it, so a reload fails nothing.
+    if (!version->AwaitNoHandles(deadline)) {
+      INFERA_LOG(WARNING) << "model '" << version->name() << "' version " << version->version() << ": "
+                          << version->NumHandles() << " requests still hold it at the drain deadline; "
+                          << "cancelling them";
+      version->CancelOutstandingWork();
     }
-    version->Shutdown();  // queued and running requests finish
+    version->Shutdown();  // queued and running requests finish, the workers are joined
+    // The version's threads are done: whoever releases the last reference (here, or a
+    // late handle after a timeout) joins nothing of its own.
     INFERA_LOG(INFO) << "unloaded model '" << version->name() << "' version " << version->version();
   }
 }
@@ -276,7 +282,7 @@ absl::Status ModelManager::UnloadModel(const std::string& name) {
     it->second.reason = "unloaded";
     it->second.required = false;
   }
-  RetireVersions(std::move(retired));
+  RetireVersions(std::move(retired), absl::Now() + absl::FromChrono(options_.drain_timeout));
   return absl::OkStatus();
 }
 
@@ -332,7 +338,7 @@ void ModelManager::BackgroundLoop() {
   }
 }
 
-void ModelManager::UnloadAll() {
+void ModelManager::UnloadAll(absl::Time drain_deadline) {
   {
     absl::MutexLock lock(&background_mu_);
     stopping_ = true;
@@ -349,7 +355,7 @@ void ModelManager::UnloadAll() {
     }
   }
   // Outside the lock: draining waits for in-flight requests.
-  for (auto& version : versions) version->Shutdown();
+  RetireVersions(std::move(versions), drain_deadline);
 }
 
 }  // namespace infera

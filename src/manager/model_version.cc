@@ -107,6 +107,49 @@ ModelVersion::~ModelVersion() {
 
 void ModelVersion::Shutdown() { scheduler_->Shutdown(); }
 
+// The control block of a counted handle.
+class ModelVersion::Handle {
+ public:
+  explicit Handle(std::shared_ptr<ModelVersion> version)
+      : version_(std::move(version)), count_(version_->handles_) {
+    absl::MutexLock lock(&count_->mu);
+    ++count_->count;
+  }
+  ~Handle() {
+    // The reference goes first: whoever sees the count reach zero holds the last one.
+    version_.reset();
+    absl::MutexLock lock(&count_->mu);
+    --count_->count;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ModelVersion* get() const { return version_.get(); }
+
+ private:
+  std::shared_ptr<ModelVersion> version_;
+  const std::shared_ptr<HandleCount> count_;
+};
+
+std::shared_ptr<ModelVersion> ModelVersion::AcquireHandle(const std::shared_ptr<ModelVersion>& version) {
+  auto handle = std::make_shared<Handle>(version);
+  ModelVersion* raw = handle->get();
+  return std::shared_ptr<ModelVersion>(std::move(handle), raw);
+}
+
+int64_t ModelVersion::NumHandles() const {
+  absl::MutexLock lock(&handles_->mu);
+  return handles_->count;
+}
+
+bool ModelVersion::AwaitNoHandles(absl::Time deadline) const {
+  HandleCount& h = *handles_;
+  absl::MutexLock lock(&h.mu);
+  return h.mu.AwaitWithDeadline(
+      absl::Condition(+[](HandleCount* c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return c->count == 0; }, &h), deadline);
+}
+
+void ModelVersion::CancelOutstandingWork() { loaded_->CancelOutstandingWork(); }
+
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options) {
   const inference::ModelConfig& config = *options.config;
   const std::string where = StrCat("model '", config.name(), "' version ", options.version);

@@ -1,11 +1,15 @@
 // ModelVersion: one loaded, serving version of a model.
 //
 // Owns, in destruction order: the scheduler (which owns the instances and their worker
-// threads), then the backend's LoadedModel. Callers hold a std::shared_ptr while they
-// use it (TF Serving's ServableHandle idea). Unloading is Shutdown() — drain the
-// scheduler, join its workers — called by the manager before it drops its reference,
-// so the last reference is never released on one of the version's own worker threads
-// (which would make the version join itself).
+// threads), then the backend's LoadedModel. Request paths hold a handle while they use
+// it (TF Serving's ServableHandle idea): a std::shared_ptr made by AcquireHandle(), which
+// counts its holders so that a drain waits on a condition (AwaitNoHandles) instead of
+// polling. A handle lets go of its reference before it is uncounted, so once the count
+// is zero the manager holds the last reference. Unloading is: wait for the handles (up
+// to the drain timeout; then CancelOutstandingWork() ends what still holds one), then
+// Shutdown() — drain the scheduler, join its workers — then the manager drops its
+// reference; so the last reference is never released on one of the version's own
+// threads (a worker, an LLM's engine thread), which would make the version join itself.
 //
 // Request path: Infer() validates against the config (a bad request fails here, before
 // it costs a queue slot), queues on the scheduler; a worker then calls RunBatch(), which
@@ -22,6 +26,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "api/infer_request.h"
 #include "backend/backend.h"
 #include "absl/synchronization/mutex.h"
@@ -79,11 +84,30 @@ class ModelVersion {
   // Idempotent. IMPORTANT: not from inside an Infer callback.
   void Shutdown();
 
+  // A counted handle to `version` for one user (a request path): it keeps the version
+  // alive, and AwaitNoHandles() waits until every handle is gone. Copies share the count.
+  static std::shared_ptr<ModelVersion> AcquireHandle(const std::shared_ptr<ModelVersion>& version);
+  // Handles alive now.
+  int64_t NumHandles() const;
+  // Waits until no handle is alive or `deadline` passes; true when none is.
+  bool AwaitNoHandles(absl::Time deadline) const;
+  // Ends the loaded model's work outside the scheduler (LoadedModel::CancelOutstandingWork,
+  // e.g. an LLM's generations), so that their handles let go. For a drain whose time is up.
+  void CancelOutstandingWork();
+
  private:
   explicit ModelVersion(Options options);
 
   void RunBatch(ModelInstance& instance, ScheduledRequests requests);
 
+  struct HandleCount {
+    mutable absl::Mutex mu;
+    int64_t count ABSL_GUARDED_BY(mu) = 0;
+  };
+  class Handle;
+
+  // Shared with every handle: it outlives the version when a handle outlives the drain.
+  const std::shared_ptr<HandleCount> handles_ = std::make_shared<HandleCount>();
   const std::shared_ptr<const inference::ModelConfig> config_;
   const int64_t version_;
   ModelStatistics statistics_;

@@ -1,0 +1,306 @@
+// The `llm` backend's two request paths on a fake model runner: KServe infer (a batch
+// of text_input prompts) and TextGenerator::Generate (what the OpenAI routes call).
+#include "llm/llm_backend.h"
+
+#include <set>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "llm/test_tokenizers.h"
+
+namespace infera::llm {
+namespace {
+
+// Next token: (last input token + 1) mod 256. Records which requests each step ran,
+// and can hold its steps until the test opens the gate.
+class GatedRunner : public ModelRunner {
+ public:
+  absl::StatusOr<ModelRunnerOutput> Execute(const SchedulerOutput& step) override {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&open_));
+    for (const auto& seq : step.sequences) seen_.insert({seq.request_id, phase_});
+    ModelRunnerOutput out;
+    out.vocab_size = vocab_size();
+    for (const auto& seq : step.sequences) {
+      if (!seq.sample) continue;
+      std::vector<float> row(out.vocab_size, 0.0f);
+      row[(seq.token_ids.back() + 1) % 256] = 10.0f;
+      out.logits.insert(out.logits.end(), row.begin(), row.end());
+    }
+    return out;
+  }
+  int64_t vocab_size() const override { return 300; }
+
+  void Open() {
+    absl::MutexLock lock(&mu_);
+    open_ = true;
+  }
+  void set_phase(int phase) {
+    absl::MutexLock lock(&mu_);
+    phase_ = phase;
+  }
+  // Requests that ran in a step during `phase`.
+  std::set<RequestId> RanIn(int phase) {
+    absl::MutexLock lock(&mu_);
+    std::set<RequestId> ids;
+    for (const auto& [id, p] : seen_) {
+      if (p == phase) ids.insert(id);
+    }
+    return ids;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  int phase_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<std::pair<RequestId, int>> seen_ ABSL_GUARDED_BY(mu_);
+};
+
+constexpr int64_t kMaxModelLen = 64;
+
+class LlmBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto tokenizer = Tokenizer::FromJson(testing::SentencePieceTokenizerJson());
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+    model_ = std::make_unique<LlmModel>("tiny", std::move(*tokenizer),
+                                        absl::FailedPreconditionError("the model has no chat template"),
+                                        /*batched=*/false);
+    EngineOptions o;
+    o.num_blocks = 64;
+    o.block_size = 4;
+    o.scheduler.max_model_len = kMaxModelLen;
+    o.scheduler.max_num_batched_tokens = 64;
+    o.scheduler.eos_token_ids = {2};
+    auto runner = std::make_unique<GatedRunner>();
+    runner_ = runner.get();
+    auto engine = LlmEngine::Create(o, std::move(runner), &model_->tokenizer());
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    model_->set_engine(std::move(*engine));
+  }
+
+  static Tensor Prompts(const std::vector<std::string>& prompts) {
+    std::string data;
+    for (const std::string& p : prompts) AppendBytesElement(data, p);
+    Tensor t;
+    t.name = "text_input";
+    t.dtype = DataType::kBytes;
+    t.shape = {static_cast<int64_t>(prompts.size())};
+    t.data = Buffer::FromString(std::move(data));
+    return t;
+  }
+  static Tensor Sampling(const std::string& json) {
+    std::string data;
+    AppendBytesElement(data, json);
+    Tensor t;
+    t.name = "sampling_parameters";
+    t.dtype = DataType::kBytes;
+    t.shape = {1};
+    t.data = Buffer::FromString(std::move(data));
+    return t;
+  }
+  static std::string TooLong() {
+    std::string text;
+    for (int i = 0; i < kMaxModelLen; ++i) text += "hello ";
+    return text;
+  }
+
+  // Runs one request straight on the engine and waits for its end: every request the
+  // engine still held runs in the same or earlier steps.
+  void RunSentinel() {
+    GenerateRequest r;
+    r.prompt_token_ids = model_->tokenizer().Encode("world", true);
+    r.sampling.max_tokens = 2;
+    r.sampling.ignore_eos = true;
+    absl::Notification done;
+    ASSERT_TRUE(model_->engine()
+                    .AddRequest(std::move(r),
+                                [&](RequestOutput o) {
+                                  if (o.finish_reason != FinishReason::kNone) done.Notify();
+                                })
+                    .ok());
+    done.WaitForNotification();
+  }
+
+  std::unique_ptr<LlmModel> model_;
+  GatedRunner* runner_ = nullptr;
+};
+
+// Finding 2: a batch whose first prompt fails used to return while the engine still
+// held the other prompts' collectors (freed by the return): a use-after-free when their
+// outputs came. Now nothing of the batch outlives Execute().
+TEST_F(LlmBackendTest, KServeBatchWithAFailedPromptLeavesNothingRunning) {
+  auto instance = model_->CreateInstance(InstanceOptions{});
+  ASSERT_TRUE(instance.ok());
+  std::vector<Tensor> inputs;
+  inputs.push_back(Prompts({TooLong(), "hello", "hello world"}));
+  inputs.push_back(Sampling(R"({"max_tokens": 8, "ignore_eos": true})"));
+  auto result = (*instance)->Execute(std::move(inputs));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+  EXPECT_NE(result.status().message().find("maximum context length is 64"), std::string::npos) << result.status();
+  runner_->set_phase(1);
+  runner_->Open();
+  RunSentinel();
+  EXPECT_EQ(runner_->RanIn(1).size(), 1u) << "requests of the failed batch ran after Execute returned";
+}
+
+// A failure in the middle of a batch cancels what was already submitted; Execute
+// returns the failure (not the cancellation it caused) once those have ended.
+TEST_F(LlmBackendTest, KServeBatchFailureInTheMiddleCancelsTheSubmittedPrompts) {
+  runner_->Open();
+  auto instance = model_->CreateInstance(InstanceOptions{});
+  ASSERT_TRUE(instance.ok());
+  std::vector<Tensor> inputs;
+  inputs.push_back(Prompts({"hello", "hello world", TooLong(), "world"}));
+  inputs.push_back(Sampling(R"({"max_tokens": 40, "ignore_eos": true})"));
+  auto result = (*instance)->Execute(std::move(inputs));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+  runner_->set_phase(1);
+  RunSentinel();
+  EXPECT_EQ(runner_->RanIn(1).size(), 1u) << "requests of the failed batch ran after Execute returned";
+}
+
+TEST_F(LlmBackendTest, KServeBatchSucceeds) {
+  runner_->Open();
+  auto instance = model_->CreateInstance(InstanceOptions{});
+  ASSERT_TRUE(instance.ok());
+  std::vector<Tensor> inputs;
+  inputs.push_back(Prompts({"hello", "world"}));
+  inputs.push_back(Sampling(R"({"max_tokens": 3, "ignore_eos": true})"));
+  auto result = (*instance)->Execute(std::move(inputs));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->size(), 1u);
+  auto texts = SplitBytesElements((*result)[0].data.AsStringView());
+  ASSERT_TRUE(texts.ok());
+  ASSERT_EQ(texts->size(), 2u);
+  EXPECT_TRUE((*texts)[0].starts_with("hello"));
+  EXPECT_TRUE((*texts)[1].starts_with("world"));
+}
+
+struct Admission {
+  absl::Mutex mu;
+  bool admitted ABSL_GUARDED_BY(mu) = false;
+  absl::Status status ABSL_GUARDED_BY(mu);
+  std::string echo ABSL_GUARDED_BY(mu);
+  std::thread::id thread ABSL_GUARDED_BY(mu);
+  bool finished ABSL_GUARDED_BY(mu) = false;
+  int outputs ABSL_GUARDED_BY(mu) = 0;
+  FinishReason reason ABSL_GUARDED_BY(mu) = FinishReason::kNone;
+
+  AdmissionCallback OnAdmitted() {
+    return [this](absl::Status s, std::string e) {
+      absl::MutexLock lock(&mu);
+      admitted = true;
+      status = std::move(s);
+      echo = std::move(e);
+      thread = std::this_thread::get_id();
+    };
+  }
+  OutputCallback OnOutput() {
+    return [this](RequestOutput o) {
+      absl::MutexLock lock(&mu);
+      ++outputs;
+      if (o.finish_reason != FinishReason::kNone) {
+        finished = true;
+        reason = o.finish_reason;
+      }
+    };
+  }
+  void AwaitAdmitted() {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(&admitted));
+  }
+  void AwaitFinished() {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(&finished));
+  }
+};
+
+TEST_F(LlmBackendTest, GenerateTokenisesOnTheWorkerAndStreams) {
+  runner_->Open();
+  Admission a;
+  TextGenerationRequest r;
+  r.prompt_text = "hello world";
+  r.echo = true;
+  r.sampling.max_tokens = 4;
+  r.sampling.ignore_eos = true;
+  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  a.AwaitAdmitted();
+  a.AwaitFinished();
+  absl::MutexLock lock(&a.mu);
+  EXPECT_TRUE(a.status.ok()) << a.status;
+  EXPECT_EQ(a.echo, "hello world");
+  EXPECT_NE(a.thread, std::this_thread::get_id());
+  EXPECT_EQ(a.reason, FinishReason::kLength);
+  EXPECT_EQ(a.outputs, 4);
+}
+
+TEST_F(LlmBackendTest, GenerateRefusesAPromptBeyondMaxModelLenNamingTheLimit) {
+  Admission a;
+  TextGenerationRequest r;
+  r.prompt_text = TooLong();
+  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  a.AwaitAdmitted();
+  absl::MutexLock lock(&a.mu);
+  EXPECT_EQ(a.status.code(), absl::StatusCode::kInvalidArgument) << a.status;
+  EXPECT_NE(a.status.message().find("max_model_len"), std::string::npos) << a.status;
+  EXPECT_NE(a.status.message().find("64"), std::string::npos) << a.status;
+  EXPECT_EQ(a.outputs, 0);
+}
+
+TEST_F(LlmBackendTest, GenerateChatWithoutATemplateIsInvalid) {
+  Admission a;
+  TextGenerationRequest r;
+  r.messages = std::vector<ChatMessage>{{"user", "hello"}};
+  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  a.AwaitAdmitted();
+  absl::MutexLock lock(&a.mu);
+  EXPECT_EQ(a.status.code(), absl::StatusCode::kInvalidArgument) << a.status;
+  EXPECT_NE(a.status.message().find("no chat template"), std::string::npos) << a.status;
+}
+
+// A retiring version whose drain time is over: queued prompts are refused, running
+// generations end with an abort, so every caller gets its answer.
+TEST_F(LlmBackendTest, CancelOutstandingWorkAnswersEveryCaller) {
+  Admission running;
+  TextGenerationRequest r;
+  r.prompt_text = "hello";
+  r.sampling.max_tokens = 50;
+  r.sampling.ignore_eos = true;
+  model_->Generate(std::move(r), running.OnAdmitted(), running.OnOutput());
+  running.AwaitAdmitted();  // queued on the engine; its first step waits at the gate
+  std::thread cancel([&] { model_->CancelOutstandingWork(); });
+  // Open the gate once the engine refuses new work (it is stopping): the generation
+  // cannot have run to its length by then.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline) {
+    GenerateRequest probe;
+    probe.prompt_token_ids = {260};
+    if (model_->engine().AddRequest(std::move(probe), [](RequestOutput) {}).code() ==
+        absl::StatusCode::kUnavailable) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+  runner_->Open();
+  cancel.join();
+  running.AwaitFinished();
+  {
+    absl::MutexLock lock(&running.mu);
+    EXPECT_EQ(running.reason, FinishReason::kAbort);
+  }
+  Admission late;
+  TextGenerationRequest again;
+  again.prompt_text = "hello";
+  model_->Generate(std::move(again), late.OnAdmitted(), late.OnOutput());
+  late.AwaitAdmitted();
+  absl::MutexLock lock(&late.mu);
+  EXPECT_EQ(late.status.code(), absl::StatusCode::kUnavailable) << late.status;
+}
+
+}  // namespace
+}  // namespace infera::llm
