@@ -27,8 +27,13 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   StreamInferReactor::Options call_options;
   call_options.infer.max_response_bytes = options.max_message_bytes;
   call_options.max_pending = options.max_pending_per_stream;
-  server->inference_ =
-      std::make_unique<InferenceService>(manager, *server->handlers_, call_options, options.admin_token);
+  AdminExecutor* admin = options.admin_executor;
+  if (admin == nullptr) {
+    server->own_admin_ = std::make_unique<AdminExecutor>(AdminExecutor::Options{});
+    admin = server->own_admin_.get();
+  }
+  server->inference_ = std::make_unique<InferenceService>(manager, *server->handlers_, *admin, call_options,
+                                                          options.admin_token);
   server->health_ = std::make_unique<HealthService>(options.server_ready);
 
   // An IPv6 literal needs brackets before the port ("[::]:8001").
@@ -55,6 +60,7 @@ GrpcServer::~GrpcServer() { Shutdown(std::chrono::milliseconds(0)); }
 void GrpcServer::Shutdown(std::chrono::milliseconds timeout) {
   if (shut_down_ || server_ == nullptr) return;
   shut_down_ = true;
+  if (own_admin_) own_admin_->Shutdown();  // answers its calls, so Wait() can return
   inference_->DrainStreams();
   server_->Shutdown(std::chrono::system_clock::now() + timeout);
   server_->Wait();

@@ -17,13 +17,15 @@
 #include "grpc/stream_infer_reactor.h"
 #include "grpc/stream_registry.h"
 #include "grpc_service.grpc.pb.h"
+#include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 
 namespace infera {
 
 class InferenceService final : public inference::GRPCInferenceService::CallbackService {
  public:
-  InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
+  // `admin` runs RepositoryModelLoad/Unload; it and `manager` outlive this.
+  InferenceService(ModelManager& manager, const MetadataHandlers& handlers, AdminExecutor& admin,
                    StreamInferReactor::Options options, std::string admin_token = "");
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
@@ -55,8 +57,10 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
                                             const inference::RepositoryIndexRequest* request,
                                             inference::RepositoryIndexResponse* response) override;
-  // Triton's model repository extension; blocks the callback thread while the model
-  // loads or drains (an admin operation, as Triton's is).
+  // Triton's model repository extension. The call answers when the model has loaded or
+  // drained (as Triton's does), but the work runs on the AdminExecutor, so callback
+  // threads stay free for inference; RESOURCE_EXHAUSTED when its queue is full,
+  // UNAVAILABLE once the server is shutting down.
   grpc::ServerUnaryReactor* RepositoryModelLoad(grpc::CallbackServerContext* context,
                                                 const inference::RepositoryModelLoadRequest* request,
                                                 inference::RepositoryModelLoadResponse* response) override;
@@ -69,11 +73,15 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   void DrainStreams() { streams_.DrainAll(); }
 
  private:
+  // Runs `work` on the admin executor; the call finishes with its status.
+  grpc::ServerUnaryReactor* FinishWhenDone(grpc::CallbackServerContext* context,
+                                           absl::AnyInvocable<absl::Status() &&> work);
   // PermissionDenied / FailedPrecondition unless an admin operation may run now.
   absl::Status CheckAdmin(grpc::CallbackServerContext* context) const;
 
   ModelManager& manager_;
   const MetadataHandlers& handlers_;
+  AdminExecutor& admin_;
   const StreamInferReactor::Options options_;
   const std::string admin_token_;
   StreamRegistry streams_;

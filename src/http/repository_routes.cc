@@ -1,6 +1,6 @@
 #include "http/repository_routes.h"
 
-#include <thread>
+#include <utility>
 
 #include "common/str_cat.h"
 #include "google/protobuf/util/json_util.h"
@@ -40,13 +40,8 @@ absl::StatusOr<std::optional<inference::ModelConfig>> ConfigOverride(const std::
 
 }  // namespace
 
-RepositoryRoutes::RepositoryRoutes(ModelManager& manager, std::string admin_token)
-    : manager_(manager), admin_token_(std::move(admin_token)) {}
-
-RepositoryRoutes::~RepositoryRoutes() {
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(+[](int* running) { return *running == 0; }, &running_));
-}
+RepositoryRoutes::RepositoryRoutes(ModelManager& manager, AdminExecutor& admin, std::string admin_token)
+    : manager_(manager), admin_(admin), admin_token_(std::move(admin_token)) {}
 
 bool RepositoryRoutes::Matches(std::string_view path) { return path.substr(0, kPrefix.size()) == kPrefix; }
 
@@ -82,24 +77,17 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
     return std::move(responder).Send(status.ok() ? HttpResponse{200, "application/json", "", {}}
                                                  : ErrorResponse(status));
   }
-  // Loading can take seconds: do it off the I/O thread (counted, so destruction waits).
-  {
-    absl::MutexLock lock(&mu_);
-    ++running_;
-  }
-  std::thread([this, name = std::move(*name), action, body = std::move(request.body),
-               responder = std::move(responder)]() mutable {
-    absl::Status status;
-    if (action == "load") {
-      auto config = ConfigOverride(body);
-      status = config.ok() ? manager_.LoadModel(name, std::move(*config)) : config.status();
-    } else {
-      status = manager_.UnloadModel(name);
-    }
-    std::move(responder).Send(status.ok() ? HttpResponse{200, "application/json", "", {}} : ErrorResponse(status));
-    absl::MutexLock lock(&mu_);
-    --running_;
-  }).detach();
+  // Loading can take seconds, and parsing the override is proportional to the body: the
+  // admin executor runs both off the I/O thread.
+  admin_.Submit({[this, name = std::move(*name), load = action == "load", body = std::move(request.body)] {
+                   if (!load) return manager_.UnloadModel(name);
+                   auto config = ConfigOverride(body);
+                   return config.ok() ? manager_.LoadModel(name, std::move(*config)) : config.status();
+                 },
+                 [responder = std::move(responder)](absl::Status status) mutable {
+                   std::move(responder).Send(status.ok() ? HttpResponse{200, "application/json", "", {}}
+                                                         : ErrorResponse(status));
+                 }});
 }
 
 }  // namespace infera

@@ -15,6 +15,13 @@
 #include "server/version.h"
 
 namespace infera {
+namespace {
+
+// Repository loads / unloads that may wait for a worker; more are answered 429 /
+// RESOURCE_EXHAUSTED (each holds only its request until its turn).
+constexpr size_t kMaxQueuedAdminJobs = 64;
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& options) {
   std::unique_ptr<Server> server(new Server(options));
@@ -64,7 +71,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   Server* raw = server.get();
   route_options.server_ready = [raw] { return raw->IsReady(); };
   server->routes_ = std::make_unique<KServeRoutes>(*server->manager_, std::move(route_options));
-  server->repository_routes_ = std::make_unique<RepositoryRoutes>(*server->manager_, options.admin_token);
+  // Repository load / unload run here, off the transport threads (both HTTP and gRPC).
+  server->admin_ = std::make_unique<AdminExecutor>(
+      AdminExecutor::Options{std::max(1, options.model_load_thread_count), kMaxQueuedAdminJobs});
+  server->repository_routes_ =
+      std::make_unique<RepositoryRoutes>(*server->manager_, *server->admin_, options.admin_token);
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
 
   HttpServer::Options http_options;
@@ -104,6 +115,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.server_version = std::string(kInferaVersion);
   grpc_options.server_ready = [raw] { return raw->IsReady(); };
   grpc_options.admin_token = options.admin_token;
+  grpc_options.admin_executor = server->admin_.get();
   auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
   if (!grpc.ok()) return grpc.status();
   server->grpc_ = std::move(*grpc);
@@ -179,6 +191,7 @@ void Server::Shutdown() {
   });
   if (http_) http_->Shutdown(std::chrono::seconds(options_.exit_timeout_secs));
   grpc_drain.join();
+  if (admin_) admin_->Shutdown();  // answers what is queued, finishes what runs
   if (manager_) manager_->UnloadAll();
   grpc_.reset();
   if (metrics_http_) metrics_http_->Shutdown(std::chrono::seconds(0));

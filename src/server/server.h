@@ -21,6 +21,7 @@
 #include "http/kserve_routes.h"
 #include "http/repository_routes.h"
 #include "http/openai_routes.h"
+#include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 #include "metrics/server_metrics.h"
 #include "tracing/tracer.h"
@@ -53,6 +54,9 @@ class Server {
   std::unique_ptr<Tracer> tracer_;          // null without --trace-endpoint
   BackendRegistry backends_;
   std::unique_ptr<ModelManager> manager_;
+  // Runs repository loads / unloads for both transports. After manager_ (its jobs use
+  // it), before the routes and servers that submit to it.
+  std::unique_ptr<AdminExecutor> admin_;
   std::unique_ptr<KServeRoutes> routes_;
   std::unique_ptr<RepositoryRoutes> repository_routes_;
   std::unique_ptr<OpenAiRoutes> openai_routes_;
