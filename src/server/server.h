@@ -2,10 +2,13 @@
 // gRPC frontends from ServeOptions, and tears them down in the right order.
 //
 // Start order: HTTP, then gRPC (liveness answers while models load; readiness stays
-// false), then every model. Shutdown order: readiness false; HTTP and gRPC both stop
-// accepting and finish in-flight requests and streams, side by side (bounded together by
-// --exit-timeout-secs; gRPC then cancels what is left); models drain and unload; then the
-// HTTP threads go (responses still in flight need them to exist).
+// false), then every model. Shutdown order (every admitted request gets its answer):
+//   1. readiness false; HTTP and gRPC stop accepting connections and calls at once;
+//   2. the admin executor refuses queued loads / unloads and finishes the running one;
+//   3. the models drain: queued and running requests complete, their responses go out
+//      through the transports, which are still running;
+//   4. each transport stops once its last response is written (its wait is bounded by
+//      --exit-timeout-secs from step 1; gRPC then cancels what is left).
 //
 // Thread-safe.
 #ifndef INFERA_SERVER_SERVER_H_
