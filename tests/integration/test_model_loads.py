@@ -9,6 +9,7 @@ import json
 import os
 import struct
 import tempfile
+import threading
 import time
 
 import grpc
@@ -85,3 +86,47 @@ def test_concurrent_grpc_loads_do_not_stall_inference():
 def _any_loading_or_loaded(server):
     entries = json.loads(server.request("POST", "/v2/repository/index", "")[2])
     return any(e["name"].startswith("slow") and e.get("state") in ("LOADING", "READY") for e in entries)
+
+
+def test_a_full_load_queue_answers_429_with_retry_after():
+    """One load runs (its warmup takes 6 s) on the only worker; 64 more wait (the
+    queue's limit); one more is refused at once with 429 and Retry-After."""
+    queue_limit = 64
+    with tempfile.TemporaryDirectory(prefix="infera-load-queue-") as repo:
+        write_model(repo, "fast", FAST)
+        write_model(repo, "slow", SLOW_LOADING.replace('"500"', '"1000"').replace(
+            'batch_size: 1\n', 'batch_size: 1 count: 6\n'))
+        server = InferaServer(repo, "--model-control-mode", "explicit", "--model-load-thread-count", "1")
+        try:
+            server.wait_ready()
+            results, lock = [], threading.Lock()
+
+            def load(model):
+                status, headers, _ = server.request("POST", f"/v2/repository/models/{model}/load", "")
+                with lock:
+                    results.append((model, status, headers.get("Retry-After")))
+
+            threads = [threading.Thread(target=load, args=("slow",))]
+            threads[0].start()
+            deadline = time.time() + 60
+            while not _any_loading_or_loaded(server):
+                assert time.time() < deadline, server.log()
+                time.sleep(0.02)
+            # The queue fills with (quick) loads of "fast"; one more than it holds.
+            for _ in range(queue_limit + 1):
+                threads.append(threading.Thread(target=load, args=("fast",)))
+                threads[-1].start()
+            # The refusal comes while the slow load still runs.
+            deadline = time.time() + 60
+            while not any(status == 429 for _, status, _ in list(results)):
+                assert time.time() < deadline, (results, server.log()[-3000:])
+                time.sleep(0.02)
+            assert not any(model == "slow" for model, _, _ in list(results))
+            for t in threads:
+                t.join(120)
+            refused = [r for r in results if r[1] == 429]
+            assert len(refused) == 1 and refused[0][0] == "fast" and int(refused[0][2]) >= 1, results
+            assert sorted(status for _, status, _ in results) == [200] * (queue_limit + 1) + [429]
+            assert server.request("GET", "/v2/models/slow/ready")[0] == 200
+        finally:
+            server.stop()
