@@ -209,3 +209,29 @@ def gauge_http_inflight(server):
     text = server.request("GET", "/metrics")[2].decode()
     match = re.search(r"^infera_http_inflight_requests (\S+)$", text, re.M)
     return float(match.group(1)) if match else None
+
+
+def test_second_signal_exits_at_once():
+    """A second SIGTERM during the drain exits at once with 1 (the drain would wait 20 s
+    for the request in flight)."""
+    with tempfile.TemporaryDirectory(prefix="infera-shutdown-twice-") as repo:
+        write_model(repo, "batched", BATCHED.replace('"1500"', '"20000"'))
+        server = InferaServer(repo, "--exit-timeout-secs", "60")
+        try:
+            server.wait_ready()
+            outcomes = Outcomes()
+            for i in range(8):  # a full batch: runs at once, for 20 s
+                outcomes.start(i, lambda v=float(i): http_infer(server, v))
+            wait_until(lambda: gauge(server, "infera_inflight_requests", "batched") == 8,
+                       "the batch to run", server)
+            server.process.send_signal(15)
+            wait_until(lambda: "shutting down" in server.log(), "the drain to begin", server)
+            started = time.time()
+            server.process.send_signal(15)
+            server.process.wait(timeout=30)
+            assert server.process.returncode == 1, server.log()
+            assert time.time() - started < 15
+            assert "second signal 15: exiting without draining" in server.log()
+            outcomes.join(timeout=30)
+        finally:
+            server.stop(expect_code=1)
