@@ -201,11 +201,19 @@ void Server::Shutdown() {
   //    running one finishes and is answered; none can race the unload below.
   if (admin_) admin_->Shutdown();
   // 3. The models drain: queued requests run at once (no batching delay), running ones
-  //    finish, every response goes out through the still-running transports.
-  if (manager_) manager_->UnloadAll();
+  //    finish, every response goes out through the still-running transports. The
+  //    versions themselves stay alive until the transports are done: a request served
+  //    by a model's own runtime rather than its scheduler (an OpenAI stream on an LLM
+  //    engine) finishes on it, and no version is destroyed on one of its own threads.
+  std::vector<std::shared_ptr<ModelVersion>> keep_alive;
+  if (manager_) {
+    keep_alive = manager_->VersionsForStatistics("", std::nullopt).value_or(keep_alive);
+    manager_->UnloadAll();
+  }
   // 4. The transports stop once their last response is written (or the timeout passed).
   http_stop.join();
   grpc_stop.join();
+  keep_alive.clear();
   grpc_.reset();
   if (metrics_http_) metrics_http_->Shutdown(std::chrono::seconds(0));
   metrics_http_.reset();

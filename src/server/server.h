@@ -8,7 +8,8 @@
 //   3. the models drain: queued and running requests complete, their responses go out
 //      through the transports, which are still running;
 //   4. each transport stops once its last response is written (its wait is bounded by
-//      --exit-timeout-secs from step 1; gRPC then cancels what is left).
+//      --exit-timeout-secs from step 1; gRPC then cancels what is left); only then are
+//      the model versions destroyed (LLM streams run on the engine until then).
 //
 // Thread-safe.
 #ifndef INFERA_SERVER_SERVER_H_

@@ -21,7 +21,7 @@ import time
 import grpc
 
 from grpc_stubs import pb, pb_grpc
-from infera_server import InferaServer
+from infera_server import InferaServer, demo_repo
 
 BATCHED = """
 name: "batched"
@@ -235,3 +235,34 @@ def test_second_signal_exits_at_once():
             outcomes.join(timeout=30)
         finally:
             server.stop(expect_code=1)
+
+
+def test_sigterm_lets_an_llm_stream_finish():
+    """An OpenAI stream is served by the LLM engine, not a scheduler: the drain must keep
+    the engine alive until the HTTP server has written the stream's end, not abort it."""
+    fortune = os.path.join(demo_repo(), "fortune")
+    assert os.path.isdir(fortune), f"demo LLM missing at {fortune}: run `make demo-models`"
+    with tempfile.TemporaryDirectory(prefix="infera-shutdown-llm-") as repo:
+        os.symlink(fortune, os.path.join(repo, "fortune"))
+        server = InferaServer(repo, "--exit-timeout-secs", "60")
+        try:
+            server.wait_ready()
+            conn = server.connection(timeout=120)
+            body = {"model": "fortune", "prompt": "Once upon a time", "max_tokens": 64,
+                    "ignore_eos": True, "stream": True}
+            conn.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
+            response = conn.getresponse()
+            assert response.status == 200
+            first = response.readline()  # the stream has begun
+            assert first.startswith(b"data: "), first
+            server.process.send_signal(15)
+            rest = response.read().decode()
+            conn.close()
+            events = [line[len("data: "):] for line in rest.split("\n") if line.startswith("data: ")]
+            assert events[-1] == "[DONE]", events[-3:]
+            finish = json.loads(events[-2])["choices"][0]["finish_reason"]
+            assert finish == "length", (finish, server.log()[-3000:])
+            server.process.wait(timeout=60)
+            assert server.process.returncode == 0, server.log()
+        finally:
+            server.stop()
