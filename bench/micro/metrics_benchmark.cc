@@ -30,7 +30,7 @@ BENCHMARK(BM_RecordExecution)->Arg(0)->Arg(1)->ArgName("prometheus");
 
 void BM_Serialize(benchmark::State& state) {
   ServerMetrics metrics;
-  std::vector<std::unique_ptr<ModelMetrics>> models;
+  std::vector<std::shared_ptr<ModelMetrics>> models;
   for (int i = 0; i < state.range(0); ++i) models.push_back(metrics.ForModel("model" + std::to_string(i), 1));
   for (auto _ : state) benchmark::DoNotOptimize(metrics.Serialize());
 }

@@ -34,7 +34,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   guard_options.explicit_mode = manager.mode() == ModelControlMode::kExplicit;
   absl::StatusOr<AdminGuard> guard = AdminGuard::Create(std::move(guard_options));
   if (!guard.ok()) return guard.status();
-  server->inference_ = std::make_unique<InferenceService>(manager, *server->handlers_, call_options,
+  AdminExecutor* admin = options.admin_executor;
+  if (admin == nullptr) {
+    server->own_admin_ = std::make_unique<AdminExecutor>(AdminExecutor::Options{});
+    admin = server->own_admin_.get();
+  }
+  server->inference_ = std::make_unique<InferenceService>(manager, *server->handlers_, *admin, call_options,
                                                           std::move(*guard));
   server->health_ = std::make_unique<HealthService>(options.server_ready);
 
@@ -62,6 +67,7 @@ GrpcServer::~GrpcServer() { Shutdown(std::chrono::milliseconds(0)); }
 void GrpcServer::Shutdown(std::chrono::milliseconds timeout) {
   if (shut_down_ || server_ == nullptr) return;
   shut_down_ = true;
+  if (own_admin_) own_admin_->Shutdown();  // answers its calls, so Wait() can return
   inference_->DrainStreams();
   server_->Shutdown(std::chrono::system_clock::now() + timeout);
   server_->Wait();

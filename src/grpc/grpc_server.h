@@ -33,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/admin_guard.h"
+#include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 
 namespace grpc {
@@ -63,6 +64,10 @@ class GrpcServer {
     // model-repository category need metadata "triton-grpc-protocol-<key>: <value>"
     // (api/admin_guard.h).
     std::vector<ApiRestriction> restricted_protocols;
+    // Runs RepositoryModelLoad/Unload (not owned; outlives the server, and is shut down
+    // before Shutdown() so its answers can still be sent). Null: the server owns one
+    // worker of its own, shut down first thing in Shutdown().
+    AdminExecutor* admin_executor = nullptr;
   };
 
   // Unavailable naming the address when the port cannot be bound; InvalidArgument for a
@@ -82,6 +87,7 @@ class GrpcServer {
 
   int port_ = 0;
   // Services first: the grpc::Server that calls them is destroyed before them.
+  std::unique_ptr<AdminExecutor> own_admin_;  // when Options::admin_executor is null
   std::unique_ptr<MetadataHandlers> handlers_;
   std::unique_ptr<InferenceService> inference_;
   std::unique_ptr<HealthService> health_;

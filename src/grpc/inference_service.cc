@@ -44,8 +44,9 @@ class UnaryInferReactor final : public grpc::ServerUnaryReactor {
 }  // namespace
 
 InferenceService::InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
-                                   StreamInferReactor::Options options, AdminGuard guard)
-    : manager_(manager), handlers_(handlers), options_(std::move(options)),
+                                   AdminExecutor& admin, StreamInferReactor::Options options,
+                                   AdminGuard guard)
+    : manager_(manager), handlers_(handlers), admin_(admin), options_(std::move(options)),
       guard_(std::move(guard)) {}
 
 grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
@@ -147,14 +148,25 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
     }
     override = std::move(parsed);
   }
-  return FinishNow(context, manager_.LoadModel(request->model_name(), std::move(override)));
+  return FinishWhenDone(context, [this, name = request->model_name(), override = std::move(override)]() mutable {
+    return manager_.LoadModel(name, std::move(override));
+  });
 }
 
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse*) {
   if (absl::Status admin = CheckAdmin(context); !admin.ok()) return FinishNow(context, admin);
-  return FinishNow(context, manager_.UnloadModel(request->model_name()));
+  return FinishWhenDone(context, [this, name = request->model_name()] { return manager_.UnloadModel(name); });
+}
+
+grpc::ServerUnaryReactor* InferenceService::FinishWhenDone(grpc::CallbackServerContext* context,
+                                                           absl::AnyInvocable<absl::Status() &&> work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // The reactor stays valid until Finish (gRPC waits for it, even at shutdown), which
+  // the executor's done callback calls exactly once.
+  admin_.Submit({std::move(work), [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }});
+  return reactor;
 }
 
 }  // namespace infera

@@ -18,13 +18,15 @@
 #include "grpc/stream_registry.h"
 #include "grpc_service.grpc.pb.h"
 #include "api/admin_guard.h"
+#include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 
 namespace infera {
 
 class InferenceService final : public inference::GRPCInferenceService::CallbackService {
  public:
-  InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
+  // `admin` runs RepositoryModelLoad/Unload; it and `manager` outlive this.
+  InferenceService(ModelManager& manager, const MetadataHandlers& handlers, AdminExecutor& admin,
                    StreamInferReactor::Options options, AdminGuard guard);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
@@ -56,8 +58,10 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
                                             const inference::RepositoryIndexRequest* request,
                                             inference::RepositoryIndexResponse* response) override;
-  // Triton's model repository extension; blocks the callback thread while the model
-  // loads or drains (an admin operation, as Triton's is).
+  // Triton's model repository extension. The call answers when the model has loaded or
+  // drained (as Triton's does), but the work runs on the AdminExecutor, so callback
+  // threads stay free for inference; RESOURCE_EXHAUSTED when its queue is full,
+  // UNAVAILABLE once the server is shutting down.
   grpc::ServerUnaryReactor* RepositoryModelLoad(grpc::CallbackServerContext* context,
                                                 const inference::RepositoryModelLoadRequest* request,
                                                 inference::RepositoryModelLoadResponse* response) override;
@@ -70,6 +74,9 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   void DrainStreams() { streams_.DrainAll(); }
 
  private:
+  // Runs `work` on the admin executor; the call finishes with its status.
+  grpc::ServerUnaryReactor* FinishWhenDone(grpc::CallbackServerContext* context,
+                                           absl::AnyInvocable<absl::Status() &&> work);
   // FailedPrecondition outside explicit mode, else the guard's verdict on the call's
   // metadata (model-repository category, `operation`).
   absl::Status CheckAdmin(grpc::CallbackServerContext* context,
@@ -77,6 +84,7 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
 
   ModelManager& manager_;
   const MetadataHandlers& handlers_;
+  AdminExecutor& admin_;
   const StreamInferReactor::Options options_;
   const AdminGuard guard_;
   StreamRegistry streams_;

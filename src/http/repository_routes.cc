@@ -1,6 +1,6 @@
 #include "http/repository_routes.h"
 
-#include <thread>
+#include <utility>
 
 #include "common/json_reader.h"
 #include "common/status.h"
@@ -45,13 +45,8 @@ absl::StatusOr<std::optional<inference::ModelConfig>> ConfigOverride(const std::
 
 }  // namespace
 
-RepositoryRoutes::RepositoryRoutes(ModelManager& manager, AdminGuard guard)
-    : manager_(manager), guard_(std::move(guard)) {}
-
-RepositoryRoutes::~RepositoryRoutes() {
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(+[](int* running) { return *running == 0; }, &running_));
-}
+RepositoryRoutes::RepositoryRoutes(ModelManager& manager, AdminExecutor& admin, AdminGuard guard)
+    : manager_(manager), admin_(admin), guard_(std::move(guard)) {}
 
 bool RepositoryRoutes::Matches(std::string_view path) {
   // Split as every route splits (empty segments ignored), so that no spelling of a
@@ -107,24 +102,17 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
     return std::move(responder).Send(status.ok() ? HttpResponse{200, "application/json", "", {}}
                                                  : ErrorResponse(status));
   }
-  // Loading can take seconds: do it off the I/O thread (counted, so destruction waits).
-  {
-    absl::MutexLock lock(&mu_);
-    ++running_;
-  }
-  std::thread([this, name = std::move(*name), action, body = std::move(request.body),
-               responder = std::move(responder)]() mutable {
-    absl::Status status;
-    if (action == "load") {
-      auto config = ConfigOverride(body);
-      status = config.ok() ? manager_.LoadModel(name, std::move(*config)) : config.status();
-    } else {
-      status = manager_.UnloadModel(name);
-    }
-    std::move(responder).Send(status.ok() ? HttpResponse{200, "application/json", "", {}} : ErrorResponse(status));
-    absl::MutexLock lock(&mu_);
-    --running_;
-  }).detach();
+  // Loading can take seconds, and parsing the override is proportional to the body: the
+  // admin executor runs both off the I/O thread.
+  admin_.Submit({[this, name = std::move(*name), load = action == "load", body = std::move(request.body)] {
+                   if (!load) return manager_.UnloadModel(name);
+                   auto config = ConfigOverride(body);
+                   return config.ok() ? manager_.LoadModel(name, std::move(*config)) : config.status();
+                 },
+                 [responder = std::move(responder)](absl::Status status) mutable {
+                   std::move(responder).Send(status.ok() ? HttpResponse{200, "application/json", "", {}}
+                                                         : ErrorResponse(status));
+                 }});
 }
 
 }  // namespace infera

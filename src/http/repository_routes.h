@@ -12,24 +12,26 @@
 // control mode; promotion works in every mode, but outside explicit mode only with a
 // token or restriction configured (403 otherwise).
 //
-// Thread-safe. Load and unload block the calling I/O thread's request until done, as
-// Triton's API does; they run on a separate thread so the I/O thread is not held.
+// Thread-safe. A load or unload answers when it is done, as Triton's API does; it runs
+// on the server's AdminExecutor, never on the I/O thread. When that queue is full the
+// answer is 429 with Retry-After; once the server is shutting down, 503.
 #ifndef INFERA_HTTP_REPOSITORY_ROUTES_H_
 #define INFERA_HTTP_REPOSITORY_ROUTES_H_
 
 #include <string>
 
-#include "absl/synchronization/mutex.h"
 #include "api/admin_guard.h"
 #include "http/http_server.h"
+#include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 
 namespace infera {
 
 class RepositoryRoutes {
  public:
-  RepositoryRoutes(ModelManager& manager, AdminGuard guard);
-  ~RepositoryRoutes();  // waits for load/unload operations still running
+  // `manager` and `admin` outlive this; `admin` is shut down (its jobs answered) before
+  // the HTTP server these routes answer through stops.
+  RepositoryRoutes(ModelManager& manager, AdminExecutor& admin, AdminGuard guard);
 
   // True for the paths this class serves.
   static bool Matches(std::string_view path);
@@ -37,9 +39,8 @@ class RepositoryRoutes {
 
  private:
   ModelManager& manager_;
+  AdminExecutor& admin_;
   const AdminGuard guard_;
-  mutable absl::Mutex mu_;
-  mutable int running_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace infera

@@ -5,7 +5,7 @@
 
 namespace infera {
 
-ModelStatistics::ModelStatistics(int max_batch_size, std::unique_ptr<ModelMetrics> metrics)
+ModelStatistics::ModelStatistics(int max_batch_size, std::shared_ptr<ModelMetrics> metrics)
     : metrics_(std::move(metrics)),
       by_batch_size_(static_cast<size_t>(max_batch_size > 0 ? max_batch_size : 1) + 1) {}
 

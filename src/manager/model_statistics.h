@@ -59,7 +59,7 @@ class ModelStatistics {
  public:
   // Batch sizes 1..max_batch_size get their own counters (larger ones are clamped).
   // `metrics` (may be null) receives the same events as Prometheus series.
-  explicit ModelStatistics(int max_batch_size = 0, std::unique_ptr<ModelMetrics> metrics = nullptr);
+  explicit ModelStatistics(int max_batch_size = 0, std::shared_ptr<ModelMetrics> metrics = nullptr);
 
   void RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows);
   // A failed request; `code` decides its reason bucket.
@@ -76,7 +76,7 @@ class ModelStatistics {
   const LatencyHistogram& latency() const { return latency_; }
 
  private:
-  std::unique_ptr<ModelMetrics> metrics_;
+  std::shared_ptr<ModelMetrics> metrics_;  // shared with a reload of this version
   LatencyHistogram latency_;
   struct AtomicDuration {
     std::atomic<uint64_t> count{0};

@@ -1,7 +1,10 @@
 // ModelMetrics: the Prometheus series of one model version (labels model, version).
 //
-// Created by ServerMetrics when a version loads; its series disappear from /metrics
-// when it is destroyed (the version unloads). Recording is on the request hot path:
+// Created by ServerMetrics::ForModel() when a version loads and shared by every loaded
+// version with the same name and number (a reload); its series disappear from /metrics
+// when the last of them unloads. Never constructed directly outside ServerMetrics: two
+// ModelMetrics over the same labels would share prometheus-cpp's metric objects, and the
+// first destroyed would free them under the other. Recording is on the request hot path:
 // every call is a few relaxed atomic updates inside prometheus-cpp (no lock).
 //
 // Thread-safe.

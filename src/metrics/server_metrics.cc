@@ -120,8 +120,23 @@ void ServerMetrics::SetHttpWriteStats(double buffered_response_bytes, uint64_t w
   }
 }
 
-std::unique_ptr<ModelMetrics> ServerMetrics::ForModel(const std::string& model, int64_t version) {
-  return std::make_unique<ModelMetrics>(model_families_, model, version);
+std::shared_ptr<ModelMetrics> ServerMetrics::ForModel(const std::string& model, int64_t version) {
+  auto key = std::make_pair(model, version);
+  absl::MutexLock lock(&model_series_mu_);
+  SharedModelSeries& shared = model_series_[key];
+  if (shared.series == nullptr) shared.series = std::make_unique<ModelMetrics>(model_families_, model, version);
+  ++shared.users;
+  return std::shared_ptr<ModelMetrics>(shared.series.get(),
+                                       [this, key = std::move(key)](ModelMetrics*) { ReleaseModelSeries(key); });
+}
+
+void ServerMetrics::ReleaseModelSeries(const std::pair<std::string, int64_t>& key) {
+  absl::MutexLock lock(&model_series_mu_);
+  auto it = model_series_.find(key);
+  if (it == model_series_.end() || --it->second.users > 0) return;
+  // Destroyed under the lock: its Family::Remove() calls finish before a concurrent
+  // ForModel() of the same labels can Add() them again.
+  model_series_.erase(it);
 }
 
 std::unique_ptr<LlmMetrics> ServerMetrics::ForLlm(const std::string& model) {

@@ -8,7 +8,7 @@
 //
 // Usage:
 //   ServerMetrics metrics;
-//   std::unique_ptr<ModelMetrics> m = metrics.ForModel("resnet18", 1);
+//   std::shared_ptr<ModelMetrics> m = metrics.ForModel("resnet18", 1);
 //   m->ObserveSuccess(0.012, 0.001);           // hot path
 //   std::string text = metrics.Serialize();    // on scrape
 #ifndef INFERA_METRICS_SERVER_METRICS_H_
@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -31,9 +32,19 @@ namespace infera {
 
 class ServerMetrics {
  public:
+  // IMPORTANT: outlives every handle it hands out (ForModel(), ForLlm()).
   ServerMetrics();
 
-  std::unique_ptr<ModelMetrics> ForModel(const std::string& model, int64_t version);
+  // The series of one model version (labels model, version). Handles for the same
+  // labels share one set of series: prometheus-cpp hands the same metric objects to
+  // every Add() with identical labels and frees them on Remove(), and a reload loads
+  // the new version (same name and number) before the retiring one lets go. So the
+  // first ForModel() of a label set creates its series and the last handle released
+  // removes them from /metrics; creation and removal happen under one mutex, so a
+  // release never frees what a concurrent ForModel() hands out.
+  std::shared_ptr<ModelMetrics> ForModel(const std::string& model, int64_t version);
+  // The series of one LLM (label model). IMPORTANT: an exclusive owner — at most one
+  // per model at a time (llm::LlmMetricsSeries shares it between versions).
   std::unique_ptr<LlmMetrics> ForLlm(const std::string& model);
 
   // One HTTP response with `status` (hot path: lock-free after the first of a code).
@@ -67,9 +78,18 @@ class ServerMetrics {
 
  private:
   void RefreshProcessMetrics();
+  // The deleter of a ForModel() handle: the last user of `key` removes its series.
+  void ReleaseModelSeries(const std::pair<std::string, int64_t>& key);
 
   std::shared_ptr<prometheus::Registry> registry_;
   ModelMetricFamilies model_families_;
+  struct SharedModelSeries {
+    std::unique_ptr<ModelMetrics> series;
+    int users = 0;
+  };
+  absl::Mutex model_series_mu_;
+  std::map<std::pair<std::string, int64_t>, SharedModelSeries> model_series_
+      ABSL_GUARDED_BY(model_series_mu_);
   LlmMetricFamilies llm_families_;
 
   prometheus::Family<prometheus::Counter>* http_requests_;

@@ -39,6 +39,15 @@ void DynamicBatcher::Shutdown() {
   }
   for (std::thread& worker : workers_) worker.join();
   workers_.clear();
+  // A worker exits once the queue is empty, even while its instance runs a request
+  // inline on an enqueuing thread. Wait for those runs too: the caller destroys the
+  // instances once this returns.
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(this, &DynamicBatcher::NoInstanceBusy));
+}
+
+bool DynamicBatcher::NoInstanceBusy() const {
+  return std::none_of(busy_.begin(), busy_.end(), [](bool busy) { return busy; });
 }
 
 size_t DynamicBatcher::QueueDepth() const {

@@ -12,7 +12,9 @@
 // queue runs at once on the enqueuing thread (no thread hop either way), unless the
 // policy would wait for more requests to batch.
 //
-// Shutdown() stops intake, runs everything still queued without delay, joins workers.
+// Shutdown() stops intake, runs everything still queued without delay, joins workers
+// and waits for inline runs still executing on enqueuing threads; when it returns no
+// instance is in use.
 //
 // Thread-safe.
 #ifndef INFERA_SCHEDULING_DYNAMIC_BATCHER_H_
@@ -64,6 +66,8 @@ class DynamicBatcher : public Scheduler {
   // An idle instance to run `request` inline on now, claimed; nullopt to queue instead.
   std::optional<size_t> ClaimForInline() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int RetryAfterSeconds() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // No instance executing (on a worker or inline). For mu_.Await.
+  bool NoInstanceBusy() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Reject(std::vector<RequestQueue::Rejection> rejected);
 
   const SchedulingOptions options_;

@@ -1,5 +1,6 @@
 #include "scheduling/dynamic_batcher.h"
 
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -326,6 +327,44 @@ TEST(DynamicBatcherTest, ShutdownRunsQueuedWorkAndRejectsNewWork) {
   EXPECT_TRUE(outcomes.status_of("waiting").ok());
   batcher.Enqueue(MakeRequest("late", 1, outcomes.Callback("late")));
   EXPECT_EQ(outcomes.status_of("late").code(), absl::StatusCode::kUnavailable);
+}
+
+// Shutdown() must not return while an instance still runs a request inline on an
+// enqueuing thread: the model version destroys its instances as soon as it returns
+// (issue 13, finding 5). The inline run is held until Shutdown() returns — which it
+// may only do after the run ends — or, with the fix, until a bound passes; the run
+// records whether Shutdown() had returned under it. Correct code can never notify
+// during the run, so the bound only decides how quickly the old bug shows.
+TEST(DynamicBatcherTest, ShutdownWaitsForAnInlineRun) {
+  absl::Notification inline_started, shutdown_returned;
+  std::atomic<bool> shutdown_returned_during_run{true};
+  std::atomic<bool> run_finished{false};
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+    inline_started.Notify();
+    shutdown_returned.WaitForNotificationWithTimeout(absl::Milliseconds(500));
+    shutdown_returned_during_run = shutdown_returned.HasBeenNotified();
+    for (auto& r : requests) r->callback(InferResponse{});
+    run_finished = true;
+  };
+  Outcomes outcomes;
+  SchedulingOptions options = BatchingOptions(4);
+  options.batching = false;
+  options.max_batch_rows = 0;
+  options.run_inline = true;
+  DynamicBatcher batcher(options, Instances(1), std::move(runner));
+  std::thread enqueuer([&] { batcher.Enqueue(MakeRequest("inline", 1, outcomes.Callback("inline"))); });
+  inline_started.WaitForNotification();
+  std::atomic<bool> finished_when_shutdown_returned{false};
+  std::thread stopper([&] {
+    batcher.Shutdown();
+    finished_when_shutdown_returned = run_finished.load();
+    shutdown_returned.Notify();
+  });
+  stopper.join();
+  enqueuer.join();
+  EXPECT_TRUE(finished_when_shutdown_returned);
+  EXPECT_FALSE(shutdown_returned_during_run);
+  EXPECT_TRUE(outcomes.status_of("inline").ok());
 }
 
 }  // namespace

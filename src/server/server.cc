@@ -17,6 +17,13 @@
 #include "server/version.h"
 
 namespace infera {
+namespace {
+
+// Repository loads / unloads that may wait for a worker; more are answered 429 /
+// RESOURCE_EXHAUSTED (each holds only its request until its turn).
+constexpr size_t kMaxQueuedAdminJobs = 64;
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& options) {
   std::unique_ptr<Server> server(new Server(options));
@@ -92,7 +99,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   Server* raw = server.get();
   route_options.server_ready = [raw] { return raw->IsReady(); };
   server->routes_ = std::make_unique<KServeRoutes>(*server->manager_, std::move(route_options));
-  server->repository_routes_ = std::make_unique<RepositoryRoutes>(*server->manager_, http_guard);
+  // Repository load / unload run here, off the transport threads (both HTTP and gRPC).
+  server->admin_ = std::make_unique<AdminExecutor>(
+      AdminExecutor::Options{std::max(1, options.model_load_thread_count), kMaxQueuedAdminJobs});
+  server->repository_routes_ =
+      std::make_unique<RepositoryRoutes>(*server->manager_, *server->admin_, http_guard);
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
 
   HttpServer::Options http_options;
@@ -136,6 +147,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.server_ready = [raw] { return raw->IsReady(); };
   grpc_options.admin_token = options.admin_token;
   grpc_options.restricted_protocols = std::move(grpc_restrictions);
+  grpc_options.admin_executor = server->admin_.get();
   auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
   if (!grpc.ok()) return grpc.status();
   server->grpc_ = std::move(*grpc);
@@ -210,13 +222,35 @@ void Server::Shutdown() {
   if (shut_down_.exchange(true)) return;
   INFERA_LOG(INFO) << "shutting down: finishing in-flight requests (up to "
                    << options_.exit_timeout_secs << " s)";
-  // Both frontends drain at the same time, so the bound is one exit timeout, not two.
-  std::thread grpc_drain([this] {
-    if (grpc_) grpc_->Shutdown(std::chrono::seconds(options_.exit_timeout_secs));
+  const std::chrono::seconds grace(options_.exit_timeout_secs);
+  // 1. Intake stops: each transport stops accepting (connections, calls) at once, then
+  //    waits — bounded by the exit timeout — until every request it admitted has been
+  //    answered, and only then stops its threads. They wait beside steps 2 and 3, which
+  //    are what complete those requests, so a response is never posted to a transport
+  //    that has already stopped.
+  std::thread http_stop([this, grace] {
+    if (http_) http_->Shutdown(grace);
   });
-  if (http_) http_->Shutdown(std::chrono::seconds(options_.exit_timeout_secs));
-  grpc_drain.join();
-  if (manager_) manager_->UnloadAll();
+  std::thread grpc_stop([this, grace] {
+    if (grpc_) grpc_->Shutdown(grace);
+  });
+  // 2. Model administration: queued loads / unloads are refused (503 / UNAVAILABLE), a
+  //    running one finishes and is answered; none can race the unload below.
+  if (admin_) admin_->Shutdown();
+  // 3. The models drain: queued requests run at once (no batching delay), running ones
+  //    finish, every response goes out through the still-running transports. The
+  //    versions themselves stay alive until the transports are done: a request served
+  //    by a model's own runtime rather than its scheduler (an OpenAI stream on an LLM
+  //    engine) finishes on it, and no version is destroyed on one of its own threads.
+  std::vector<std::shared_ptr<ModelVersion>> keep_alive;
+  if (manager_) {
+    keep_alive = manager_->VersionsForStatistics("", std::nullopt).value_or(keep_alive);
+    manager_->UnloadAll();
+  }
+  // 4. The transports stop once their last response is written (or the timeout passed).
+  http_stop.join();
+  grpc_stop.join();
+  keep_alive.clear();
   grpc_.reset();
   if (metrics_http_) metrics_http_->Shutdown(std::chrono::seconds(0));
   metrics_http_.reset();
@@ -245,13 +279,19 @@ int RunServe(const ServeOptions& options) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   INFERA_LOG(INFO) << "received signal " << signal_number;
-  // A second signal during the drain exits at once.
-  std::thread([signals]() mutable {
-    int second = 0;
-    sigwait(&signals, &second);
-    INFERA_LOG(WARNING) << "second signal " << second << ": exiting without draining";
-    std::_Exit(1);
-  }).detach();
+  // A second signal during the drain exits at once. The watcher polls (sigtimedwait) so
+  // that it can be joined when the drain completes.
+  std::atomic<bool> drained{false};
+  std::thread second_signal([&signals, &drained] {
+    const timespec poll{0, 100'000'000};
+    while (!drained.load()) {
+      const int second = sigtimedwait(&signals, nullptr, &poll);
+      if (second > 0) {
+        INFERA_LOG(WARNING) << "second signal " << second << ": exiting without draining";
+        std::_Exit(1);
+      }
+    }
+  });
   // Readiness false now; keep serving while load balancers notice, then drain.
   (*server)->BeginDrain();
   if (options.shutdown_delay_secs > 0) {
@@ -260,6 +300,8 @@ int RunServe(const ServeOptions& options) {
     std::this_thread::sleep_for(std::chrono::seconds(options.shutdown_delay_secs));
   }
   (*server)->Shutdown();
+  drained = true;
+  second_signal.join();
   return 0;
 }
 

@@ -2,10 +2,14 @@
 // gRPC frontends from ServeOptions, and tears them down in the right order.
 //
 // Start order: HTTP, then gRPC (liveness answers while models load; readiness stays
-// false), then every model. Shutdown order: readiness false; HTTP and gRPC both stop
-// accepting and finish in-flight requests and streams, side by side (bounded together by
-// --exit-timeout-secs; gRPC then cancels what is left); models drain and unload; then the
-// HTTP threads go (responses still in flight need them to exist).
+// false), then every model. Shutdown order (every admitted request gets its answer):
+//   1. readiness false; HTTP and gRPC stop accepting connections and calls at once;
+//   2. the admin executor refuses queued loads / unloads and finishes the running one;
+//   3. the models drain: queued and running requests complete, their responses go out
+//      through the transports, which are still running;
+//   4. each transport stops once its last response is written (its wait is bounded by
+//      --exit-timeout-secs from step 1; gRPC then cancels what is left); only then are
+//      the model versions destroyed (LLM streams run on the engine until then).
 //
 // Thread-safe.
 #ifndef INFERA_SERVER_SERVER_H_
@@ -21,6 +25,7 @@
 #include "http/kserve_routes.h"
 #include "http/repository_routes.h"
 #include "http/openai_routes.h"
+#include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 #include "metrics/server_metrics.h"
 #include "tracing/tracer.h"
@@ -53,6 +58,9 @@ class Server {
   std::unique_ptr<Tracer> tracer_;          // null without --trace-endpoint
   BackendRegistry backends_;
   std::unique_ptr<ModelManager> manager_;
+  // Runs repository loads / unloads for both transports. After manager_ (its jobs use
+  // it), before the routes and servers that submit to it.
+  std::unique_ptr<AdminExecutor> admin_;
   std::unique_ptr<KServeRoutes> routes_;
   std::unique_ptr<RepositoryRoutes> repository_routes_;
   std::unique_ptr<OpenAiRoutes> openai_routes_;

@@ -1,0 +1,30 @@
+"""KServe v2 gRPC client stubs generated at import time from proto/*.proto by Debian's
+grpc_tools (a different protoc and gRPC implementation from the server's), for the
+tests that need a few gRPC calls outside test_grpc.py.
+
+    from grpc_stubs import pb, pb_grpc
+"""
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from infera_server import ROOT
+
+
+def _generate():
+    out = tempfile.mkdtemp(prefix="infera-grpc-stubs-")
+    atexit.register(shutil.rmtree, out, True)
+    proto_dir = os.path.join(ROOT, "proto")
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{proto_dir}", f"--python_out={out}",
+                    f"--grpc_python_out={out}", "grpc_service.proto", "model_config.proto"],
+                   check=True, cwd=proto_dir)
+    sys.path.insert(0, out)
+
+
+_generate()
+import grpc_service_pb2 as pb  # noqa: E402,F401
+import grpc_service_pb2_grpc as pb_grpc  # noqa: E402,F401
