@@ -1,5 +1,6 @@
 #include "grpc/inference_service.h"
 
+#include "common/json_reader.h"
 #include "common/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -139,6 +140,12 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
   if (config != request->parameters().end()) {
     if (!config->second.has_string_param()) {
       return FinishNow(context, absl::InvalidArgumentError("parameter 'config' must be a string_param (JSON)"));
+    }
+    // The same nesting and size limits as every JSON document the server reads.
+    rapidjson::Document limits_check;
+    if (absl::Status read = ReadJson(config->second.string_param(), "parameter 'config'", limits_check);
+        !read.ok()) {
+      return FinishNow(context, read);
     }
     inference::ModelConfig parsed;
     auto status = google::protobuf::util::JsonStringToMessage(config->second.string_param(), &parsed);

@@ -83,14 +83,10 @@ void KServeRoutes::Handle(HttpRequest request, HttpResponder responder) const {
     return std::move(responder).Send(ok ? HttpResponse{200, "application/json", "", {}}
                                         : ErrorResponse(400, "server is not ready"));
   }
-  if (parts.size() == 3 && ((parts[1] == "repository" && parts[2] == "index") ||
-                            (parts[1] == "models" && parts[2] == "stats"))) {
-    const bool index = parts[1] == "repository";
-    if (request.method != (index ? "POST" : "GET")) {
-      return std::move(responder).Send(MethodNotAllowed(index ? "POST" : "GET"));
-    }
-    return std::move(responder).Send(index ? RepositoryIndexResponse(manager_, request.body)
-                                           : ModelStatisticsResponse(manager_, "", std::nullopt));
+  // /v2/repository/* (index included) is RepositoryRoutes', behind the admin guard.
+  if (parts.size() == 3 && parts[1] == "models" && parts[2] == "stats") {
+    if (!get) return std::move(responder).Send(MethodNotAllowed("GET"));
+    return std::move(responder).Send(ModelStatisticsResponse(manager_, "", std::nullopt));
   }
   if (parts[1] == "models" && parts.size() >= 3) {
     ModelPath path;

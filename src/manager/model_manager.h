@@ -144,9 +144,9 @@ class ModelManager {
   void RefreshMetrics() const;
 
   // Stops the background thread, drains and unloads every version (at shutdown). Waits
-  // for handles still held until `drain_deadline` — by default not at all: the server
-  // has already drained its frontends within its exit timeout — then cancels the
-  // models' outstanding work (an LLM's generations end with an abort).
+  // for handles still held until `drain_deadline` (the server passes the end of its exit
+  // timeout; by default not at all), then cancels the models' outstanding work (an LLM's
+  // generations end with an abort).
   void UnloadAll(absl::Time drain_deadline = absl::Now());
 
  private:

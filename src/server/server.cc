@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "absl/time/time.h"
 #include "backend/builtin/builtin_backends.h"
 #include "backend/torch/torch_backend.h"
 #include "common/cpu_budget.h"
@@ -223,6 +224,7 @@ void Server::Shutdown() {
   INFERA_LOG(INFO) << "shutting down: finishing in-flight requests (up to "
                    << options_.exit_timeout_secs << " s)";
   const std::chrono::seconds grace(options_.exit_timeout_secs);
+  const absl::Time drain_deadline = absl::Now() + absl::FromChrono(grace);
   // 1. Intake stops: each transport stops accepting (connections, calls) at once, then
   //    waits — bounded by the exit timeout — until every request it admitted has been
   //    answered, and only then stops its threads. They wait beside steps 2 and 3, which
@@ -245,7 +247,9 @@ void Server::Shutdown() {
   std::vector<std::shared_ptr<ModelVersion>> keep_alive;
   if (manager_) {
     keep_alive = manager_->VersionsForStatistics("", std::nullopt).value_or(keep_alive);
-    manager_->UnloadAll();
+    // Handles still held (OpenAI streams, requests being written) are waited for within
+    // the same exit timeout as the transports; what outlives it is cancelled.
+    manager_->UnloadAll(drain_deadline);
   }
   // 4. The transports stop once their last response is written (or the timeout passed).
   http_stop.join();
