@@ -1,8 +1,8 @@
 """KServe v2 gRPC client stubs generated at import time from proto/*.proto by Debian's
 grpc_tools (a different protoc and gRPC implementation from the server's), for the
-tests that need a few gRPC calls outside test_grpc.py.
+gRPC tests (test_grpc.py and the few gRPC calls of other suites).
 
-    from grpc_stubs import pb, pb_grpc
+    from grpc_stubs import pb, pb_grpc, health_pb2, health_pb2_grpc
 """
 
 import atexit
@@ -20,7 +20,7 @@ def _generate():
     atexit.register(shutil.rmtree, out, True)
     proto_dir = os.path.join(ROOT, "proto")
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{proto_dir}", f"--python_out={out}",
-                    f"--grpc_python_out={out}", "grpc_service.proto", "model_config.proto"],
+                    f"--grpc_python_out={out}", "grpc_service.proto", "model_config.proto", "health.proto"],
                    check=True, cwd=proto_dir)
     sys.path.insert(0, out)
 
@@ -28,3 +28,5 @@ def _generate():
 _generate()
 import grpc_service_pb2 as pb  # noqa: E402,F401
 import grpc_service_pb2_grpc as pb_grpc  # noqa: E402,F401
+import health_pb2  # noqa: E402,F401
+import health_pb2_grpc  # noqa: E402,F401

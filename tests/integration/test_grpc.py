@@ -1,6 +1,6 @@
 """KServe v2 gRPC (and Triton's extensions over gRPC and HTTP), black box.
 
-The client is generated here, at test time, from proto/*.proto by Debian's grpc_tools
+The client is generated at test time (grpc_stubs.py) from proto/*.proto by Debian's grpc_tools
 (`python3 -m grpc_tools.protoc`, a different protoc and a different gRPC implementation
 from the server's), so these tests check infera against the protocol, not against its
 own generated code. Every RPC, every datatype (typed and raw contents), streaming with
@@ -8,15 +8,11 @@ interleaved errors, unknown models, wrong shapes, message limits, cancellation, 
 concurrency; and the HTTP routes for the same extensions (config, stats, index).
 """
 
-import atexit
 import json
 import math
 import os
 import queue
-import shutil
 import struct
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -24,25 +20,9 @@ import time
 import grpc
 import pytest
 
-from infera_server import ROOT, InferaServer
-
-
-def _generate_stubs():
-    out = tempfile.mkdtemp(prefix="infera-grpc-stubs-")
-    atexit.register(shutil.rmtree, out, True)
-    proto_dir = os.path.join(ROOT, "proto")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{proto_dir}", f"--python_out={out}",
-                    f"--grpc_python_out={out}", "grpc_service.proto", "model_config.proto", "health.proto"],
-                   check=True, cwd=proto_dir)
-    sys.path.insert(0, out)
-
-
-_generate_stubs()
-import grpc_service_pb2 as pb  # noqa: E402
-import grpc_service_pb2_grpc as pb_grpc  # noqa: E402
-import health_pb2  # noqa: E402
-import health_pb2_grpc  # noqa: E402
-from google.protobuf import json_format  # noqa: E402
+from google.protobuf import json_format
+from grpc_stubs import health_pb2, health_pb2_grpc, pb, pb_grpc
+from infera_server import InferaServer
 
 DATATYPES = {
     # KServe name: (config type, struct format, typed contents field, sample values)
