@@ -46,6 +46,20 @@ def clang_command(entry):
     return out + ["-fsyntax-only", "-Wno-everything", "-Wthread-safety", "-Werror=thread-safety"]
 
 
+PLANTED = """#include "absl/synchronization/mutex.h"
+struct Planted { absl::Mutex mu; int x ABSL_GUARDED_BY(mu) = 0; };
+int Unguarded(Planted& p) { return p.x; }
+"""
+
+
+def analysis_active(entry):
+    """The stage's own check: the flags it uses must reject an unguarded read."""
+    command = [a for a in clang_command(entry) if a != entry["file"]]
+    r = subprocess.run(command + ["-x", "c++", "-"], cwd=entry["directory"], input=PLANTED,
+                       capture_output=True, text=True)
+    return r.returncode != 0 and "requires holding mutex" in r.stderr
+
+
 def check(entry):
     r = subprocess.run(clang_command(entry), cwd=entry["directory"], capture_output=True, text=True)
     return entry["file"], r.returncode, r.stderr
@@ -62,6 +76,10 @@ def main():
     for e in entries:
         with open(e["file"], errors="replace") as src:
             (skipped if TORCH_INCLUDE.search(src.read()) else checked).append(e)
+    if not checked or not analysis_active(checked[0]):
+        print("thread-safety: the analysis accepted a planted unguarded read; it is not active",
+              file=sys.stderr)
+        return 1
     failures = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for path, rc, stderr in pool.map(check, checked):
