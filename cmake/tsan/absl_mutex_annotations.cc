@@ -23,6 +23,7 @@
 
 #include "absl/base/config.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 
 namespace {
@@ -32,14 +33,15 @@ namespace {
 
 // The library's definition of `absl::<ns>::<suffix>` (an Itanium-mangled name without
 // the "_ZN4absl<ns>" prefix, which depends on abseil's inline namespace).
+// `prefix` is "_ZN" for a plain member function, "_ZNK" for a const one.
 template <typename Fn>
-Fn Real(const char* suffix) {
+Fn Real(const char* suffix, const char* prefix = "_ZN") {
 #ifdef ABSL_OPTION_INLINE_NAMESPACE_NAME
   const char* ns = INFERA_TSAN_STR(ABSL_OPTION_INLINE_NAMESPACE_NAME);
   const std::string name =
-      std::string("_ZN4absl") + std::to_string(std::strlen(ns)) + ns + suffix;
+      std::string(prefix) + "4absl" + std::to_string(std::strlen(ns)) + ns + suffix;
 #else
-  const std::string name = std::string("_ZN4absl") + suffix;
+  const std::string name = std::string(prefix) + "4absl" + suffix;
 #endif
   void* fn = dlsym(RTLD_NEXT, name.c_str());
   if (fn == nullptr) {
@@ -49,8 +51,8 @@ Fn Real(const char* suffix) {
   return reinterpret_cast<Fn>(fn);
 }
 
-#define INFERA_REAL(type, suffix)                   \
-  static const auto real = Real<type>(suffix); \
+#define INFERA_REAL(type, ...)                          \
+  static const auto real = Real<type>(__VA_ARGS__); \
   (void)0
 
 }  // namespace
@@ -178,6 +180,37 @@ bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
   const bool timed_out = real(this, mu, deadline);
   __tsan_acquire(mu);
   return timed_out;
+}
+
+// Notification's waits return at once, without touching the mutex, when Notify() has
+// already run (an uninstrumented atomic load): release in Notify, acquire after a wait
+// that saw the notification. (HasBeenNotified() is inline and stays invisible.)
+void Notification::Notify() {
+  INFERA_REAL(void (*)(Notification*), "12Notification6NotifyEv");
+  __tsan_release(this);
+  real(this);
+}
+
+void Notification::WaitForNotification() const {
+  INFERA_REAL(void (*)(const Notification*), "12Notification19WaitForNotificationEv", "_ZNK");
+  real(this);
+  __tsan_acquire(const_cast<Notification*>(this));
+}
+
+bool Notification::WaitForNotificationWithTimeout(Duration timeout) const {
+  INFERA_REAL(bool (*)(const Notification*, Duration),
+              "12Notification30WaitForNotificationWithTimeoutENS0_8DurationE", "_ZNK");
+  const bool notified = real(this, timeout);
+  if (notified) __tsan_acquire(const_cast<Notification*>(this));
+  return notified;
+}
+
+bool Notification::WaitForNotificationWithDeadline(Time deadline) const {
+  INFERA_REAL(bool (*)(const Notification*, Time),
+              "12Notification31WaitForNotificationWithDeadlineENS0_4TimeE", "_ZNK");
+  const bool notified = real(this, deadline);
+  if (notified) __tsan_acquire(const_cast<Notification*>(this));
+  return notified;
 }
 
 ABSL_NAMESPACE_END
