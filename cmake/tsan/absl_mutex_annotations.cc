@@ -8,11 +8,11 @@
 // (__tsan_release before unlocking). Test executables link it with -rdynamic, so the
 // library's internal calls (absl::Notification, MutexLock) reach these definitions too.
 //
-// Conditions (LockWhen, Await) may be evaluated by the thread that unlocks the mutex,
-// reading state the waiting thread set up before it waited: a waiter releases before
-// it waits, and Unlock acquires before it evaluates waiters' conditions, so that read is
-// ordered. The price is a few happens-before edges a pure lock/unlock model would not
-// have (races hidden, never invented).
+// Conditions (LockWhen, Await) are evaluated inside abseil, under the mutex but at
+// moments the shim cannot see (the waiter before it lets go of the mutex, or the thread
+// that unlocks it, on the waiter's behalf). Each Condition is therefore wrapped so that
+// TSan ignores the accesses of its evaluation: a condition is a small read-only
+// predicate over guarded state, which every writer changes under the same mutex.
 #include <dlfcn.h>
 #include <sanitizer/tsan_interface.h>
 
@@ -50,6 +50,29 @@ Fn Real(const char* suffix, const char* prefix = "_ZN") {
   }
   return reinterpret_cast<Fn>(fn);
 }
+
+extern "C" void __tsan_ignore_thread_begin();
+extern "C" void __tsan_ignore_thread_end();
+
+// `cond`, evaluated with TSan ignoring its reads (see the top).
+class QuietCondition {
+ public:
+  explicit QuietCondition(const absl::Condition& cond)
+      : cond_(&cond), wrapped_(&Eval, static_cast<void*>(this)) {}
+  const absl::Condition& get() const { return wrapped_; }
+
+ private:
+  // The void* form of Condition: abseil's (uninstrumented) code calls it, so nothing of
+  // the wrapper is read by instrumented code outside the ignored region.
+  static bool Eval(void* arg) {
+    __tsan_ignore_thread_begin();
+    const bool value = static_cast<QuietCondition*>(arg)->cond_->Eval();
+    __tsan_ignore_thread_end();
+    return value;
+  }
+  const absl::Condition* cond_;
+  absl::Condition wrapped_;
+};
 
 #define INFERA_REAL(type, ...)                          \
   static const auto real = Real<type>(__VA_ARGS__); \
@@ -89,36 +112,31 @@ bool Mutex::ReaderTryLock() {
 void Mutex::Unlock() {
   INFERA_REAL(void (*)(Mutex*), "5Mutex6UnlockEv");
   __tsan_release(this);
-  __tsan_acquire(this);  // waiters' conditions run here (see the top)
   real(this);
 }
 
 void Mutex::ReaderUnlock() {
   INFERA_REAL(void (*)(Mutex*), "5Mutex12ReaderUnlockEv");
   __tsan_release(this);
-  __tsan_acquire(this);
   real(this);
 }
 
 void Mutex::LockWhen(const Condition& cond) {
   INFERA_REAL(void (*)(Mutex*, const Condition&), "5Mutex8LockWhenERKNS0_9ConditionE");
-  __tsan_release(this);
-  real(this, cond);
+  real(this, QuietCondition(cond).get());
   __tsan_acquire(this);
 }
 
 void Mutex::ReaderLockWhen(const Condition& cond) {
   INFERA_REAL(void (*)(Mutex*, const Condition&), "5Mutex14ReaderLockWhenERKNS0_9ConditionE");
-  __tsan_release(this);
-  real(this, cond);
+  real(this, QuietCondition(cond).get());
   __tsan_acquire(this);
 }
 
 bool Mutex::LockWhenWithTimeout(const Condition& cond, Duration timeout) {
   INFERA_REAL(bool (*)(Mutex*, const Condition&, Duration),
               "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE");
-  __tsan_release(this);
-  const bool met = real(this, cond, timeout);
+  const bool met = real(this, QuietCondition(cond).get(), timeout);
   __tsan_acquire(this);  // held on return either way
   return met;
 }
@@ -126,8 +144,7 @@ bool Mutex::LockWhenWithTimeout(const Condition& cond, Duration timeout) {
 bool Mutex::LockWhenWithDeadline(const Condition& cond, Time deadline) {
   INFERA_REAL(bool (*)(Mutex*, const Condition&, Time),
               "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE");
-  __tsan_release(this);
-  const bool met = real(this, cond, deadline);
+  const bool met = real(this, QuietCondition(cond).get(), deadline);
   __tsan_acquire(this);
   return met;
 }
@@ -135,7 +152,7 @@ bool Mutex::LockWhenWithDeadline(const Condition& cond, Time deadline) {
 void Mutex::Await(const Condition& cond) {
   INFERA_REAL(void (*)(Mutex*, const Condition&), "5Mutex5AwaitERKNS0_9ConditionE");
   __tsan_release(this);
-  real(this, cond);
+  real(this, QuietCondition(cond).get());
   __tsan_acquire(this);
 }
 
@@ -143,7 +160,7 @@ bool Mutex::AwaitWithTimeout(const Condition& cond, Duration timeout) {
   INFERA_REAL(bool (*)(Mutex*, const Condition&, Duration),
               "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE");
   __tsan_release(this);
-  const bool met = real(this, cond, timeout);
+  const bool met = real(this, QuietCondition(cond).get(), timeout);
   __tsan_acquire(this);
   return met;
 }
@@ -152,7 +169,7 @@ bool Mutex::AwaitWithDeadline(const Condition& cond, Time deadline) {
   INFERA_REAL(bool (*)(Mutex*, const Condition&, Time),
               "5Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE");
   __tsan_release(this);
-  const bool met = real(this, cond, deadline);
+  const bool met = real(this, QuietCondition(cond).get(), deadline);
   __tsan_acquire(this);
   return met;
 }
