@@ -31,8 +31,8 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api}
 CCACHE=$(command -v ccache || true)
 PYTHON=${PYTHON:-/usr/bin/python3}
-# Sanitized objects carry line tables only: the build directory need not be part of
-# ccache's key, so a second work tree reuses the first one's objects.
+# Sanitized objects carry line tables only, so the build directory need not be part of
+# ccache's key: with ccache's base_dir set, another work tree reuses these objects.
 export CCACHE_NOHASHDIR=1
 SUPP="$ROOT/scripts/sanitizers"
 
