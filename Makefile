@@ -5,7 +5,7 @@ DEMO_REPO  ?= demo-models
 PYTHON     ?= /usr/bin/python3
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build demo-models run test unit-test integration-test container-test bench clean image
+.PHONY: all deps configure build demo-models run test unit-test integration-test container-test fuzz bench clean image
 
 all: build
 
@@ -29,11 +29,19 @@ demo-models: deps
 run: build demo-models
 	@scripts/run_demo.sh $(BUILD_DIR)/infera $(DEMO_REPO)
 
-# Every test: C++ unit tests, the black-box integration tests against the real binary and
-# the offline deployment checks. Nothing in it skips: a missing prerequisite fails. The
-# container smoke test (it builds the image: well over 10 minutes cold on 2 cores) is
-# `make container-test`.
+# Every test: the hardening stages (scripts/hardening_checks.sh, docs/reliability.md: a gcc
+# ASan+UBSan build; clang's thread-safety analysis of every translation unit; each fuzz
+# target for FUZZ_SMOKE_SECONDS; TSan on the scheduler, LLM engine and HTTP server tests;
+# the unit and the main integration tests under ASan), then the C++ unit tests, the
+# black-box integration tests against the release binary and the offline deployment
+# checks. Nothing in it skips: a missing prerequisite fails. HARDENING=0 runs only the
+# release tests (a faster inner loop, not what CI runs). The container smoke test (it
+# builds the image: well over 10 minutes cold on 2 cores) is `make container-test`.
+HARDENING ?= 1
+FUZZ_SMOKE_SECONDS ?= 20
 test: build demo-models
+	@if [ "$(HARDENING)" != 0 ]; then \
+	  DEMO_REPO=$(DEMO_REPO) FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) scripts/hardening_checks.sh; fi
 	@cd $(BUILD_DIR) && INFERA_DEMO_REPO=$(abspath $(DEMO_REPO)) ctest --output-on-failure -LE container $(CTEST_ARGS)
 
 unit-test: build demo-models
@@ -46,6 +54,13 @@ integration-test: build demo-models
 container-test: build demo-models
 	@cd $(BUILD_DIR) && INFERA_CONTAINER_TEST=1 INFERA_DEMO_REPO=$(abspath $(DEMO_REPO)) \
 	  ctest --output-on-failure -L container $(CTEST_ARGS)
+
+# Each libFuzzer target (fuzz/) for FUZZ_SECONDS on its corpus; findings are left in
+# build-fuzz/fuzz-artifacts/ (docs/reliability.md).
+FUZZ_SECONDS ?= 300
+fuzz: deps
+	@scripts/hardening_checks.sh fuzz-build
+	@scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Benchmarks are never part of `make test`. BENCH_ARGS selects scenarios, e.g.
 # `make bench BENCH_ARGS="overhead baseline"` or BENCH_ARGS="overhead --quick".
@@ -61,4 +76,4 @@ image:
 	@deploy/image/build_image.sh
 
 clean:
-	rm -rf $(BUILD_DIR) $(DEMO_REPO)
+	rm -rf $(BUILD_DIR) build-asan build-fuzz build-tsan $(DEMO_REPO)

@@ -22,6 +22,12 @@ BUILD_PKGS=(
   prometheus-cpp-dev     # Prometheus registry and text exposition
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+# The hardening stages of `make test` (docs/reliability.md): clang for ASan/UBSan, TSan,
+# libFuzzer and the thread-safety analysis; the sanitizer and libFuzzer runtimes (not
+# pulled in by clang with --no-install-recommends); llvm-symbolizer for readable reports.
+HARDENING_PKGS=(
+  clang libclang-rt-14-dev llvm
+)
 # Tools used to make demo models and to test the server from outside.
 TOOL_PKGS=(
   python3 python3-torch python3-torchvision python3-numpy   # demo models + reference checks
@@ -39,7 +45,7 @@ BENCH_PKGS=(
   python3-flask gunicorn # the seeds' starting point: Flask + Gunicorn + PyTorch
 )
 
-wanted=("${BUILD_PKGS[@]}" "${TOOL_PKGS[@]}")
+wanted=("${BUILD_PKGS[@]}" "${HARDENING_PKGS[@]}" "${TOOL_PKGS[@]}")
 if [ "${1:-}" = "--bench" ]; then wanted+=("${BENCH_PKGS[@]}"); fi
 # Node >= 18 + npm validate the Kubernetes manifests (tests/deploy). A preinstalled Node
 # is used as is; Debian's nodejs/npm only when there is none (or it is too old).

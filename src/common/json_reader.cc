@@ -10,8 +10,11 @@ namespace {
 
 // Validating the encoding keeps invalid UTF-8 out of every string the server reads, so
 // none can reach a JSON response or error body that echoes it.
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag |
-                                 rapidjson::kParseValidateEncodingFlag;
+// Default number precision (within 3 ULP), not kParseFullPrecisionFlag: RapidJSON 1.1.0's
+// full-precision strtod reads outside its power-of-ten table for a number such as
+// 0.<370 zeros>88 — a SIGSEGV from one unauthenticated request body (found by
+// fuzz_openai_protocol; docs/reliability.md).
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
 
 // Forwards SAX events to the Document, refusing to open a container past `max_depth`.
 class DepthLimitedHandler {

@@ -1,5 +1,6 @@
 #include "llm/bpe_model.h"
 
+#include <cctype>
 #include <queue>
 
 #include "common/status.h"
@@ -40,7 +41,9 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(const rapidjson::Value& model) {
     std::string token(AsView(it->name));
     if (static_cast<size_t>(id) >= bpe.id_to_token_.size()) bpe.id_to_token_.resize(id + 1);
     bpe.id_to_token_[id] = token;
-    if (token.size() == 6 && token.starts_with("<0x") && token.back() == '>') {
+    if (token.size() == 6 && token.starts_with("<0x") && token.back() == '>' &&
+        std::isxdigit(static_cast<unsigned char>(token[3])) &&
+        std::isxdigit(static_cast<unsigned char>(token[4]))) {
       bpe.byte_ids_[std::stoi(token.substr(3, 2), nullptr, 16)] = id;
     }
     bpe.vocab_.emplace(std::move(token), id);

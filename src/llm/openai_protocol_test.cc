@@ -117,5 +117,15 @@ TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {
   EXPECT_EQ(ParseByteSize("12x"), std::nullopt);
 }
 
+// Found by fuzz/fuzz_openai_protocol: with RapidJSON's full-precision number parsing this
+// body read outside RapidJSON's power-of-ten table (SIGSEGV, the whole server).
+TEST(OpenAiProtocolTest, LongZeroRunNumberDoesNotCrashTheParser) {
+  const std::string number = "0." + std::string(370, '0') + "8899831653300944850";
+  auto request = ParseCompletionRequest(R"({"model": "m", "prompt": "a", "temperature": )" + number + "}");
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_GE(request->sampling.temperature, 0.0);
+  EXPECT_LT(request->sampling.temperature, 1e-300);
+}
+
 }  // namespace
 }  // namespace infera::llm

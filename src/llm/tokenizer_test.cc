@@ -105,6 +105,23 @@ TEST(TokenizerTest, UnsupportedPiecesAreLoadErrors) {
   EXPECT_THAT(std::string(t.status().message()), ::testing::HasSubstr("not one of the supported"));
 }
 
+// Found by fuzz/fuzz_tokenizer: a vocab piece shaped like a byte token but without two
+// hex digits ended the process (std::stoi threw) or, for "<0x-1>", wrote outside the
+// byte table. Such pieces are ordinary tokens.
+TEST(TokenizerTest, MalformedByteTokensAreOrdinaryPieces) {
+  std::string json = testing::SentencePieceTokenizerJson();
+  for (auto [from, to] : {std::pair{"\"<0x41>\"", "\"<0x#D>\""}, std::pair{"\"<0x42>\"", "\"<0x-1>\""}}) {
+    const size_t at = json.find(from);
+    ASSERT_NE(at, std::string::npos);
+    json.replace(at, std::string_view(from).size(), to);
+  }
+  auto t = Tokenizer::FromJson(json);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)->TokenToId("<0x#D>"), 3 + 0x41);
+  EXPECT_EQ((*t)->TokenToId("<0x-1>"), 3 + 0x42);
+  EXPECT_EQ((*t)->Decode((*t)->Encode("hello", false)), "hello");
+}
+
 TEST(UnicodeTest, CategoriesAndUtf8) {
   EXPECT_TRUE(IsLetter(U'\u00e9'));
   EXPECT_TRUE(IsLetter(U'\u65e5'));

@@ -1,0 +1,35 @@
+// Fuzz target: the chat template (llm/chat_template.h): family detection from a
+// tokenizer_config.json `chat_template` string, and rendering of a conversation.
+//
+// Input: parts split on the line "\n@@@@\n": the Jinja template, the BOS token, the EOS
+// token, then alternating role and content strings (roles need not be valid). Both
+// add_generation_prompt values are rendered.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llm/chat_template.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  constexpr std::string_view kSeparator = "\n@@@@\n";
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string_view> parts;
+  while (parts.size() < 64) {
+    const size_t at = input.find(kSeparator);
+    if (at == std::string_view::npos) break;
+    parts.push_back(input.substr(0, at));
+    input.remove_prefix(at + kSeparator.size());
+  }
+  parts.push_back(input);
+  if (parts.size() < 3) parts.resize(3);
+  auto chat = infera::llm::ChatTemplate::Detect(parts[0], std::string(parts[1]), std::string(parts[2]));
+  if (!chat.ok()) return 0;
+  std::vector<infera::llm::ChatMessage> messages;
+  for (size_t i = 3; i + 1 < parts.size(); i += 2) {
+    messages.push_back({std::string(parts[i]), std::string(parts[i + 1])});
+  }
+  (void)chat->Render(messages, /*add_generation_prompt=*/true);
+  (void)chat->Render(messages, /*add_generation_prompt=*/false);
+  return 0;
+}

@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets: fuzz/corpus/<target>/seed-*.
+
+Hand-written, small inputs that reach each parser's main paths (valid documents plus a
+few near-misses); libFuzzer mutates from them. Deterministic: re-running rewrites the
+same files. Regression inputs (crashes found and fixed) live beside them as
+crash-<what>, are written by hand, and are never touched by this script.
+
+    fuzz/make_corpus.py [--demo-repo demo-models]
+
+With --demo-repo, the demo models' config.pbtxt files and the demo LLM's small JSON
+files are added as seeds too (when present).
+"""
+import argparse
+import json
+import os
+import struct
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+SEP = b"\n@@@@\n"
+
+
+def write(target, name, data):
+    d = os.path.join(ROOT, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data)
+
+
+def http_request(method, target, body=b"", headers=()):
+    if isinstance(body, str):
+        body = body.encode()
+    lines = [f"{method} {target} HTTP/1.1", "Host: localhost"]
+    lines += [f"{k}: {v}" for k, v in headers]
+    if body or method == "POST":
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+SIMPLE = {"inputs": [
+    {"name": "INPUT0", "shape": [1, 16], "datatype": "INT32", "data": list(range(16))},
+    {"name": "INPUT1", "shape": [1, 16], "datatype": "INT32", "data": [1] * 16}]}
+
+
+def binary_body(header, tensors):
+    h = json.dumps(header).encode()
+    return h, h + b"".join(tensors)
+
+
+def http_seeds():
+    t = "fuzz_http_request"
+    for i, path in enumerate(["/v2/health/live", "/v2/health/ready", "/v2", "/v2/models/simple",
+                              "/v2/models/simple/versions/1", "/v2/models/simple/ready",
+                              "/v2/models/simple/config", "/v2/models/stats",
+                              "/v2/models/identity_fp32/versions/1/stats", "/v2/logging",
+                              "/v2/models/%73imple", "/v2/models/nope/ready"]):
+        write(t, f"get-{i}", http_request("GET", path))
+    write(t, "infer-json", http_request("POST", "/v2/models/simple/infer", json.dumps(SIMPLE),
+                                        [("Content-Type", "application/json")]))
+    write(t, "infer-json-outputs", http_request(
+        "POST", "/v2/models/simple/versions/1/infer",
+        json.dumps(dict(SIMPLE, id="r1", parameters={"binary_data_output": True},
+                        outputs=[{"name": "OUTPUT1", "parameters": {"binary_data": False}}]))))
+    h, body = binary_body({"inputs": [{"name": "INPUT0", "shape": [4], "datatype": "FP32",
+                                       "parameters": {"binary_data_size": 16}}]},
+                          [struct.pack("<4f", 1, 2, 3, 4)])
+    write(t, "infer-binary", http_request("POST", "/v2/models/identity_fp32/infer", body,
+                                          [("Inference-Header-Content-Length", str(len(h))),
+                                           ("Content-Type", "application/octet-stream")]))
+    elems = b"".join(struct.pack("<I", len(s)) + s for s in [b"hello", b"", b"world!"])
+    h, body = binary_body({"inputs": [{"name": "INPUT0", "shape": [1, 3], "datatype": "BYTES",
+                                       "parameters": {"binary_data_size": len(elems)}}]}, [elems])
+    write(t, "infer-bytes-binary", http_request("POST", "/v2/models/bytes_identity/infer", body,
+                                                [("Inference-Header-Content-Length", str(len(h)))]))
+    write(t, "infer-bytes-json", http_request("POST", "/v2/models/bytes_identity/infer", json.dumps(
+        {"inputs": [{"name": "INPUT0", "shape": [1, 2], "datatype": "BYTES", "data": ["a", "\u00e9"]}]})))
+    chunked = json.dumps(SIMPLE).encode()
+    write(t, "infer-chunked", b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\n"
+          b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(chunked) + chunked + b"\r\n0\r\n\r\n")
+    write(t, "repo-index", http_request("POST", "/v2/repository/index", '{"ready": true}'))
+    write(t, "repo-load", http_request("POST", "/v2/repository/models/simple/load",
+                                       '{"parameters": {"config": "{\\"max_batch_size\\": 4}"}}'))
+    write(t, "repo-unload", http_request("POST", "/v2/repository/models/simple/unload",
+                                         '{"parameters": {"unload_dependents": false}}'))
+    write(t, "logging", http_request("POST", "/v2/logging",
+                                     '{"log_verbose_level": 0, "log_info": true, "log_format": "default"}'))
+
+
+def decoder_seeds():
+    t = "fuzz_request_decoder"
+    write(t, "json-simple", b"\x00" + json.dumps(SIMPLE).encode())
+    write(t, "json-nested", b"\x00" + json.dumps({"id": "7", "parameters": {"priority": 1, "timeout": 100},
+        "inputs": [{"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [[1.5, "NaN"], [3, -0.0]]},
+                   {"name": "b", "shape": [2], "datatype": "BOOL", "data": [True, False]},
+                   {"name": "s", "shape": [1], "datatype": "BYTES", "data": ["str"]},
+                   {"name": "h", "shape": [1], "datatype": "FP16", "data": [65504]},
+                   {"name": "u", "shape": [2], "datatype": "UINT64", "data": [0, 18446744073709551615]}],
+        "outputs": [{"name": "y", "parameters": {"binary_data": True}}]}).encode())
+    for name, dtype, fmt, vals in [("fp32", "FP32", "<3f", (1, 2, 3)), ("int8", "INT8", "<3b", (-1, 0, 1)),
+                                   ("int64", "INT64", "<3q", (1, -2, 3)), ("bf16", "BF16", "<3H", (0x3f80, 0, 1))]:
+        data = struct.pack(fmt, *vals)
+        h = json.dumps({"inputs": [{"name": "x", "shape": [3], "datatype": dtype,
+                                    "parameters": {"binary_data_size": len(data)}}]}).encode()
+        write(t, "binary-" + name, b"\x01" + struct.pack(">H", len(h)) + h + data)
+    elems = b"".join(struct.pack("<I", len(s)) + s for s in [b"ab", b"", b"cde"])
+    h = json.dumps({"inputs": [{"name": "s", "shape": [3], "datatype": "BYTES",
+                                "parameters": {"binary_data_size": len(elems)}},
+                               {"name": "j", "shape": [1], "datatype": "INT32", "data": [5]}]}).encode()
+    write(t, "binary-bytes", b"\x01" + struct.pack(">H", len(h)) + h + elems)
+
+
+CONFIGS = {
+    "simple": '''name: "simple"
+backend: "add_sub"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
+instance_group [ { count: 2 kind: KIND_CPU } ]
+''',
+    "batching": '''platform: "pytorch_libtorch"
+max_batch_size: 64
+default_model_filename: "model.pt"
+input [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 3, -1, 224 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 1000 ] reshape: { shape: [ 10, 100 ] } } ]
+version_policy: { specific: { versions: [ 1, 3 ] } }
+dynamic_batching {
+  preferred_batch_size: [ 4, 8 ]
+  max_queue_delay_microseconds: 100
+  preserve_ordering: true
+  priority_levels: 3
+  default_priority_level: 2
+  default_queue_policy { timeout_action: REJECT default_timeout_microseconds: 1000 allow_timeout_override: true max_queue_size: 16 }
+  priority_queue_policy { key: 1 value: { timeout_action: DELAY max_queue_size: 4 } }
+}
+parameters { key: "latency_slo_ms" value: { string_value: "50" } }
+parameters { key: "INTRA_OP_THREAD_COUNT" value: { string_value: "2" } }
+''',
+    "warmup": '''name: "model"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }, { name: "S" data_type: TYPE_STRING dims: [ 2 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+version_policy: { latest: { num_versions: 2 } }
+model_warmup [ { name: "w" batch_size: 1 count: 3
+  inputs { key: "INPUT0" value: { data_type: TYPE_FP32 dims: [ 4 ] random_data: true } }
+  inputs { key: "S" value: { data_type: TYPE_STRING dims: [ 2 ] zero_data: true } } } ]
+''',
+    "llm": '''backend: "llm"
+max_batch_size: 0
+version_policy: { all: {} }
+parameters { key: "kv_cache_memory_bytes" value: { string_value: "64MiB" } }
+parameters { key: "num_threads" value: { string_value: "2" } }
+''',
+    "bad-field": 'name: "m"\nbackend: "identity"\nmax_batch_size: -1\nnot_a_field: 3\n',
+}
+
+
+def config_seeds(demo):
+    t = "fuzz_model_config"
+    for name, text in CONFIGS.items():
+        write(t, name, text)
+    if demo and os.path.isdir(demo):
+        for model in sorted(os.listdir(demo)):
+            path = os.path.join(demo, model, "config.pbtxt")
+            if os.path.isfile(path) and os.path.getsize(path) < 8192:
+                with open(path, "rb") as f:
+                    write(t, "demo-" + model, f.read())
+
+
+def safetensors_file(tensors, metadata=None):
+    header, blobs, offset = {}, [], 0
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    h = json.dumps(header).encode()
+    return struct.pack("<Q", len(h)) + h + b"".join(blobs)
+
+
+def safetensors_seeds():
+    t = "fuzz_safetensors"
+    write(t, "f32", safetensors_file({"w": ("F32", [2, 2], struct.pack("<4f", 1, 2, 3, 4))},
+                                     {"format": "pt"}))
+    write(t, "mixed", safetensors_file({"a": ("F16", [3], b"\x00\x3c" * 3),
+                                        "b": ("BF16", [1, 2], b"\x80\x3f" * 2),
+                                        "scalar": ("F32", [], b"\x00\x00\x80\x3f"),
+                                        "empty": ("F32", [0, 5], b"")}))
+    write(t, "bad-dtype", safetensors_file({"i": ("I64", [1], b"\x01" + b"\x00" * 7)}))
+
+
+def tiny_sentencepiece():
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(256):
+        vocab["<0x%02X>" % b] = 3 + b
+    for tok in ["\u2581", "h", "e", "l", "o", "ll", "\u2581h", "ell", "\u2581hell", "\u2581hello"]:
+        vocab[tok] = len(vocab)
+    return {
+        "added_tokens": [{"id": i, "content": c, "special": True, "lstrip": False, "rstrip": False}
+                         for i, c in enumerate(["<unk>", "<s>", "</s>"])],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "\u2581"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+        "pre_tokenizer": None,
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                      {"Sequence": {"id": "A", "type_id": 0}}],
+                           "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": True, "fuse_unk": True,
+                  "vocab": vocab, "merges": ["l l", "\u2581 h", "e ll", "\u2581h ell", "\u2581hell o"]}}
+
+
+def tiny_bytelevel():
+    # GPT-2's byte alphabet: printable bytes map to themselves, the rest to U+0100 + n.
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    vocab = {chr(c): i for i, c in enumerate(cs)}
+    for tok in ["\u0120t", "\u0120th", "\u0120the", "he"]:
+        vocab[tok] = len(vocab)
+    return {
+        "added_tokens": [{"id": 260, "content": "<|endoftext|>", "special": True, "lstrip": False, "rstrip": False},
+                         {"id": 261, "content": "<|im_start|>", "special": False, "lstrip": True, "rstrip": False}],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": "\\s+|\\p{L}+|\\p{N}{1,3}|[^\\s\\p{L}\\p{N}]+"},
+             "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "vocab": vocab, "merges": ["\u0120 t", "\u0120t h", "\u0120th e", "h e"]}}
+
+
+def tokenizer_seeds(demo):
+    t = "fuzz_tokenizer"
+    for i, text in enumerate(["hello world", "  the\tthe\n<|endoftext|>x", "\u00e9\u4e2d\U0001F600 hello",
+                              "<s>hello</s> ll", "\xff"]):
+        write(t, f"text-{i}", b"\x00" + text.encode("utf-8", "surrogatepass"))
+    config = json.dumps({"bos_token": "<s>", "eos_token": {"content": "</s>"}, "add_bos_token": True,
+                         "chat_template": "{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}"})
+    gen = json.dumps({"bos_token_id": 1, "eos_token_id": [2, 0]})
+    write(t, "json-sentencepiece", b"\x01" + SEP.join([json.dumps(tiny_sentencepiece()).encode(),
+                                                       config.encode(), gen.encode(), b"hello hell  o"]))
+    write(t, "json-bytelevel", b"\x01" + SEP.join([json.dumps(tiny_bytelevel()).encode(), b"", b"",
+                                                   "the <|im_start|> \u00e9 12345".encode()]))
+    if demo:
+        llm = os.path.join(demo, "tiny_llm", "1")
+        files = [os.path.join(llm, f) for f in ("tokenizer.json", "tokenizer_config.json",
+                                                   "generation_config.json")]
+        if all(os.path.isfile(f) for f in files) and sum(os.path.getsize(f) for f in files) < 64 << 10:
+            parts = [open(f, "rb").read() for f in files] + [b"Once upon a time"]
+            write(t, "json-demo-llm", b"\x01" + SEP.join(parts))
+
+
+def openai_seeds():
+    t = "fuzz_openai_protocol"
+    write(t, "completion", b"\x00" + json.dumps({
+        "model": "tiny_llm", "prompt": "Once upon", "max_tokens": 8, "temperature": 0.7, "top_p": 0.9,
+        "top_k": 40, "min_p": 0.05, "stop": ["\n", "."], "seed": 3, "logprobs": 1, "echo": True,
+        "stream": True, "stream_options": {"include_usage": True}, "n": 1, "priority": 2,
+        "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.1}).encode())
+    write(t, "completion-ids", b"\x00" + json.dumps({
+        "model": "m", "prompt": [1, 2, 3], "stop_token_ids": [2], "ignore_eos": True,
+        "include_stop_str_in_output": True, "skip_special_tokens": False}).encode())
+    write(t, "chat", b"\x01" + json.dumps({
+        "model": "tiny_llm", "messages": [{"role": "system", "content": "Be brief."},
+                                          {"role": "user", "content": "Hi \u00e9"},
+                                          {"role": "assistant", "content": "Hello"},
+                                          {"role": "user", "content": [{"type": "text", "text": "more"}]}],
+        "max_completion_tokens": 16, "logprobs": True, "top_logprobs": 0, "stop": "END",
+        "add_generation_prompt": False, "stream": False}).encode())
+    write(t, "bad", b"\x01" + b'{"model": "m", "messages": [], "n": 2, "max_tokens": -1}')
+
+
+TEMPLATES = {
+    "llama3": "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{% endfor %}",
+    "chatml": "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{% endfor %}",
+    "qwen": "{%- if not system %}<|im_start|>system\\nYou are Qwen.<|im_end|>\\n{% endif %}<|im_start|>",
+    "llama2": "{% if system %}[INST] <<SYS>>\n{{ system }}\n<</SYS>>\n\n{% endif %}[INST] {{ c }} [/INST]",
+    "mistral": "{{ bos_token }}{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}",
+}
+
+
+def chat_template_seeds():
+    t = "fuzz_chat_template"
+    conversation = [b"system", b"You are terse.", b"user", b"Hi", b"assistant", b"Hello!", b"user",
+                    "\u00bfQu\u00e9?".encode()]
+    for name, jinja in TEMPLATES.items():
+        write(t, name, SEP.join([jinja.encode(), b"<s>", b"</s>"] + conversation))
+    write(t, "unknown-role", SEP.join([TEMPLATES["llama2"].encode(), b"<s>", b"</s>", b"tool", b"x"]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--demo-repo", default=None)
+    args = parser.parse_args()
+    http_seeds()
+    decoder_seeds()
+    config_seeds(args.demo_repo)
+    safetensors_seeds()
+    tokenizer_seeds(args.demo_repo)
+    openai_seeds()
+    chat_template_seeds()
+
+
+if __name__ == "__main__":
+    main()

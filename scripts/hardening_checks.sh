@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The hardening stages of `make test` (docs/reliability.md), each in its own build
+# directory next to the release build:
+#
+#   asan-build  build-asan: gcc, -fsanitize=address,undefined, every target. gcc because
+#               LibTorch 1.13's headers do not compile with clang in C++20 mode.
+#   tsa         clang's thread-safety analysis (-Wthread-safety -Werror=thread-safety,
+#               syntax only) over every translation unit of build-asan
+#               (scripts/thread_safety_check.py); needs asan-build's generated headers.
+#   fuzz-build  build-fuzz: clang, -fsanitize=fuzzer,address,undefined, the fuzz targets.
+#   fuzz        every fuzz target for FUZZ_SECONDS (default 20) on its seed corpus
+#               (scripts/fuzz.sh).
+#   tsan        build-tsan: clang, -fsanitize=thread; the scheduler, LLM engine and HTTP
+#               server unit tests.
+#   asan-test   the unit tests and the integration suites in ASAN_INTEGRATION against
+#               build-asan (its infera binary).
+#
+#   scripts/hardening_checks.sh [stage...]   default: every stage, in the order above
+#
+# Each stage prints its wall time; the script stops at the first failing stage and exits
+# non-zero. DEMO_REPO (default demo-models) must exist for the integration suites.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+JOBS=${JOBS:-$(nproc)}
+DEMO_REPO=$(realpath "${DEMO_REPO:-demo-models}")
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+# The integration suites run under ASan: those that drive the most server code per second
+# (docs/reliability.md says why these).
+ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api}
+CCACHE=$(command -v ccache || true)
+PYTHON=${PYTHON:-/usr/bin/python3}
+# Sanitized objects carry line tables only, so the build directory need not be part of
+# ccache's key: with ccache's base_dir set, another work tree reuses these objects.
+export CCACHE_NOHASHDIR=1
+SUPP="$ROOT/scripts/sanitizers"
+
+# Sanitizer run-time settings for everything the stages run (tests, the servers they
+# start, the fuzzers). ASan, UBSan and TSan stop at the first report (UBSan is compiled
+# recoverable only so that ubsan.supp can work); leaks fail the process.
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=0"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$SUPP/ubsan.supp"
+export LSAN_OPTIONS="suppressions=$SUPP/lsan.supp:print_suppressions=0"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$SUPP/tsan.supp"
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer || true)}
+
+configure() {  # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    ${CCACHE:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CCACHE} "$@" >/dev/null
+}
+FUZZ_TARGETS=$(sed -n 's/^infera_fuzz_target(\([a-z_]*\).*/\1/p' fuzz/CMakeLists.txt)
+
+stage_asan-build() {
+  configure build-asan -DCMAKE_CXX_COMPILER=g++ -DINFERA_SANITIZE=address,undefined
+  echo "== asan-build: every target (gcc, ASan+UBSan)"
+  cmake --build build-asan -j "$JOBS"
+}
+
+stage_tsa() {
+  echo "== tsa: clang -Wthread-safety -Werror=thread-safety on every translation unit"
+  "$PYTHON" scripts/thread_safety_check.py build-asan --jobs "$JOBS"
+}
+
+stage_fuzz-build() {
+  configure build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DINFERA_SANITIZE=address,undefined -DINFERA_FUZZ=ON
+  echo "== fuzz-build: the fuzz targets (clang, libFuzzer+ASan+UBSan)"
+  cmake --build build-fuzz -j "$JOBS" --target $FUZZ_TARGETS
+}
+
+stage_fuzz() {
+  FUZZ_BUILD_DIR=build-fuzz scripts/fuzz.sh "$FUZZ_SECONDS"
+}
+
+stage_tsan() {
+  configure build-tsan -DCMAKE_CXX_COMPILER=clang++ -DINFERA_SANITIZE=thread
+  echo "== tsan: scheduling_test llm_test http_test (clang, TSan)"
+  cmake --build build-tsan -j "$JOBS" --target scheduling_test llm_test http_test
+  (cd build-tsan && ctest --output-on-failure -j "$JOBS" -R '^(scheduling_test|llm_test|http_test)$')
+}
+
+stage_asan-test() {
+  echo "== asan-test: unit tests"
+  (cd build-asan && ctest --output-on-failure -j "$JOBS" -L unit)
+  echo "== asan-test: integration suites ($ASAN_INTEGRATION)"
+  (cd build-asan && INFERA_DEMO_REPO="$DEMO_REPO" ctest --output-on-failure -L integration \
+     -R "^($ASAN_INTEGRATION)\$")
+}
+
+stages=("$@")
+if [ ${#stages[@]} -eq 0 ]; then stages=(asan-build tsa fuzz-build fuzz tsan asan-test); fi
+timings=()
+for stage in "${stages[@]}"; do
+  start=$(date +%s)
+  "stage_$stage"
+  timings+=("$stage $(( $(date +%s) - start ))s")
+done
+echo "hardening stages passed: ${timings[*]}"

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""clang's thread-safety analysis over every translation unit of a build (make test).
+
+    scripts/thread_safety_check.py BUILD_DIR [--jobs N]
+
+Reads BUILD_DIR/compile_commands.json (any compiler; the hardening stages use the gcc
+ASan build's) and runs `clang++ -fsyntax-only -Wthread-safety -Werror=thread-safety` on
+each translation unit with its own include paths and defines, gcc-only and code
+generation flags dropped. Exit status 1 and the diagnostics when any unit has a
+thread-safety error (or fails to parse).
+
+Units that include LibTorch's headers (directly, or when clang fails on them through one
+of our headers) are skipped and listed: LibTorch 1.13's headers do
+not compile with clang in C++20 mode (std::vector<c10::IValue> used while IValue is
+incomplete, pytorch/pytorch#97689). They hold no locks of their own; the headers they
+share with the rest of the server are checked in the units that include them.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+DROP_PREFIXES = ("-fsanitize", "-fno-sanitize", "-g", "-O", "-MD", "-MMD", "-fno-omit-frame-pointer",
+                 "-fopenmp-simd", "-march", "-mtune")
+TORCH_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](torch|ATen|c10)/', re.M)
+TORCH_ERROR = re.compile(r"/usr/include/(ATen|c10|torch)/.*error|c10::IValue")
+
+
+def clang_command(entry):
+    args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+    if os.path.basename(args[0]) in ("ccache", "sccache"):
+        args = args[1:]
+    out, skip = ["clang++"], False
+    for a in args[1:]:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-MF", "-MT", "-MQ"):
+            skip = True
+            continue
+        # -w (generated protobuf code) would silence the analysis as well.
+        if a in ("-c", "-w") or a.startswith(DROP_PREFIXES):
+            continue
+        out.append(a)
+    return out + ["-fsyntax-only", "-Wno-everything", "-Wthread-safety", "-Werror=thread-safety"]
+
+
+PLANTED = """#include "absl/synchronization/mutex.h"
+struct Planted { absl::Mutex mu; int x ABSL_GUARDED_BY(mu) = 0; };
+int Unguarded(Planted& p) { return p.x; }
+"""
+
+
+def analysis_active(entry):
+    """The stage's own check: the flags it uses must reject an unguarded read."""
+    command = [a for a in clang_command(entry) if a != entry["file"]]
+    r = subprocess.run(command + ["-x", "c++", "-"], cwd=entry["directory"], input=PLANTED,
+                       capture_output=True, text=True)
+    return r.returncode != 0 and "requires holding mutex" in r.stderr
+
+
+def check(entry):
+    r = subprocess.run(clang_command(entry), cwd=entry["directory"], capture_output=True, text=True)
+    return entry["file"], r.returncode, r.stderr
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("build_dir")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    with open(os.path.join(args.build_dir, "compile_commands.json")) as f:
+        entries = [e for e in json.load(f) if e["file"].endswith(".cc")]
+    checked, skipped = [], []
+    for e in entries:
+        with open(e["file"], errors="replace") as src:
+            (skipped if TORCH_INCLUDE.search(src.read()) else checked).append(e)
+    if not checked or not analysis_active(checked[0]):
+        print("thread-safety: the analysis accepted a planted unguarded read; it is not active",
+              file=sys.stderr)
+        return 1
+    failures = []
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for path, rc, stderr in pool.map(check, checked):
+            if rc == 0:
+                continue
+            if "-Wthread-safety" not in stderr and TORCH_ERROR.search(stderr):
+                # Includes LibTorch through one of our headers (e.g. llama_weights.h).
+                skipped.append(next(e for e in checked if e["file"] == path))
+                continue
+            failures.append((path, stderr))
+    checked = [e for e in checked if e not in skipped]
+    for path, stderr in failures:
+        print(f"== {path}\n{stderr}", file=sys.stderr)
+    root = os.path.commonpath([e["file"] for e in entries])
+    print("thread-safety: skipped (LibTorch headers): " +
+          " ".join(sorted(os.path.relpath(e["file"], root) for e in skipped)))
+    print(f"thread-safety: {len(checked) - len(failures)} of {len(checked)} translation units pass "
+          f"clang -Wthread-safety -Werror=thread-safety")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
