@@ -16,19 +16,23 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
+#include "api/admin_guard.h"
 #include "backend/backend_registry.h"
 #include "backend/builtin/builtin_backends.h"
 #include "common/logging.h"
+#include "http/http_framing.h"
 #include "http/http_message.h"
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
 #include "http/logging_routes.h"
 #include "http/repository_routes.h"
+#include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 
 namespace {
@@ -48,6 +52,8 @@ struct Routes {
   infera::BackendRegistry backends;
   std::unique_ptr<infera::ModelManager> manager;
   std::unique_ptr<infera::KServeRoutes> kserve;
+  std::unique_ptr<infera::AdminExecutor> admin;
+  std::optional<infera::AdminGuard> guard;  // no token, no restriction: the default server
   std::unique_ptr<infera::RepositoryRoutes> repository;
 };
 
@@ -101,7 +107,11 @@ Routes* BuildRoutes() {
   route_options.server_version = "fuzz";
   route_options.server_ready = [] { return true; };
   routes->kserve = std::make_unique<infera::KServeRoutes>(*routes->manager, route_options);
-  routes->repository = std::make_unique<infera::RepositoryRoutes>(*routes->manager, "");
+  routes->admin = std::make_unique<infera::AdminExecutor>(infera::AdminExecutor::Options{});
+  auto guard = infera::AdminGuard::Create({});
+  if (!guard.ok()) std::abort();
+  routes->guard.emplace(std::move(*guard));
+  routes->repository = std::make_unique<infera::RepositoryRoutes>(*routes->manager, *routes->admin, *routes->guard);
   return routes;
 }
 
@@ -125,6 +135,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ec == http::error::need_more) parser.put_eof(ec);
   if (ec || !parser.is_done()) return 0;  // HttpServer answers 4xx without a route
 
+  // HttpServer's framing check (http_framing.h): an ambiguous body length is a 400 and
+  // the connection closes before any route sees the request.
+  infera::HttpFraming framing;
+  for (const auto& field : parser.get()) {
+    const std::string_view value(field.value().data(), field.value().size());
+    if (field.name() == http::field::content_length) framing.AddContentLength(value);
+    if (field.name() == http::field::transfer_encoding) framing.AddTransferEncoding(value);
+  }
+  if (framing.Problem()) return 0;
+
   // What HttpServer's session hands to the handler (http_server.cc, Dispatch).
   http::request<http::string_body> message = parser.release();
   infera::HttpRequest request;
@@ -141,7 +161,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The server's dispatch (server.cc) minus OpenAI (fuzz_openai_protocol) and /metrics.
   infera::HttpResponder responder(nullptr, std::make_shared<infera::CancellationToken>());
   if (request.path() == "/v2/logging") {
-    (void)infera::HandleLoggingRequest(request);
+    (void)infera::HandleLoggingRequest(request, *g_routes->guard);
     // Keep the process quiet and each run independent of the last.
     infera::SetLogLevel(infera::LogLevel::kError);
     infera::SetLogFormat(infera::LogFormat::kText);
