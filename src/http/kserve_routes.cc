@@ -223,13 +223,14 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   // A raw binary request (Inference-Header-Content-Length: 0) is the single input's bytes;
   // decoding it needs the model's config, so its version is chosen first (routed by
   // X-Routing-Key alone: the request has no parameters).
-  absl::StatusOr<std::shared_ptr<ModelVersion>> model = absl::UnknownError("not resolved");
+  std::shared_ptr<ModelVersion> raw_model;
   absl::StatusOr<InferRequest> decoded = absl::UnknownError("not decoded");
   if (header_length == 0) {
-    model = manager_.GetModelVersion(path.name, path.version,
-                                     std::string(request.Header("x-routing-key").value_or("")));
-    if (!model.ok()) return std::move(completion).Finish(model.status());
-    decoded = DecodeRawInferRequest(std::move(request.body), (*model)->config(),
+    auto version = manager_.GetModelVersion(path.name, path.version,
+                                            std::string(request.Header("x-routing-key").value_or("")));
+    if (!version.ok()) return std::move(completion).Finish(version.status());
+    raw_model = std::move(*version);
+    decoded = DecodeRawInferRequest(std::move(request.body), raw_model->config(),
                                     options_.max_input_elements);
   } else {
     decoded = DecodeInferRequest(std::move(request.body), header_length, options_.max_input_elements);
@@ -239,16 +240,15 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
     completion.trace->AddStage("parse", request.received_time, std::chrono::steady_clock::now());
   }
   InferRequest& infer = *decoded;
-  if (header_length != 0) {
-    // The canary split routes by the request's routing_key parameter or X-Routing-Key.
-    std::string routing_key = GetStringParameter(infer.parameters, "routing_key").value_or("");
-    if (routing_key.empty()) {
-      if (auto id = GetIntParameter(infer.parameters, "routing_key")) routing_key = std::to_string(*id);
-    }
-    if (routing_key.empty()) routing_key = std::string(request.Header("x-routing-key").value_or(""));
-    model = manager_.GetModelVersion(path.name, path.version, routing_key);
-    if (!model.ok()) return std::move(completion).Finish(model.status());
+  // The canary split routes by the request's routing_key parameter or X-Routing-Key.
+  std::string routing_key = GetStringParameter(infer.parameters, "routing_key").value_or("");
+  if (routing_key.empty()) {
+    if (auto id = GetIntParameter(infer.parameters, "routing_key")) routing_key = std::to_string(*id);
   }
+  if (routing_key.empty()) routing_key = std::string(request.Header("x-routing-key").value_or(""));
+  auto model = raw_model ? absl::StatusOr<std::shared_ptr<ModelVersion>>(std::move(raw_model))
+                         : manager_.GetModelVersion(path.name, path.version, routing_key);
+  if (!model.ok()) return std::move(completion).Finish(model.status());
   infer.model_name = path.name;
   infer.model_version = path.version;
   infer.arrival_time = request.received_time;
