@@ -111,6 +111,19 @@ def decoder_seeds():
     write(t, "binary-bytes", b"\x01" + struct.pack(">H", len(h)) + h + elems)
 
 
+def raw_decoder_seeds():
+    """Raw binary bodies: datatype (TYPE_*), input count, dims count | batching bit, dims, body."""
+    t = "fuzz_raw_request_decoder"
+    fp32, int32, string = 11, 8, 13  # TYPE_FP32, TYPE_INT32, TYPE_STRING in model_config.proto
+    write(t, "fp32-variable", bytes([fp32, 1, 1, 0xff]) + struct.pack("<3f", 1.5, -2, 0))
+    write(t, "int32-batched", bytes([int32, 1, 4 | 2, 2, 0xff]) + struct.pack("<4i", 1, 2, 3, 4))
+    write(t, "int32-fixed", bytes([int32, 1, 1, 4]) + struct.pack("<4i", 9, 8, 7, 6))
+    write(t, "bytes-one", bytes([string, 1, 4 | 1, 1]) + b"hello\x00world")
+    write(t, "two-inputs", bytes([fp32, 2, 1, 4]) + b"\0" * 16)
+    write(t, "two-variable", bytes([fp32, 1, 2, 0xff, 0xff]) + b"\0" * 16)
+    write(t, "huge-dims", bytes([fp32, 1, 2, 127, 4]) + b"\0" * 8)
+
+
 CONFIGS = {
     "simple": '''name: "simple"
 backend: "add_sub"
@@ -307,6 +320,7 @@ def main():
     args = parser.parse_args()
     http_seeds()
     decoder_seeds()
+    raw_decoder_seeds()
     config_seeds(args.demo_repo)
     safetensors_seeds()
     tokenizer_seeds(args.demo_repo)

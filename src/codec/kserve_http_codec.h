@@ -4,6 +4,8 @@
 //
 //   request_decoder.h   DecodeInferRequest   body (+ Inference-Header-Content-Length)
 //                                            -> InferRequest
+//   request_decoder_raw.h DecodeRawInferRequest  raw binary body (header length 0)
+//                                            + model config -> InferRequest
 //   output_encoding.h   OutputEncoding       which outputs the client wants as binary
 //   response_encoder.h  EncodeInferResponse  InferResponse -> body (+ header length)
 //
@@ -18,6 +20,7 @@
 
 #include "codec/output_encoding.h"
 #include "codec/request_decoder.h"
+#include "codec/request_decoder_raw.h"
 #include "codec/response_encoder.h"
 
 #endif  // INFERA_CODEC_KSERVE_HTTP_CODEC_H_

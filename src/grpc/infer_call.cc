@@ -15,12 +15,11 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
   auto model = manager.GetModelVersion(request->model_name, request->model_version);
   if (!model.ok()) return done(model.status());
   request->cancellation = std::move(cancellation);
-  const OutputContents contents = OutputContentsFor(message);
   const uint64_t limit = options.max_response_bytes;
-  (*model)->Infer(std::move(*request), [response, contents, limit, done = std::move(done)](
+  (*model)->Infer(std::move(*request), [response, limit, done = std::move(done)](
                                            absl::StatusOr<InferResponse> result) mutable {
     if (!result.ok()) return done(result.status());
-    absl::Status encoded = EncodeModelInferResponse(*result, contents, response);
+    absl::Status encoded = EncodeModelInferResponse(*result, response);
     if (encoded.ok() && response->ByteSizeLong() > limit) {
       encoded = absl::ResourceExhaustedError(
           StrCat("response of ", response->ByteSizeLong(), " bytes exceeds the ", limit,

@@ -164,35 +164,25 @@ absl::StatusOr<InferRequest> DecodeModelInferRequest(const ModelInferRequest& me
   return request;
 }
 
-OutputContents OutputContentsFor(const ModelInferRequest& message) {
-  if (message.raw_input_contents_size() > 0) return OutputContents::kRaw;
-  for (const auto& input : message.inputs()) {
-    if (HasAnyContents(input.contents())) return OutputContents::kTyped;
-  }
-  return OutputContents::kRaw;
-}
-
-absl::Status EncodeModelInferResponse(const InferResponse& response, OutputContents contents,
-                                      ModelInferResponse* message) {
+absl::Status EncodeModelInferResponse(const InferResponse& response, ModelInferResponse* message) {
   message->set_model_name(response.model_name);
   message->set_model_version(std::to_string(response.model_version));
   message->set_id(response.id);
   ToParameterMap(response.parameters, message->mutable_parameters());
-  bool raw = contents == OutputContents::kRaw;
-  for (const Tensor& output : response.outputs) raw = raw || !HasTypedContents(output.dtype);
   message->mutable_outputs()->Reserve(static_cast<int>(response.outputs.size()));
+  message->mutable_raw_output_contents()->Reserve(static_cast<int>(response.outputs.size()));
   for (const Tensor& output : response.outputs) {
+    absl::Status valid = ValidateTensorData(output);
+    if (!valid.ok()) {
+      return absl::InternalError(StrCat("output '", output.name, "': ", valid.message()));
+    }
     ModelInferResponse::InferOutputTensor* tensor = message->add_outputs();
     tensor->set_name(output.name);
     const std::string_view datatype = DataTypeName(output.dtype);
     tensor->set_datatype(datatype.data(), datatype.size());
     tensor->mutable_shape()->Add(output.shape.begin(), output.shape.end());
-    if (raw) {
-      message->add_raw_output_contents(reinterpret_cast<const char*>(output.data.data()),
-                                       output.data.size());
-    } else {
-      RETURN_IF_ERROR(EncodeTypedContents(output, tensor->mutable_contents()));
-    }
+    message->add_raw_output_contents(reinterpret_cast<const char*>(output.data.data()),
+                                     output.data.size());
   }
   return absl::OkStatus();
 }

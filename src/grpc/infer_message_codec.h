@@ -17,18 +17,17 @@
 //   - With `owner` set, raw inputs are zero-copy views into `message` (which `owner`
 //     must keep alive); without it they are copied.
 //
-// Response contract: outputs in the response's order, with raw_output_contents when the
-// request sent raw inputs (what Triton's clients and perf_analyzer send and expect), or
-// typed contents when it sent typed ones — unless an output is FP16/BF16, which forces raw
-// for all (the protocol forbids mixing).
+// Response contract: outputs in the response's order, their data always in
+// raw_output_contents (one entry per output, api/tensor.h layout: little-endian elements,
+// BYTES as 4-byte length + bytes each), whichever form the request used — as Triton
+// answers, and what Triton's clients read (they only look at raw_output_contents).
 //
 // Thread-safe (pure functions).
 //
 // Usage:
 //   ASSIGN_OR_RETURN(InferRequest request, DecodeModelInferRequest(message, nullptr));
-//   OutputContents form = OutputContentsFor(message);
 //   ... run the model ...
-//   RETURN_IF_ERROR(EncodeModelInferResponse(response, form, &reply));
+//   RETURN_IF_ERROR(EncodeModelInferResponse(response, &reply));
 #ifndef INFERA_GRPC_INFER_MESSAGE_CODEC_H_
 #define INFERA_GRPC_INFER_MESSAGE_CODEC_H_
 
@@ -50,14 +49,9 @@ absl::StatusOr<std::optional<int64_t>> ParseModelVersion(std::string_view versio
 absl::StatusOr<InferRequest> DecodeModelInferRequest(const inference::ModelInferRequest& message,
                                                      std::shared_ptr<const void> owner);
 
-enum class OutputContents { kRaw, kTyped };
-
-// kTyped when the request carried typed contents and no raw_input_contents, else kRaw.
-OutputContents OutputContentsFor(const inference::ModelInferRequest& message);
-
 // Fills `message` (expected empty). Internal when an output's bytes do not match its
 // datatype and shape.
-absl::Status EncodeModelInferResponse(const InferResponse& response, OutputContents contents,
+absl::Status EncodeModelInferResponse(const InferResponse& response,
                                       inference::ModelInferResponse* message);
 
 }  // namespace infera

@@ -71,7 +71,6 @@ TEST(InferMessageCodecTest, DecodesRawRequest) {
   EXPECT_EQ(GetBoolParameter(r->parameters, "flag"), true);
   EXPECT_EQ(GetDoubleParameter(r->parameters, "ratio"), 0.5);
   EXPECT_EQ(GetStringParameter(r->parameters, "tag"), "x");
-  EXPECT_EQ(OutputContentsFor(m), OutputContents::kRaw);
 }
 
 TEST(InferMessageCodecTest, RawInputsViewTheMessageWhenAnOwnerKeepsItAlive) {
@@ -103,7 +102,6 @@ TEST(InferMessageCodecTest, DecodesTypedRequest) {
   EXPECT_EQ(values[0], 0.5f);
   EXPECT_EQ(values[1], -1.0f);
   EXPECT_EQ(r->inputs[1].data.AsStringView(), std::string("\x02\0\0\0hi", 6));
-  EXPECT_EQ(OutputContentsFor(m), OutputContents::kTyped);
 }
 
 TEST(InferMessageCodecTest, RejectsMalformedRequestsNamingTheProblem) {
@@ -175,9 +173,9 @@ InferResponse SampleResponse() {
   return response;
 }
 
-TEST(InferMessageCodecTest, EncodesRawOrTypedAsTheRequestDid) {
+TEST(InferMessageCodecTest, EncodesEveryOutputAsRawContents) {
   ModelInferResponse raw;
-  ASSERT_TRUE(EncodeModelInferResponse(SampleResponse(), OutputContents::kRaw, &raw).ok());
+  ASSERT_TRUE(EncodeModelInferResponse(SampleResponse(), &raw).ok());
   EXPECT_EQ(raw.model_name(), "simple");
   EXPECT_EQ(raw.model_version(), "2");
   EXPECT_EQ(raw.id(), "req-1");
@@ -188,22 +186,29 @@ TEST(InferMessageCodecTest, EncodesRawOrTypedAsTheRequestDid) {
   EXPECT_FALSE(raw.outputs(0).has_contents());
   ASSERT_EQ(raw.raw_output_contents_size(), 1);
   EXPECT_EQ(raw.raw_output_contents(0), Int32Bytes({5, -6}));
-
-  ModelInferResponse typed;
-  ASSERT_TRUE(EncodeModelInferResponse(SampleResponse(), OutputContents::kTyped, &typed).ok());
-  EXPECT_EQ(typed.raw_output_contents_size(), 0);
-  EXPECT_THAT(typed.outputs(0).contents().int_contents(), ElementsAre(5, -6));
 }
 
-TEST(InferMessageCodecTest, HalfPrecisionOutputForcesRawForAll) {
+TEST(InferMessageCodecTest, BytesAndHalfOutputsKeepTheTensorLayout) {
   InferResponse response = SampleResponse();
   uint16_t half = 0x3c00;
   response.outputs.push_back(Tensor{"H", DataType::kFp16, {1}, Buffer::Copy(&half, 2)});
+  const std::string bytes("\x02\0\0\0hi\0\0\0\0", 10);
+  response.outputs.push_back(Tensor{"S", DataType::kBytes, {2}, Buffer::Copy(bytes.data(), 10)});
   ModelInferResponse message;
-  ASSERT_TRUE(EncodeModelInferResponse(response, OutputContents::kTyped, &message).ok());
-  EXPECT_EQ(message.raw_output_contents_size(), 2);
-  EXPECT_FALSE(message.outputs(0).has_contents());
+  ASSERT_TRUE(EncodeModelInferResponse(response, &message).ok());
+  ASSERT_EQ(message.raw_output_contents_size(), 3);
   EXPECT_EQ(message.raw_output_contents(1), std::string("\x00\x3c", 2));
+  EXPECT_EQ(message.raw_output_contents(2), bytes);  // 4-byte length before each element
+  EXPECT_EQ(message.outputs(2).datatype(), "BYTES");
+}
+
+TEST(InferMessageCodecTest, MalformedOutputIsInternal) {
+  InferResponse response = SampleResponse();
+  response.outputs[0].shape = {1, 3};  // 8 bytes for 3 INT32
+  ModelInferResponse message;
+  absl::Status status = EncodeModelInferResponse(response, &message);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("output 'OUTPUT0'"));
 }
 
 }  // namespace

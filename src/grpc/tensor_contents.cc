@@ -50,23 +50,6 @@ absl::StatusOr<Buffer> Narrow(const RepeatedField<Wire>& values, DataType type,
   return buffer;
 }
 
-// Appends the tensor's `n` elements, read as `Element`, to a wire field.
-template <typename Element, typename Wire>
-void Widen(const Tensor& tensor, size_t n, RepeatedField<Wire>* field) {
-  field->Resize(static_cast<int>(n), Wire{});
-  Wire* out = field->mutable_data();
-  const uint8_t* in = tensor.data.data();
-  if constexpr (std::is_same_v<Element, Wire>) {
-    if (n > 0) std::memcpy(out, in, n * sizeof(Element));
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      Element element;
-      std::memcpy(&element, in + i * sizeof(Element), sizeof(Element));
-      out[i] = static_cast<Wire>(element);
-    }
-  }
-}
-
 absl::StatusOr<Buffer> DecodeBytes(const InferTensorContents& contents) {
   size_t total = 0;
   for (const std::string& element : contents.bytes_contents()) total += 4 + element.size();
@@ -95,8 +78,6 @@ std::string_view TypedContentsField(DataType type) {
     default: return "";
   }
 }
-
-bool HasTypedContents(DataType type) { return !TypedContentsField(type).empty(); }
 
 absl::StatusOr<Buffer> DecodeTypedContents(const InferTensorContents& contents, DataType type,
                                            int64_t element_count, std::string_view what) {
@@ -135,41 +116,6 @@ absl::StatusOr<Buffer> DecodeTypedContents(const InferTensorContents& contents, 
     default: break;
   }
   return absl::InternalError(StrCat(what, ": unhandled datatype ", DataTypeName(type)));
-}
-
-absl::Status EncodeTypedContents(const Tensor& tensor, InferTensorContents* contents) {
-  if (!HasTypedContents(tensor.dtype)) {
-    return absl::InvalidArgumentError(StrCat("output '", tensor.name, "' is ",
-                                             DataTypeName(tensor.dtype),
-                                             ", which has no typed contents field"));
-  }
-  absl::Status valid = ValidateTensorData(tensor);
-  if (!valid.ok()) return absl::InternalError(valid.message());
-  const size_t n = static_cast<size_t>(*ElementCount(tensor.shape));
-  switch (tensor.dtype) {
-    case DataType::kBool: Widen<uint8_t>(tensor, n, contents->mutable_bool_contents()); break;
-    case DataType::kInt8: Widen<int8_t>(tensor, n, contents->mutable_int_contents()); break;
-    case DataType::kInt16: Widen<int16_t>(tensor, n, contents->mutable_int_contents()); break;
-    case DataType::kInt32: Widen<int32_t>(tensor, n, contents->mutable_int_contents()); break;
-    case DataType::kInt64: Widen<int64_t>(tensor, n, contents->mutable_int64_contents()); break;
-    case DataType::kUint8: Widen<uint8_t>(tensor, n, contents->mutable_uint_contents()); break;
-    case DataType::kUint16: Widen<uint16_t>(tensor, n, contents->mutable_uint_contents()); break;
-    case DataType::kUint32: Widen<uint32_t>(tensor, n, contents->mutable_uint_contents()); break;
-    case DataType::kUint64: Widen<uint64_t>(tensor, n, contents->mutable_uint64_contents()); break;
-    case DataType::kFp32: Widen<float>(tensor, n, contents->mutable_fp32_contents()); break;
-    case DataType::kFp64: Widen<double>(tensor, n, contents->mutable_fp64_contents()); break;
-    case DataType::kBytes: {
-      auto elements = SplitBytesElements(tensor.data.AsStringView());
-      if (!elements.ok()) return absl::InternalError(elements.status().message());
-      contents->mutable_bytes_contents()->Reserve(static_cast<int>(elements->size()));
-      for (std::string_view element : *elements) {
-        contents->add_bytes_contents(element.data(), element.size());
-      }
-      break;
-    }
-    default: break;
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace infera

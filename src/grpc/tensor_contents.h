@@ -1,5 +1,6 @@
-// Typed tensor contents: between KServe's InferTensorContents (one repeated field per
-// element type) and a Tensor's bytes (api/tensor.h layout).
+// Typed tensor contents: KServe's InferTensorContents (one repeated field per element
+// type) of a request's input, decoded into a Tensor's bytes (api/tensor.h layout).
+// Answers never use them: infera, as Triton, answers in raw_output_contents.
 //
 //   BOOL             bool_contents      INT64   int64_contents    FP32   fp32_contents
 //   INT8/16/32       int_contents       UINT64  uint64_contents   FP64   fp64_contents
@@ -7,8 +8,8 @@
 //
 // Decoding checks, with messages naming the tensor: the datatype has a typed field; only
 // that field is set; its element count matches the shape's; every value fits the
-// datatype (an INT8 in int_contents must be in [-128, 127]). Encoding widens narrow types
-// into their field (INT8 -> int32) and splits BYTES into one entry per element.
+// datatype (an INT8 in int_contents must be in [-128, 127]); BYTES entries become
+// length-prefixed elements.
 //
 // Assumes a little-endian host (x86-64, arm64), like the rest of infera.
 //
@@ -27,9 +28,6 @@
 
 namespace infera {
 
-// Whether `type` has a field in InferTensorContents (false for FP16, BF16, invalid).
-bool HasTypedContents(DataType type);
-
 // Name of the InferTensorContents field that carries `type` ("int_contents"); "" when
 // there is none.
 std::string_view TypedContentsField(DataType type);
@@ -39,11 +37,6 @@ std::string_view TypedContentsField(DataType type);
 absl::StatusOr<Buffer> DecodeTypedContents(const inference::InferTensorContents& contents,
                                            DataType type, int64_t element_count,
                                            std::string_view what);
-
-// Fills `contents` (expected empty) with `tensor`'s elements.
-// InvalidArgument when the datatype has no typed field; Internal when the tensor's bytes
-// do not match its shape.
-absl::Status EncodeTypedContents(const Tensor& tensor, inference::InferTensorContents* contents);
 
 }  // namespace infera
 

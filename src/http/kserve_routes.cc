@@ -220,8 +220,21 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
       completion.trace.emplace(*context);
     }
   }
-  auto decoded = DecodeInferRequest(std::move(request.body), header_length,
+  // A raw binary request (Inference-Header-Content-Length: 0) is the single input's bytes;
+  // decoding it needs the model's config, so its version is chosen first (routed by
+  // X-Routing-Key alone: the request has no parameters).
+  std::shared_ptr<ModelVersion> raw_model;
+  absl::StatusOr<InferRequest> decoded = absl::UnknownError("not decoded");
+  if (header_length == 0) {
+    auto version = manager_.GetModelVersion(path.name, path.version,
+                                            std::string(request.Header("x-routing-key").value_or("")));
+    if (!version.ok()) return std::move(completion).Finish(version.status());
+    raw_model = std::move(*version);
+    decoded = DecodeRawInferRequest(std::move(request.body), raw_model->config(),
                                     options_.max_input_elements);
+  } else {
+    decoded = DecodeInferRequest(std::move(request.body), header_length, options_.max_input_elements);
+  }
   if (!decoded.ok()) return std::move(completion).Finish(decoded.status());
   if (completion.trace) {
     completion.trace->AddStage("parse", request.received_time, std::chrono::steady_clock::now());
@@ -233,7 +246,8 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
     if (auto id = GetIntParameter(infer.parameters, "routing_key")) routing_key = std::to_string(*id);
   }
   if (routing_key.empty()) routing_key = std::string(request.Header("x-routing-key").value_or(""));
-  auto model = manager_.GetModelVersion(path.name, path.version, routing_key);
+  auto model = raw_model ? absl::StatusOr<std::shared_ptr<ModelVersion>>(std::move(raw_model))
+                         : manager_.GetModelVersion(path.name, path.version, routing_key);
   if (!model.ok()) return std::move(completion).Finish(model.status());
   infer.model_name = path.name;
   infer.model_version = path.version;

@@ -154,6 +154,11 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   const inference::ModelConfig& config = *options.config;
   const std::string where = StrCat("model '", config.name(), "' version ", options.version);
   std::shared_ptr<ModelVersion> version(new ModelVersion(options));
+  auto labels = LoadOutputLabels(config, options.model_dir);
+  if (!labels.ok()) {
+    return absl::Status(labels.status().code(), StrCat(where, ": ", labels.status().message()));
+  }
+  version->labels_ = std::move(*labels);
 
   ModelLoadContext context{options.config.get(), options.version, options.model_dir,
                            options.model_dir / std::to_string(options.version), options.metrics};
@@ -287,6 +292,11 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests)
     response.model_version = version_;
     response.id = std::move(r.request.id);
     response.outputs = SelectOutputs(std::move((*split)[i]), r.request.outputs);
+    if (absl::Status classified = ApplyClassification(*config_, labels_, r.request.outputs, response.outputs);
+        !classified.ok()) {
+      r.callback(classified);
+      continue;
+    }
     response.timings = {r.enqueue_time, start, infer_done, rows, static_cast<int64_t>(requests.size())};
     statistics_.RecordSuccess(request_ns, NanosBetween(r.enqueue_time, start),
                               config_->max_batch_size() > 0 ? r.batch_size : 1);

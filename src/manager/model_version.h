@@ -14,7 +14,8 @@
 // Request path: Infer() validates against the config (a bad request fails here, before
 // it costs a queue slot), queues on the scheduler; a worker then calls RunBatch(), which
 // executes on the backend instance, checks the outputs against the config, splits them
-// per request and completes each callback.
+// per request, answers requested classifications (classification.h, with the label files
+// read at load) and completes each callback.
 //
 // Thread-safe.
 #ifndef INFERA_MANAGER_MODEL_VERSION_H_
@@ -30,6 +31,7 @@
 #include "api/infer_request.h"
 #include "backend/backend.h"
 #include "absl/synchronization/mutex.h"
+#include "manager/classification.h"
 #include "manager/model_statistics.h"
 #include "metrics/server_metrics.h"
 #include "model_config.pb.h"
@@ -110,6 +112,7 @@ class ModelVersion {
   const std::shared_ptr<HandleCount> handles_ = std::make_shared<HandleCount>();
   const std::shared_ptr<const inference::ModelConfig> config_;
   const int64_t version_;
+  OutputLabels labels_;  // set by Load(), immutable after
   ModelStatistics statistics_;
   std::atomic<int64_t> inflight_{0};
   std::atomic<uint64_t> arrivals_{0};

@@ -5,6 +5,7 @@
 #include "common/checked_math.h"
 #include "common/status.h"
 #include "common/str_cat.h"
+#include "manager/classification.h"
 #include "repository/model_config_util.h"
 
 namespace infera {
@@ -65,6 +66,7 @@ absl::Status CheckRequestedOutputs(const inference::ModelConfig& config,
       return absl::InvalidArgumentError(
           StrCat("model '", config.name(), "' has no output '", name, "'"));
     }
+    RETURN_IF_ERROR(CheckRequestedOutputParameters(config, request.outputs[i]).status());
     for (size_t j = 0; j < i; ++j) {
       if (request.outputs[j].name == name) {
         return absl::InvalidArgumentError(

@@ -4,7 +4,8 @@
 // so that a bad request costs no queue slot or compute and gets a 400 naming the
 // problem: unknown/missing/duplicate inputs, datatype, rank, each dimension (with -1
 // wildcards), the batch dimension against max_batch_size, consistent batch sizes
-// across inputs, data size, and requested outputs.
+// across inputs, data size, and requested outputs (and their parameters: see
+// classification.h).
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_MANAGER_REQUEST_VALIDATOR_H_

@@ -146,5 +146,19 @@ TEST(RequestValidatorTest, ReshapeToATargetTooLargeIsAnErrorNotAnOverflow) {
   EXPECT_THAT(std::string(result.status().message()), HasSubstr("too many elements"));
 }
 
+TEST(RequestValidatorTest, ChecksRequestedOutputParameters) {
+  InferRequest r = GoodRequest();
+  r.outputs.push_back(RequestedOutput{"X", {{"classification", int64_t{1}}, {"binary_data", true}}});
+  EXPECT_TRUE(PrepareRequest(BatchedConfig(), r).ok());
+
+  r = GoodRequest();
+  r.outputs.push_back(RequestedOutput{"Y", {{"top_k", int64_t{1}}}});
+  EXPECT_THAT(ErrorOf(r), HasSubstr("output 'Y' has unknown parameter 'top_k'"));
+
+  r = GoodRequest();
+  r.outputs.push_back(RequestedOutput{"Y", {{"classification", int64_t{-2}}}});
+  EXPECT_THAT(ErrorOf(r), HasSubstr("'classification' must be an integer >= 1"));
+}
+
 }  // namespace
 }  // namespace infera

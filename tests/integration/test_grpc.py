@@ -186,7 +186,7 @@ def test_server_live_ready_and_metadata(server, stub):
     assert stub.ServerReady(pb.ServerReadyRequest()).ready
     meta = stub.ServerMetadata(pb.ServerMetadataRequest())
     assert meta.name == "infera" and meta.version
-    assert list(meta.extensions) == ["binary_tensor_data", "parameters", "model_configuration", "model_repository", "statistics", "logging"]
+    assert list(meta.extensions) == ["binary_tensor_data", "parameters", "model_configuration", "model_repository", "statistics", "logging", "classification"]
     status, http_meta = server.get_json("/v2")
     assert status == 200 and http_meta["extensions"] == list(meta.extensions)
 
@@ -267,12 +267,13 @@ def test_model_infer_raw(stub):
     assert raw_int32(response, 1) == [i - 1 for i in range(16)]
 
 
-def test_model_infer_typed_answers_typed(stub):
+def test_model_infer_typed_request_answers_raw(stub):
+    # As Triton: the answer is always raw_output_contents, whatever form the request used.
     response = stub.ModelInfer(simple_request(raw=False, rows=2, model_version="2"))
-    assert len(response.raw_output_contents) == 0
     assert list(response.outputs[0].shape) == [2, 16]
-    assert list(response.outputs[0].contents.int_contents) == [i + 1 for i in range(32)]
-    assert list(response.outputs[1].contents.int_contents) == [i - 1 for i in range(32)]
+    assert not response.outputs[0].HasField("contents")
+    assert raw_int32(response, 0) == [i + 1 for i in range(32)]
+    assert raw_int32(response, 1) == [i - 1 for i in range(32)]
 
 
 def test_requested_output_subset(stub):
@@ -303,8 +304,8 @@ def test_every_datatype_typed_contents(stub, kserve):
     response = stub.ModelInfer(request)
     out = response.outputs[0]
     assert out.datatype == kserve and list(out.shape) == [3]
-    assert len(response.raw_output_contents) == 0
-    assert list(getattr(out.contents, field)) == _as_stored(kserve, values)
+    assert not out.HasField("contents")
+    assert list(response.raw_output_contents) == [pack(kserve, values)]
 
 
 @pytest.mark.parametrize("kserve", sorted(DATATYPES))
@@ -321,7 +322,7 @@ def test_every_datatype_raw_contents(stub, kserve):
 def test_non_finite_floats_typed(stub):
     request = pb.ModelInferRequest(model_name="identity_fp64")
     add_input(request, "INPUT0", "FP64", [3], values=[math.nan, math.inf, -math.inf])
-    data = list(stub.ModelInfer(request).outputs[0].contents.fp64_contents)
+    data = struct.unpack("<3d", stub.ModelInfer(request).raw_output_contents[0])
     assert math.isnan(data[0]) and data[1] == math.inf and data[2] == -math.inf
 
 
@@ -426,7 +427,7 @@ def test_stream_interleaves_good_and_bad_requests_in_band(stub):
         elif kind == 2:
             assert "INPUT0" in a.error_message and "[1,15]" in a.error_message
         else:
-            assert a.error_message == "" and list(a.infer_response.outputs[0].contents.int_contents) == [i + 1] * 16
+            assert a.error_message == "" and raw_int32(a.infer_response, 0) == [i + 1] * 16
 
 
 class RequestFeed:
@@ -659,9 +660,12 @@ def test_message_limit_is_configurable_with_a_clear_error():
                 details = expect_error(lambda: stub.ModelInfer(int8_request(3000, raw=True)),
                                        grpc.StatusCode.RESOURCE_EXHAUSTED)
                 assert "4096" in details, details
-                # A small typed request whose answer is over the limit (OUTPUT1 = -1 takes 10
-                # bytes per element as a varint): the error names the flag.
-                details = expect_error(lambda: stub.ModelInfer(int8_request(1000, raw=False)),
+                # A small request whose answer is over the limit (classified, each 1-byte
+                # element becomes a "value:index" string): the error names the flag.
+                big_answer = int8_request(300, raw=True)
+                for name in ("OUTPUT0", "OUTPUT1"):
+                    big_answer.outputs.add(name=name).parameters["classification"].int64_param = 300
+                details = expect_error(lambda: stub.ModelInfer(big_answer),
                                        grpc.StatusCode.RESOURCE_EXHAUSTED, "--grpc-max-message-bytes")
                 assert stub.ModelInfer(int8_request(100, raw=False)).outputs  # still serving
         finally:
