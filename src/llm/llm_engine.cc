@@ -165,7 +165,8 @@ void LlmEngine::End(RequestId id, FinishReason reason, absl::Status error, bool 
   out.num_prompt_tokens = s.num_prompt_tokens;
   out.num_output_tokens = s.num_output_tokens;
   out.num_cached_tokens = std::max<int64_t>(0, s.num_cached_tokens);
-  metrics_.RecordFinished(Seconds(s.arrival, Clock::now()), reason);
+  out.queue_seconds = s.queue_seconds;
+  metrics_.RecordFinished(Seconds(s.arrival, Clock::now()), reason, s.num_prompt_tokens, s.num_output_tokens);
   OutputCallback callback = std::move(s.callback);
   streams_.erase(it);
   callback(std::move(out));
@@ -186,7 +187,8 @@ void LlmEngine::Step() {
     auto it = streams_.find(seq.request_id);
     if (it != streams_.end() && it->second.num_cached_tokens < 0) {
       it->second.num_cached_tokens = seq.start_position;
-      metrics_.RecordScheduled(Seconds(it->second.arrival, now));
+      it->second.queue_seconds = Seconds(it->second.arrival, now);
+      metrics_.RecordScheduled(it->second.queue_seconds);
     }
   }
   absl::StatusOr<ModelRunnerOutput> result = runner_->Execute(step);
@@ -242,7 +244,8 @@ void LlmEngine::Deliver(const std::vector<RequestUpdate>& updates) {
     // Last output: this token's text plus whatever the stream held back.
     if (!piece.stopped) out.text += s.text->Finish();
     out.finish_reason = reason;
-    metrics_.RecordFinished(Seconds(s.arrival, now), reason);
+    out.queue_seconds = s.queue_seconds;
+    metrics_.RecordFinished(Seconds(s.arrival, now), reason, s.num_prompt_tokens, s.num_output_tokens);
     OutputCallback callback = std::move(s.callback);
     streams_.erase(it);
     callback(std::move(out));

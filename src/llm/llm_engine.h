@@ -66,6 +66,7 @@ struct RequestOutput {
   int64_t num_prompt_tokens = 0;
   int64_t num_output_tokens = 0;   // so far
   int64_t num_cached_tokens = 0;   // prompt tokens served from the prefix cache
+  double queue_seconds = 0;        // arrival → first scheduled (0 if never scheduled)
 };
 using OutputCallback = absl::AnyInvocable<void(RequestOutput)>;
 
@@ -110,6 +111,7 @@ class LlmEngine {
     int64_t num_prompt_tokens = 0;
     int64_t num_cached_tokens = -1;  // -1: not yet scheduled
     int64_t num_output_tokens = 0;
+    double queue_seconds = 0;  // arrival → first scheduled
     bool logprobs = false;
     std::shared_ptr<const CancellationToken> cancellation;
   };

@@ -2,11 +2,12 @@
 // (Snapshot(): the engine's tests, debugging) and, when the model has them, its
 // Prometheus series (llm_metrics_series.h; names in docs/metrics.md, after vLLM's).
 //
-// Histograms (seconds): time to first token, inter-token latency, end-to-end request
-// latency, queue time (arrival → first scheduled). Counters: prompt and generation
-// tokens, finished requests by reason, preemptions, prefix-cache queries and hits (in
-// tokens). Gauges: running and waiting requests, KV-cache usage (fraction of blocks in
-// use).
+// Histograms (seconds, vLLM's bounds: metrics/llm_metrics.h): time to first token,
+// inter-token latency, end-to-end request latency, queue time (arrival → first
+// scheduled). Counters: prompt and generation tokens, finished requests by reason,
+// preemptions, prefix-cache queries and hits (in tokens). Gauges: running and waiting
+// requests, KV-cache usage (fraction of blocks in use). The Prometheus series add
+// per-request prompt/generation token histograms (no snapshot counterpart).
 //
 // Thread-safe: the engine thread records (one short lock per call; the Prometheus side
 // is lock-free); anyone may take a Snapshot().
@@ -75,7 +76,8 @@ class LlmMetrics {
   // the gap since the previous token.
   void RecordFirstToken(double ttft_seconds, int64_t prompt_tokens);
   void RecordNextToken(double inter_token_seconds);
-  void RecordFinished(double e2e_seconds, FinishReason reason);
+  // A request ended (any reason, aborts and errors included) with these token counts.
+  void RecordFinished(double e2e_seconds, FinishReason reason, int64_t prompt_tokens, int64_t generation_tokens);
   void RecordPreemptions(int64_t n);
   // The engine's state after a step: cumulative prefix-cache counters (tokens) and the
   // current gauges.
