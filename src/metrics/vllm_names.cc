@@ -59,7 +59,8 @@ void AppendVllmFamilies(std::vector<prometheus::MetricFamily>& families) {
   const size_t collected = families.size();
   for (const VllmName& name : VllmNames()) {
     for (size_t i = 0; i < collected; ++i) {
-      if (families[i].name == name.infera_name) {
+      // A family without series (no LLM loaded) gets no vLLM twin.
+      if (families[i].name == name.infera_name && !families[i].metric.empty()) {
         families.push_back(AsVllm(families[i], name));
         break;
       }

@@ -27,8 +27,9 @@ struct VllmName {
 // current one and the one older vLLM releases used).
 const std::vector<VllmName>& VllmNames();
 
-// Appends, for each family of `families` that VllmNames() maps, a copy under each of its
-// vLLM names with vLLM's labels. Families not in the table are left alone.
+// Appends, for each family of `families` that VllmNames() maps and that has series, a
+// copy under each of its vLLM names with vLLM's labels (a server without LLMs exports no
+// vllm: family). Families not in the table are left alone.
 void AppendVllmFamilies(std::vector<prometheus::MetricFamily>& families);
 
 }  // namespace infera

@@ -94,6 +94,11 @@ TEST(VllmNamesTest, TableNamesExistAndAreUnique) {
   }
 }
 
+TEST(VllmNamesTest, NoLlmNoVllmFamilies) {
+  ServerMetrics metrics;
+  EXPECT_THAT(metrics.Serialize(), Not(HasSubstr("vllm:")));
+}
+
 TEST(VllmNamesTest, OtherFamiliesAreLeftAlone) {
   std::vector<prometheus::MetricFamily> families(1);
   families[0].name = "infera_requests_total";
