@@ -335,13 +335,13 @@ def names_in(cell):
     return re.findall(r"`((?:vllm:|infera_)[a-z0-9_:]+)", cell)
 
 
-@pytest.mark.parametrize("doc,heading", [("docs/llm.md", "## Metrics"), ("docs/metrics.md", "## LLMs")])
+@pytest.mark.parametrize("doc,heading", [("docs/llm.md", "## Metrics"), ("docs/metrics.md", "## LLMs (label `model`)")])
 def test_docs_list_exactly_the_llm_series_exported(server, doc, heading):
     _, types = parse(scrape(server))
     exported = {n: t for n, t in types.items() if n.startswith(("vllm:", "infera_llm_"))}
     documented = {}
     for cells in doc_table(doc, heading):
-        infera_names, vllm_names, kind = names_in(cells[0]), names_in(cells[1]), cells[2]
+        infera_names, kind, vllm_names = names_in(cells[0]), cells[1], names_in(cells[2])
         assert infera_names, cells
         for name in infera_names + vllm_names:
             documented[name] = kind
