@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llm/test_tokenizers.h"
+#include "common/str_cat.h"
 #include "metrics/server_metrics.h"
 
 namespace infera::llm {
@@ -231,6 +232,10 @@ TEST_F(LlmEngineTest, EndedRequestsAreRecordedByReasonWithTheirTokenCountsAndQue
   EXPECT_THAT(text, ::testing::HasSubstr(
                         "infera_llm_request_generation_tokens_sum{model=\"fake\"} " + std::to_string(m.generation_tokens)));
   EXPECT_THAT(text, ::testing::HasSubstr(R"(vllm:request_success_total{finished_reason="stop",model_name="fake",engine="0"} 1)"));
+  // Prefill/decode/inference times: only the two requests that produced tokens.
+  for (const char* phase : {"prefill", "decode", "inference"}) {
+    EXPECT_THAT(text, ::testing::HasSubstr(StrCat("infera_llm_request_", phase, R"(_time_seconds_count{model="fake"} 2)")));
+  }
   engine_.reset();
 }
 

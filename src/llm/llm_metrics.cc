@@ -89,15 +89,19 @@ void LlmMetrics::RecordNextToken(double inter_token_seconds) {
   ++data_.generation_tokens;
 }
 
-void LlmMetrics::RecordFinished(double e2e_seconds, FinishReason reason, int64_t prompt_tokens,
-                                int64_t generation_tokens) {
+void LlmMetrics::RecordFinished(const EndedRequest& ended) {
   LlmFinish finish = LlmFinish::kError;
-  if (reason == FinishReason::kStop) finish = LlmFinish::kStop;
-  if (reason == FinishReason::kLength) finish = LlmFinish::kLength;
-  if (reason == FinishReason::kAbort) finish = LlmFinish::kAbort;
-  if (series_) series_->prometheus().ObserveFinished(finish, e2e_seconds, prompt_tokens, generation_tokens);
+  if (ended.reason == FinishReason::kStop) finish = LlmFinish::kStop;
+  if (ended.reason == FinishReason::kLength) finish = LlmFinish::kLength;
+  if (ended.reason == FinishReason::kAbort) finish = LlmFinish::kAbort;
+  if (series_) {
+    series_->prometheus().ObserveFinished(finish, ended.e2e_seconds, ended.prompt_tokens, ended.generation_tokens);
+    if (ended.generation_tokens > 0) {
+      series_->prometheus().ObservePhases(ended.prefill_seconds, ended.decode_seconds, ended.inference_seconds);
+    }
+  }
   absl::MutexLock lock(&mu_);
-  data_.e2e_request_latency.Observe(e2e_seconds);
+  data_.e2e_request_latency.Observe(ended.e2e_seconds);
   if (finish == LlmFinish::kStop) ++data_.requests_finished_stop;
   if (finish == LlmFinish::kLength) ++data_.requests_finished_length;
   if (finish == LlmFinish::kAbort) ++data_.requests_aborted;

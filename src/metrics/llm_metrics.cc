@@ -70,6 +70,9 @@ LlmMetrics::LlmMetrics(const LlmMetricFamilies& families, const std::string& mod
   const std::vector<double> token_buckets = OneTwoFiveBuckets(max_model_len);
   request_prompt_tokens_ = &families_.request_prompt_tokens->Add(labels, token_buckets);
   request_generation_tokens_ = &families_.request_generation_tokens->Add(labels, token_buckets);
+  prefill_ = &families_.request_prefill_time->Add(labels, RequestLatencyBuckets());
+  decode_ = &families_.request_decode_time->Add(labels, RequestLatencyBuckets());
+  inference_ = &families_.request_inference_time->Add(labels, RequestLatencyBuckets());
 }
 
 LlmMetrics::~LlmMetrics() {
@@ -88,6 +91,9 @@ LlmMetrics::~LlmMetrics() {
   for (prometheus::Counter* counter : finished_) families_.requests_finished->Remove(counter);
   families_.request_prompt_tokens->Remove(request_prompt_tokens_);
   families_.request_generation_tokens->Remove(request_generation_tokens_);
+  families_.request_prefill_time->Remove(prefill_);
+  families_.request_decode_time->Remove(decode_);
+  families_.request_inference_time->Remove(inference_);
 }
 
 }  // namespace infera

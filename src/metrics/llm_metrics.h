@@ -24,7 +24,7 @@ namespace infera {
 // vLLM's bucket upper bounds (seconds, or tokens); +Inf is implicit.
 const std::vector<double>& TimeToFirstTokenBuckets();   // 0.001 … 2560
 const std::vector<double>& InterTokenLatencyBuckets();  // 0.01 … 80
-const std::vector<double>& RequestLatencyBuckets();     // 0.3 … 7680: e2e and queue time
+const std::vector<double>& RequestLatencyBuckets();     // 0.3 … 7680: e2e, queue, phases
 // 1, 2, 5, 10, 20, 50, … up to and including `max_value` (vLLM's build_1_2_5_buckets);
 // at least {1}.
 std::vector<double> OneTwoFiveBuckets(int64_t max_value);
@@ -49,6 +49,9 @@ struct LlmMetricFamilies {
   prometheus::Family<prometheus::Counter>* requests_finished;
   prometheus::Family<prometheus::Histogram>* request_prompt_tokens;
   prometheus::Family<prometheus::Histogram>* request_generation_tokens;
+  prometheus::Family<prometheus::Histogram>* request_prefill_time;
+  prometheus::Family<prometheus::Histogram>* request_decode_time;
+  prometheus::Family<prometheus::Histogram>* request_inference_time;
 };
 
 class LlmMetrics {
@@ -69,6 +72,13 @@ class LlmMetrics {
     e2e_->Observe(e2e_seconds);
     request_prompt_tokens_->Observe(static_cast<double>(prompt_tokens));
     request_generation_tokens_->Observe(static_cast<double>(generation_tokens));
+  }
+  // The phases of an ended request that produced a token (seconds): first scheduled →
+  // first token, first token → last token, first scheduled → last token.
+  void ObservePhases(double prefill_seconds, double decode_seconds, double inference_seconds) {
+    prefill_->Observe(prefill_seconds);
+    decode_->Observe(decode_seconds);
+    inference_->Observe(inference_seconds);
   }
   void AddPromptTokens(double n) { prompt_tokens_->Increment(n); }
   void AddGenerationTokens(double n) { generation_tokens_->Increment(n); }
@@ -96,6 +106,9 @@ class LlmMetrics {
   std::array<prometheus::Counter*, static_cast<int>(LlmFinish::kCount)> finished_;
   prometheus::Histogram* request_prompt_tokens_;
   prometheus::Histogram* request_generation_tokens_;
+  prometheus::Histogram* prefill_;
+  prometheus::Histogram* decode_;
+  prometheus::Histogram* inference_;
 };
 
 }  // namespace infera

@@ -34,6 +34,12 @@ const std::vector<VllmName>& VllmNames() {
        "Histogram of e2e request latency in seconds."},
       {"infera_llm_queue_time_seconds", "vllm:request_queue_time_seconds",
        "Histogram of time spent in WAITING phase for request."},
+      {"infera_llm_request_prefill_time_seconds", "vllm:request_prefill_time_seconds",
+       "Histogram of time spent in PREFILL phase for request."},
+      {"infera_llm_request_decode_time_seconds", "vllm:request_decode_time_seconds",
+       "Histogram of time spent in DECODE phase for request."},
+      {"infera_llm_request_inference_time_seconds", "vllm:request_inference_time_seconds",
+       "Histogram of time spent in RUNNING phase for request."},
   };
   return names;
 }

@@ -37,6 +37,7 @@ TEST(VllmNamesTest, EveryLlmFamilyHasItsVllmNameWithVllmsLabelsAndTheSameValues)
   llm->SetWaiting(3);
   llm->SetKvCacheUsage(0.5);
   llm->AddPreemptions(4);
+  llm->ObservePhases(0.2, 0.7, 0.9);
   const std::string text = metrics.Serialize();
   EXPECT_THAT(text, HasSubstr(R"(vllm:num_requests_running{model_name="fortune",engine="0"} 2)"));
   EXPECT_THAT(text, HasSubstr(R"(vllm:num_requests_waiting{model_name="fortune",engine="0"} 3)"));
@@ -73,6 +74,10 @@ TEST(VllmNamesTest, EveryLlmFamilyHasItsVllmNameWithVllmsLabelsAndTheSameValues)
   EXPECT_THAT(text, HasSubstr(R"(vllm:request_generation_tokens_bucket{model_name="fortune",engine="0",le="10"} 1)"));
   EXPECT_THAT(text, HasSubstr(R"(vllm:request_generation_tokens_bucket{model_name="fortune",engine="0",le="20"} 2)"));
   EXPECT_THAT(text, Not(HasSubstr(R"(vllm:request_generation_tokens_bucket{model_name="fortune",engine="0",le="1000"})")));
+  EXPECT_THAT(text, HasSubstr(R"(vllm:request_prefill_time_seconds_bucket{model_name="fortune",engine="0",le="0.3"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(vllm:request_decode_time_seconds_bucket{model_name="fortune",engine="0",le="0.5"} 0)"));
+  EXPECT_THAT(text, HasSubstr(R"(vllm:request_decode_time_seconds_bucket{model_name="fortune",engine="0",le="0.8"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(vllm:request_inference_time_seconds_sum{model_name="fortune",engine="0"} 0.9)"));
   EXPECT_THAT(text, HasSubstr("# TYPE vllm:request_success_total counter"));
   EXPECT_THAT(text, HasSubstr("# TYPE vllm:num_requests_running gauge"));
   // Unloading the model removes both views.

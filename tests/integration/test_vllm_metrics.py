@@ -39,6 +39,9 @@ VLLM_HISTOGRAMS = {
     "vllm:request_queue_time_seconds": REQUEST,
     "vllm:request_prompt_tokens": TOKENS,
     "vllm:request_generation_tokens": TOKENS,
+    "vllm:request_prefill_time_seconds": REQUEST,
+    "vllm:request_decode_time_seconds": REQUEST,
+    "vllm:request_inference_time_seconds": REQUEST,
 }
 VLLM_OTHERS = {
     "vllm:num_requests_running": "gauge", "vllm:num_requests_waiting": "gauge",
@@ -254,8 +257,12 @@ def test_completions_move_every_series_by_exactly_what_was_sent(server, tmp_path
     assert delta("vllm:request_generation_tokens_sum") == generated
     for name in ("vllm:request_prompt_tokens_count", "vllm:request_generation_tokens_count",
                  "vllm:e2e_request_latency_seconds_count", "vllm:time_to_first_token_seconds_count",
-                 "vllm:request_queue_time_seconds_count"):
-        assert delta(name) == ended, name
+                 "vllm:request_queue_time_seconds_count", "vllm:request_prefill_time_seconds_count",
+                 "vllm:request_decode_time_seconds_count", "vllm:request_inference_time_seconds_count"):
+        assert delta(name) == ended, name  # every request here produced a token
+    # inference = prefill + decode, per request (up to rounding)
+    assert delta("vllm:request_inference_time_seconds_sum") == pytest.approx(
+        delta("vllm:request_prefill_time_seconds_sum") + delta("vllm:request_decode_time_seconds_sum"), abs=1e-6)
     # Every token after a request's first is one inter-token gap (both names).
     assert delta("vllm:inter_token_latency_seconds_count") == generated - ended
     assert delta("vllm:time_per_output_token_seconds_count") == generated - ended
