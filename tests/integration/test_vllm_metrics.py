@@ -195,7 +195,10 @@ def test_completions_move_every_series_by_exactly_what_was_sent(server, tmp_path
                          "stream_options": {"include_usage": True}})
     assert status == 200, data
     usages.append(sse_events(data)[-1]["usage"])
-    # E: ends on a stop string: A's first character, greedy again, so the first token holds it.
+    # E: ends on a stop string: A's first character, greedy again, so the first token holds
+    # it. The prompt is shorter than one KV block (16 tokens), so no prefix-cache hit makes
+    # E's prefill compute differently from A's: the same logits, the same greedy tokens.
+    assert a["usage"]["prompt_tokens"] < 16
     status, data = post(server, "/v1/completions",
                         {"model": MODEL, "prompt": prompt, "max_tokens": 4, "ignore_eos": True, "temperature": 0,
                          "stop": [a["choices"][0]["text"][0]]})
