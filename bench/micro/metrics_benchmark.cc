@@ -36,6 +36,28 @@ void BM_Serialize(benchmark::State& state) {
 }
 BENCHMARK(BM_Serialize)->Arg(1)->Arg(10);
 
+// A scrape with LLMs loaded: their infera_llm_* series plus the vLLM view of them
+// (vllm_names.h), which is made here, at scrape time.
+void BM_SerializeLlms(benchmark::State& state) {
+  ServerMetrics metrics;
+  std::vector<std::unique_ptr<LlmMetrics>> llms;
+  for (int i = 0; i < state.range(0); ++i) llms.push_back(metrics.ForLlm("llm" + std::to_string(i), 4096));
+  for (auto _ : state) benchmark::DoNotOptimize(metrics.Serialize());
+}
+BENCHMARK(BM_SerializeLlms)->Arg(1)->Arg(4);
+
+// One ended LLM request as the engine records it in Prometheus (the finished counter,
+// e2e and two token histograms, the three phase histograms).
+void BM_RecordLlmFinished(benchmark::State& state) {
+  ServerMetrics metrics;
+  std::unique_ptr<LlmMetrics> llm = metrics.ForLlm("llm", 4096);
+  for (auto _ : state) {
+    llm->ObserveFinished(LlmFinish::kLength, 1.5, 120, 256);
+    llm->ObservePhases(0.1, 1.3, 1.4);
+  }
+}
+BENCHMARK(BM_RecordLlmFinished);
+
 }  // namespace
 }  // namespace infera
 

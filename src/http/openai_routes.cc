@@ -59,6 +59,19 @@ struct Job {
   llm::Usage usage ABSL_GUARDED_BY(mu);
   absl::Status error ABSL_GUARDED_BY(mu);
   FinishReason finish_reason ABSL_GUARDED_BY(mu) = FinishReason::kNone;
+  std::chrono::steady_clock::time_point arrival;  // the request was read
+  double queue_seconds ABSL_GUARDED_BY(mu) = 0;
+
+  // Counts the request in its version's statistics (Triton's statistics extension,
+  // infera_requests_total{outcome}, infera_request_duration_seconds), as Infer() does for
+  // KServe requests; called once, just before the answer is complete.
+  void Count(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - arrival);
+    if (version) {
+      version->statistics().RecordRequest(status, static_cast<uint64_t>(elapsed.count()),
+                                          static_cast<uint64_t>(queue_seconds * 1e9));
+    }
+  }
 
   std::string Chunk(const ChoiceDelta& delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     std::string json = kind == Kind::kChat ? llm::ChatChunkJson(id, created, model, delta, first_chunk)
@@ -74,6 +87,9 @@ struct Job {
   // Sends what is complete once admitted and done; returns the handle to release.
   std::shared_ptr<ModelVersion> FinishIfComplete() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (!admitted || !done) return nullptr;
+    Count(finish_reason == FinishReason::kError   ? error
+          : finish_reason == FinishReason::kAbort ? absl::CancelledError("request cancelled")
+                                                  : absl::OkStatus());
     if (stream) {
       std::move(*out).Finish();
       out.reset();
@@ -99,6 +115,7 @@ struct Job {
     std::shared_ptr<ModelVersion> release;  // dropped after the lock
     absl::MutexLock lock(&mu);
     if (!status.ok()) {  // no output ever comes
+      Count(status);
       std::move(*responder).Send(OpenAiError(status));
       responder.reset();
       release = std::move(version);
@@ -154,6 +171,7 @@ struct Job {
     done = true;
     finish_reason = o.finish_reason;
     error = std::move(o.error);
+    queue_seconds = o.queue_seconds;
     usage = llm::Usage{o.num_prompt_tokens, o.num_output_tokens, o.num_cached_tokens};
     release = FinishIfComplete();
   }
@@ -182,6 +200,7 @@ std::shared_ptr<Job> NewJob(Job::Kind kind, std::string id, const ParsedRequest&
 void Start(llm::TextGenerator& generator, llm::TextGenerationRequest request, std::shared_ptr<Job> job,
            HttpResponder responder) {
   request.cancellation = responder.cancellation();
+  job->arrival = request.arrival_time;
   {
     absl::MutexLock lock(&job->mu);
     job->responder.emplace(std::move(responder));

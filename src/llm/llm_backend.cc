@@ -159,7 +159,6 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   engine.block_size = options.block_size;
   engine.enable_prefix_caching = options.enable_prefix_caching;
   engine.max_waiting_requests = static_cast<size_t>(options.max_waiting_requests);
-  if (context.metrics) engine.metrics_series = LlmMetricsSeries::Acquire(context.metrics, config.name());
   SchedulerConfig& sc = engine.scheduler;
   sc.max_num_seqs = options.max_num_seqs;
   sc.max_num_batched_tokens = options.max_num_batched_tokens;
@@ -172,6 +171,9 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
     sc.max_model_len = mc.sliding_window;
   }
   sc.eos_token_ids = tokenizer->eos_token_ids();
+  if (context.metrics) {
+    engine.metrics_series = LlmMetricsSeries::Acquire(context.metrics, config.name(), sc.max_model_len);
+  }
   for (int64_t id : mc.eos_token_ids) {
     if (std::find(sc.eos_token_ids.begin(), sc.eos_token_ids.end(), id) == sc.eos_token_ids.end()) {
       sc.eos_token_ids.push_back(static_cast<int32_t>(id));

@@ -165,7 +165,8 @@ void LlmEngine::End(RequestId id, FinishReason reason, absl::Status error, bool 
   out.num_prompt_tokens = s.num_prompt_tokens;
   out.num_output_tokens = s.num_output_tokens;
   out.num_cached_tokens = std::max<int64_t>(0, s.num_cached_tokens);
-  metrics_.RecordFinished(Seconds(s.arrival, Clock::now()), reason);
+  out.queue_seconds = s.queue_seconds;
+  RecordEnded(s, reason, Clock::now());
   OutputCallback callback = std::move(s.callback);
   streams_.erase(it);
   callback(std::move(out));
@@ -186,7 +187,9 @@ void LlmEngine::Step() {
     auto it = streams_.find(seq.request_id);
     if (it != streams_.end() && it->second.num_cached_tokens < 0) {
       it->second.num_cached_tokens = seq.start_position;
-      metrics_.RecordScheduled(Seconds(it->second.arrival, now));
+      it->second.scheduled = now;
+      it->second.queue_seconds = Seconds(it->second.arrival, now);
+      metrics_.RecordScheduled(it->second.queue_seconds);
     }
   }
   absl::StatusOr<ModelRunnerOutput> result = runner_->Execute(step);
@@ -216,6 +219,7 @@ void LlmEngine::Deliver(const std::vector<RequestUpdate>& updates) {
     if (it == streams_.end() || !u.token) continue;
     Stream& s = it->second;
     if (s.num_output_tokens == 0) {
+      s.first_token = now;
       metrics_.RecordFirstToken(Seconds(s.arrival, now), s.num_prompt_tokens);
     } else {
       metrics_.RecordNextToken(Seconds(s.last_token, now));
@@ -242,11 +246,26 @@ void LlmEngine::Deliver(const std::vector<RequestUpdate>& updates) {
     // Last output: this token's text plus whatever the stream held back.
     if (!piece.stopped) out.text += s.text->Finish();
     out.finish_reason = reason;
-    metrics_.RecordFinished(Seconds(s.arrival, now), reason);
+    out.queue_seconds = s.queue_seconds;
+    RecordEnded(s, reason, now);
     OutputCallback callback = std::move(s.callback);
     streams_.erase(it);
     callback(std::move(out));
   }
+}
+
+void LlmEngine::RecordEnded(const Stream& s, FinishReason reason, Clock::time_point now) {
+  EndedRequest ended;
+  ended.reason = reason;
+  ended.e2e_seconds = Seconds(s.arrival, now);
+  ended.prompt_tokens = s.num_prompt_tokens;
+  ended.generation_tokens = s.num_output_tokens;
+  if (s.num_output_tokens > 0) {
+    ended.prefill_seconds = Seconds(s.scheduled, s.first_token);
+    ended.decode_seconds = Seconds(s.first_token, s.last_token);
+    ended.inference_seconds = Seconds(s.scheduled, s.last_token);
+  }
+  metrics_.RecordFinished(ended);
 }
 
 void LlmEngine::RecordState() {

@@ -66,6 +66,7 @@ struct RequestOutput {
   int64_t num_prompt_tokens = 0;
   int64_t num_output_tokens = 0;   // so far
   int64_t num_cached_tokens = 0;   // prompt tokens served from the prefix cache
+  double queue_seconds = 0;        // arrival → first scheduled (0 if never scheduled)
 };
 using OutputCallback = absl::AnyInvocable<void(RequestOutput)>;
 
@@ -106,10 +107,11 @@ class LlmEngine {
   struct Stream {
     OutputCallback callback;
     std::unique_ptr<TextStream> text;
-    std::chrono::steady_clock::time_point arrival, last_token;
+    std::chrono::steady_clock::time_point arrival, scheduled, first_token, last_token;
     int64_t num_prompt_tokens = 0;
     int64_t num_cached_tokens = -1;  // -1: not yet scheduled
     int64_t num_output_tokens = 0;
+    double queue_seconds = 0;  // arrival → first scheduled
     bool logprobs = false;
     std::shared_ptr<const CancellationToken> cancellation;
   };
@@ -120,6 +122,8 @@ class LlmEngine {
   void Admit(std::vector<Pending> incoming);
   void SweepCancelled();
   void Deliver(const std::vector<RequestUpdate>& updates);
+  // Records `s` ending now with `reason` (metrics_).
+  void RecordEnded(const Stream& s, FinishReason reason, std::chrono::steady_clock::time_point now);
   void End(RequestId id, FinishReason reason, absl::Status error, bool finish_in_scheduler);
   void RecordState();
 

@@ -6,6 +6,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "llm/test_tokenizers.h"
+#include "common/str_cat.h"
+#include "metrics/server_metrics.h"
 
 namespace infera::llm {
 namespace {
@@ -44,6 +46,7 @@ struct Result {
   int outputs = 0;
   FinishReason reason = FinishReason::kNone;
   int64_t prompt_tokens = 0;
+  double queue_seconds = -1;  // from the last output
   void Wait() {
     absl::MutexLock lock(&mu);
     mu.Await(absl::Condition(+[](Result* r) { return r->reason != FinishReason::kNone; }, this));
@@ -55,14 +58,17 @@ struct Result {
       tokens.insert(tokens.end(), o.token_ids.begin(), o.token_ids.end());
       ++outputs;
       prompt_tokens = o.num_prompt_tokens;
-      if (o.finish_reason != FinishReason::kNone) reason = o.finish_reason;
+      if (o.finish_reason != FinishReason::kNone) {
+        reason = o.finish_reason;
+        queue_seconds = o.queue_seconds;
+      }
     };
   }
 };
 
 class LlmEngineTest : public ::testing::Test {
  protected:
-  void Start(bool fail = false, int32_t num_blocks = 64) {
+  void Start(bool fail = false, int32_t num_blocks = 64, std::shared_ptr<LlmMetricsSeries> series = nullptr) {
     tokenizer_ = std::move(*Tokenizer::FromJson(testing::ByteLevelTokenizerJson(testing::kGpt2PreTokenizer)));
     EngineOptions o;
     o.num_blocks = num_blocks;
@@ -70,6 +76,7 @@ class LlmEngineTest : public ::testing::Test {
     o.scheduler.max_model_len = 64;
     o.scheduler.max_num_batched_tokens = 16;
     o.scheduler.eos_token_ids = {260};
+    o.metrics_series = std::move(series);
     auto engine = LlmEngine::Create(o, std::make_unique<FakeRunner>(&steps_, fail), tokenizer_.get());
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = std::move(*engine);
@@ -180,6 +187,56 @@ TEST_F(LlmEngineTest, ShutdownAbortsWhatIsLeft) {
   r.Wait();
   EXPECT_TRUE(r.reason == FinishReason::kAbort || r.reason == FinishReason::kLength);
   EXPECT_EQ(engine_->AddRequest(Request("abc", 2), r.Callback()).code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(LlmEngineTest, EndedRequestsAreRecordedByReasonWithTheirTokenCountsAndQueueTime) {
+  ServerMetrics server_metrics;
+  Start(false, 64, LlmMetricsSeries::Acquire(&server_metrics, "fake", 64));
+  Result length, stop, aborted;
+  ASSERT_TRUE(engine_->AddRequest(Request("abc", 4), length.Callback()).ok());
+  length.Wait();
+  GenerateRequest req = Request("a", 20);
+  req.sampling.stop = {"ef"};
+  ASSERT_TRUE(engine_->AddRequest(std::move(req), stop.Callback()).ok());
+  stop.Wait();
+  req = Request("abcdef", 40);
+  req.cancellation = std::make_shared<CancellationToken>();
+  std::const_pointer_cast<CancellationToken>(req.cancellation)->Cancel();
+  ASSERT_TRUE(engine_->AddRequest(std::move(req), aborted.Callback()).ok());
+  aborted.Wait();
+
+  const LlmMetricsSnapshot m = engine_->Metrics();
+  EXPECT_EQ(m.requests_finished_length, 1u);
+  EXPECT_EQ(m.requests_finished_stop, 1u);
+  EXPECT_EQ(m.requests_aborted, 1u);
+  EXPECT_EQ(m.e2e_request_latency.count, 3u);
+  EXPECT_EQ(m.e2e_request_latency.bounds, RequestLatencyBuckets());
+  EXPECT_EQ(m.time_to_first_token.bounds, TimeToFirstTokenBuckets());
+  // The last output carries the queue time the histogram recorded (the aborted request
+  // was never scheduled: 0, not observed).
+  EXPECT_EQ(m.queue_time.count, 2u);
+  EXPECT_DOUBLE_EQ(m.queue_time.sum, length.queue_seconds + stop.queue_seconds);
+  EXPECT_GE(length.queue_seconds, 0);
+  EXPECT_EQ(aborted.queue_seconds, 0);
+
+  const std::string text = server_metrics.Serialize();
+  EXPECT_THAT(text, ::testing::HasSubstr(R"(infera_llm_requests_finished_total{finished_reason="length",model="fake"} 1)"));
+  EXPECT_THAT(text, ::testing::HasSubstr(R"(infera_llm_requests_finished_total{finished_reason="stop",model="fake"} 1)"));
+  EXPECT_THAT(text, ::testing::HasSubstr(R"(infera_llm_requests_finished_total{finished_reason="abort",model="fake"} 1)"));
+  EXPECT_THAT(text, ::testing::HasSubstr(R"(infera_llm_requests_finished_total{finished_reason="error",model="fake"} 0)"));
+  // Prompts of 3, 1 and 6 tokens; 4 ("defg"), 4 ("bcde": the stop string's tokens were
+  // generated) and 0 generated tokens.
+  EXPECT_THAT(text, ::testing::HasSubstr(R"(infera_llm_request_prompt_tokens_sum{model="fake"} 10)"));
+  EXPECT_THAT(text, ::testing::HasSubstr(R"(infera_llm_request_prompt_tokens_bucket{model="fake",le="2"} 1)"));
+  EXPECT_THAT(text, ::testing::HasSubstr(R"(infera_llm_request_generation_tokens_bucket{model="fake",le="1"} 1)"));
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "infera_llm_request_generation_tokens_sum{model=\"fake\"} " + std::to_string(m.generation_tokens)));
+  EXPECT_THAT(text, ::testing::HasSubstr(R"(vllm:request_success_total{finished_reason="stop",model_name="fake",engine="0"} 1)"));
+  // Prefill/decode/inference times: only the two requests that produced tokens.
+  for (const char* phase : {"prefill", "decode", "inference"}) {
+    EXPECT_THAT(text, ::testing::HasSubstr(StrCat("infera_llm_request_", phase, R"(_time_seconds_count{model="fake"} 2)")));
+  }
+  engine_.reset();
 }
 
 }  // namespace

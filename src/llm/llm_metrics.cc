@@ -34,13 +34,10 @@ double Histogram::Quantile(double q) const {
 }
 
 LlmMetrics::LlmMetrics(std::shared_ptr<LlmMetricsSeries> series) : series_(std::move(series)) {
-  // vLLM's bucket bounds.
-  data_.time_to_first_token = Histogram::WithBounds(
-      {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0});
-  data_.inter_token_latency = Histogram::WithBounds(
-      {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5});
-  data_.e2e_request_latency = Histogram::WithBounds(
-      {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0});
+  // vLLM's bucket bounds, the same as the Prometheus series'.
+  data_.time_to_first_token = Histogram::WithBounds(TimeToFirstTokenBuckets());
+  data_.inter_token_latency = Histogram::WithBounds(InterTokenLatencyBuckets());
+  data_.e2e_request_latency = Histogram::WithBounds(RequestLatencyBuckets());
   data_.queue_time = data_.e2e_request_latency;
 }
 
@@ -92,21 +89,28 @@ void LlmMetrics::RecordNextToken(double inter_token_seconds) {
   ++data_.generation_tokens;
 }
 
-void LlmMetrics::RecordFinished(double e2e_seconds, FinishReason reason) {
-  if (series_) series_->prometheus().ObserveE2eLatency(e2e_seconds);
+void LlmMetrics::RecordFinished(const EndedRequest& ended) {
+  LlmFinish finish = LlmFinish::kError;
+  if (ended.reason == FinishReason::kStop) finish = LlmFinish::kStop;
+  if (ended.reason == FinishReason::kLength) finish = LlmFinish::kLength;
+  if (ended.reason == FinishReason::kAbort) finish = LlmFinish::kAbort;
+  if (series_) {
+    series_->prometheus().ObserveFinished(finish, ended.e2e_seconds, ended.prompt_tokens, ended.generation_tokens);
+    if (ended.generation_tokens > 0) {
+      series_->prometheus().ObservePhases(ended.prefill_seconds, ended.decode_seconds, ended.inference_seconds);
+    }
+  }
   absl::MutexLock lock(&mu_);
-  data_.e2e_request_latency.Observe(e2e_seconds);
-  if (reason == FinishReason::kStop) ++data_.requests_finished_stop;
-  if (reason == FinishReason::kLength) ++data_.requests_finished_length;
-  if (reason == FinishReason::kAbort) ++data_.requests_aborted;
-  if (reason == FinishReason::kError) ++data_.requests_failed;
+  data_.e2e_request_latency.Observe(ended.e2e_seconds);
+  if (finish == LlmFinish::kStop) ++data_.requests_finished_stop;
+  if (finish == LlmFinish::kLength) ++data_.requests_finished_length;
+  if (finish == LlmFinish::kAbort) ++data_.requests_aborted;
+  if (finish == LlmFinish::kError) ++data_.requests_failed;
 }
 
 void LlmMetrics::RecordPreemptions(int64_t n) {
   if (n <= 0) return;
-  if (series_) {
-    for (int64_t i = 0; i < n; ++i) series_->prometheus().AddPreemption();
-  }
+  if (series_) series_->prometheus().AddPreemptions(static_cast<double>(n));
   absl::MutexLock lock(&mu_);
   data_.preemptions += static_cast<uint64_t>(n);
 }

@@ -2,11 +2,13 @@
 // (Snapshot(): the engine's tests, debugging) and, when the model has them, its
 // Prometheus series (llm_metrics_series.h; names in docs/metrics.md, after vLLM's).
 //
-// Histograms (seconds): time to first token, inter-token latency, end-to-end request
-// latency, queue time (arrival → first scheduled). Counters: prompt and generation
-// tokens, finished requests by reason, preemptions, prefix-cache queries and hits (in
-// tokens). Gauges: running and waiting requests, KV-cache usage (fraction of blocks in
-// use).
+// Histograms (seconds, vLLM's bounds: metrics/llm_metrics.h): time to first token,
+// inter-token latency, end-to-end request latency, queue time (arrival → first
+// scheduled). Counters: prompt and generation tokens, finished requests by reason,
+// preemptions, prefix-cache queries and hits (in tokens). Gauges: running and waiting
+// requests, KV-cache usage (fraction of blocks in use). The Prometheus series add
+// per-request prompt/generation token and prefill/decode/inference time histograms (no
+// snapshot counterpart).
 //
 // Thread-safe: the engine thread records (one short lock per call; the Prometheus side
 // is lock-free); anyone may take a Snapshot().
@@ -57,6 +59,18 @@ struct LlmMetricsSnapshot {
   int64_t block_size = 0;
 };
 
+// One request as it ended (any reason).
+struct EndedRequest {
+  FinishReason reason = FinishReason::kNone;
+  double e2e_seconds = 0;  // arrival → ended
+  int64_t prompt_tokens = 0;
+  int64_t generation_tokens = 0;
+  // When it produced a token (generation_tokens > 0): first scheduled → first token,
+  // first token → last token, first scheduled → last token (vLLM's prefill, decode and
+  // inference times; preemptions count where they happened).
+  double prefill_seconds = 0, decode_seconds = 0, inference_seconds = 0;
+};
+
 class LlmMetrics {
  public:
   // `series`: the model's Prometheus series; null records only the snapshot.
@@ -75,7 +89,8 @@ class LlmMetrics {
   // the gap since the previous token.
   void RecordFirstToken(double ttft_seconds, int64_t prompt_tokens);
   void RecordNextToken(double inter_token_seconds);
-  void RecordFinished(double e2e_seconds, FinishReason reason);
+  // A request ended (any reason, aborts and errors included).
+  void RecordFinished(const EndedRequest& ended);
   void RecordPreemptions(int64_t n);
   // The engine's state after a step: cumulative prefix-cache counters (tokens) and the
   // current gauges.

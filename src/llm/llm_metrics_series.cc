@@ -29,11 +29,12 @@ std::map<Key, Entry>& Registry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(RegistryMutex()) 
 
 }  // namespace
 
-std::shared_ptr<LlmMetricsSeries> LlmMetricsSeries::Acquire(ServerMetrics* metrics, const std::string& model) {
+std::shared_ptr<LlmMetricsSeries> LlmMetricsSeries::Acquire(ServerMetrics* metrics, const std::string& model,
+                                                           int64_t max_model_len) {
   absl::MutexLock lock(&RegistryMutex());
   Key key{metrics, model};
   Entry& entry = Registry()[key];
-  if (entry.series == nullptr) entry.series = std::make_unique<LlmMetricsSeries>(metrics->ForLlm(model));
+  if (entry.series == nullptr) entry.series = std::make_unique<LlmMetricsSeries>(metrics->ForLlm(model, max_model_len));
   ++entry.references;
   return std::shared_ptr<LlmMetricsSeries>(entry.series.get(), [key](LlmMetricsSeries*) {
     absl::MutexLock lock(&RegistryMutex());

@@ -18,7 +18,7 @@
 // which is recomputed from two atomics.
 //
 // Usage (the llm backend, at load):
-//   std::shared_ptr<LlmMetricsSeries> series = LlmMetricsSeries::Acquire(server_metrics, "fortune");
+//   std::shared_ptr<LlmMetricsSeries> series = LlmMetricsSeries::Acquire(server_metrics, "fortune", 2048);
 //   series->prometheus().ObserveTimeToFirstToken(0.021);
 //   series.reset();  // the last reference of "fortune" removes its series
 #ifndef INFERA_LLM_LLM_METRICS_SERIES_H_
@@ -40,7 +40,9 @@ namespace infera::llm {
 class LlmMetricsSeries {
  public:
   // The series of `model` in `metrics` (not null; it outlives every returned pointer).
-  static std::shared_ptr<LlmMetricsSeries> Acquire(ServerMetrics* metrics, const std::string& model);
+  // `max_model_len` bounds the token histograms; the first Acquire() of a model sets it.
+  static std::shared_ptr<LlmMetricsSeries> Acquire(ServerMetrics* metrics, const std::string& model,
+                                                   int64_t max_model_len);
 
   infera::LlmMetrics& prometheus() { return *metrics_; }
 

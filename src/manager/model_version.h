@@ -65,6 +65,8 @@ class ModelVersion {
   const std::string& name() const { return config_->name(); }
   int64_t version() const { return version_; }
   const ModelStatistics& statistics() const { return statistics_; }
+  // For frontends that serve requests outside Infer() (the OpenAI routes) to record them.
+  ModelStatistics& statistics() { return statistics_; }
   // The backend's loaded model, for runtime-specific frontends (e.g. an LLM engine
   // behind the OpenAI API); callers downcast to the backend's type they know.
   LoadedModel& loaded_model() const { return *loaded_; }

@@ -43,9 +43,10 @@ class ServerMetrics {
   // removes them from /metrics; creation and removal happen under one mutex, so a
   // release never frees what a concurrent ForModel() hands out.
   std::shared_ptr<ModelMetrics> ForModel(const std::string& model, int64_t version);
-  // The series of one LLM (label model). IMPORTANT: an exclusive owner — at most one
-  // per model at a time (llm::LlmMetricsSeries shares it between versions).
-  std::unique_ptr<LlmMetrics> ForLlm(const std::string& model);
+  // The series of one LLM (label model; its per-request token histograms bucketed up to
+  // `max_model_len`). IMPORTANT: an exclusive owner — at most one per model at a time
+  // (llm::LlmMetricsSeries shares it between versions).
+  std::unique_ptr<LlmMetrics> ForLlm(const std::string& model, int64_t max_model_len);
 
   // One HTTP response with `status` (hot path: lock-free after the first of a code).
   void CountHttpResponse(int status);
@@ -73,7 +74,8 @@ class ServerMetrics {
   // Replaces the canary series (infera_canary_state, infera_canary_weight_percent).
   void SetCanaries(const std::vector<CanaryReading>& canaries);
 
-  // The exposition text (refreshes the process metrics first).
+  // The exposition text (refreshes the process metrics first): every family, then the
+  // LLM families again under vLLM's names (vllm_names.h).
   std::string Serialize();
 
  private:

@@ -61,7 +61,7 @@ TEST(ServerMetricsTest, ServerAndProcessSeries) {
 
 TEST(ServerMetricsTest, LlmSeries) {
   ServerMetrics metrics;
-  auto llm = metrics.ForLlm("tiny");
+  auto llm = metrics.ForLlm("tiny", 100);
   llm->ObserveTimeToFirstToken(0.05);
   llm->AddGenerationTokens(7);
   llm->SetKvCacheUsage(0.25);

@@ -9,7 +9,6 @@ import http.client
 import json
 import re
 import socket
-import subprocess
 import tempfile
 import time
 
@@ -17,6 +16,7 @@ import pytest
 
 import llm_testutil as u
 from infera_server import InferaServer
+from promtool_check import promtool_problems
 
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content']"
           " + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
@@ -293,6 +293,4 @@ def test_prometheus_series_match_the_api_usage(server):
     # Every LLM of the repository has its own series.
     assert value(text, "infera_llm_kv_cache_usage_ratio", "chat") >= 0
 
-    check = subprocess.run(["promtool", "check", "metrics"], input=text.encode(), capture_output=True, timeout=30)
-    assert check.returncode == 0 and not check.stdout.strip() and not check.stderr.strip(), \
-        (check.stdout.decode(), check.stderr.decode())
+    assert promtool_problems(text) == []  # the vLLM names' colons are vLLM's (test_vllm_metrics.py)

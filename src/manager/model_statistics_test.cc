@@ -1,0 +1,52 @@
+#include "manager/model_statistics.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "metrics/server_metrics.h"
+
+namespace infera {
+namespace {
+
+using ::testing::HasSubstr;
+
+// RecordRequest (the OpenAI routes' requests) lands where Infer()'s do: the statistics
+// snapshot and the Prometheus outcome and duration series, with the same buckets.
+TEST(ModelStatisticsTest, RecordRequestCountsOutcomesLikeInfer) {
+  ServerMetrics metrics;
+  ModelStatistics stats(0, metrics.ForModel("fortune", 1));
+  stats.RecordRequest(absl::OkStatus(), 30'000'000, 2'000'000);
+  stats.RecordRequest(absl::OkStatus(), 10'000'000, 1'000'000);
+  stats.RecordRequest(absl::CancelledError("request cancelled"), 5'000'000, 0);
+  stats.RecordRequest(absl::InvalidArgumentError("too long"), 1'000'000, 0);
+  stats.RecordRequest(absl::ResourceExhaustedError("queue full"), 1'000'000, 0);
+  stats.RecordRequest(absl::InternalError("step failed"), 1'000'000, 0);
+
+  const StatisticsSnapshot s = stats.Snapshot();
+  EXPECT_EQ(s.success.count, 2u);
+  EXPECT_EQ(s.success.ns, 40'000'000u);
+  EXPECT_EQ(s.queue.count, 2u);
+  EXPECT_EQ(s.queue.ns, 3'000'000u);
+  EXPECT_EQ(s.inference_count, 2u);
+  EXPECT_EQ(s.execution_count, 0u);  // the engine's steps are not Triton executions
+  EXPECT_EQ(s.fail.count, 4u);
+  EXPECT_EQ(s.failures.cancelled, 1u);
+  EXPECT_EQ(s.failures.bad_request, 1u);
+  EXPECT_EQ(s.failures.rejected, 1u);
+  EXPECT_EQ(s.failures.backend_error, 1u);
+
+  const std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr(R"(infera_requests_total{model="fortune",outcome="success",version="1"} 2)"));
+  EXPECT_THAT(text, HasSubstr(R"(infera_requests_total{model="fortune",outcome="cancelled",version="1"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(infera_requests_total{model="fortune",outcome="bad_request",version="1"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(infera_requests_total{model="fortune",outcome="rejected",version="1"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(infera_requests_total{model="fortune",outcome="backend_error",version="1"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(infera_request_duration_seconds_count{model="fortune",version="1"} 2)"));
+  EXPECT_THAT(text, HasSubstr(R"(infera_request_duration_seconds_bucket{model="fortune",version="1",le="0.025"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(infera_queue_duration_seconds_bucket{model="fortune",version="1",le="0.001"} 1)"));
+}
+
+}  // namespace
+}  // namespace infera
