@@ -54,8 +54,9 @@ struct Job {
     bool admitted = false;
     bool settled = false;     // refused, or the last output arrived
     bool first_chunk = true;  // chat: the first chunk carries the role
-    int64_t offset = 0;       // completions: text_offset of the next token
+    int64_t offset = 0;       // completions: text_offset of the next token, after the echo
     std::string echo;         // completions with echo: the prompt's text, sent first
+    int64_t echo_points = 0;  // its length in code points: added to the offsets on output
     ChoiceDelta all;          // unstreamed: everything so far
     llm::Usage usage;
     absl::Status error;
@@ -79,22 +80,36 @@ struct Job {
   std::shared_ptr<ModelVersion> version ABSL_GUARDED_BY(mu);
   std::optional<HttpResponder> responder ABSL_GUARDED_BY(mu);
   std::optional<HttpStream> out ABSL_GUARDED_BY(mu);
-  std::vector<std::string> pending ABSL_GUARDED_BY(mu);  // chunks made before the stream started
+  // What came before the stream started (outputs may precede their admission, so the
+  // echo's offset shift and the chat role are applied when the chunk is written).
+  struct Pending {
+    size_t choice = 0;
+    ChoiceDelta delta;
+    std::string raw;  // set: an event already rendered (an error)
+  };
+  std::vector<Pending> pending ABSL_GUARDED_BY(mu);
   std::vector<Choice> choices ABSL_GUARDED_BY(mu);
   size_t num_admitted ABSL_GUARDED_BY(mu) = 0;
   size_t num_settled ABSL_GUARDED_BY(mu) = 0;
   bool answered ABSL_GUARDED_BY(mu) = false;  // an error was sent: drop everything else
   bool finished ABSL_GUARDED_BY(mu) = false;  // the answer is complete, the handle released
 
-  std::string Chunk(Choice& c, ChoiceDelta& delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  // Renders choice `i`'s delta (its admission is known by now).
+  std::string Chunk(size_t i, ChoiceDelta& delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    Choice& c = choices[i];
+    for (int64_t& o : delta.text_offsets) o += c.echo_points;
     std::string json = kind == Kind::kChat ? llm::ChatChunkJson(id, created, model, delta, c.first_chunk)
                                            : llm::CompletionChunkJson(id, created, model, delta);
     c.first_chunk = false;
     return Sse(json);
   }
-  void Emit(std::string chunk) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    if (out) out->Write(std::move(chunk));
-    else if (!answered) pending.push_back(std::move(chunk));
+  void EmitDelta(size_t i, ChoiceDelta delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (out) out->Write(Chunk(i, delta));
+    else if (!answered) pending.push_back({i, std::move(delta), {}});
+  }
+  void Emit(std::string event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (out) out->Write(std::move(event));
+    else if (!answered) pending.push_back({0, {}, std::move(event)});
   }
 
   // Usage summed over the choices; prompt (and cached) tokens once per prompt, as vLLM.
@@ -157,6 +172,7 @@ struct Job {
     for (Choice& c : choices) {
       c.all.finish_reason = c.finish_reason;
       c.all.text = c.echo + c.all.text;
+      for (int64_t& o : c.all.text_offsets) o += c.echo_points;
       all.push_back(std::move(c.all));
     }
     const llm::Usage usage = TotalUsage();
@@ -183,7 +199,7 @@ struct Job {
     c.admitted = true;
     ++num_admitted;
     c.echo = std::move(echo_text);
-    c.offset = CodePoints(c.echo);
+    c.echo_points = CodePoints(c.echo);
     if (stream && !answered && num_admitted == choices.size()) {
       HttpResponse head{200, "text/event-stream", "", {{"Cache-Control", "no-cache"}}};
       out.emplace(std::move(*responder).StartStream(std::move(head)));
@@ -193,9 +209,9 @@ struct Job {
         ChoiceDelta delta;
         delta.index = static_cast<int>(k);
         delta.text = choices[k].echo;
-        out->Write(Chunk(choices[k], delta));
+        out->Write(Chunk(k, delta));
       }
-      for (std::string& chunk : pending) out->Write(std::move(chunk));
+      for (Pending& p : pending) out->Write(p.raw.empty() ? Chunk(p.choice, p.delta) : std::move(p.raw));
       pending.clear();
     }
     release = FinishIfComplete();
@@ -237,7 +253,7 @@ struct Job {
       if (last && o.finish_reason == FinishReason::kError) {
         Emit(Sse(llm::OpenAiErrorJson(500, StrCat(o.error.message()))));
       } else if (!delta.text.empty() || last || !delta.logprobs.empty()) {
-        Emit(Chunk(c, delta));
+        EmitDelta(i, std::move(delta));
       }
     } else {
       ChoiceDelta& all = c.all;

@@ -215,17 +215,38 @@ def test_completion_top_logprobs_match_the_reference(server):
         assert ids[i] == max(top, key=top.get) or max(top.values()) - top.get(ids[i], -1e9) < 1e-3  # greedy
 
 
-def test_text_offsets_and_echo(server):
-    data = complete(server, prompt="Hello", max_tokens=5, logprobs=2, echo=True)
-    choice = data["choices"][0]
-    lp = choice["logprobs"]
-    assert choice["text"].startswith("Hello")
+def check_offsets(prompt, text, lp):
+    assert text.startswith(prompt)
     offsets = lp["text_offset"]
-    assert offsets[0] == len("Hello")
+    assert offsets[0] == len(prompt), (prompt, offsets)
     for i in range(1, len(offsets)):
         assert offsets[i] - offsets[i - 1] == len(lp["tokens"][i - 1])
-    assert "".join(lp["tokens"]) == choice["text"][len("Hello"):]
+    assert "".join(lp["tokens"]) == text[len(prompt):]
     assert all(1 <= len(t) <= 2 for t in lp["top_logprobs"])
+
+
+def test_text_offsets_and_echo(server):
+    """Offsets start after the echoed prompt, also when a choice's first output arrives
+    before its admission (more likely with many choices: repeated a few times)."""
+    prompts = ["Hello", "Hi there"]
+    body = {"model": "tiny", "prompt": prompts, "n": 4, "max_tokens": 5, "temperature": 0, "ignore_eos": True,
+            "logprobs": 2, "echo": True}
+    for _ in range(3):
+        data = complete(server, **body)
+        for c in data["choices"]:
+            check_offsets(prompts[c["index"] // 4], c["text"], c["logprobs"])
+        status, _, stream = server.request("POST", "/v1/completions", json.dumps(body | {"stream": True}))
+        assert status == 200
+        texts = [""] * 8
+        merged = [{"tokens": [], "text_offset": [], "top_logprobs": []} for _ in range(8)]
+        for chunk in sse(stream):
+            c = chunk["choices"][0]
+            texts[c["index"]] += c["text"]
+            if c["logprobs"]:
+                for key in merged[c["index"]]:
+                    merged[c["index"]][key] += c["logprobs"][key]
+        for i in range(8):
+            check_offsets(prompts[i // 4], texts[i], merged[i])
 
 
 def assert_token_bytes(entry):
@@ -428,3 +449,19 @@ def test_openai_node_client_while_loading(held_load):
     report = run_node(held_load.server, "loading", "slow")
     assert report["loading_error"]["status"] == 503 and int(report["loading_error"]["retry_after"]) >= 1
     assert held_load.status() == "loading"
+
+
+def test_ids_differ_across_restarts(tmp_path):
+    """A fresh process does not start its ids over (a counter from 0 would repeat)."""
+    repo = str(tmp_path)
+    u.write_llm_repo(repo, "tiny", CONFIG, WEIGHTS, TOKENIZER, TOK_CONFIG, parameters=PARAMETERS, kserve=False)
+    first_ids = []
+    for _ in range(2):
+        s = InferaServer(repo)
+        try:
+            s.wait_ready()
+            first_ids.append(complete(s, prompt="a", max_tokens=1)["id"])
+        finally:
+            s.stop()
+    assert all(re.fullmatch(r"cmpl-[0-9a-f]{32}", i) for i in first_ids), first_ids
+    assert first_ids[0] != first_ids[1]
