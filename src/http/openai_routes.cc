@@ -239,10 +239,20 @@ struct Job {
         delta.token_bytes.emplace_back(generator->TokenBytes(o.token_ids[t]));
         delta.text_offsets.push_back(c.offset);
         c.offset += CodePoints(delta.tokens.back());
-        if (t < o.top_logprobs.size()) {
+        const bool has_top = t < o.top_logprobs.size();
+        if (has_top || kind == Kind::kCompletion) {
           std::vector<llm::TopToken>& top = delta.top.emplace_back();
-          for (const llm::TokenLogprob& alt : o.top_logprobs[t]) {
-            top.push_back({TokenText(alt.token_id), std::string(generator->TokenBytes(alt.token_id)), alt.logprob});
+          bool chosen_listed = false;
+          if (has_top) {
+            for (const llm::TokenLogprob& alt : o.top_logprobs[t]) {
+              top.push_back({TokenText(alt.token_id), std::string(generator->TokenBytes(alt.token_id)), alt.logprob});
+              chosen_listed = chosen_listed || alt.token_id == o.token_ids[t];
+            }
+          }
+          // Completions always list the sampled token too (OpenAI: "up to logprobs+1
+          // elements"; vLLM the same), also with logprobs: 0.
+          if (kind == Kind::kCompletion && !chosen_listed && t < o.logprobs.size()) {
+            top.push_back({delta.tokens.back(), delta.token_bytes.back(), o.logprobs[t]});
           }
         }
       }

@@ -205,7 +205,8 @@ def test_completion_top_logprobs_match_the_reference(server):
         row = ref[len(prompt) - 1 + i]
         assert abs(lp["token_logprobs"][i] - row[tid].item()) < 1e-3, (i, lp["token_logprobs"][i], row[tid])
         top = {token_id(t): v for t, v in lp["top_logprobs"][i].items()}
-        assert len(top) == k
+        assert len(top) == k or (len(top) == k + 1 and ids[i] in top), top  # + the sampled token
+        assert abs(top[ids[i]] - lp["token_logprobs"][i]) < 1e-6
         values, want = torch.topk(row, k + 1)
         for j in range(k):
             if j + 1 < k + 1 and values[j] - values[j + 1] < 1e-3:
@@ -223,6 +224,22 @@ def check_offsets(prompt, text, lp):
         assert offsets[i] - offsets[i - 1] == len(lp["tokens"][i - 1])
     assert "".join(lp["tokens"]) == text[len(prompt):]
     assert all(1 <= len(t) <= 2 for t in lp["top_logprobs"])
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_completion_top_logprobs_always_hold_the_sampled_token(server, k):
+    """OpenAI: "up to logprobs+1 elements" — the sampled token is listed even when it is
+    not among the k most likely (sampling at a high temperature makes that common)."""
+    data = complete(server, prompt="Hello", max_tokens=16, temperature=5.0, seed=3, logprobs=k,
+                    return_tokens_as_token_ids=True)
+    lp = data["choices"][0]["logprobs"]
+    outside = 0
+    for i, tok in enumerate(lp["tokens"]):
+        top = lp["top_logprobs"][i]
+        assert tok in top and abs(top[tok] - lp["token_logprobs"][i]) < 1e-6, (tok, top)
+        assert len(top) <= k + 1
+        outside += len(top) == k + 1
+    assert k == 0 or outside > 0  # some sampled tokens were not the most likely
 
 
 def test_text_offsets_and_echo(server):
