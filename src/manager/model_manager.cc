@@ -113,7 +113,7 @@ std::vector<ModelIndexEntry> ModelManager::Index() const {
   absl::ReaderMutexLock lock(&mu_);
   for (const auto& [name, entry] : models_) {
     if (entry.versions.empty()) {
-      index.push_back({name, std::nullopt, entry.state, entry.reason});
+      index.push_back({name, std::nullopt, entry.state, entry.reason, entry.backend});
       continue;
     }
     for (const auto& [number, slot] : entry.versions) {
@@ -123,12 +123,12 @@ std::vector<ModelIndexEntry> ModelManager::Index() const {
           entry.canary->state() != CanaryState::kActive) {
         reason = StrCat("canary ", CanaryStateName(entry.canary->state()), ": ", entry.canary->reason());
       }
-      index.push_back({name, number, slot.state, reason});
+      index.push_back({name, number, slot.state, reason, entry.backend});
     }
   }
   for (const std::string& name : on_disk) {
     if (models_.find(name) == models_.end()) {
-      index.push_back({name, std::nullopt, ModelState::kUnavailable, "not loaded"});
+      index.push_back({name, std::nullopt, ModelState::kUnavailable, "not loaded", ""});
     }
   }
   std::sort(index.begin(), index.end(), [](const ModelIndexEntry& a, const ModelIndexEntry& b) {

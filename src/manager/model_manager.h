@@ -54,6 +54,7 @@ struct ModelIndexEntry {
   std::optional<int64_t> version;  // unset when the model failed before versions were known
   ModelState state = ModelState::kUnavailable;
   std::string reason;  // why it is not ready (or why its last reload failed); may be empty
+  std::string backend;  // the config's backend once a load has read it (e.g. "llm"); may be empty
 };
 
 struct CanaryStatus {
@@ -163,6 +164,7 @@ class ModelManager {
     std::map<int64_t, VersionSlot> versions;
     std::shared_ptr<CanaryController> canary;
     uint64_t fingerprint = 0;  // of config and version folders, for polling
+    std::string backend;       // of the config last (being) loaded
   };
   struct LoadPlan;
 

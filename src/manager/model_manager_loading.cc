@@ -185,6 +185,7 @@ absl::Status ModelManager::LoadModelLocked(const std::string& name,
     absl::MutexLock lock(&mu_);
     ModelEntry& entry = models_[name];
     if (entry.versions.empty()) entry.state = ModelState::kLoading;
+    entry.backend = plan->config->backend();
     current = entry.versions;
   }
   // Load what changed beside what serves; reuse versions whose fingerprint is the same.
