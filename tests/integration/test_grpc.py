@@ -215,7 +215,7 @@ def test_model_metadata_and_readiness(stub):
     expect_error(lambda: stub.ModelReady(pb.ModelReadyRequest(name="simple", version="x")),
                  grpc.StatusCode.INVALID_ARGUMENT, "invalid model version 'x'")
     expect_error(lambda: stub.ModelMetadata(pb.ModelMetadataRequest(name="nope")),
-                 grpc.StatusCode.NOT_FOUND, "unknown model 'nope'")
+                 grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'nope' is not found")
     expect_error(lambda: stub.ModelMetadata(pb.ModelMetadataRequest(name="simple", version="1")),
                  grpc.StatusCode.NOT_FOUND, "no version 1")
 
@@ -375,7 +375,7 @@ def bad_requests():
     cases.append(("huge_shape", r, grpc.StatusCode.INVALID_ARGUMENT, "INPUT0"))
     r = simple_request()
     r.model_name = "nope"
-    cases.append(("unknown_model", r, grpc.StatusCode.NOT_FOUND, "unknown model 'nope'"))
+    cases.append(("unknown_model", r, grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'nope' is not found"))
     r = simple_request(model_version="7")
     cases.append(("unknown_version", r, grpc.StatusCode.NOT_FOUND, "no version 7"))
     r = simple_request(model_version="seven")
@@ -422,7 +422,7 @@ def test_stream_interleaves_good_and_bad_requests_in_band(stub):
         if kind == 0:
             assert a.error_message == "" and raw_int32(a.infer_response, 0) == [i + 1] * 16
         elif kind == 1:
-            assert "unknown model 'nope'" in a.error_message and a.infer_response.model_name == "nope"
+            assert "Request for unknown model: 'nope' is not found" in a.error_message and a.infer_response.model_name == "nope"
         elif kind == 2:
             assert "INPUT0" in a.error_message and "[1,15]" in a.error_message
         else:

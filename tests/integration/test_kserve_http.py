@@ -128,7 +128,7 @@ def test_model_metadata_and_readiness(server):
     status, _, body = server.request("GET", "/v2/models/simple/versions/1/ready")
     assert "no version 1" in error_of(status, body, 404)
     status, _, body = server.request("GET", "/v2/models/nope/ready")
-    assert "unknown model 'nope'" in error_of(status, body, 404)
+    assert "Request for unknown model: 'nope' is not found" in error_of(status, body, 404)
 
 
 def test_unknown_routes_and_methods(server):
@@ -305,7 +305,7 @@ def test_bad_infer_requests(server, name, body, status, needle):
 
 def test_unknown_model_and_version(server):
     status, _, body = server.infer("nope", simple_payload())
-    assert "unknown model 'nope'" in error_of(status, body, 404)
+    assert "Request for unknown model: 'nope' is not found" in error_of(status, body, 404)
     status, _, body = server.infer("simple", simple_payload(), version=7)
     assert "no version 7" in error_of(status, body, 404)
 
