@@ -217,7 +217,7 @@ def test_model_metadata_and_readiness(stub):
     expect_error(lambda: stub.ModelMetadata(pb.ModelMetadataRequest(name="nope")),
                  grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'nope' is not found")
     expect_error(lambda: stub.ModelMetadata(pb.ModelMetadataRequest(name="simple", version="1")),
-                 grpc.StatusCode.NOT_FOUND, "no version 1")
+                 grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'simple' version 1 is not found")
 
 
 def test_model_config_over_grpc_and_http_agree(server, stub):
@@ -377,7 +377,7 @@ def bad_requests():
     r.model_name = "nope"
     cases.append(("unknown_model", r, grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'nope' is not found"))
     r = simple_request(model_version="7")
-    cases.append(("unknown_version", r, grpc.StatusCode.NOT_FOUND, "no version 7"))
+    cases.append(("unknown_version", r, grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'simple' version 7 is not found"))
     r = simple_request(model_version="seven")
     cases.append(("bad_version", r, grpc.StatusCode.INVALID_ARGUMENT, "invalid model version 'seven'"))
     r = simple_request()

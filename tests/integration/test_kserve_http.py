@@ -126,7 +126,7 @@ def test_model_metadata_and_readiness(server):
     assert server.request("GET", "/v2/models/simple/ready")[0] == 200
     assert server.request("GET", "/v2/models/simple/versions/2/ready")[0] == 200
     status, _, body = server.request("GET", "/v2/models/simple/versions/1/ready")
-    assert "no version 1" in error_of(status, body, 404)
+    assert "Request for unknown model: 'simple' version 1 is not found" in error_of(status, body, 404)
     status, _, body = server.request("GET", "/v2/models/nope/ready")
     assert "Request for unknown model: 'nope' is not found" in error_of(status, body, 404)
 
@@ -307,7 +307,7 @@ def test_unknown_model_and_version(server):
     status, _, body = server.infer("nope", simple_payload())
     assert "Request for unknown model: 'nope' is not found" in error_of(status, body, 404)
     status, _, body = server.infer("simple", simple_payload(), version=7)
-    assert "no version 7" in error_of(status, body, 404)
+    assert "Request for unknown model: 'simple' version 7 is not found" in error_of(status, body, 404)
 
 
 def test_binary_size_mismatch_and_bad_header_length(server):
