@@ -12,8 +12,10 @@ namespace {
 
 // Ends the trace (if any) with the call's outcome, then answers.
 void Answer(std::optional<InferTrace>& trace, std::string_view request_id, absl::Status status,
-            absl::AnyInvocable<void(absl::Status)>& done) {
+            absl::AnyInvocable<void(absl::Status, std::string_view)>& done) {
+  std::string traceparent;
   if (trace) {
+    traceparent = trace->traceparent();
     std::optional<std::string> error;
     if (!status.ok()) error = std::string(status.message());
     std::move(*trace).Finish("grpc", request_id, "rpc.grpc.status_code",
@@ -21,7 +23,7 @@ void Answer(std::optional<InferTrace>& trace, std::string_view request_id, absl:
                              std::chrono::steady_clock::now());
     trace.reset();
   }
-  done(std::move(status));
+  done(std::move(status), traceparent);
 }
 
 }  // namespace
@@ -31,7 +33,7 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
                    std::shared_ptr<const CancellationToken> cancellation,
                    const InferCallOptions& options, const InferCallMetadata& metadata,
                    inference::ModelInferResponse* response,
-                   absl::AnyInvocable<void(absl::Status)> done) {
+                   absl::AnyInvocable<void(absl::Status, std::string_view)> done) {
   const auto received = std::chrono::steady_clock::now();
   std::optional<InferTrace> trace = InferTrace::Start(options.trace, message.model_name(),
                                                       metadata.traceparent, received);

@@ -58,7 +58,9 @@ struct InferCallMetadata {
   }
 };
 
-// Fills `*response` and then calls `done` with OK, or calls `done` with the error.
+// Fills `*response` and then calls `done` with OK, or calls `done` with the error; its
+// second argument is the traceparent naming the request's root span when it is traced
+// ("" otherwise), for the unary call's response metadata.
 // `message` must stay valid until this returns; `owner`, when set, keeps it alive
 // for zero-copy raw inputs (see DecodeModelInferRequest). `response` must stay valid
 // until `done` runs. `cancellation` may be null.
@@ -67,7 +69,7 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
                    std::shared_ptr<const CancellationToken> cancellation,
                    const InferCallOptions& options, const InferCallMetadata& metadata,
                    inference::ModelInferResponse* response,
-                   absl::AnyInvocable<void(absl::Status)> done);
+                   absl::AnyInvocable<void(absl::Status, std::string_view traceparent)> done);
 
 }  // namespace infera
 

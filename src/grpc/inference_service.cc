@@ -18,14 +18,19 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
 }
 
 // One ModelInfer call. Created per call, deleted by gRPC's OnDone (after Finish, which
-// RunModelInfer's completion calls exactly once).
+// RunModelInfer's completion calls exactly once). A traced call answers with a
+// `traceparent` in its initial metadata (as HTTP's response header), added before Finish
+// sends it — the completion is the only thing that touches the call at that point.
 class UnaryInferReactor final : public grpc::ServerUnaryReactor {
  public:
-  UnaryInferReactor(ModelManager& manager, const inference::ModelInferRequest& request,
-                    inference::ModelInferResponse* response, const InferCallOptions& options,
-                    const InferCallMetadata& metadata) {
+  UnaryInferReactor(grpc::CallbackServerContext* context, ModelManager& manager,
+                    const inference::ModelInferRequest& request, inference::ModelInferResponse* response,
+                    const InferCallOptions& options, const InferCallMetadata& metadata) {
     RunModelInfer(manager, request, /*owner=*/nullptr, cancellation_, options, metadata, response,
-                  [this](absl::Status status) { Finish(ToGrpcStatus(status)); });
+                  [this, context](absl::Status status, std::string_view traceparent) {
+                    if (!traceparent.empty()) context->AddInitialMetadata("traceparent", std::string(traceparent));
+                    Finish(ToGrpcStatus(status));
+                  });
   }
 
   void OnCancel() override {
@@ -84,7 +89,7 @@ grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
 grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext* context,
                                                        const inference::ModelInferRequest* request,
                                                        inference::ModelInferResponse* response) {
-  return new UnaryInferReactor(manager_, *request, response, options_.infer,
+  return new UnaryInferReactor(context, manager_, *request, response, options_.infer,
                                InferCallMetadata::From(context->client_metadata()));
 }
 

@@ -52,7 +52,7 @@ void StreamInferReactor::Process(std::shared_ptr<inference::ModelInferRequest> m
   inference::ModelInferResponse* infer_response = response->mutable_infer_response();
   const inference::ModelInferRequest& request = *message;
   RunModelInfer(manager_, request, message, cancellation_, options_.infer, metadata_, infer_response,
-                [this, message, response = std::move(response)](absl::Status status) mutable {
+                [this, message, response = std::move(response)](absl::Status status, std::string_view) mutable {
                   if (!status.ok()) {
                     inference::ModelInferResponse* r = response->mutable_infer_response();
                     r->Clear();

@@ -239,9 +239,14 @@ def test_settings_drive_sampling_and_grpc_requests_are_traced(repo):
         status, _, body = server.request("POST", "/v2/trace/setting",
                                          json.dumps({"trace_rate": "0", "trace_count": "-1"}))
         assert status == 200, body
-        response = stub.ModelInfer(infer_request(id="unary-1"), metadata=[("traceparent", PARENT)])
+        response, call = stub.ModelInfer.with_call(infer_request(id="unary-1"),
+                                                    metadata=[("traceparent", PARENT)])
         assert response.model_name == "simple"
-        stub.ModelInfer(infer_request(id="not-sampled"), metadata=[("traceparent", PARENT[:-2] + "00")])
+        unary_traceparent = dict(call.initial_metadata())["traceparent"]
+        assert unary_traceparent.startswith("00-4bf92f3577b34da6a3ce929d0e0e4736-")
+        _, call = stub.ModelInfer.with_call(infer_request(id="not-sampled"),
+                                            metadata=[("traceparent", PARENT[:-2] + "00")])
+        assert "traceparent" not in dict(call.initial_metadata())
         answers = list(stub.ModelStreamInfer(iter([infer_request(id="s1"), infer_request(id="s2")]),
                                              metadata=[("traceparent", PARENT)]))
         assert [a.error_message for a in answers] == ["", ""]
@@ -266,6 +271,8 @@ def test_settings_drive_sampling_and_grpc_requests_are_traced(repo):
             children = {s["name"] for s in collector.spans()
                         if s["kind"] == 1 and s["parentSpanId"] == root["spanId"]}
             assert children == {"parse", "queue", "compute", "serialize"}
+        # The unary answer's traceparent names infera's root span, as HTTP's header does.
+        assert unary_traceparent.split("-")[2] == by_id["unary-1"]["spanId"]
         failed = by_id[""]
         assert attributes(failed)["rpc.grpc.status_code"] == "5"
         assert "version 9 is not found" in failed["status"]["message"]
