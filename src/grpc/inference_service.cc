@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "common/logging.h"
+#include "common/status.h"
 #include "grpc/grpc_status.h"
 #include "protocol/model_answers.h"
 
@@ -123,10 +124,7 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
 
 absl::Status InferenceService::CheckAdmin(grpc::CallbackServerContext* context,
                                           AdminGuard::Operation operation) const {
-  if (operation == AdminGuard::Operation::kAdmin && manager_.mode() != ModelControlMode::kExplicit) {
-    return absl::FailedPreconditionError(
-        "explicit model load / unload is not allowed unless --model-control-mode=explicit");
-  }
+  if (operation == AdminGuard::Operation::kAdmin) RETURN_IF_ERROR(CheckExplicitModelControl(manager_));
   return CheckGuard(context, ApiCategory::kModelRepository, operation);
 }
 

@@ -82,9 +82,11 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
     response.headers.emplace_back("Allow", "POST");
     return std::move(responder).Send(std::move(response));
   }
-  if (action != "canary/promote" && manager_.mode() != ModelControlMode::kExplicit) {
-    return std::move(responder).Send(ErrorResponse(
-        409, "explicit model load / unload is not allowed unless --model-control-mode=explicit"));
+  if (action != "canary/promote") {
+    if (absl::Status control = CheckExplicitModelControl(manager_); !control.ok()) {
+      return std::move(responder).Send(
+          ErrorResponse(409, std::string_view(control.message().data(), control.message().size())));
+    }
   }
   if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kModelRepository,
                                              AdminGuard::Operation::kAdmin, request);

@@ -141,6 +141,12 @@ absl::Status BuildTraceSetting(const ModelManager& manager, TraceSettings& setti
   return absl::OkStatus();
 }
 
+absl::Status CheckExplicitModelControl(const ModelManager& manager) {
+  if (manager.mode() == ModelControlMode::kExplicit) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "explicit model load / unload is not allowed unless --model-control-mode=explicit");
+}
+
 absl::StatusOr<inference::ModelConfig> ParseConfigOverride(std::string_view json, std::string_view what) {
   // The same nesting and size limits as every JSON document the server reads.
   rapidjson::Document limits_check;

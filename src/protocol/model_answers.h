@@ -16,6 +16,7 @@
 //
 // Errors are the manager's (Triton's wording, model_manager.h) or InvalidArgument for a
 // bad request. Also here, because both transports need exactly the same rule:
+//   CheckExplicitModelControl  whether load / unload may run at all
 //   ParseConfigOverride   the JSON model config of a repository load ("config" parameter)
 //   RoutingKey            the canary routing key of an inference
 //
@@ -58,6 +59,11 @@ void BuildRepositoryIndex(const ModelManager& manager, bool ready_only,
 absl::Status BuildTraceSetting(const ModelManager& manager, TraceSettings& settings,
                                const inference::TraceSettingRequest& request,
                                inference::TraceSettingResponse* response);
+
+// OK in explicit model control mode, else FailedPrecondition "explicit model load /
+// unload is not allowed unless --model-control-mode=explicit" (Triton's leading text;
+// gRPC FAILED_PRECONDITION, HTTP 409).
+absl::Status CheckExplicitModelControl(const ModelManager& manager);
 
 // `json`: an inference.ModelConfig as JSON (Triton's load override). `what` names it in
 // errors ("parameters.config", "parameter 'config'"). InvalidArgument when it is over

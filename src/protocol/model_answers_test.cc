@@ -87,6 +87,13 @@ TEST_F(ModelAnswersTest, StatisticsCarryEveryDurationTritonReports) {
   EXPECT_EQ(BuildModelStatistics(*manager_, "", 1, &bad).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ModelAnswersTest, ModelControlNeedsExplicitMode) {
+  // The fixture's manager is in the default mode (none).
+  absl::Status control = CheckExplicitModelControl(*manager_);
+  EXPECT_EQ(control.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(control.message()), HasSubstr("explicit model load / unload is not allowed"));
+}
+
 TEST_F(ModelAnswersTest, RepositoryIndexFiltersReady) {
   inference::RepositoryIndexResponse index;
   BuildRepositoryIndex(*manager_, true, &index);
