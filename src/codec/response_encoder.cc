@@ -7,6 +7,7 @@
 #include "api/tensor.h"
 #include "codec/json_data_writer.h"
 #include "codec/json_string_stream.h"
+#include "common/json_writer.h"
 #include "common/utf8.h"
 #include "common/str_cat.h"
 #include "rapidjson/writer.h"
@@ -16,10 +17,6 @@ namespace {
 
 using JsonWriter = rapidjson::Writer<JsonStringStream, rapidjson::UTF8<>, rapidjson::UTF8<>,
                                      rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
-
-void WriteString(JsonWriter& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
 
 bool AllElementsUtf8(const Tensor& tensor) {
   return ForEachBytesElement(tensor.data.AsStringView(),

@@ -154,7 +154,7 @@ absl::StatusOr<InferRequest> DecodeModelInferRequest(const ModelInferRequest& me
     for (const RequestedOutput& seen : request.outputs) {
       if (seen.name == output.name()) {
         return absl::InvalidArgumentError(
-            StrCat("output '", output.name(), "' is requested twice"));
+            StrCat("output '", output.name(), "' is requested more than once"));
       }
     }
     const std::string where = StrCat("output '", output.name(), "' ");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "common/json_writer.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "llm/json_util.h"
@@ -72,8 +73,6 @@ absl::Status ParseCommon(const rapidjson::Value& doc, std::string& model, bool& 
   priority = static_cast<int>(p);
   return absl::OkStatus();
 }
-
-void WriteString(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
 void WriteUsage(Writer& w, const Usage& u) {
   w.Key("usage");

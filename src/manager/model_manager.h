@@ -46,6 +46,13 @@ namespace infera {
 enum class ModelState { kLoading, kReady, kUnavailable, kUnloading };
 std::string_view ModelStateName(ModelState state);  // "LOADING", "READY", ...
 
+// Triton's wording, which Triton's clients and tests match on. Lookups answer:
+//   unknown model          NotFound     "Request for unknown model: 'X' is not found"
+//   unknown version        NotFound     "Request for unknown model: 'X' version N is not found (...)"
+//   version not ready      Unavailable  "Request for unknown model: 'X' version N is not at ready state (...)"
+//   no ready version       Unavailable  "Request for unknown model: 'X' has no available versions..."
+absl::Status UnknownModelError(std::string_view name);
+
 enum class ModelControlMode { kNone, kPoll, kExplicit };
 
 // One row of the repository index.

@@ -14,6 +14,7 @@
 #include "common/str_cat.h"
 #include "http/http_status.h"
 #include "http/logging_routes.h"
+#include "http/trace_routes.h"
 #include "llm/llm_backend.h"
 #include "server/version.h"
 
@@ -56,16 +57,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   if (!manager.ok()) return manager.status();
   server->manager_ = std::move(*manager);
 
-  if (!options.trace_endpoint.empty()) {
+  const bool tracing = !options.trace_endpoint.empty();
+  if (tracing) {
     Tracer::Options trace_options;
     trace_options.endpoint = options.trace_endpoint;
-    trace_options.sample_rate = options.trace_rate;
     trace_options.service_version = std::string(kInferaVersion);
     auto tracer = Tracer::Create(std::move(trace_options));
     if (!tracer.ok()) return tracer.status();
     server->tracer_ = std::move(*tracer);
-    INFERA_LOG(INFO) << "tracing " << options.trace_rate * 100 << "% of requests to "
-                     << options.trace_endpoint;
+  }
+  // Triton's trace settings (the trace extension); level OFF without an exporter.
+  server->trace_settings_ =
+      std::make_unique<TraceSettings>(TraceSettings::FromFraction(options.trace_rate, tracing), tracing);
+  if (tracing) {
+    INFERA_LOG(INFO) << "tracing every " << server->trace_settings_->Get("").at("trace_rate")[0]
+                     << "-th request without a traceparent (0: none) to " << options.trace_endpoint;
   }
 
   // One guard per transport in front of the admin API (api/admin_guard.h).
@@ -96,7 +102,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
 
   KServeRoutes::Options route_options;
   route_options.server_version = std::string(kInferaVersion);
-  route_options.tracer = server->tracer_.get();
+  route_options.trace = InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()};
   Server* raw = server.get();
   route_options.server_ready = [raw] { return raw->IsReady(); };
   server->routes_ = std::make_unique<KServeRoutes>(*server->manager_, std::move(route_options));
@@ -124,6 +130,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   const OpenAiRoutes* openai = server->openai_routes_.get();
   auto http = HttpServer::Start(http_options, [raw, routes, openai, guard = std::move(http_guard)](
                                                   HttpRequest request, HttpResponder responder) {
+    if (IsTraceSettingPath(request.path())) {
+      return std::move(responder).Send(
+          HandleTraceSettingRequest(request, *raw->manager_, *raw->trace_settings_, guard));
+    }
     if (OpenAiRoutes::Matches(request.path())) return openai->Handle(std::move(request), std::move(responder));
     if (request.path() == "/metrics" && raw->metrics_) {
       return std::move(responder).Send(raw->MetricsResponse());
@@ -149,6 +159,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.admin_token = options.admin_token;
   grpc_options.restricted_protocols = std::move(grpc_restrictions);
   grpc_options.admin_executor = server->admin_.get();
+  grpc_options.trace_settings = server->trace_settings_.get();
+  grpc_options.tracer = server->tracer_.get();
   auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
   if (!grpc.ok()) return grpc.status();
   server->grpc_ = std::move(*grpc);

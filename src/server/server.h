@@ -28,6 +28,7 @@
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 #include "metrics/server_metrics.h"
+#include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
 #include "server/options.h"
 
@@ -56,6 +57,7 @@ class Server {
   const ServeOptions options_;
   std::unique_ptr<ServerMetrics> metrics_;  // null with --allow-metrics=false
   std::unique_ptr<Tracer> tracer_;          // null without --trace-endpoint
+  std::unique_ptr<TraceSettings> trace_settings_;  // the trace extension's settings
   BackendRegistry backends_;
   std::unique_ptr<ModelManager> manager_;
   // Runs repository loads / unloads for both transports. After manager_ (its jobs use

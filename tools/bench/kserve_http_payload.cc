@@ -4,6 +4,7 @@
 
 #include "codec/json_data_writer.h"
 #include "codec/json_string_stream.h"
+#include "common/json_writer.h"
 #include "common/str_cat.h"
 #include "rapidjson/document.h"
 #include "rapidjson/writer.h"
@@ -13,10 +14,6 @@ namespace infera::bench {
 namespace {
 
 using JsonWriter = rapidjson::Writer<JsonStringStream>;
-
-void WriteString(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
 
 std::string PercentEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
