@@ -9,9 +9,9 @@
 
 namespace infera {
 
-inline constexpr std::array<std::string_view, 6> kServerExtensions = {
+inline constexpr std::array<std::string_view, 7> kServerExtensions = {
     "binary_tensor_data", "parameters", "model_configuration", "model_repository",
-    "statistics", "logging"};
+    "statistics", "logging", "system_shared_memory"};
 
 }  // namespace infera
 

@@ -20,6 +20,7 @@
 #include "api/cancellation.h"
 #include "grpc_service.pb.h"
 #include "manager/model_manager.h"
+#include "shm/shared_memory_registry.h"
 
 namespace infera {
 
@@ -27,6 +28,9 @@ struct InferCallOptions {
   // A response whose encoded size exceeds this fails with ResourceExhausted naming the
   // --grpc-max-message-bytes flag (instead of gRPC failing the whole call opaquely).
   uint64_t max_response_bytes = 64ull << 20;
+  // Regions that inputs / outputs may name (shm/shared_memory_binding.h); null: none.
+  // Not owned; outlives every call. The shared-memory RPCs register into it.
+  SharedMemoryRegistry* shared_memory = nullptr;
 };
 
 // Fills `*response` and then calls `done` with OK, or calls `done` with the error.

@@ -14,13 +14,19 @@
 //   - Parameters (request and requested-output) keep bool / int64 / double / string
 //     values; a uint64 above INT64_MAX is an error. Input parameters are checked, not
 //     kept (Tensor has none), as over HTTP.
+//   - An input with a `shared_memory_region` parameter (system shared-memory extension)
+//     carries no contents and has no raw_input_contents entry; its data stays empty and
+//     the parameters of every input are kept in InferRequest::input_parameters for
+//     shm/shared_memory_binding.h.
 //   - With `owner` set, raw inputs are zero-copy views into `message` (which `owner`
 //     must keep alive); without it they are copied.
 //
 // Response contract: outputs in the response's order, with raw_output_contents when the
 // request sent raw inputs (what Triton's clients and perf_analyzer send and expect), or
 // typed contents when it sent typed ones — unless an output is FP16/BF16, which forces raw
-// for all (the protocol forbids mixing).
+// for all (the protocol forbids mixing). An output marked in
+// InferResponse::shared_memory_outputs has no contents, those parameters, and (in raw
+// form) an empty raw_output_contents entry.
 //
 // Thread-safe (pure functions).
 //

@@ -227,6 +227,9 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
     completion.trace->AddStage("parse", request.received_time, std::chrono::steady_clock::now());
   }
   InferRequest& infer = *decoded;
+  auto shared_memory = BindSharedMemory(options_.shared_memory, infer);
+  if (!shared_memory.ok()) return std::move(completion).Finish(shared_memory.status());
+  completion.shared_memory_outputs = *std::move(shared_memory);
   // The canary split routes by the request's routing_key parameter or X-Routing-Key.
   std::string routing_key = GetStringParameter(infer.parameters, "routing_key").value_or("");
   if (routing_key.empty()) {
@@ -249,6 +252,11 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
 
 void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result) && {
   HttpResponse response;
+  if (result.ok()) {
+    if (absl::Status written = shared_memory_outputs.WriteInto(*result); !written.ok()) {
+      result = std::move(written);
+    }
+  }
   if (!result.ok()) {
     response = ErrorResponse(result.status());
   } else {

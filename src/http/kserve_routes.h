@@ -24,6 +24,7 @@
 #include "http/http_server.h"
 #include "manager/model_manager.h"
 #include "codec/output_encoding.h"
+#include "shm/shared_memory_binding.h"
 #include "tracing/request_trace.h"
 #include "tracing/tracer.h"
 
@@ -40,6 +41,9 @@ class KServeRoutes {
     std::function<bool()> server_ready;
     // Traces sampled requests when set (outlives the routes and their requests).
     Tracer* tracer = nullptr;
+    // Regions that infer requests may name (shm/shared_memory_binding.h); null: none.
+    // Not owned; outlives the routes and their requests.
+    const SharedMemoryRegistry* shared_memory = nullptr;
   };
 
   KServeRoutes(ModelManager& manager, Options options);
@@ -58,6 +62,7 @@ class KServeRoutes {
     std::chrono::steady_clock::time_point received_time;
     std::string model_name;
     std::string request_id;
+    SharedMemoryOutputs shared_memory_outputs;  // outputs to write into regions
     void Finish(absl::StatusOr<InferResponse> result) &&;
   };
   void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;
