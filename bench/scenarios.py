@@ -782,42 +782,51 @@ def scenario_shm():
     the same server and model answering binary HTTP, gRPC (raw_input_contents) and both
     with the tensors in system shared memory (`--shared-memory system`: the client
     registers a POSIX shm region, requests carry only its name; the output is written
-    back into a region). Sides alternate within each repeat."""
+    back into a region). Sides alternate within each repeat. The same 602,112-byte tensor
+    through identity_fp32 (no compute) shows the transport cost alone."""
     repo = tempfile.mkdtemp(prefix="bench-repo-")
     copy_model(repo, "resnet18", "r18", "", 2, 1)
+    copy_model(repo, "identity_fp32", "ident", "", 1)
     seconds = "2" if ARGS.quick else "6"
     sides = [("binary HTTP", "http", []), ("gRPC", "grpc", []),
-             ("HTTP + system shm", "http", ["--shared-memory", "system"]),
-             ("gRPC + system shm", "grpc", ["--shared-memory", "system"])]
+             ("HTTP + system shm", "http", ["--shared-memory", "system", "--output-shared-memory-size", "1048576"]),
+             ("gRPC + system shm", "grpc", ["--shared-memory", "system", "--output-shared-memory-size", "1048576"])]
+    models = [("r18", []), ("ident", ["--shape", "INPUT0:150528"])]
     runs = {}
     with start_infera(repo) as infera_proc:
         grpc_port = int(re.search(r"gRPC server listening on [^\s]*:(\d+)", infera_proc.text()).group(1))
         for rep in range(ARGS.repeats):
             order = sides if rep % 2 == 0 else sides[::-1]
-            for label, protocol, extra in order:
-                port = grpc_port if protocol == "grpc" else infera_proc.port
-                r = bench(port, "r18", "-i", protocol, "--concurrency-range", "1", "--duration", seconds,
-                          "--warmup", "1000", "--input-tensor-format", "binary", "--output-tensor-format", "binary",
-                          "--server-pid", str(infera_proc.pid), *extra,
-                          name=f"shm-{protocol}-{'shm' if extra else 'plain'}-r{rep}")
-                runs.setdefault(label, []).append(level(r))
-                runs.setdefault(label + "_command", r["_command"])
+            for model, shape in models:
+                for label, protocol, extra in order:
+                    port = grpc_port if protocol == "grpc" else infera_proc.port
+                    r = bench(port, model, "-i", protocol, "--concurrency-range", "1", "--duration", seconds,
+                              "--warmup", "1000", "--input-tensor-format", "binary",
+                              "--output-tensor-format", "binary", "--server-pid", str(infera_proc.pid),
+                              *shape, *extra, name=f"shm-{model}-{protocol}-{'shm' if extra else 'plain'}-r{rep}")
+                    runs.setdefault((model, label), []).append(level(r))
+                    runs.setdefault((model, label, "command"), r["_command"])
     shutil.rmtree(repo)
-    summary, rows = {}, []
-    for label, *_ in sides:
-        s = summarize_levels(runs[label])
-        s["server_cpu_us"] = med([l.get("server_cpu_us_per_request") for l in runs[label]])
-        s["client_cpu_pct"] = med([l.get("client_cpu_pct") for l in runs[label]])
-        summary[label] = s
-        rows.append([label, s["rps"], s["p50_ms"], s["p99_ms"], s["server_cpu_us"], s["client_cpu_pct"]])
-    emit("shm: resnet18, one 1x3x224x224 FP32 image, concurrency 1, same server",
-         table(["transport", "req/s", "P50 ms", "P99 ms", "server CPU us/request", "client CPU %"], rows))
-    emit("shm: ratios", table(["what", "value"], [
-        ["HTTP: shm / binary P50", f"{summary['HTTP + system shm']['p50_ms'] / summary['binary HTTP']['p50_ms']:.2f}"],
-        ["gRPC: shm / raw P50", f"{summary['gRPC + system shm']['p50_ms'] / summary['gRPC']['p50_ms']:.2f}"],
-        ["HTTP + shm / gRPC + shm P50",
-         f"{summary['HTTP + system shm']['p50_ms'] / summary['gRPC + system shm']['p50_ms']:.2f}"]]))
-    summary["commands"] = [runs[label + "_command"] for label, *_ in sides]
+    summary = {}
+    titles = {"r18": "resnet18, one 1x3x224x224 FP32 image", "ident": "identity_fp32, the same 602,112 bytes, no compute"}
+    for model, _ in models:
+        rows = []
+        for label, *_ in sides:
+            s = summarize_levels(runs[(model, label)])
+            s["server_cpu_us"] = med([l.get("server_cpu_us_per_request") for l in runs[(model, label)]])
+            s["client_cpu_pct"] = med([l.get("client_cpu_pct") for l in runs[(model, label)]])
+            summary[f"{model} {label}"] = s
+            rows.append([label, s["rps"], s["p50_ms"] * 1000, s["p99_ms"] * 1000, s["server_cpu_us"],
+                         s["client_cpu_pct"]])
+        emit(f"shm: {titles[model]}, concurrency 1, same server",
+             table(["transport", "req/s", "P50 us", "P99 us", "server CPU us/request", "client CPU %"], rows))
+    ratio_rows = []
+    for model, _ in models:
+        p50 = {label: summary[f"{model} {label}"]["p50_ms"] for label, *_ in sides}
+        ratio_rows += [[f"{model}: HTTP shm / binary HTTP P50", f"{p50['HTTP + system shm'] / p50['binary HTTP']:.2f}"],
+                       [f"{model}: gRPC shm / gRPC P50", f"{p50['gRPC + system shm'] / p50['gRPC']:.2f}"]]
+    emit("shm: ratios", table(["what", "value"], ratio_rows))
+    summary["commands"] = sorted({v for k, v in runs.items() if len(k) == 3})
     return summary
 
 
