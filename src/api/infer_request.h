@@ -37,7 +37,8 @@ struct InferRequest {
   std::vector<Tensor> inputs;
   // Empty, or one entry per input: the input's parameters. Frontends keep them only when
   // an input names a shared-memory region (`shared_memory_region`, no data); such an
-  // input's `data` is empty until shm/shared_memory_binding.h resolves it.
+  // input's `data` is empty until shm/shared_memory_binding.h resolves it. Read only
+  // before the request is handed to the model manager (which reorders `inputs`).
   std::vector<Parameters> input_parameters;
   // Empty: every output the model declares, in config order.
   std::vector<RequestedOutput> outputs;

@@ -255,6 +255,31 @@ def test_grpc_identity_and_simple_in_shm(server, stub, shm):
                                           metadata=GRPC_AUTH)
 
 
+def test_grpc_stream_with_shm(stub, shm):
+    region = shm(4096)
+    stub.SystemSharedMemoryRegister(pb.SystemSharedMemoryRegisterRequest(
+        name="g_stream", key=region.key, byte_size=4096), metadata=GRPC_AUTH)
+    try:
+        requests = []
+        for i in range(4):
+            region.write(i * 64, struct.pack("<4f", i, i + 0.5, -i, 2.0 * i))
+            request = pb.ModelInferRequest(model_name="identity_fp32", id=str(i))
+            tensor = request.inputs.add(name="INPUT0", datatype="FP32", shape=[4])
+            grpc_params(shm_params("g_stream", 16, i * 64), tensor.parameters)
+            out = request.outputs.add(name="OUTPUT0")
+            grpc_params(shm_params("g_stream", 16, 2048 + i * 64), out.parameters)
+            requests.append(request)
+        responses = list(stub.ModelStreamInfer(iter(requests), timeout=30))
+        assert len(responses) == 4
+        for r in responses:
+            assert r.error_message == "", r.error_message
+            i = int(r.infer_response.id)
+            assert struct.unpack("<4f", region.read(2048 + i * 64, 16)) == (i, i + 0.5, -i, 2.0 * i)
+    finally:
+        stub.SystemSharedMemoryUnregister(pb.SystemSharedMemoryUnregisterRequest(name="g_stream"),
+                                          metadata=GRPC_AUTH)
+
+
 def test_bytes_input_and_output_in_shm(server, shm):
     region = shm(1024)
     elements = [b"hello", b"", b"shared \xff memory"]
