@@ -1,7 +1,10 @@
 #include "shm/shared_memory_registry.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -137,6 +140,32 @@ TEST(SharedMemoryRegistryTest, UnregisterAll) {
   registry.UnregisterAll();
   EXPECT_EQ(registry.size(), 0u);
   EXPECT_TRUE(registry.Status("")->empty());
+}
+
+TEST(SharedMemoryRegistryTest, ConcurrentUseWhileRegisteringAndUnregistering) {
+  TestShmObject object(4096);
+  object.data()[7] = 5;
+  SharedMemoryRegistry registry;
+  std::atomic<int> found{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        auto region = registry.Find("r");
+        if (!region.ok()) continue;
+        EXPECT_EQ((*region)->data()[7], 5);  // a held mapping is always readable
+        ++found;
+        EXPECT_TRUE(registry.Status("").ok());
+      }
+    });
+  }
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_TRUE(registry.Register("r", object.key(), 0, 4096).ok());
+    ASSERT_TRUE(registry.Unregister("r").ok());
+  }
+  ASSERT_TRUE(registry.Register("r", object.key(), 0, 4096).ok());
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_EQ(registry.size(), 1u);
 }
 
 }  // namespace
