@@ -14,7 +14,9 @@
 //                     .../canary/promote; gRPC RepositoryIndex, RepositoryModelLoad,
 //                     RepositoryModelUnload
 //   logging           GET / POST /v2/logging
-//   shared-memory     (no routes yet: any shared-memory registration goes behind it)
+//   shared-memory     GET / POST /v2/{system,cuda}sharedmemory/...; gRPC
+//                     SystemSharedMemory*, CudaSharedMemory* (register / unregister are
+//                     admin operations, status a read)
 //   trace             GET / POST /v2[/models/{m}]/trace/setting; gRPC TraceSetting
 //                     (reads are Operation::kRead, updates kAdmin)
 //
@@ -24,9 +26,9 @@
 //      Triton answers gRPC with UNAVAILABLE, which clients retry, so infera uses
 //      PERMISSION_DENIED).
 //   2. With --admin-token, every admin operation (Operation::kAdmin: load, unload,
-//      promote, every logging call, a trace settings update) needs
-//      `Authorization: Bearer <token>`
-//      (Unauthenticated, HTTP 401). Reads such as the repository index do not.
+//      promote, every logging call, a trace settings update, shared-memory register /
+//      unregister) needs `Authorization: Bearer <token>` (Unauthenticated, HTTP 401).
+//      Reads such as the repository index do not.
 //   3. An admin operation on the model repository with neither a token nor a
 //      restriction covering it is open only in explicit model control mode (the
 //      operator chose an open admin API; the server logs a warning at start). In the

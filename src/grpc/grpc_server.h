@@ -37,6 +37,7 @@
 #include "manager/model_manager.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
+#include "shm/shared_memory_registry.h"
 
 namespace grpc {
 class Server;
@@ -74,6 +75,9 @@ class GrpcServer {
     // exporter, where sampled inferences are traced. Not owned; outlive the server.
     TraceSettings* trace_settings = nullptr;
     Tracer* tracer = nullptr;
+    // The system shared-memory regions (not owned; outlives the server). Null: the
+    // shared-memory RPCs answer UNAVAILABLE and requests naming a region fail.
+    SharedMemoryRegistry* shared_memory = nullptr;
   };
 
   // Unavailable naming the address when the port cannot be bound; InvalidArgument for a

@@ -6,6 +6,7 @@
 #include "common/str_cat.h"
 #include "grpc/infer_message_codec.h"
 #include "protocol/model_answers.h"
+#include "shm/shared_memory_binding.h"
 
 namespace infera {
 namespace {
@@ -40,6 +41,8 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
   absl::StatusOr<InferRequest> request = DecodeModelInferRequest(message, std::move(owner));
   if (!request.ok()) return Answer(trace, message.id(), request.status(), done);
   if (trace) trace->Parsed(std::chrono::steady_clock::now());
+  absl::StatusOr<SharedMemoryOutputs> shm = BindSharedMemory(options.shared_memory, *request);
+  if (!shm.ok()) return Answer(trace, request->id, shm.status(), done);
   auto model = manager.GetModelVersion(request->model_name, request->model_version,
                                        RoutingKey(request->parameters, metadata.routing_key));
   if (!model.ok()) return Answer(trace, request->id, model.status(), done);
@@ -47,10 +50,13 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
   const uint64_t limit = options.max_response_bytes;
   std::string request_id = request->id;
   (*model)->Infer(std::move(*request),
-                  [response, limit, trace = std::move(trace), request_id = std::move(request_id),
+                  [response, limit, shm = *std::move(shm), trace = std::move(trace), request_id = std::move(request_id),
                    done = std::move(done)](absl::StatusOr<InferResponse> result) mutable {
                     if (!result.ok()) return Answer(trace, request_id, result.status(), done);
                     if (trace) trace->Ran(result->timings);
+                    if (absl::Status written = shm.WriteInto(*result); !written.ok()) {
+                      return Answer(trace, request_id, std::move(written), done);
+                    }
                     const auto encode_start = std::chrono::steady_clock::now();
                     absl::Status encoded = EncodeModelInferResponse(*result, response);
                     if (encoded.ok() && response->ByteSizeLong() > limit) {

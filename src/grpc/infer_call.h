@@ -27,6 +27,7 @@
 #include "grpc_service.pb.h"
 #include "manager/model_manager.h"
 #include "tracing/infer_trace.h"
+#include "shm/shared_memory_registry.h"
 
 namespace infera {
 
@@ -36,6 +37,9 @@ struct InferCallOptions {
   uint64_t max_response_bytes = 64ull << 20;
   // Where sampled requests are traced (both null: tracing off).
   InferTrace::Sink trace;
+  // Regions that inputs / outputs may name (shm/shared_memory_binding.h); null: none.
+  // Not owned; outlives every call. The shared-memory RPCs register into it.
+  SharedMemoryRegistry* shared_memory = nullptr;
 };
 
 // What a call's client metadata says about every request it carries (a stream's

@@ -6,6 +6,7 @@
 #include "common/status.h"
 #include "grpc/grpc_status.h"
 #include "protocol/model_answers.h"
+#include "grpc/shared_memory_handlers.h"
 
 namespace infera {
 namespace {
@@ -185,6 +186,52 @@ grpc::ServerUnaryReactor* InferenceService::FinishWhenDone(grpc::CallbackServerC
   // the executor's done callback calls exactly once.
   admin_.Submit({std::move(work), [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }});
   return reactor;
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryStatus(
+    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
+    inference::SystemSharedMemoryStatusResponse* response) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, *context);
+  if (status.ok()) status = infera::SystemSharedMemoryStatus(options_.infer.shared_memory, *request, response);
+  return FinishNow(context, status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryRegister(
+    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryRegisterRequest* request,
+    inference::SystemSharedMemoryRegisterResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
+  if (status.ok()) status = infera::SystemSharedMemoryRegister(options_.infer.shared_memory, *request);
+  return FinishNow(context, status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
+    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
+    inference::SystemSharedMemoryUnregisterResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
+  if (status.ok()) status = infera::SystemSharedMemoryUnregister(options_.infer.shared_memory, *request);
+  return FinishNow(context, status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryStatus(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryStatusRequest* request,
+    inference::CudaSharedMemoryStatusResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, *context);
+  if (status.ok()) status = infera::CudaSharedMemoryStatus(*request);
+  return FinishNow(context, status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryRegister(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryRegisterRequest*,
+    inference::CudaSharedMemoryRegisterResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
+  return FinishNow(context, status.ok() ? CudaSharedMemoryUnsupported() : status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryUnregister(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryUnregisterRequest*,
+    inference::CudaSharedMemoryUnregisterResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
+  return FinishNow(context, status.ok() ? CudaSharedMemoryUnsupported() : status);
 }
 
 }  // namespace infera

@@ -96,7 +96,8 @@ TEST_F(MetadataHandlersTest, ServerReadinessAndMetadata) {
   EXPECT_EQ(metadata.version(), "9.9");
   EXPECT_THAT(metadata.extensions(),
               ElementsAre("binary_tensor_data", "parameters", "model_configuration",
-                          "model_repository", "statistics", "logging", "classification", "trace"));
+                          "model_repository", "statistics", "logging", "classification", "trace",
+                          "system_shared_memory"));
 }
 
 TEST_F(MetadataHandlersTest, ModelReadyIsFalseRatherThanAnError) {

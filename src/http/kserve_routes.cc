@@ -170,6 +170,9 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   if (!decoded.ok()) return std::move(completion).Finish(decoded.status());
   if (completion.trace) completion.trace->Parsed(std::chrono::steady_clock::now());
   InferRequest& infer = *decoded;
+  auto shared_memory = BindSharedMemory(options_.shared_memory, infer);
+  if (!shared_memory.ok()) return std::move(completion).Finish(shared_memory.status());
+  completion.shared_memory_outputs = *std::move(shared_memory);
   // The canary split routes by the request's routing_key parameter or X-Routing-Key.
   auto model = raw_model ? absl::StatusOr<std::shared_ptr<ModelVersion>>(std::move(raw_model))
                          : manager_.GetModelVersion(path.name, path.version,
@@ -189,6 +192,11 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
 
 void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result) && {
   HttpResponse response;
+  if (result.ok()) {
+    if (absl::Status written = shared_memory_outputs.WriteInto(*result); !written.ok()) {
+      result = std::move(written);
+    }
+  }
   if (!result.ok()) {
     response = ErrorResponse(result.status());
   } else {

@@ -28,6 +28,7 @@
 #include "http/http_server.h"
 #include "manager/model_manager.h"
 #include "codec/output_encoding.h"
+#include "shm/shared_memory_binding.h"
 #include "tracing/infer_trace.h"
 
 namespace infera {
@@ -44,6 +45,9 @@ class KServeRoutes {
     // Where sampled requests are traced (both null: tracing off; they outlive the
     // routes and their requests).
     InferTrace::Sink trace;
+    // Regions that infer requests may name (shm/shared_memory_binding.h); null: none.
+    // Not owned; outlives the routes and their requests.
+    const SharedMemoryRegistry* shared_memory = nullptr;
   };
 
   KServeRoutes(ModelManager& manager, Options options);
@@ -61,6 +65,7 @@ class KServeRoutes {
     std::chrono::steady_clock::time_point received_time;
     std::string model_name;
     std::string request_id;
+    SharedMemoryOutputs shared_memory_outputs;  // outputs to write into regions
     void Finish(absl::StatusOr<InferResponse> result) &&;
   };
   void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;

@@ -103,6 +103,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   KServeRoutes::Options route_options;
   route_options.server_version = std::string(kInferaVersion);
   route_options.trace = InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()};
+  route_options.shared_memory = &server->shared_memory_;
   Server* raw = server.get();
   route_options.server_ready = [raw] { return raw->IsReady(); };
   server->routes_ = std::make_unique<KServeRoutes>(*server->manager_, std::move(route_options));
@@ -112,6 +113,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->repository_routes_ =
       std::make_unique<RepositoryRoutes>(*server->manager_, *server->admin_, http_guard);
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
+  server->shared_memory_routes_ = std::make_unique<SharedMemoryRoutes>(server->shared_memory_, http_guard);
 
   HttpServer::Options http_options;
   http_options.address = options.http_address;
@@ -139,6 +141,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
       return std::move(responder).Send(raw->MetricsResponse());
     }
     if (request.path() == "/v2/logging") return std::move(responder).Send(HandleLoggingRequest(request, guard));
+    if (SharedMemoryRoutes::Matches(request.path())) {
+      return std::move(responder).Send(raw->shared_memory_routes_->Handle(request));
+    }
     if (RepositoryRoutes::Matches(request.path())) {
       return raw->repository_routes_->Handle(std::move(request), std::move(responder));
     }
@@ -161,6 +166,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.admin_executor = server->admin_.get();
   grpc_options.trace_settings = server->trace_settings_.get();
   grpc_options.tracer = server->tracer_.get();
+  grpc_options.shared_memory = &server->shared_memory_;
   auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
   if (!grpc.ok()) return grpc.status();
   server->grpc_ = std::move(*grpc);

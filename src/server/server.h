@@ -24,9 +24,11 @@
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
 #include "http/repository_routes.h"
+#include "http/shared_memory_routes.h"
 #include "http/openai_routes.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
+#include "shm/shared_memory_registry.h"
 #include "metrics/server_metrics.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
@@ -63,8 +65,11 @@ class Server {
   // Runs repository loads / unloads for both transports. After manager_ (its jobs use
   // it), before the routes and servers that submit to it.
   std::unique_ptr<AdminExecutor> admin_;
+  // System shared-memory regions (both transports); outlives the routes and servers.
+  SharedMemoryRegistry shared_memory_;
   std::unique_ptr<KServeRoutes> routes_;
   std::unique_ptr<RepositoryRoutes> repository_routes_;
+  std::unique_ptr<SharedMemoryRoutes> shared_memory_routes_;
   std::unique_ptr<OpenAiRoutes> openai_routes_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;

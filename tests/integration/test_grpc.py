@@ -186,7 +186,7 @@ def test_server_live_ready_and_metadata(server, stub):
     assert stub.ServerReady(pb.ServerReadyRequest()).ready
     meta = stub.ServerMetadata(pb.ServerMetadataRequest())
     assert meta.name == "infera" and meta.version
-    assert list(meta.extensions) == ["binary_tensor_data", "parameters", "model_configuration", "model_repository", "statistics", "logging", "classification", "trace"]
+    assert list(meta.extensions) == ["binary_tensor_data", "parameters", "model_configuration", "model_repository", "statistics", "logging", "classification", "trace", "system_shared_memory"]
     status, http_meta = server.get_json("/v2")
     assert status == 200 and http_meta["extensions"] == list(meta.extensions)
 

@@ -109,7 +109,7 @@ def test_health_and_server_metadata(server):
     assert status == 200
     assert meta["name"] == "infera" and meta["version"]
     assert set(meta["extensions"]) == {"binary_tensor_data", "parameters", "model_configuration",
-                                       "model_repository", "statistics", "logging", "classification", "trace"}
+                                       "model_repository", "statistics", "logging", "classification", "trace", "system_shared_memory"}
 
 
 def test_model_metadata_and_readiness(server):
