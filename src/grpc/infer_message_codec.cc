@@ -199,18 +199,23 @@ absl::Status EncodeModelInferResponse(const InferResponse& response, ModelInferR
   ToParameterMap(response.parameters, message->mutable_parameters());
   message->mutable_outputs()->Reserve(static_cast<int>(response.outputs.size()));
   message->mutable_raw_output_contents()->Reserve(static_cast<int>(response.outputs.size()));
-  for (const Tensor& output : response.outputs) {
-    absl::Status valid = ValidateTensorData(output);
-    if (!valid.ok()) {
-      return absl::InternalError(StrCat("output '", output.name, "': ", valid.message()));
+  for (size_t index = 0; index < response.outputs.size(); ++index) {
+    const Tensor& output = response.outputs[index];
+    const bool in_shared_memory =
+        index < response.shared_memory_outputs.size() && response.shared_memory_outputs[index];
+    // An output written into shared memory carries no data here.
+    if (!in_shared_memory) {
+      absl::Status valid = ValidateTensorData(output);
+      if (!valid.ok()) {
+        return absl::InternalError(StrCat("output '", output.name, "': ", valid.message()));
+      }
     }
     ModelInferResponse::InferOutputTensor* tensor = message->add_outputs();
     tensor->set_name(output.name);
     const std::string_view datatype = DataTypeName(output.dtype);
     tensor->set_datatype(datatype.data(), datatype.size());
     tensor->mutable_shape()->Add(output.shape.begin(), output.shape.end());
-    const size_t index = static_cast<size_t>(message->outputs_size() - 1);
-    if (index < response.shared_memory_outputs.size() && response.shared_memory_outputs[index]) {
+    if (in_shared_memory) {
       // Written into shared memory: no contents, the region's parameters (as Triton). An
       // empty raw entry keeps raw_output_contents aligned with the outputs.
       ToParameterMap(*response.shared_memory_outputs[index], tensor->mutable_parameters());
