@@ -314,6 +314,34 @@ def chat_template_seeds():
     write(t, "unknown-role", SEP.join([TEMPLATES["llama2"].encode(), b"<s>", b"</s>", b"tool", b"x"]))
 
 
+def image_seeds():
+    """fuzz_image_decode: tiny JPEG/PNG files in each colour type and encoding the
+    decoder handles (PIL, from Debian's python3-pil), plus a truncated one."""
+    import io
+    from PIL import Image
+    t = "fuzz_image_decode"
+    rgb = Image.new("RGB", (9, 7))
+    rgb.putdata([(x * 28, y * 36, (x + y) * 16) for y in range(7) for x in range(9)])
+
+    def encoded(image, fmt, **kwargs):
+        buffer = io.BytesIO()
+        image.save(buffer, fmt, **kwargs)
+        return buffer.getvalue()
+
+    write(t, "rgb.jpg", encoded(rgb, "JPEG", quality=75))
+    write(t, "progressive.jpg", encoded(rgb, "JPEG", progressive=True))
+    write(t, "subsampled.jpg", encoded(rgb, "JPEG", subsampling=2, quality=50))
+    write(t, "gray.jpg", encoded(rgb.convert("L"), "JPEG"))
+    write(t, "cmyk.jpg", encoded(rgb.convert("CMYK"), "JPEG"))
+    write(t, "rgb.png", encoded(rgb, "PNG"))
+    write(t, "rgba.png", encoded(rgb.convert("RGBA"), "PNG"))
+    write(t, "palette.png", encoded(rgb.convert("P"), "PNG"))
+    write(t, "gray.png", encoded(rgb.convert("L"), "PNG"))
+    write(t, "bilevel.png", encoded(rgb.convert("1"), "PNG"))
+    write(t, "gray16.png", encoded(rgb.convert("I").point(lambda v: v * 200).convert("I;16"), "PNG"))
+    write(t, "truncated.jpg", encoded(rgb, "JPEG")[:-40])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -326,6 +354,7 @@ def main():
     tokenizer_seeds(args.demo_repo)
     openai_seeds()
     chat_template_seeds()
+    image_seeds()
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ BUILD_PKGS=(
   libtorch-dev           # LibTorch 1.13 (CPU): the pytorch_libtorch backend
   libopenblas0-openmp    # optimised BLAS; the reference BLAS makes Linear layers 8-30x slower
   prometheus-cpp-dev     # Prometheus registry and text exposition
+  libjpeg62-turbo-dev libpng-dev  # image_preprocess: JPEG (libjpeg-turbo, SIMD) and PNG decoding
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # The hardening stages of `make test` (docs/reliability.md): clang for ASan/UBSan, TSan,
@@ -31,6 +32,7 @@ HARDENING_PKGS=(
 # Tools used to make demo models and to test the server from outside.
 TOOL_PKGS=(
   python3 python3-torch python3-torchvision python3-numpy   # demo models + reference checks
+  python3-pil python3-skimage  # demo photos (scikit-image's sample data) + their PIL reference
   python3-pytest         # integration tests drive the real binary from Python
   python3-grpcio python3-grpc-tools python3-protobuf  # independent gRPC client for tests
   fortunes-min           # text the demo LLM is trained on

@@ -1,0 +1,21 @@
+// Processing backends (docs/pipelines.md): built-in C++ backends that do the work around
+// a model — decode and resize an image, tokenize text, post-process scores — as
+// ordinary models of the repository, so they run alone or as ensemble steps. None of
+// them includes LibTorch; each runs on the scheduler's worker threads.
+#ifndef INFERA_BACKEND_PROCESSING_PROCESSING_BACKENDS_H_
+#define INFERA_BACKEND_PROCESSING_PROCESSING_BACKENDS_H_
+
+#include <memory>
+
+#include "backend/backend.h"
+
+namespace infera {
+
+// --- image_preprocess (image_preprocess_backend.cc) ---
+// BYTES [1] encoded JPEG/PNG -> FP32 [3, H, W]: decode, resize (torchvision's antialiased
+// bilinear), center crop, normalise; configuration in image_preprocess_options.h.
+std::unique_ptr<Backend> CreateImagePreprocessBackend();
+
+}  // namespace infera
+
+#endif  // INFERA_BACKEND_PROCESSING_PROCESSING_BACKENDS_H_
