@@ -389,6 +389,18 @@ def test_nms_all_below_threshold_is_empty_and_zero_padded(server, stub):
     assert not out["det_boxes"].any() and not out["det_scores"].any() and not out["det_classes"].any()
 
 
+def test_nms_non_finite_scores_and_boxes_match_numpy(stub):
+    boxes, scores = crafted_scene()
+    scores[0, 0] = np.nan      # never passes the threshold
+    scores[5, 2] = np.inf      # ranks first
+    boxes[3, 2] = np.inf       # undrawable: dropped
+    boxes[4, 0] = np.nan
+    out = infer_grpc(stub, "nms", {"boxes": boxes[None], "scores": scores[None]})  # no NaN in JSON
+    expected = ref_nms(boxes, scores, 8)
+    check_nms(out, expected, 0)
+    assert out["det_scores"][0, 0] == np.inf and out["num_detections"][0, 0] == 8
+
+
 def test_nms_random_batch_matches_numpy(server, stub):
     rng = np.random.default_rng(11)
     xy = rng.uniform(0, 50, (4, 16, 2)).astype(np.float32)
@@ -451,6 +463,8 @@ HOSTILE = [
      "boxes"),
     ("nms", {"boxes": np.zeros((5, 16, 4), np.float32), "scores": np.zeros((5, 16, 3), np.float32)},
      "batch"),
+    ("nms", {"boxes": np.zeros((1, 16, 4), np.int64), "scores": np.zeros((1, 16, 3), np.float32)},
+     "boxes"),
     ("top3", {"logits": np.zeros((1, 11), np.float32)}, "logits"),
     ("pool_mean", {"token_embeddings": np.zeros((1, 3, 8), np.float32),
                    "attention_mask": np.array([[1, 2, 0]], np.int64)}, "attention_mask[0,1] is 2"),
