@@ -117,6 +117,24 @@ TEST(ClassifyBackendTest, Int64LogitsCompareExactly) {
   EXPECT_THAT(Values<int64_t>((*out)[0]), ElementsAre(1, 0));
 }
 
+TEST(ClassifyBackendTest, Fp16LogitsAreRankedAndNormalised) {
+  auto backend = CreateClassifyBackend();
+  const auto config = ParseConfig(
+      "backend: \"classify\" input { name: \"x\" data_type: TYPE_FP16 dims: [3] } "
+      "output { name: \"scores\" data_type: TYPE_FP32 dims: [2] } "
+      "output { name: \"indices\" data_type: TYPE_INT64 dims: [2] } " +
+      Param("top_k", "2") + Param("softmax", "true"));
+  std::vector<Tensor> inputs;
+  // FP16 bits of 1.0, 2.0, 0.0.
+  inputs.push_back(testing::MakeTensor<uint16_t>("x", DataType::kFp16, {3}, {0x3C00, 0x4000, 0}));
+  auto out = RunOnce(*backend, config, std::move(inputs));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Values<int64_t>((*out)[1]), ElementsAre(1, 0));
+  const double sum = std::exp(-1.0) + std::exp(0.0) + std::exp(-2.0);  // max 2 subtracted
+  EXPECT_NEAR(Values<float>((*out)[0])[0], std::exp(0.0) / sum, 1e-7);
+  EXPECT_NEAR(Values<float>((*out)[0])[1], std::exp(-1.0) / sum, 1e-7);
+}
+
 TEST(ClassifyBackendTest, LabelsFollowTheRanking) {
   const auto dir = std::filesystem::temp_directory_path() / "classify_backend_test_labels";
   std::filesystem::create_directories(dir);

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "backend/processing/postprocess_test_util.h"
 #include "backend/processing/processing_backends.h"
@@ -93,6 +94,26 @@ TEST(PoolBackendTest, VariableLengthAndBatch) {
   out = Pool(Config("-1", 2, "", true), Inputs({0, 2}, {}, Shape{0}, {}));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, ElementsAre(0, 0));
+}
+
+TEST(PoolBackendTest, Int32AndBoolMasks) {
+  for (const auto& [type, dtype, size] : {std::tuple{"TYPE_INT32", DataType::kInt32, 4},
+                                          std::tuple{"TYPE_BOOL", DataType::kBool, 1}}) {
+    auto backend = CreatePoolBackend();
+    const auto config = ParseConfig(
+        "backend: \"pool\" input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [3, 1] }"
+        " input { name: \"attention_mask\" data_type: " + std::string(type) + " dims: [3] }"
+        " output { name: \"embedding\" data_type: TYPE_FP32 dims: [1] }" +
+        Param("normalize", "false"));
+    std::vector<uint8_t> mask(3 * size, 0);
+    mask[0] = mask[2 * size] = 1;  // tokens 0 and 2
+    std::vector<Tensor> inputs;
+    inputs.push_back(Fp32("token_embeddings", {3, 1}, {2, 100, 4}));
+    inputs.push_back(testing::MakeTensor<uint8_t>("attention_mask", dtype, {3}, mask));
+    auto out = RunOnce(*backend, config, std::move(inputs));
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(3)) << type;
+  }
 }
 
 TEST(PoolBackendTest, NonFiniteValuesPropagate) {
