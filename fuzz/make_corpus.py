@@ -314,6 +314,21 @@ def chat_template_seeds():
     write(t, "unknown-role", SEP.join([TEMPLATES["llama2"].encode(), b"<s>", b"</s>", b"tool", b"x"]))
 
 
+def postprocess_seeds():
+    """fuzz_postprocess: byte 0 backend, 1..3 sizes, 4 flags, a parameter value, tensor bytes."""
+    t = "fuzz_postprocess"
+    fl = lambda *v: struct.pack("<%df" % len(v), *v)
+    nan, inf = float("nan"), float("inf")
+    write(t, "classify-softmax", bytes([0, 9, 0, 2, 8]) + b"true\0" + fl(1, 2, 3, nan, inf, -1, 0, 5, 5, 2))
+    write(t, "classify-batch", bytes([0, 4, 0, 3, 1 | (2 << 1)]) + b"\0" + fl(*range(8)))
+    write(t, "detect-iou", bytes([1, 3, 1, 3, 1 << 3]) + b"0.5\0" +
+          fl(0, 0, 10, 10, 0, 0, 10, 10, 5, 5, 15, 15, 0.9, 0.8, 0.7))
+    write(t, "detect-cxcywh-agnostic", bytes([1, 5, 2, 2, 32 | 64 | 1 | (1 << 1)]) + b"0.1\0" +
+          fl(*[i * 0.7 for i in range(40)]))
+    write(t, "pool-mean", bytes([2, 4, 3, 0, 1 | (2 << 1)]) + b"true\0" + fl(*[i * 0.3 for i in range(30)]))
+    write(t, "pool-cls-bad-mask", bytes([2, 3, 2, 0, 8 | 16]) + b"cls\0" + bytes(range(1, 40)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -326,6 +341,7 @@ def main():
     tokenizer_seeds(args.demo_repo)
     openai_seeds()
     chat_template_seeds()
+    postprocess_seeds()
 
 
 if __name__ == "__main__":
