@@ -7,14 +7,14 @@
 // tensor bytes (floats / mask values; cycled when short). A run that succeeds is checked
 // against the contract: indices in range and ranked, detections sorted by descending
 // score with rows past num_detections zero, embeddings of dimension D.
+#include <google/protobuf/text_format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <google/protobuf/text_format.h>
 
 #include "backend/processing/processing_backends.h"
 
@@ -73,18 +73,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string A = std::to_string(a), B = std::to_string(b), K = std::to_string(k);
   if (which == 0) {
     backend = infera::CreateClassifyBackend();
-    text += "input { name: \"x\" data_type: TYPE_FP32 dims: [" + A + "] } "
-            "output { name: \"scores\" data_type: TYPE_FP32 dims: [" + K + "] } "
-            "output { name: \"indices\" data_type: TYPE_INT64 dims: [" + K + "] } " +
-            Param("top_k", K) + Param("softmax", (flags & 8) ? value : "true");
+    text += "input { name: \"x\" data_type: TYPE_FP32 dims: [" + A +
+            "] } "
+            "output { name: \"scores\" data_type: TYPE_FP32 dims: [" +
+            K +
+            "] } "
+            "output { name: \"indices\" data_type: TYPE_INT64 dims: [" +
+            K + "] } " + Param("top_k", K) + Param("softmax", (flags & 8) ? value : "true");
     inputs.push_back(Filled("x", DataType::kFp32, shape({a}), 4, tensor_bytes, tensor_size));
   } else if (which == 1) {
     backend = infera::CreateDetectPostprocessBackend();
     const char* keys[] = {"score_threshold", "iou_threshold", "box_format", "class_agnostic"};
-    text += "input { name: \"boxes\" data_type: TYPE_FP32 dims: [" + A + ", 4] } "
-            "input { name: \"scores\" data_type: TYPE_FP32 dims: [" + A + ", " + B + "] } "
-            "output { name: \"det_boxes\" data_type: TYPE_FP32 dims: [" + K + ", 4] } "
-            "output { name: \"det_scores\" data_type: TYPE_FP32 dims: [" + K + "] } "
+    text += "input { name: \"boxes\" data_type: TYPE_FP32 dims: [" + A +
+            ", 4] } "
+            "input { name: \"scores\" data_type: TYPE_FP32 dims: [" +
+            A + ", " + B +
+            "] } "
+            "output { name: \"det_boxes\" data_type: TYPE_FP32 dims: [" +
+            K +
+            ", 4] } "
+            "output { name: \"det_scores\" data_type: TYPE_FP32 dims: [" +
+            K +
+            "] } "
             "output { name: \"num_detections\" data_type: TYPE_INT64 dims: [1] } " +
             Param("max_detections", K) + Param(keys[(flags >> 3) & 3], value) +
             ((flags & 32) ? Param("box_format", "cxcywh") : "") +
@@ -94,20 +104,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                             tensor_bytes + tensor_size / 2, tensor_size - tensor_size / 2));
   } else {
     backend = infera::CreatePoolBackend();
-    text += "input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [-1, " + B + "] } "
+    text += "input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [-1, " + B +
+            "] } "
             "input { name: \"attention_mask\" data_type: TYPE_INT64 dims: [-1] } "
-            "output { name: \"embedding\" data_type: TYPE_FP32 dims: [" + B + "] } " +
-            Param((flags & 8) ? "mode" : "normalize", value);
-    inputs.push_back(Filled("token_embeddings", DataType::kFp32, shape({a, b}), 4, tensor_bytes,
-                            tensor_size));
+            "output { name: \"embedding\" data_type: TYPE_FP32 dims: [" +
+            B + "] } " + Param((flags & 8) ? "mode" : "normalize", value);
+    inputs.push_back(
+        Filled("token_embeddings", DataType::kFp32, shape({a, b}), 4, tensor_bytes, tensor_size));
     // Mask bytes: mostly 0/1, sometimes other values (must be refused, not crash).
     std::vector<uint8_t> mask(static_cast<size_t>(a) * 8 * std::max<int64_t>(rows, 1), 0);
     for (size_t i = 0; i < mask.size(); i += 8) {
       const uint8_t byte = tensor_size ? tensor_bytes[(i / 8) % tensor_size] : 1;
       mask[i] = (flags & 16) ? byte : byte & 1;
     }
-    inputs.push_back(Filled("attention_mask", DataType::kInt64,
-                            shape({(flags & 128) ? a + 1 : a}), 8, mask.data(), mask.size()));
+    inputs.push_back(Filled("attention_mask", DataType::kInt64, shape({(flags & 128) ? a + 1 : a}),
+                            8, mask.data(), mask.size()));
   }
 
   inference::ModelConfig config;
@@ -147,7 +158,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   } else {
-    if ((*outputs)[0].data.size() != static_cast<size_t>(out_rows * b) * sizeof(float)) std::abort();
+    if ((*outputs)[0].data.size() != static_cast<size_t>(out_rows * b) * sizeof(float))
+      std::abort();
   }
   return 0;
 }

@@ -85,8 +85,11 @@ void BM_DetectPostprocess8400x80(benchmark::State& state) {
     boxes[4 * i + 3] = 8 + 120 * unit(rng);
   }
   const bool dense = state.range(0) == 1;
-  for (float& s : scores) s = dense ? 0.25f + 0.75f * unit(rng) : (unit(rng) < 0.01f ? 0.3f + 0.7f * unit(rng) : 0.2f * unit(rng));
-  Run(state, *f->instance, {Floats("boxes", {8400, 4}, boxes), Floats("scores", {8400, 80}, scores)});
+  for (float& s : scores)
+    s = dense ? 0.25f + 0.75f * unit(rng)
+              : (unit(rng) < 0.01f ? 0.3f + 0.7f * unit(rng) : 0.2f * unit(rng));
+  Run(state, *f->instance,
+      {Floats("boxes", {8400, 4}, boxes), Floats("scores", {8400, 80}, scores)});
 }
 BENCHMARK(BM_DetectPostprocess8400x80)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 

@@ -30,7 +30,8 @@ absl::StatusOr<std::vector<std::string>> LoadLabelFile(const std::filesystem::pa
     if (!line.empty() && line.back() == '\r') line.pop_back();
     lines.push_back(std::move(line));
   }
-  if (in.bad()) return absl::FailedPreconditionError(StrCat(what, ": cannot read ", path->string()));
+  if (in.bad())
+    return absl::FailedPreconditionError(StrCat(what, ": cannot read ", path->string()));
   return lines;
 }
 

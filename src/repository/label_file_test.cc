@@ -16,8 +16,8 @@ using ::testing::HasSubstr;
 class LabelFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("label_file_test_" + std::to_string(::getpid()));
+    dir_ =
+        std::filesystem::temp_directory_path() / ("label_file_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_ / "model");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

@@ -58,10 +58,11 @@ absl::StatusOr<ClassifyOptions> ParseOptions(const inference::ModelConfig& confi
                                              inference::DataType_Name(input.data_type()),
                                              "; must be a numeric type"));
   }
-  RETURN_IF_ERROR(CheckTensor(kName, "input", input.name(), input.data_type(), input.dims(), {},
-                              {-1}));
+  RETURN_IF_ERROR(
+      CheckTensor(kName, "input", input.name(), input.data_type(), input.dims(), {}, {-1}));
   if (input.optional()) {
-    return absl::InvalidArgumentError(StrCat(kName, ": input '", input.name(), "' cannot be optional"));
+    return absl::InvalidArgumentError(
+        StrCat(kName, ": input '", input.name(), "' cannot be optional"));
   }
   options.num_classes = input.dims(0);
   if (options.num_classes > kMaxClasses) {
@@ -69,7 +70,8 @@ absl::StatusOr<ClassifyOptions> ParseOptions(const inference::ModelConfig& confi
                                              options.num_classes, " classes; at most ",
                                              kMaxClasses));
   }
-  ASSIGN_OR_RETURN(options.output_index, IndexOutputs(config, kName, {"scores", "indices", "labels"}));
+  ASSIGN_OR_RETURN(options.output_index,
+                   IndexOutputs(config, kName, {"scores", "indices", "labels"}));
   ASSIGN_OR_RETURN(std::optional<int64_t> top_k,
                    IntegerParameter(config, kName, "top_k", 1, kMaxClasses));
   if (!top_k) return absl::InvalidArgumentError(StrCat(kName, ": parameters[top_k] is required"));
@@ -167,10 +169,11 @@ class ClassifyInstance : public ModelInstance {
     const Shape expected = batched && !input.shape.empty() ? Shape{input.shape[0], c} : Shape{c};
     const size_t element_size = DataTypeByteSize(input.dtype);
     if (input.shape != expected || element_size == 0 ||
-        input.data.size() != static_cast<size_t>(ElementCount(expected).value_or(0)) * element_size) {
-      return absl::InvalidArgumentError(StrCat(kName, ": input '", input.name, "' is ",
-                                               DataTypeName(input.dtype), ShapeToString(input.shape),
-                                               "; expected ", ShapeToString(expected)));
+        input.data.size() !=
+            static_cast<size_t>(ElementCount(expected).value_or(0)) * element_size) {
+      return absl::InvalidArgumentError(
+          StrCat(kName, ": input '", input.name, "' is ", DataTypeName(input.dtype),
+                 ShapeToString(input.shape), "; expected ", ShapeToString(expected)));
     }
     const int64_t rows = batched ? input.shape[0] : 1;
     Shape out_shape = batched ? Shape{rows, k} : Shape{k};

@@ -11,8 +11,8 @@ namespace infera {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::Fp32;
+using ::testing::HasSubstr;
 using testing::ParseConfig;
 using testing::RunOnce;
 using testing::Values;
@@ -22,11 +22,11 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 std::string Config(int c, int k, const std::string& extra = "", int max_batch = 0,
                    const std::string& outputs = "scores,indices") {
-  std::string text = "name: \"top\" backend: \"classify\" max_batch_size: " +
-                     std::to_string(max_batch) +
-                     " input { name: \"logits\" data_type: TYPE_FP32 dims: [" + std::to_string(c) +
-                     "] } parameters { key: \"top_k\" value { string_value: \"" +
-                     std::to_string(k) + "\" } } " + extra;
+  std::string text =
+      "name: \"top\" backend: \"classify\" max_batch_size: " + std::to_string(max_batch) +
+      " input { name: \"logits\" data_type: TYPE_FP32 dims: [" + std::to_string(c) +
+      "] } parameters { key: \"top_k\" value { string_value: \"" + std::to_string(k) + "\" } } " +
+      extra;
   if (outputs.find("scores") != std::string::npos) {
     text += " output { name: \"scores\" data_type: TYPE_FP32 dims: [" + std::to_string(k) + "] }";
   }
@@ -57,7 +57,8 @@ TEST(ClassifyBackendTest, TopKRawScoresDescendingTiesByLowerIndex) {
 }
 
 TEST(ClassifyBackendTest, SoftmaxIsStableForHugeLogits) {
-  auto out = Classify(Config(3, 3, Param("softmax", "true")), Fp32("logits", {3}, {1000, 999, 1e30f}));
+  auto out =
+      Classify(Config(3, 3, Param("softmax", "true")), Fp32("logits", {3}, {1000, 999, 1e30f}));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(1.0f, 0.0f, 0.0f));
   EXPECT_THAT(Values<int64_t>((*out)[1]), ElementsAre(2, 0, 1));
@@ -82,7 +83,8 @@ TEST(ClassifyBackendTest, NanRanksLastWithProbabilityZero) {
 }
 
 TEST(ClassifyBackendTest, InfinitiesShareTheMass) {
-  auto out = Classify(Config(4, 4, Param("softmax", "true")), Fp32("logits", {4}, {kInf, 5, kInf, -kInf}));
+  auto out =
+      Classify(Config(4, 4, Param("softmax", "true")), Fp32("logits", {4}, {kInf, 5, kInf, -kInf}));
   ASSERT_TRUE(out.ok());
   EXPECT_THAT(Values<int64_t>((*out)[1]), ElementsAre(0, 2, 1, 3));
   EXPECT_THAT(Values<float>((*out)[0]), ElementsAre(0.5f, 0.5f, 0.0f, 0.0f));
@@ -109,7 +111,8 @@ TEST(ClassifyBackendTest, Int64LogitsCompareExactly) {
   auto backend = CreateClassifyBackend();
   const auto config = ParseConfig(
       "backend: \"classify\" input { name: \"x\" data_type: TYPE_INT64 dims: [2] } "
-      "output { name: \"indices\" data_type: TYPE_INT64 dims: [2] } " + Param("top_k", "2"));
+      "output { name: \"indices\" data_type: TYPE_INT64 dims: [2] } " +
+      Param("top_k", "2"));
   std::vector<Tensor> inputs;
   inputs.push_back(testing::Int64("x", {2}, {(int64_t{1} << 60), (int64_t{1} << 60) + 1}));
   auto out = RunOnce(*backend, config, std::move(inputs));
@@ -140,9 +143,8 @@ TEST(ClassifyBackendTest, LabelsFollowTheRanking) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "labels.txt") << "cat\r\ndog\nbird\n";
   auto backend = CreateClassifyBackend();
-  const auto config = ParseConfig(
-      Config(3, 2, Param("labels", "labels.txt"), 0, "scores") +
-      " output { name: \"labels\" data_type: TYPE_STRING dims: [2] }");
+  const auto config = ParseConfig(Config(3, 2, Param("labels", "labels.txt"), 0, "scores") +
+                                  " output { name: \"labels\" data_type: TYPE_STRING dims: [2] }");
   auto model = testing::LoadModel(*backend, config, dir);
   ASSERT_TRUE(model.ok()) << model.status();
   auto instance = (*model)->CreateInstance({});
@@ -156,9 +158,9 @@ TEST(ClassifyBackendTest, LabelsFollowTheRanking) {
 
   // A label file with the wrong number of lines, or leaving the directory, is a load error.
   std::ofstream(dir / "short.txt") << "cat\ndog\n";
-  const auto short_config = ParseConfig(
-      Config(3, 2, Param("labels", "short.txt"), 0, "scores") +
-      " output { name: \"labels\" data_type: TYPE_STRING dims: [2] }");
+  const auto short_config =
+      ParseConfig(Config(3, 2, Param("labels", "short.txt"), 0, "scores") +
+                  " output { name: \"labels\" data_type: TYPE_STRING dims: [2] }");
   auto bad = testing::LoadModel(*backend, short_config, dir);
   EXPECT_THAT(bad.status().message(), HasSubstr("has 2 lines; the input has 3 classes"));
   const auto escape_config = ParseConfig(Config(3, 2, Param("labels", "../x.txt")));
@@ -176,9 +178,10 @@ TEST(ClassifyBackendTest, ConfigErrorsNameTheProblem) {
   };
   check(Config(3, 4), "more than the input's 3 classes");
   check(Config(3, 2, Param("softmax", "yes")), "parameters[softmax] 'yes'");
-  check("backend: \"classify\" input { name: \"x\" data_type: TYPE_FP32 dims: [3] } "
-        "output { name: \"scores\" data_type: TYPE_FP32 dims: [1] }",
-        "parameters[top_k] is required");
+  check(
+      "backend: \"classify\" input { name: \"x\" data_type: TYPE_FP32 dims: [3] } "
+      "output { name: \"scores\" data_type: TYPE_FP32 dims: [1] }",
+      "parameters[top_k] is required");
   check(Config(3, 2) + " output { name: \"labels\" data_type: TYPE_STRING dims: [2] }",
         "needs parameters[labels]");
   check(Config(3, 2) + " output { name: \"extra\" data_type: TYPE_FP32 dims: [2] }",
@@ -192,7 +195,7 @@ TEST(ClassifyBackendTest, ConfigErrorsNameTheProblem) {
   check("backend: \"classify\" input { name: \"x\" data_type: TYPE_FP32 dims: [3] } " +
             Param("top_k", "2") + " output { name: \"scores\" data_type: TYPE_FP32 dims: [3] }",
         "output 'scores' has dims [3]");
-  check(Config(3, 2, "", 0, "") , "declares no output");
+  check(Config(3, 2, "", 0, ""), "declares no output");
   check("backend: \"classify\" input { name: \"x\" data_type: TYPE_FP32 dims: [3] } " +
             Param("top_k", "0x1") + " output { name: \"scores\" data_type: TYPE_FP32 dims: [1] }",
         "parameters[top_k] '0x1'");

@@ -39,34 +39,33 @@ using processing::IntegerParameter;
 using processing::NumberParameter;
 
 constexpr std::string_view kName = "detect_postprocess";
-constexpr int64_t kMaxBoxes = 100'000;                  // N
-constexpr int64_t kMaxCandidates = 10'000'000;          // N·C
-constexpr int64_t kMaxDetections = 10'000;              // M
+constexpr int64_t kMaxBoxes = 100'000;          // N
+constexpr int64_t kMaxCandidates = 10'000'000;  // N·C
+constexpr int64_t kMaxDetections = 10'000;      // M
 enum Output { kBoxes = 0, kScores = 1, kClasses = 2, kCount = 3 };
 
 struct DetectOptions {
-  int64_t num_boxes = 0;    // N
-  int64_t num_classes = 0;  // C
+  int64_t num_boxes = 0;       // N
+  int64_t num_classes = 0;     // C
   int64_t max_detections = 0;  // M
   bool cxcywh = false;
   double score_threshold = 0.25;
   double iou_threshold = 0.45;
   bool class_agnostic = false;
-  int boxes_input = 0;   // index of `boxes` among the inputs (config order)
+  int boxes_input = 0;  // index of `boxes` among the inputs (config order)
   std::vector<int> output_index;
 };
 
 absl::StatusOr<DetectOptions> ParseOptions(const inference::ModelConfig& config) {
   DetectOptions options;
   if (config.input_size() != 2) {
-    return absl::InvalidArgumentError(StrCat(kName, ": needs exactly 2 inputs (boxes, scores); config has ",
-                                             config.input_size()));
+    return absl::InvalidArgumentError(StrCat(
+        kName, ": needs exactly 2 inputs (boxes, scores); config has ", config.input_size()));
   }
   const inference::ModelInput* boxes = FindConfigInput(config, "boxes");
   const inference::ModelInput* scores = FindConfigInput(config, "scores");
   if (boxes == nullptr || scores == nullptr) {
-    return absl::InvalidArgumentError(
-        StrCat(kName, ": inputs must be named 'boxes' and 'scores'"));
+    return absl::InvalidArgumentError(StrCat(kName, ": inputs must be named 'boxes' and 'scores'"));
   }
   options.boxes_input = boxes == &config.input(0) ? 0 : 1;
   RETURN_IF_ERROR(CheckTensor(kName, "input", "boxes", boxes->data_type(), boxes->dims(),
@@ -83,14 +82,14 @@ absl::StatusOr<DetectOptions> ParseOptions(const inference::ModelConfig& config)
                                              " rows; 'boxes' has ", options.num_boxes));
   }
   if (options.num_boxes > kMaxBoxes || options.num_boxes * options.num_classes > kMaxCandidates) {
-    return absl::InvalidArgumentError(StrCat(
-        kName, ": ", options.num_boxes, " boxes x ", options.num_classes,
-        " classes is over the limit (at most ", kMaxBoxes, " boxes and ", kMaxCandidates,
-        " box-class pairs)"));
+    return absl::InvalidArgumentError(StrCat(kName, ": ", options.num_boxes, " boxes x ",
+                                             options.num_classes,
+                                             " classes is over the limit (at most ", kMaxBoxes,
+                                             " boxes and ", kMaxCandidates, " box-class pairs)"));
   }
-  ASSIGN_OR_RETURN(options.output_index,
-                   IndexOutputs(config, kName,
-                                {"det_boxes", "det_scores", "det_classes", "num_detections"}));
+  ASSIGN_OR_RETURN(
+      options.output_index,
+      IndexOutputs(config, kName, {"det_boxes", "det_scores", "det_classes", "num_detections"}));
   ASSIGN_OR_RETURN(std::optional<int64_t> m,
                    IntegerParameter(config, kName, "max_detections", 1, kMaxDetections));
   if (!m) {
@@ -106,7 +105,8 @@ absl::StatusOr<DetectOptions> ParseOptions(const inference::ModelConfig& config)
     RETURN_IF_ERROR(CheckTensor(kName, "output", output.name(), output.data_type(), output.dims(),
                                 {types[k]}, dims[k]));
   }
-  ASSIGN_OR_RETURN(std::string format, ChoiceParameter(config, kName, "box_format", {"xyxy", "cxcywh"}));
+  ASSIGN_OR_RETURN(std::string format,
+                   ChoiceParameter(config, kName, "box_format", {"xyxy", "cxcywh"}));
   options.cxcywh = format == "cxcywh";
   ASSIGN_OR_RETURN(options.score_threshold,
                    NumberParameter(config, kName, "score_threshold", 0.25, -1e30, 1e30));
@@ -179,16 +179,17 @@ class DetectInstance : public ModelInstance {
     std::fill_n(det_classes, rows * m, int64_t{0});
 
     for (int64_t row = 0; row < rows; ++row) {
-      num_detections[row] = Suppress(boxes.data.data() + row * n * 4 * sizeof(float),
-                                     scores.data.data() + row * n * c * sizeof(float),
-                                     det_boxes + row * m * 4, det_scores + row * m,
-                                     det_classes + row * m);
+      num_detections[row] =
+          Suppress(boxes.data.data() + row * n * 4 * sizeof(float),
+                   scores.data.data() + row * n * c * sizeof(float), det_boxes + row * m * 4,
+                   det_scores + row * m, det_classes + row * m);
     }
 
     std::vector<Tensor> outputs(config_.output_size());
     Buffer* buffers[4] = {&out_boxes, &out_scores, &out_classes, &out_count};
     const Shape shapes[4] = {{m, 4}, {m}, {m}, {1}};
-    const DataType types[4] = {DataType::kFp32, DataType::kFp32, DataType::kInt64, DataType::kInt64};
+    const DataType types[4] = {DataType::kFp32, DataType::kFp32, DataType::kInt64,
+                               DataType::kInt64};
     for (int k = 0; k < 4; ++k) {
       const int at = options_.output_index[k];
       if (at < 0) continue;
@@ -217,7 +218,8 @@ class DetectInstance : public ModelInstance {
       std::memcpy(row.data(), box_bytes + i * 4 * sizeof(float), 4 * sizeof(float));
       Box& box = decoded_[i];
       if (options_.cxcywh) {
-        box = {row[0] - row[2] / 2, row[1] - row[3] / 2, row[0] + row[2] / 2, row[1] + row[3] / 2, 0};
+        box = {row[0] - row[2] / 2, row[1] - row[3] / 2, row[0] + row[2] / 2, row[1] + row[3] / 2,
+               0};
       } else {
         box = {row[0], row[1], row[2], row[3], 0};
       }
@@ -232,7 +234,8 @@ class DetectInstance : public ModelInstance {
       if (options_.class_agnostic) {
         int32_t best = -1;
         for (int64_t k = 0; k < c; ++k) {
-          if (!std::isnan(row[k]) && (best < 0 || row[k] > row[best])) best = static_cast<int32_t>(k);
+          if (!std::isnan(row[k]) && (best < 0 || row[k] > row[best]))
+            best = static_cast<int32_t>(k);
         }
         if (best >= 0 && row[best] >= threshold) {
           candidates_.push_back({row[best], static_cast<int32_t>(i), best});

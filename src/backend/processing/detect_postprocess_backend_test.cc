@@ -10,8 +10,8 @@ namespace infera {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::Fp32;
+using ::testing::HasSubstr;
 using testing::ParseConfig;
 using testing::RunOnce;
 using testing::Values;
@@ -22,13 +22,23 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 std::string Config(int n, int c, int m, const std::string& extra = "", int max_batch = 0) {
   const std::string N = std::to_string(n), C = std::to_string(c), M = std::to_string(m);
   return "backend: \"detect_postprocess\" max_batch_size: " + std::to_string(max_batch) +
-         " input { name: \"boxes\" data_type: TYPE_FP32 dims: [" + N + ", 4] }"
-         " input { name: \"scores\" data_type: TYPE_FP32 dims: [" + N + ", " + C + "] }"
-         " output { name: \"det_boxes\" data_type: TYPE_FP32 dims: [" + M + ", 4] }"
-         " output { name: \"det_scores\" data_type: TYPE_FP32 dims: [" + M + "] }"
-         " output { name: \"det_classes\" data_type: TYPE_INT64 dims: [" + M + "] }"
+         " input { name: \"boxes\" data_type: TYPE_FP32 dims: [" + N +
+         ", 4] }"
+         " input { name: \"scores\" data_type: TYPE_FP32 dims: [" +
+         N + ", " + C +
+         "] }"
+         " output { name: \"det_boxes\" data_type: TYPE_FP32 dims: [" +
+         M +
+         ", 4] }"
+         " output { name: \"det_scores\" data_type: TYPE_FP32 dims: [" +
+         M +
+         "] }"
+         " output { name: \"det_classes\" data_type: TYPE_INT64 dims: [" +
+         M +
+         "] }"
          " output { name: \"num_detections\" data_type: TYPE_INT64 dims: [1] }"
-         " parameters { key: \"max_detections\" value { string_value: \"" + M + "\" } } " + extra;
+         " parameters { key: \"max_detections\" value { string_value: \"" +
+         M + "\" } } " + extra;
 }
 
 std::string Param(const std::string& key, const std::string& value) {
@@ -41,7 +51,7 @@ struct Result {
 };
 
 Result Detect(const std::string& config_text, Shape box_shape, std::vector<float> boxes,
-           Shape score_shape, std::vector<float> scores) {
+              Shape score_shape, std::vector<float> scores) {
   auto backend = CreateDetectPostprocessBackend();
   const auto config = ParseConfig(config_text);
   std::vector<Tensor> inputs;
@@ -56,7 +66,7 @@ Result Detect(const std::string& config_text, Shape box_shape, std::vector<float
 
 TEST(DetectPostprocessTest, IdenticalBoxesKeepTheFirstOfEqualScores) {
   Result r = Detect(Config(3, 1, 3), {3, 4}, {0, 0, 10, 10, 0, 0, 10, 10, 0, 0, 10, 10}, {3, 1},
-                 {0.9f, 0.9f, 0.95f});
+                    {0.9f, 0.9f, 0.95f});
   EXPECT_THAT(r.count, ElementsAre(1));
   EXPECT_THAT(r.scores, ElementsAre(0.95f, 0, 0));
   EXPECT_THAT(r.boxes, ElementsAre(0, 0, 10, 10, 0, 0, 0, 0, 0, 0, 0, 0));
@@ -68,7 +78,8 @@ TEST(DetectPostprocessTest, IdenticalBoxesKeepTheFirstOfEqualScores) {
 TEST(DetectPostprocessTest, IouExactlyAtTheThresholdDoesNotSuppress) {
   // [0,0,3,1] and [1,0,4,1]: intersection 2, union 4, IoU exactly 0.5.
   const std::vector<float> boxes = {0, 0, 3, 1, 1, 0, 4, 1};
-  Result r = Detect(Config(2, 1, 4, Param("iou_threshold", "0.5")), {2, 4}, boxes, {2, 1}, {0.9f, 0.8f});
+  Result r =
+      Detect(Config(2, 1, 4, Param("iou_threshold", "0.5")), {2, 4}, boxes, {2, 1}, {0.9f, 0.8f});
   EXPECT_THAT(r.count, ElementsAre(2));
   r = Detect(Config(2, 1, 4, Param("iou_threshold", "0.49")), {2, 4}, boxes, {2, 1}, {0.9f, 0.8f});
   EXPECT_THAT(r.count, ElementsAre(1));
@@ -118,8 +129,8 @@ TEST(DetectPostprocessTest, ThresholdNanAndInfinity) {
 
 TEST(DetectPostprocessTest, DegenerateAndNonFiniteBoxes) {
   // Zero-area and inverted boxes neither suppress nor are suppressed; a NaN box is dropped.
-  const std::vector<float> boxes = {0, 0, 10, 10, 5, 5, 5, 9, 8, 8, 2, 2, kNan, 0, 1, 1,
-                                    0, 0, kInf, 1};
+  const std::vector<float> boxes = {0, 0, 10,   10, 5, 5, 5, 9, 8,    8,
+                                    2, 2, kNan, 0,  1, 1, 0, 0, kInf, 1};
   Result r = Detect(Config(5, 1, 5), {5, 4}, boxes, {5, 1}, {0.5f, 0.9f, 0.8f, 0.99f, 0.98f});
   EXPECT_THAT(r.count, ElementsAre(3));
   EXPECT_THAT(r.scores, ElementsAre(0.9f, 0.8f, 0.5f, 0, 0));
@@ -137,14 +148,15 @@ TEST(DetectPostprocessTest, MaxDetectionsKeepsTheBest) {
 }
 
 TEST(DetectPostprocessTest, CxcywhDecodes) {
-  Result r = Detect(Config(1, 1, 1, Param("box_format", "cxcywh")), {1, 4}, {5, 5, 4, 2}, {1, 1}, {0.9f});
+  Result r =
+      Detect(Config(1, 1, 1, Param("box_format", "cxcywh")), {1, 4}, {5, 5, 4, 2}, {1, 1}, {0.9f});
   EXPECT_THAT(r.boxes, ElementsAre(3, 4, 7, 6));
 }
 
 TEST(DetectPostprocessTest, BatchRowsAreIndependent) {
   Result r = Detect(Config(2, 1, 2, "", 8), {2, 2, 4},
-                 {0, 0, 10, 10, 0, 0, 10, 10, 0, 0, 10, 10, 20, 20, 30, 30}, {2, 2, 1},
-                 {0.9f, 0.8f, 0.9f, 0.8f});
+                    {0, 0, 10, 10, 0, 0, 10, 10, 0, 0, 10, 10, 20, 20, 30, 30}, {2, 2, 1},
+                    {0.9f, 0.8f, 0.9f, 0.8f});
   EXPECT_THAT(r.count, ElementsAre(1, 2));
   EXPECT_THAT(r.scores, ElementsAre(0.9f, 0, 0.9f, 0.8f));
 }

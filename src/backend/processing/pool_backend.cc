@@ -46,14 +46,15 @@ absl::StatusOr<PoolOptions> ParseOptions(const inference::ModelConfig& config) {
   RETURN_IF_ERROR(CheckTensor(kName, "input", "token_embeddings", embeddings->data_type(),
                               embeddings->dims(), {inference::TYPE_FP32}, {-2, -1}));
   if (embeddings->optional()) {
-    return absl::InvalidArgumentError(StrCat(kName, ": input 'token_embeddings' cannot be optional"));
+    return absl::InvalidArgumentError(
+        StrCat(kName, ": input 'token_embeddings' cannot be optional"));
   }
   options.embeddings_input = embeddings == &config.input(0) ? 0 : 1;
   options.dim = embeddings->dims(1);
   if (mask != nullptr) {
-    RETURN_IF_ERROR(CheckTensor(kName, "input", "attention_mask", mask->data_type(), mask->dims(),
-                                {inference::TYPE_INT64, inference::TYPE_INT32, inference::TYPE_BOOL},
-                                {-2}));
+    RETURN_IF_ERROR(
+        CheckTensor(kName, "input", "attention_mask", mask->data_type(), mask->dims(),
+                    {inference::TYPE_INT64, inference::TYPE_INT32, inference::TYPE_BOOL}, {-2}));
     if (mask->dims(0) != embeddings->dims(0)) {
       return absl::InvalidArgumentError(
           StrCat(kName, ": input 'attention_mask' has dims [", mask->dims(0),
@@ -135,9 +136,9 @@ class PoolInstance : public ModelInstance {
             value = mask->data.data()[at];
           }
           if (value != 0 && value != 1) {
-            return absl::InvalidArgumentError(
-                StrCat(kName, ": attention_mask[", batched ? StrCat(row, ",") : std::string(), i,
-                       "] is ", value, "; must be 0 or 1"));
+            return absl::InvalidArgumentError(StrCat(kName, ": attention_mask[",
+                                                     batched ? StrCat(row, ",") : std::string(), i,
+                                                     "] is ", value, "; must be 0 or 1"));
           }
           if (value == 0) continue;
         }

@@ -12,8 +12,8 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::FloatNear;
-using ::testing::HasSubstr;
 using testing::Fp32;
+using ::testing::HasSubstr;
 using testing::Int64;
 using testing::ParseConfig;
 using testing::RunOnce;
@@ -22,8 +22,8 @@ using testing::Values;
 std::string Config(const std::string& l, int d, const std::string& extra = "", bool mask = true,
                    int max_batch = 0) {
   std::string text = "backend: \"pool\" max_batch_size: " + std::to_string(max_batch) +
-                     " input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [" + l +
-                     ", " + std::to_string(d) + "] }";
+                     " input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [" + l + ", " +
+                     std::to_string(d) + "] }";
   if (mask) {
     text += " input { name: \"attention_mask\" data_type: TYPE_INT64 dims: [" + l +
             "] optional: true }";
@@ -36,7 +36,8 @@ std::string Param(const std::string& key, const std::string& value) {
   return "parameters { key: \"" + key + "\" value { string_value: \"" + value + "\" } }";
 }
 
-absl::StatusOr<std::vector<float>> Pool(const std::string& config_text, std::vector<Tensor> inputs) {
+absl::StatusOr<std::vector<float>> Pool(const std::string& config_text,
+                                        std::vector<Tensor> inputs) {
   auto backend = CreatePoolBackend();
   const auto config = ParseConfig(config_text);
   ASSIGN_OR_RETURN(std::vector<Tensor> out, RunOnce(*backend, config, std::move(inputs)));
@@ -53,7 +54,7 @@ std::vector<Tensor> Inputs(Shape shape, std::vector<float> e, std::optional<Shap
 
 TEST(PoolBackendTest, MaskedMeanWithoutNormalisation) {
   auto out = Pool(Config("3", 2, Param("normalize", "false")),
-                 Inputs({3, 2}, {1, 2, 3, 4, 100, 100}, Shape{3}, {1, 1, 0}));
+                  Inputs({3, 2}, {1, 2, 3, 4, 100, 100}, Shape{3}, {1, 1, 0}));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, ElementsAre(2, 3));
   // No mask given (the input is optional): every token counts.
@@ -79,15 +80,15 @@ TEST(PoolBackendTest, AllZeroMaskAndZeroVectorStayZero) {
 
 TEST(PoolBackendTest, ClsTakesTheFirstTokenIgnoringTheMask) {
   auto out = Pool(Config("2", 2, Param("mode", "cls") + Param("normalize", "false")),
-                 Inputs({2, 2}, {5, 6, 7, 8}, Shape{2}, {0, 1}));
+                  Inputs({2, 2}, {5, 6, 7, 8}, Shape{2}, {0, 1}));
   ASSERT_TRUE(out.ok());
   EXPECT_THAT(*out, ElementsAre(5, 6));
 }
 
 TEST(PoolBackendTest, VariableLengthAndBatch) {
-  auto out = Pool(Config("-1", 2, Param("normalize", "false"), true, 4),
-                 Inputs({2, 3, 2}, {1, 1, 3, 3, 9, 9, 2, 2, 4, 4, 6, 6}, Shape{2, 3},
-                        {1, 1, 0, 1, 1, 1}));
+  auto out = Pool(
+      Config("-1", 2, Param("normalize", "false"), true, 4),
+      Inputs({2, 3, 2}, {1, 1, 3, 3, 9, 9, 2, 2, 4, 4, 6, 6}, Shape{2, 3}, {1, 1, 0, 1, 1, 1}));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, ElementsAre(2, 2, 4, 4));
   // Zero tokens: zero vector.
@@ -102,7 +103,9 @@ TEST(PoolBackendTest, Int32AndBoolMasks) {
     auto backend = CreatePoolBackend();
     const auto config = ParseConfig(
         "backend: \"pool\" input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [3, 1] }"
-        " input { name: \"attention_mask\" data_type: " + std::string(type) + " dims: [3] }"
+        " input { name: \"attention_mask\" data_type: " +
+        std::string(type) +
+        " dims: [3] }"
         " output { name: \"embedding\" data_type: TYPE_FP32 dims: [1] }" +
         Param("normalize", "false"));
     std::vector<uint8_t> mask(3 * size, 0);
@@ -141,19 +144,23 @@ TEST(PoolBackendTest, ConfigErrorsNameTheProblem) {
   };
   check(Config("4", 2, Param("mode", "max")), "must be one of mean, cls");
   check(Config("4", 2, Param("normalize", "1")), "parameters[normalize] '1'");
-  check("backend: \"pool\" input { name: \"x\" data_type: TYPE_FP32 dims: [4, 2] }"
-        " output { name: \"embedding\" data_type: TYPE_FP32 dims: [2] }",
-        "inputs must be 'token_embeddings'");
-  check("backend: \"pool\" input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [4, 2] }"
-        " output { name: \"embedding\" data_type: TYPE_FP32 dims: [3] }",
-        "output 'embedding' has dims [3]");
-  check("backend: \"pool\" input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [4, 2] }"
-        " input { name: \"attention_mask\" data_type: TYPE_INT64 dims: [5] }"
-        " output { name: \"embedding\" data_type: TYPE_FP32 dims: [2] }",
-        "input 'attention_mask' has dims [5]");
-  check("backend: \"pool\" input { name: \"token_embeddings\" data_type: TYPE_FP16 dims: [4, 2] }"
-        " output { name: \"embedding\" data_type: TYPE_FP32 dims: [2] }",
-        "is TYPE_FP16; must be TYPE_FP32");
+  check(
+      "backend: \"pool\" input { name: \"x\" data_type: TYPE_FP32 dims: [4, 2] }"
+      " output { name: \"embedding\" data_type: TYPE_FP32 dims: [2] }",
+      "inputs must be 'token_embeddings'");
+  check(
+      "backend: \"pool\" input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [4, 2] }"
+      " output { name: \"embedding\" data_type: TYPE_FP32 dims: [3] }",
+      "output 'embedding' has dims [3]");
+  check(
+      "backend: \"pool\" input { name: \"token_embeddings\" data_type: TYPE_FP32 dims: [4, 2] }"
+      " input { name: \"attention_mask\" data_type: TYPE_INT64 dims: [5] }"
+      " output { name: \"embedding\" data_type: TYPE_FP32 dims: [2] }",
+      "input 'attention_mask' has dims [5]");
+  check(
+      "backend: \"pool\" input { name: \"token_embeddings\" data_type: TYPE_FP16 dims: [4, 2] }"
+      " output { name: \"embedding\" data_type: TYPE_FP32 dims: [2] }",
+      "is TYPE_FP16; must be TYPE_FP32");
 }
 
 }  // namespace

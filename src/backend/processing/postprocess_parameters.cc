@@ -15,8 +15,8 @@ absl::StatusOr<bool> BoolParameter(const inference::ModelConfig& config, std::st
   if (!text) return fallback;
   if (*text == "true") return true;
   if (*text == "false") return false;
-  return absl::InvalidArgumentError(StrCat(backend, ": parameters[", key, "] '", *text,
-                                           "' must be \"true\" or \"false\""));
+  return absl::InvalidArgumentError(
+      StrCat(backend, ": parameters[", key, "] '", *text, "' must be \"true\" or \"false\""));
 }
 
 absl::StatusOr<double> NumberParameter(const inference::ModelConfig& config,
@@ -75,9 +75,9 @@ absl::StatusOr<std::vector<int>> IndexOutputs(const inference::ModelConfig& conf
     size_t k = 0;
     while (k < known.size() && known[k] != name) ++k;
     if (k == known.size()) {
-      return absl::InvalidArgumentError(StrCat(backend, ": output '", name,
-                                               "' is not one it produces (known: ",
-                                               StrJoin(known, ", "), ")"));
+      return absl::InvalidArgumentError(
+          StrCat(backend, ": output '", name,
+                 "' is not one it produces (known: ", StrJoin(known, ", "), ")"));
     }
     if (index[k] >= 0) {
       return absl::InvalidArgumentError(StrCat(backend, ": output '", name, "' declared twice"));
@@ -88,7 +88,8 @@ absl::StatusOr<std::vector<int>> IndexOutputs(const inference::ModelConfig& conf
 }
 
 absl::Status CheckTensor(std::string_view backend, std::string_view kind, std::string_view name,
-                         inference::DataType type, const google::protobuf::RepeatedField<int64_t>& dims,
+                         inference::DataType type,
+                         const google::protobuf::RepeatedField<int64_t>& dims,
                          const std::vector<inference::DataType>& allowed_types,
                          const std::vector<int64_t>& expected_dims) {
   bool type_ok = allowed_types.empty();
@@ -118,10 +119,10 @@ absl::Status CheckTensor(std::string_view backend, std::string_view kind, std::s
     for (int64_t d : expected_dims) {
       want.push_back(d >= 0 ? StrCat(d) : d == -1 ? std::string("n") : std::string("n|-1"));
     }
-    return absl::InvalidArgumentError(StrCat(
-        backend, ": ", kind, " '", name, "' has dims ",
-        ShapeToString(Shape(dims.begin(), dims.end())), "; must be [", StrJoin(want, ","),
-        "] (n: a fixed size >= 1; the batch dimension is not part of dims)"));
+    return absl::InvalidArgumentError(
+        StrCat(backend, ": ", kind, " '", name, "' has dims ",
+               ShapeToString(Shape(dims.begin(), dims.end())), "; must be [", StrJoin(want, ","),
+               "] (n: a fixed size >= 1; the batch dimension is not part of dims)"));
   }
   return absl::OkStatus();
 }

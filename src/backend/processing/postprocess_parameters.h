@@ -52,7 +52,8 @@ absl::StatusOr<std::vector<int>> IndexOutputs(const inference::ModelConfig& conf
 // Checks a declared tensor's datatype and dims: `type` (TYPE_INVALID: any), `dims`
 // element -1 in `expected` means "any fixed size >= 1" and -2 "any, -1 allowed".
 absl::Status CheckTensor(std::string_view backend, std::string_view kind, std::string_view name,
-                         inference::DataType type, const google::protobuf::RepeatedField<int64_t>& dims,
+                         inference::DataType type,
+                         const google::protobuf::RepeatedField<int64_t>& dims,
                          const std::vector<inference::DataType>& allowed_types,
                          const std::vector<int64_t>& expected_dims);
 
@@ -64,19 +65,32 @@ inline double ElementAsDouble(DataType type, const uint8_t* data, size_t i) {
     return value;
   };
   switch (type) {
-    case DataType::kUint8: return load(uint8_t{});
-    case DataType::kUint16: return load(uint16_t{});
-    case DataType::kUint32: return load(uint32_t{});
-    case DataType::kUint64: return static_cast<double>(load(uint64_t{}));
-    case DataType::kInt8: return load(int8_t{});
-    case DataType::kInt16: return load(int16_t{});
-    case DataType::kInt32: return load(int32_t{});
-    case DataType::kInt64: return static_cast<double>(load(int64_t{}));
-    case DataType::kFp16: return HalfToFloat(load(uint16_t{}));
-    case DataType::kBf16: return Bf16ToFloat(load(uint16_t{}));
-    case DataType::kFp32: return load(float{});
-    case DataType::kFp64: return load(double{});
-    default: return 0;
+    case DataType::kUint8:
+      return load(uint8_t{});
+    case DataType::kUint16:
+      return load(uint16_t{});
+    case DataType::kUint32:
+      return load(uint32_t{});
+    case DataType::kUint64:
+      return static_cast<double>(load(uint64_t{}));
+    case DataType::kInt8:
+      return load(int8_t{});
+    case DataType::kInt16:
+      return load(int16_t{});
+    case DataType::kInt32:
+      return load(int32_t{});
+    case DataType::kInt64:
+      return static_cast<double>(load(int64_t{}));
+    case DataType::kFp16:
+      return HalfToFloat(load(uint16_t{}));
+    case DataType::kBf16:
+      return Bf16ToFloat(load(uint16_t{}));
+    case DataType::kFp32:
+      return load(float{});
+    case DataType::kFp64:
+      return load(double{});
+    default:
+      return 0;
   }
 }
 
