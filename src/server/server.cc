@@ -34,6 +34,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->backends_.Register(CreateAddSubBackend());
   server->backends_.Register(CreateIdentityBackend());
   server->backends_.Register(CreateImagePreprocessBackend());
+  server->backends_.Register(CreateClassifyBackend());
+  server->backends_.Register(CreateDetectPostprocessBackend());
+  server->backends_.Register(CreatePoolBackend());
   server->backends_.Register(llm::CreateLlmBackend());
   server->backends_.Register(CreateFaultInjectionBackend());
 

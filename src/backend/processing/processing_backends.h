@@ -15,6 +15,15 @@ namespace infera {
 // BYTES [1] encoded JPEG/PNG -> FP32 [3, H, W]: decode, resize (torchvision's antialiased
 // bilinear), center crop, normalise; configuration in image_preprocess_options.h.
 std::unique_ptr<Backend> CreateImagePreprocessBackend();
+// --- post-processing (infera_processing_postprocess) ---
+// classify: scores [C] → top-K `scores` / `indices` / `labels`, optional softmax.
+std::unique_ptr<Backend> CreateClassifyBackend();
+// detect_postprocess: boxes [N,4] + scores [N,C] → score threshold + greedy NMS →
+// det_boxes / det_scores / det_classes (zero-padded to max_detections) + num_detections.
+std::unique_ptr<Backend> CreateDetectPostprocessBackend();
+// pool: token_embeddings [L,D] (+ attention_mask [L]) → embedding [D], mean or CLS, L2.
+std::unique_ptr<Backend> CreatePoolBackend();
+// --- end post-processing ---
 
 }  // namespace infera
 
