@@ -76,14 +76,14 @@ TEST_F(EnsemblePlanTest, OutputMapKeyNotAnOutput) {
 
 TEST_F(EnsemblePlanTest, TensorProducedTwice) {
   std::string text = kDiamond;
-  text.replace(text.find("value: \"tc\" }"), 11, "value: \"tb\" }");
+  text.replace(text.find("value: \"tc\" }"), 11, "value: \"tb\"");
   absl::Status s = Build(text);
   EXPECT_THAT(s.message(), HasSubstr("step 2 (model 'c'): output 'OUT' writes tensor 'tb', which step 1 already"));
 }
 
 TEST_F(EnsemblePlanTest, StepOutputOverwritesEnsembleInput) {
   std::string text = kDiamond;
-  text.replace(text.find("value: \"tc\" }"), 11, "value: \"X\" }");
+  text.replace(text.find("value: \"tc\" }"), 11, "value: \"X\"");
   EXPECT_THAT(Build(text).message(), HasSubstr("which is an ensemble input"));
 }
 

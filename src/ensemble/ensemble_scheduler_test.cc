@@ -46,6 +46,14 @@ struct FakeStep {
   int started = 0;
 };
 
+FakeStep Step(inference::ModelConfig config,
+              std::function<absl::StatusOr<std::vector<Tensor>>(const std::vector<Tensor>&)> compute) {
+  FakeStep step;
+  step.config = std::move(config);
+  step.compute = std::move(compute);
+  return step;
+}
+
 class EnsembleSchedulerTest : public ::testing::Test {
  protected:
   EnsembleSchedulerTest() {
@@ -57,15 +65,15 @@ class EnsembleSchedulerTest : public ::testing::Test {
         return std::vector<Tensor>{Int32Tensor("OUT", v)};
       };
     };
-    steps_["a"] = {UnaryModel("a"), unary([](int32_t x) { return x + 1; })};
-    steps_["b"] = {UnaryModel("b"), unary([](int32_t x) { return x * 2; })};
-    steps_["c"] = {UnaryModel("c"), unary([](int32_t x) { return x * 3; })};
-    steps_["d"] = {BinaryModel("d"), [](const std::vector<Tensor>& in) -> absl::StatusOr<std::vector<Tensor>> {
+    steps_["a"] = Step(UnaryModel("a"), unary([](int32_t x) { return x + 1; }));
+    steps_["b"] = Step(UnaryModel("b"), unary([](int32_t x) { return x * 2; }));
+    steps_["c"] = Step(UnaryModel("c"), unary([](int32_t x) { return x * 3; }));
+    steps_["d"] = Step(BinaryModel("d"), [](const std::vector<Tensor>& in) -> absl::StatusOr<std::vector<Tensor>> {
                      std::vector<int32_t> a, b;
                      for (const Tensor& t : in) (t.name == "A" ? a : b) = Values(t);
                      for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
                      return std::vector<Tensor>{Int32Tensor("OUT", a)};
-                   }};
+                   });
   }
 
   StepResolver Resolver() {

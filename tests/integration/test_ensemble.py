@@ -289,8 +289,10 @@ def test_load_errors_are_in_the_index(server):
 def test_metrics_series_for_the_ensemble(server):
     assert server.infer("diamond", diamond_body([1.0] * 4, [2.0] * 4))[0] == 200
     text = metrics(server)
-    assert 'infera_inference_request_success_total{model="diamond",version="1"}' in text or \
-        'model="diamond"' in text, text[:2000]
+    success = re.search(r'infera_requests_total\{[^}]*model="diamond"[^}]*outcome="success"[^}]*\} (\d+)', text) or \
+        re.search(r'infera_requests_total\{[^}]*outcome="success"[^}]*model="diamond"[^}]*\} (\d+)', text)
+    assert success and int(success.group(1)) >= 1, [l for l in text.splitlines() if "diamond" in l][:10]
+    assert re.search(r'infera_request_duration_seconds_count\{[^}]*model="diamond"', text)
 
 
 # --- gRPC ------------------------------------------------------------------------------
