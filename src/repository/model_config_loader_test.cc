@@ -319,7 +319,7 @@ TEST(ModelConfigLoaderTest, EnsembleShapeIsValidated) {
               HasSubstr("model_namespace is not supported"));
   EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" output_map { key: "O" value: "" } })pb")),
               HasSubstr("tensor name must be 1 to 256 characters"));
-  EXPECT_THAT(field(StrCat(kSimple, R"pb( ensemble_scheduling { step [ { model_name: "m" } ] })pb")),
+  EXPECT_THAT(Message(ParseAndValidate(StrCat(kSimple, R"pb( ensemble_scheduling { step [ { model_name: "m" } ] })pb"))),
               HasSubstr("ensemble_scheduling: needs platform: \"ensemble\""));
   EXPECT_THAT(field(EnsembleText(kOneStep, R"pb(model_warmup [{ name: "w" batch_size: 1 }])pb")),
               HasSubstr("an ensemble has no warmup"));
