@@ -139,7 +139,8 @@ absl::StatusOr<EnsemblePlan> BuildEnsemblePlan(const inference::ModelConfig& ens
   for (const auto& step : ensemble.ensemble_scheduling().step()) {
     EnsembleStep s;
     s.model_name = step.model_name();
-    if (step.model_version() >= 0) s.model_version = step.model_version();
+    // -1, and 0 (proto3 unset; Triton never serves a version 0): newest ready version.
+    if (step.model_version() > 0) s.model_version = step.model_version();
     s.inputs.assign(step.input_map().begin(), step.input_map().end());
     s.outputs.assign(step.output_map().begin(), step.output_map().end());
     std::sort(s.inputs.begin(), s.inputs.end());

@@ -47,6 +47,17 @@ TEST_F(EnsemblePlanTest, DiamondPlan) {
   EXPECT_TRUE(plan->initial_steps.empty());
 }
 
+TEST_F(EnsemblePlanTest, ModelVersionMinusOneOrUnsetIsNewestElsePinned) {
+  std::string text = kDiamond;
+  text.replace(text.find("model_name: \"b\" model_version: -1"), 33, "model_name: \"b\" model_version: 3");
+  text.replace(text.find("model_name: \"c\" model_version: -1"), 33, "model_name: \"c\"");
+  auto plan = BuildEnsemblePlan(Config(text), Lookup());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->steps[0].model_version, std::nullopt);
+  EXPECT_EQ(plan->steps[1].model_version, 3);
+  EXPECT_EQ(plan->steps[2].model_version, std::nullopt);
+}
+
 TEST_F(EnsemblePlanTest, UnknownStepModelNamesTheStep) {
   std::string text = kDiamond;
   text.replace(text.find("model_name: \"c\""), 15, "model_name: \"zz\"");

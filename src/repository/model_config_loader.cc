@@ -404,7 +404,7 @@ absl::Status ValidateEnsembleScheduling(std::string_view source, const inference
       return FieldError(source, field, "model_namespace is not supported (one namespace)");
     }
     if (step.model_version() < -1) {
-      return FieldError(source, field, StrCat("model_version ", step.model_version(), " must be -1 or >= 0"));
+      return FieldError(source, field, StrCat("model_version ", step.model_version(), " must be -1 (newest), 0 (unset: newest) or a version"));
     }
     if (step.output_map().empty()) return FieldError(source, field, "output_map is empty");
     for (const auto& [key, value] : step.input_map()) {

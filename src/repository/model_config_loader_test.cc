@@ -314,7 +314,7 @@ TEST(ModelConfigLoaderTest, EnsembleShapeIsValidated) {
   EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" input_map { key: "I" value: "X" } })pb")),
               HasSubstr("step[0]: output_map is empty"));
   EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" model_version: -2 output_map { key: "O" value: "Y" } })pb")),
-              HasSubstr("model_version -2 must be -1 or >= 0"));
+              HasSubstr("model_version -2 must be -1 (newest)"));
   EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" model_namespace: "ns" output_map { key: "O" value: "Y" } })pb")),
               HasSubstr("model_namespace is not supported"));
   EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" output_map { key: "O" value: "" } })pb")),
