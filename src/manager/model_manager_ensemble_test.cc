@@ -59,6 +59,7 @@ class ModelManagerEnsembleTest : public ::testing::Test {
     AddModel("double", kDouble);
     AddModel("loop_a", Ensemble(R"pb({ model_name: "loop_b" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
     AddModel("loop_b", Ensemble(R"pb({ model_name: "loop_a" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
+    AddModel("outer", Ensemble(R"pb({ model_name: "aa_chain" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
     registry_.Register(CreateIdentityBackend());
     registry_.Register(CreateAddSubBackend());
   }
@@ -153,6 +154,18 @@ TEST_F(ModelManagerEnsembleTest, StatisticsForTheWholeAndForEachStep) {
   EXPECT_EQ(whole.queue.ns, 0u);
   EXPECT_EQ(whole.execution_count, 2u);
   EXPECT_EQ((*step)->statistics().Snapshot().success.count, 2u);
+}
+
+TEST_F(ModelManagerEnsembleTest, AnEnsembleStepMayBeAnEnsemble) {
+  Start(ModelControlMode::kExplicit, {"outer"});  // loads aa_chain, which loads its steps
+  Tensor x = Int32("X", {3, 1, 4, 1});
+  const uint8_t* bytes = x.data.data();
+  auto response = Infer("outer", x);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->model_name, "outer");
+  EXPECT_EQ(response->outputs[0].data.data(), bytes);
+  EXPECT_EQ(response->timings.batch_requests, 1);
+  EXPECT_GE(response->timings.execution_end, response->timings.execution_start);
 }
 
 TEST_F(ModelManagerEnsembleTest, NestedEnsemblesThatReachThemselvesFailToLoad) {

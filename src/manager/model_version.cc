@@ -256,9 +256,12 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   // counted here, once, by reason.
   std::vector<RequestedOutput> requested;
   if (composite_) requested = scheduled->request.outputs;
-  scheduled->callback = [this, arrival, requested = std::move(requested), batch_size = *rows,
+  scheduled->callback = [this, arrival, started = SteadyClock::now(), requested = std::move(requested),
+                         batch_size = *rows,
                          callback = std::move(callback)](absl::StatusOr<InferResponse> result) mutable {
     if (composite_ && result.ok()) {
+      // No queue of its own: the whole pipeline is the "compute" stage of a trace.
+      result->timings = {started, started, SteadyClock::now(), batch_size, 1};
       result = CompleteComposite(std::move(*result), requested, batch_size, NanosBetween(arrival, SteadyClock::now()));
     }
     if (!result.ok()) statistics_.RecordFailure(result.status().code(), NanosBetween(arrival, SteadyClock::now()));
