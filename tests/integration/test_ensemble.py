@@ -102,6 +102,17 @@ def write_repo(repo, with_bad=True):
     write_model(repo, "diamond", DIAMOND)
     write_model(repo, "failing", FAILING)
     write_model(repo, "slow_chain", SLOW)
+    write_model(repo, "text_identity", """
+name: "text_identity"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
+""")
+    write_model(repo, "text_chain", ensemble("text_chain", ["TEXT"], ["ECHO"], [
+        step("text_identity", {"INPUT0": "TEXT"}, {"OUTPUT0": "mid"}),
+        step("text_identity", {"INPUT0": "mid"}, {"OUTPUT0": "ECHO"})], max_batch_size=0,
+        dtype="TYPE_STRING", dims="[ -1 ]"))
     if with_bad:
         write_model(repo, "bad_cycle", CYCLE)
         write_model(repo, "bad_unknown", UNKNOWN)
@@ -196,6 +207,20 @@ def test_diamond_binary_requested_output_and_classification(server):
     assert status == 200, body
     out = json.loads(body)["outputs"][0]
     assert out["datatype"] == "BYTES" and out["data"] == ["18.000000:1", "8.000000:3"]
+
+
+def test_bytes_tensors_through_an_ensemble(server, stub):
+    words = ["héllo", "", "a longer sentence"]
+    status, _, body = server.infer("text_chain", {"inputs": [
+        {"name": "TEXT", "shape": [3], "datatype": "BYTES", "data": words}]})
+    assert status == 200, body
+    assert json.loads(body)["outputs"][0]["data"] == words
+    request = pb.ModelInferRequest(model_name="text_chain")
+    request.inputs.add(name="TEXT", datatype="BYTES", shape=[2])
+    raw = b"".join(struct.pack("<I", len(w)) + w for w in (b"\x00\xff", b"jpeg?"))
+    request.raw_input_contents.append(raw)
+    response = stub.ModelInfer(request)
+    assert response.raw_output_contents[0] == raw
 
 
 def test_failing_step_is_named(server):
