@@ -338,6 +338,10 @@ def test_diamond_over_grpc(stub):
     assert names == ["SUM", "DIFF"]
     assert struct.unpack("<4f", response.raw_output_contents[0]) == tuple(2 * v for v in x)
     assert struct.unpack("<4f", response.raw_output_contents[1]) == tuple(2 * v for v in y)
+    config = stub.ModelConfig(pb.ModelConfigRequest(name="diamond")).config
+    assert config.platform == "ensemble"
+    assert [s.model_name for s in config.ensemble_scheduling.step] == ["pre", "left", "right", "post"]
+    assert dict(config.ensemble_scheduling.step[3].input_map) == {"INPUT0": "ls", "INPUT1": "rt"}
     request = grpc_diamond(x, y)
     request.outputs.add(name="DIFF")
     response = stub.ModelInfer(request)
