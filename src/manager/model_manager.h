@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "backend/backend_registry.h"
+#include "ensemble/ensemble_scheduler.h"
 #include "manager/canary.h"
 #include "manager/model_version.h"
 #include "repository/model_repository.h"
@@ -186,6 +187,13 @@ class ModelManager {
   // left, then shuts each down (see Options::drain_timeout).
   void RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired, absl::Time deadline);
   uint64_t ModelFingerprint(const std::string& name) const;
+  // Ensembles (platform "ensemble"; ensemble/ensemble_scheduler.h).
+  static bool IsEnsemble(const inference::ModelConfig& config);
+  absl::Status CheckEnsembleNesting(const std::string& name, const inference::ModelConfig& config) const;
+  void LoadEnsembleSteps(const inference::ModelConfig& config);
+  StepResolver EnsembleStepResolver();
+  absl::StatusOr<std::shared_ptr<ModelVersion>> LoadEnsembleVersion(const LoadPlan& plan, const std::string& name,
+                                                                    int64_t version);
   int ComputeThreadBudget(const std::vector<std::string>& names);
   std::shared_ptr<absl::Mutex> ModelLock(const std::string& name);
   void BackgroundLoop();
