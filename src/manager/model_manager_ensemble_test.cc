@@ -199,7 +199,7 @@ TEST_F(ModelManagerEnsembleTest, AnEnsembleWhoseStepIsMissingFailsNamingTheStep)
   AddModel("broken", Ensemble(R"pb({ model_name: "not_here" input_map { key: "INPUT0" value: "X" } output_map { key: "OUTPUT0" value: "Y" } })pb"));
   Start(ModelControlMode::kNone);
   EXPECT_EQ(Find("broken").state, ModelState::kUnavailable);
-  EXPECT_THAT(Find("broken").reason, HasSubstr("ensemble 'broken' step 0 (model 'not_here'): unknown model"));
+  EXPECT_THAT(Find("broken").reason, HasSubstr("ensemble 'broken' step 0 (model 'not_here'): Request for unknown model: 'not_here' is not found"));
 }
 
 }  // namespace
