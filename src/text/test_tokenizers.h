@@ -96,6 +96,38 @@ inline std::string ByteLevelTokenizerJson(const std::string& pre_tokenizer) {
 
 inline const char* kGpt2PreTokenizer = R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})";
 
+// A BERT-uncased-style WordPiece: [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4, then
+// the=5 un=6 ##aff=7 ##able=8 cafe=9 ,=10 !=11 中=12 文=13 ##s=14 a=15 ##a=16 hello=17
+// world=18 run=19 ##ning=20; max_input_chars_per_word 8; BertNormalizer (lowercase,
+// accents stripped), BertPreTokenizer, TemplateProcessing [CLS] $A [SEP], padding
+// pad_id 0, WordPiece decoder.
+inline std::string BertTokenizerJson() {
+  return R"({
+  "added_tokens": [
+    {"id": 0, "content": "[PAD]", "special": true},
+    {"id": 1, "content": "[UNK]", "special": true},
+    {"id": 2, "content": "[CLS]", "special": true},
+    {"id": 3, "content": "[SEP]", "special": true},
+    {"id": 4, "content": "[MASK]", "special": true}],
+  "truncation": null,
+  "padding": {"strategy": "BatchLongest", "pad_id": 0, "pad_token": "[PAD]", "pad_type_id": 0},
+  "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                 "strip_accents": null, "lowercase": true},
+  "pre_tokenizer": {"type": "BertPreTokenizer"},
+  "post_processor": {"type": "TemplateProcessing",
+    "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+               {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+    "pair": [],
+    "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                       "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+  "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+  "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+    "max_input_chars_per_word": 8, "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4,
+    "the": 5, "un": 6, "##aff": 7, "##able": 8, "cafe": 9, ",": 10, "!": 11, "中": 12, "文": 13,
+    "##s": 14, "a": 15, "##a": 16, "hello": 17, "world": 18, "run": 19, "##ning": 20}}
+})";
+}
+
 }  // namespace infera::text::testing
 
 #endif  // INFERA_TEXT_TEST_TOKENIZERS_H_
