@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "backend/builtin/builtin_backends.h"
+#include "backend/processing/processing_backends.h"
 #include "backend/torch/torch_backend.h"
 #include "common/cpu_budget.h"
 #include "common/logging.h"
@@ -31,6 +32,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->backends_.Register(CreateTorchBackend(), {std::string(kTorchPlatformName)});
   server->backends_.Register(CreateAddSubBackend());
   server->backends_.Register(CreateIdentityBackend());
+  server->backends_.Register(CreateTokenizeBackend());
   server->backends_.Register(llm::CreateLlmBackend());
   server->backends_.Register(CreateFaultInjectionBackend());
 
