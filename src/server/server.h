@@ -24,6 +24,7 @@
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
 #include "http/repository_routes.h"
+#include "http/embeddings_routes.h"
 #include "http/openai_routes.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
@@ -64,6 +65,7 @@ class Server {
   std::unique_ptr<KServeRoutes> routes_;
   std::unique_ptr<RepositoryRoutes> repository_routes_;
   std::unique_ptr<OpenAiRoutes> openai_routes_;
+  std::unique_ptr<EmbeddingsRoutes> embeddings_routes_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> metrics_http_;  // --metrics-port

@@ -151,7 +151,7 @@ class TokenizeInstance : public ModelInstance {
 };
 
 // One loaded version: the tokenizer, parsed once, shared by the instances.
-class TokenizeModel : public LoadedModel {
+class TokenizeModel : public LoadedModel, public TokenCounter {
  public:
   TokenizeModel(const inference::ModelConfig& config, TokenizeOptions options,
                 std::shared_ptr<const text::Tokenizer> tokenizer, int32_t pad_id)
@@ -159,6 +159,11 @@ class TokenizeModel : public LoadedModel {
 
   absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions&) override {
     return std::make_unique<TokenizeInstance>(config_, options_, tokenizer_, pad_id_);
+  }
+
+  size_t CountTokens(std::string_view text) const override {
+    return tokenizer_->EncodeTruncated(text, options_.add_special_tokens, static_cast<size_t>(options_.max_length))
+        .ids.size();
   }
 
  private:
