@@ -19,6 +19,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "repository/model_config_util.h"
+#include "text/json_util.h"
 
 namespace infera {
 namespace {
@@ -180,14 +181,14 @@ absl::StatusOr<EmbeddingsRequest> ParseEmbeddingsRequest(std::string_view body) 
   RETURN_IF_ERROR(ReadJson(body, "request body", doc));
   if (!doc.IsObject()) return absl::InvalidArgumentError("request body is not a JSON object");
   EmbeddingsRequest r;
-  auto model = doc.FindMember("model");
-  if (model == doc.MemberEnd() || !model->value.IsString() || model->value.GetStringLength() == 0) {
+  const rapidjson::Value* model = text::FindMember(doc, "model");
+  if (!model || !model->IsString() || model->GetStringLength() == 0) {
     return absl::InvalidArgumentError("'model' is required (a string)");
   }
-  r.model.assign(model->value.GetString(), model->value.GetStringLength());
-  auto input = doc.FindMember("input");
-  if (input == doc.MemberEnd()) return absl::InvalidArgumentError("'input' is required");
-  const rapidjson::Value& in = input->value;
+  r.model.assign(model->GetString(), model->GetStringLength());
+  const rapidjson::Value* input = text::FindMember(doc, "input");
+  if (!input) return absl::InvalidArgumentError("'input' is required");
+  const rapidjson::Value& in = *input;
   auto text_of = [](const rapidjson::Value& v) { return std::string(v.GetString(), v.GetStringLength()); };
   if (in.IsString()) {
     r.inputs.push_back(text_of(in));
@@ -208,16 +209,14 @@ absl::StatusOr<EmbeddingsRequest> ParseEmbeddingsRequest(std::string_view body) 
   } else {
     return absl::InvalidArgumentError("'input' must be a string or a list of strings");
   }
-  if (auto f = doc.FindMember("encoding_format"); f != doc.MemberEnd() && !f->value.IsNull()) {
-    const std::string format = f->value.IsString() ? text_of(f->value) : "";
+  if (const rapidjson::Value* f = text::FindMember(doc, "encoding_format"); f && !f->IsNull()) {
+    const std::string format = f->IsString() ? text_of(*f) : "";
     if (format == "base64") r.base64 = true;
     else if (format != "float") return absl::InvalidArgumentError("'encoding_format' must be \"float\" or \"base64\"");
   }
-  if (auto d = doc.FindMember("dimensions"); d != doc.MemberEnd() && !d->value.IsNull()) {
-    if (!d->value.IsInt64() || d->value.GetInt64() < 1) {
-      return absl::InvalidArgumentError("'dimensions' must be a positive integer");
-    }
-    r.dimensions = d->value.GetInt64();
+  if (const rapidjson::Value* d = text::FindMember(doc, "dimensions"); d && !d->IsNull()) {
+    if (!d->IsInt64() || d->GetInt64() < 1) return absl::InvalidArgumentError("'dimensions' must be a positive integer");
+    r.dimensions = d->GetInt64();
   }
   return r;
 }
