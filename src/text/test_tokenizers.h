@@ -1,9 +1,11 @@
-// Hand-made tokenizer.json files for the LLM unit tests (test-only header).
+// Hand-made tokenizer.json files for the tokenizer, LLM and tokenize-backend tests
+// (test-only header).
 #ifndef INFERA_TEXT_TEST_TOKENIZERS_H_
 #define INFERA_TEXT_TEST_TOKENIZERS_H_
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace infera::text::testing {
 
