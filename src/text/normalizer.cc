@@ -1,5 +1,7 @@
 #include "text/normalizer.h"
 
+#include <algorithm>
+
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "text/json_util.h"
@@ -96,6 +98,21 @@ std::string Normalizer::Normalize(std::string_view text) const {
 }
 
 std::string Normalizer::ApplyBert(const Step& step, std::string_view text) {
+  // ASCII fast path (most English input): no accents, no CJK, one byte per character.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+      if (step.clean_text) {
+        const bool kept_control = c == '\t' || c == '\n' || c == '\r';
+        if ((c < 0x20 && !kept_control) || c == 0x7F) continue;  // category Cc
+        if (kept_control) c = ' ';
+      }
+      if (step.lowercase && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+      out.push_back(c);
+    }
+    return out;
+  }
   std::u32string s = DecodeUtf8(text);
   std::u32string out;
   out.reserve(s.size());

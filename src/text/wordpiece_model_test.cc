@@ -99,6 +99,9 @@ TEST(BertNormalizerTest, CleansSpacesCjkStripsAccentsAndLowercases) {
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->Normalize("Caf\xC3\xA9\tCR\xC3\x88ME\x01\xEF\xBF\xBD!"), "cafe creme!");
   EXPECT_EQ(n->Normalize("\xE4\xB8\xAD\xE6\x96\x87x"), " \xE4\xB8\xAD  \xE6\x96\x87 x");
+  // The ASCII fast path agrees with the general one: controls dropped, \t \n \r spaced.
+  EXPECT_EQ(n->Normalize("A\tB\nC\rD\x0b\x7f\x01" "E"), "a b c de");
+  EXPECT_EQ(n->Normalize("A\tB\nC\rD\x0b\x7f\x01" "E\xC3\xA9"), "a b c dee");
   doc.Parse(R"({"type": "BertNormalizer", "lowercase": false})");
   n = Normalizer::FromJson(&doc);
   ASSERT_TRUE(n.ok());
