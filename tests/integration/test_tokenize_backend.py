@@ -274,6 +274,9 @@ def test_embeddings_errors_are_openai_shaped(server):
         ({"model": "bert_tokenize", "input": []}, 400, "empty list"),
         ({"model": "bert_tokenize", "input": [1, 2]}, 400, "token ids"),
         ({"model": "bert_tokenize", "input": "x", "encoding_format": "int8"}, 400, "encoding_format"),
+        ({"model": "bert_tokenize", "input": ["x"] * 3000}, 400, "3000 items; the limit is 2048"),
+        ({"model": "bert_tokenize", "input": "x", "dimensions": -1}, 400, "'dimensions'"),
+        (b'{"model": "m", "input": ' + b"[" * 200 + b"]" * 200 + b"}", 400, "request body"),
         ({"model": "nope", "input": "x"}, 404, "does not exist"),
         ({"model": "bert_tokenize", "input": "x"}, 404, "is not an embedding model"),
     ]
