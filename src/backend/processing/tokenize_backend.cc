@@ -1,9 +1,9 @@
 // The `tokenize` processing backend (contract: docs/pipelines.md "tokenize").
 //
 //   input  TEXT            TYPE_STRING [1]   UTF-8 text (any name)
-//   output input_ids       TYPE_INT64  [L]   declare the ones the next step needs
-//          attention_mask  TYPE_INT64  [L]
-//          token_type_ids  TYPE_INT64  [L]
+//   output input_ids       TYPE_INT64  [L]   declare the ones the next step needs;
+//          attention_mask  TYPE_INT64  [L]   each TYPE_INT64 or TYPE_INT32 (what
+//          token_type_ids  TYPE_INT64  [L]   TensorRT-style encoders take)
 //   parameters tokenizer (default "tokenizer.json", relative to the version directory),
 //              max_length (= L, required), add_special_tokens ("true" default)
 //
@@ -39,6 +39,7 @@ struct TokenizeOptions {
   int64_t max_length = 0;
   bool add_special_tokens = true;
   std::vector<OutputKind> outputs;  // config output order
+  std::vector<bool> int32;          // per output: TYPE_INT32 rather than TYPE_INT64
 };
 
 absl::StatusOr<bool> BoolParameter(const inference::ModelConfig& config, std::string_view key, bool dflt) {
@@ -88,13 +89,15 @@ absl::StatusOr<TokenizeOptions> ParseOptions(const inference::ModelConfig& confi
     for (OutputKind seen : options.outputs) {
       if (seen == kind) return absl::InvalidArgumentError(StrCat(kName, ": output '", output.name(), "' twice"));
     }
-    if (output.data_type() != inference::TYPE_INT64 || output.dims_size() != 1 ||
+    const bool int32 = output.data_type() == inference::TYPE_INT32;
+    if ((output.data_type() != inference::TYPE_INT64 && !int32) || output.dims_size() != 1 ||
         output.dims(0) != options.max_length) {
       return absl::InvalidArgumentError(StrCat(kName, ": output '", output.name(),
-                                               "' must be TYPE_INT64 with dims [max_length] = [",
+                                               "' must be TYPE_INT64 or TYPE_INT32 with dims [max_length] = [",
                                                options.max_length, "]"));
     }
     options.outputs.push_back(static_cast<OutputKind>(kind));
+    options.int32.push_back(int32);
   }
   return options;
 }
@@ -117,9 +120,9 @@ class TokenizeInstance : public ModelInstance {
     for (size_t o = 0; o < options_.outputs.size(); ++o) {
       Tensor t;
       t.name = std::string(kOutputNames[options_.outputs[o]]);
-      t.dtype = DataType::kInt64;
+      t.dtype = options_.int32[o] ? DataType::kInt32 : DataType::kInt64;
       t.shape = batched ? Shape{static_cast<int64_t>(batch), options_.max_length} : Shape{options_.max_length};
-      t.data = Buffer::Allocate(batch * length * sizeof(int64_t), &data[o]);
+      t.data = Buffer::Allocate(batch * length * (options_.int32[o] ? sizeof(int32_t) : sizeof(int64_t)), &data[o]);
       outputs.push_back(std::move(t));
     }
     for (size_t i = 0; i < batch; ++i) {
@@ -128,15 +131,11 @@ class TokenizeInstance : public ModelInstance {
             StrCat(kName, ": input '", input.name, "' element ", i, " is not valid UTF-8"));
       }
       const text::Encoding encoding = tokenizer_->EncodeTruncated(texts[i], options_.add_special_tokens, length);
-      const size_t n = encoding.ids.size();
       for (size_t o = 0; o < options_.outputs.size(); ++o) {
-        int64_t* row = reinterpret_cast<int64_t*>(data[o]) + i * length;
-        for (size_t k = 0; k < length; ++k) {
-          switch (options_.outputs[o]) {
-            case kInputIds: row[k] = k < n ? encoding.ids[k] : pad_id_; break;
-            case kAttentionMask: row[k] = k < n ? 1 : 0; break;
-            case kTokenTypeIds: row[k] = k < n ? encoding.type_ids[k] : 0; break;
-          }
+        if (options_.int32[o]) {
+          FillRow(options_.outputs[o], encoding, reinterpret_cast<int32_t*>(data[o]) + i * length, length);
+        } else {
+          FillRow(options_.outputs[o], encoding, reinterpret_cast<int64_t*>(data[o]) + i * length, length);
         }
       }
     }
@@ -144,6 +143,19 @@ class TokenizeInstance : public ModelInstance {
   }
 
  private:
+  // One row of `kind`: the encoding, then padding, to `length`.
+  template <typename T>
+  void FillRow(OutputKind kind, const text::Encoding& encoding, T* row, size_t length) const {
+    const size_t n = encoding.ids.size();
+    for (size_t k = 0; k < length; ++k) {
+      switch (kind) {
+        case kInputIds: row[k] = static_cast<T>(k < n ? encoding.ids[k] : pad_id_); break;
+        case kAttentionMask: row[k] = k < n ? 1 : 0; break;
+        case kTokenTypeIds: row[k] = static_cast<T>(k < n ? encoding.type_ids[k] : 0); break;
+      }
+    }
+  }
+
   const inference::ModelConfig& config_;
   const TokenizeOptions& options_;
   const std::shared_ptr<const text::Tokenizer> tokenizer_;

@@ -116,6 +116,31 @@ TEST_F(TokenizeBackendTest, UnbatchedBpeWithoutSpecialTokensAndOneOutput) {
   EXPECT_THAT(Values((*out)[0]), ElementsAre('a', 258, 0, 0));
 }
 
+TEST_F(TokenizeBackendTest, Int32OutputsForEncodersThatTakeThem) {
+  inference::ModelConfig config = Config(R"(
+    name: "tok" backend: "tokenize" max_batch_size: 2
+    input [ { name: "T" data_type: TYPE_STRING dims: [ 1 ] } ]
+    output [ { name: "attention_mask" data_type: TYPE_INT64 dims: [ 5 ] },
+             { name: "input_ids" data_type: TYPE_INT32 dims: [ 5 ] } ]
+    parameters { key: "max_length" value { string_value: "5" } })");
+  auto model = Load(config);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto instance = (*model)->CreateInstance({});
+  std::vector<Tensor> in;
+  in.push_back(Texts({"hello world", "cafe"}, true));
+  auto out = (*instance)->Execute(std::move(in));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[0].name, "attention_mask");
+  EXPECT_THAT(Values((*out)[0]), ElementsAre(1, 1, 1, 1, 0, 1, 1, 1, 0, 0));
+  EXPECT_EQ((*out)[1].name, "input_ids");
+  EXPECT_EQ((*out)[1].dtype, DataType::kInt32);
+  std::vector<int32_t> ids(10);
+  ASSERT_EQ((*out)[1].data.size(), ids.size() * sizeof(int32_t));
+  std::memcpy(ids.data(), (*out)[1].data.data(), (*out)[1].data.size());
+  EXPECT_THAT(ids, ElementsAre(2, 17, 18, 3, 0, 2, 9, 3, 0, 0));
+}
+
 TEST_F(TokenizeBackendTest, InvalidUtf8IsAClientErrorNamingTheElement) {
   inference::ModelConfig config = Config(kBatched);
   auto model = Load(config);
@@ -143,11 +168,11 @@ TEST_F(TokenizeBackendTest, ConfigErrorsNameTheParameterOrTensor) {
   EXPECT_THAT(error(in + out6 + R"(parameters { key: "max_length" value { string_value: "6x" } })"),
               HasSubstr("parameters[max_length] '6x'"));
   EXPECT_THAT(error(in + out6 + R"(parameters { key: "max_length" value { string_value: "5" } })"),
-              HasSubstr("output 'input_ids' must be TYPE_INT64 with dims [max_length] = [5]"));
+              HasSubstr("output 'input_ids' must be TYPE_INT64 or TYPE_INT32 with dims [max_length] = [5]"));
   EXPECT_THAT(error(in + R"(output [ { name: "ids" data_type: TYPE_INT64 dims: [ 6 ] } ] )" + len6),
               HasSubstr("output 'ids' is not one of"));
-  EXPECT_THAT(error(in + R"(output [ { name: "input_ids" data_type: TYPE_INT32 dims: [ 6 ] } ] )" + len6),
-              HasSubstr("must be TYPE_INT64"));
+  EXPECT_THAT(error(in + R"(output [ { name: "input_ids" data_type: TYPE_FP32 dims: [ 6 ] } ] )" + len6),
+              HasSubstr("must be TYPE_INT64 or TYPE_INT32"));
   EXPECT_THAT(error(R"(name: "t" backend: "tokenize" input [ { name: "T" data_type: TYPE_FP32 dims: [ 1 ] } ] )" +
                     out6 + len6),
               HasSubstr("TYPE_STRING and dims [1]"));
