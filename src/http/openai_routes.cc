@@ -13,7 +13,7 @@
 #include "http/url_path.h"
 #include "llm/openai_protocol.h"
 #include "llm/text_generator.h"
-#include "llm/unicode.h"
+#include "llm/text_imports.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 

@@ -41,7 +41,7 @@
 #include "llm/sampling_params.h"
 #include "llm/scheduler.h"
 #include "llm/text_stream.h"
-#include "llm/tokenizer.h"
+#include "llm/text_imports.h"
 
 namespace infera::llm {
 

@@ -6,8 +6,7 @@
 #include "common/json_writer.h"
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "llm/json_util.h"
-#include "llm/unicode.h"
+#include "llm/text_imports.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 

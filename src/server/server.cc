@@ -37,6 +37,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->backends_.Register(CreateClassifyBackend());
   server->backends_.Register(CreateDetectPostprocessBackend());
   server->backends_.Register(CreatePoolBackend());
+  server->backends_.Register(CreateTokenizeBackend());
   server->backends_.Register(llm::CreateLlmBackend());
   server->backends_.Register(CreateFaultInjectionBackend());
 
@@ -119,6 +120,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
       std::make_unique<RepositoryRoutes>(*server->manager_, *server->admin_, http_guard);
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
   server->shared_memory_routes_ = std::make_unique<SharedMemoryRoutes>(server->shared_memory_, http_guard);
+  server->embeddings_routes_ = std::make_unique<EmbeddingsRoutes>(*server->manager_);
 
   HttpServer::Options http_options;
   http_options.address = options.http_address;
@@ -135,12 +137,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   }
   const KServeRoutes* routes = server->routes_.get();
   const OpenAiRoutes* openai = server->openai_routes_.get();
-  auto http = HttpServer::Start(http_options, [raw, routes, openai, guard = std::move(http_guard)](
+  const EmbeddingsRoutes* embeddings = server->embeddings_routes_.get();
+  auto http = HttpServer::Start(http_options, [raw, routes, openai, embeddings, guard = std::move(http_guard)](
                                                   HttpRequest request, HttpResponder responder) {
     if (IsTraceSettingPath(request.path())) {
       return std::move(responder).Send(
           HandleTraceSettingRequest(request, *raw->manager_, *raw->trace_settings_, guard));
     }
+    if (request.path() == "/v1/embeddings") return embeddings->Handle(std::move(request), std::move(responder));
     if (OpenAiRoutes::Matches(request.path())) return openai->Handle(std::move(request), std::move(responder));
     if (request.path() == "/metrics" && raw->metrics_) {
       return std::move(responder).Send(raw->MetricsResponse());

@@ -25,6 +25,7 @@
 #include "http/kserve_routes.h"
 #include "http/repository_routes.h"
 #include "http/shared_memory_routes.h"
+#include "http/embeddings_routes.h"
 #include "http/openai_routes.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
@@ -71,6 +72,7 @@ class Server {
   std::unique_ptr<RepositoryRoutes> repository_routes_;
   std::unique_ptr<SharedMemoryRoutes> shared_memory_routes_;
   std::unique_ptr<OpenAiRoutes> openai_routes_;
+  std::unique_ptr<EmbeddingsRoutes> embeddings_routes_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> metrics_http_;  // --metrics-port

@@ -5,7 +5,9 @@
 #ifndef INFERA_BACKEND_PROCESSING_PROCESSING_BACKENDS_H_
 #define INFERA_BACKEND_PROCESSING_PROCESSING_BACKENDS_H_
 
+#include <cstddef>
 #include <memory>
+#include <string_view>
 
 #include "backend/backend.h"
 
@@ -24,6 +26,23 @@ std::unique_ptr<Backend> CreateDetectPostprocessBackend();
 // pool: token_embeddings [L,D] (+ attention_mask [L]) → embedding [D], mean or CLS, L2.
 std::unique_ptr<Backend> CreatePoolBackend();
 // --- end post-processing ---
+// --- tokenize (tokenize_backend.cc) ---
+// UTF-8 text (BYTES [1]) → input_ids / attention_mask / token_type_ids (INT64 [L]) with
+// a Hugging Face tokenizer.json (WordPiece or BPE), truncated and padded to
+// `max_length` = L. Contract: docs/pipelines.md "tokenize".
+std::unique_ptr<Backend> CreateTokenizeBackend();
+
+// What a loaded `tokenize` model offers besides Infer(): the number of tokens it feeds
+// the next step for `text` (special tokens included, at most max_length), for the
+// OpenAI embeddings usage counts (http/embeddings_routes.h). Reach it by
+// dynamic_cast<const TokenCounter*>(&version->loaded_model()).
+//
+// Thread-safe (const; the tokenizer is immutable).
+class TokenCounter {
+ public:
+  virtual ~TokenCounter() = default;
+  virtual size_t CountTokens(std::string_view text) const = 0;
+};
 
 }  // namespace infera
 

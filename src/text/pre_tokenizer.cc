@@ -1,11 +1,11 @@
-#include "llm/pre_tokenizer.h"
+#include "text/pre_tokenizer.h"
 
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "llm/json_util.h"
-#include "llm/unicode.h"
+#include "text/json_util.h"
+#include "text/unicode.h"
 
-namespace infera::llm {
+namespace infera::text {
 namespace {
 
 constexpr std::string_view kGpt2Pattern =
@@ -95,7 +95,7 @@ std::vector<std::string> SplitByPattern(std::string_view text, SplitPattern patt
 }
 
 struct PreTokenizer::Step {
-  enum Kind { kSplit, kByteLevel, kMetaspace, kDigits } kind = kSplit;
+  enum Kind { kSplit, kByteLevel, kMetaspace, kDigits, kBert, kWhitespaceSplit } kind = kSplit;
   SplitPattern pattern = SplitPattern::kGpt2;
   bool add_prefix_space = false;
   bool use_regex = true;
@@ -143,6 +143,10 @@ absl::Status ParseStep(const rapidjson::Value& v, std::vector<std::shared_ptr<co
     step->prepend_scheme = GetString(v, "prepend_scheme")
                                .value_or(GetBool(v, "add_prefix_space").value_or(true) ? "always" : "never");
     step->split = GetBool(v, "split").value_or(true);
+  } else if (type == "BertPreTokenizer") {
+    step->kind = Step::kBert;
+  } else if (type == "WhitespaceSplit") {
+    step->kind = Step::kWhitespaceSplit;
   } else if (type == "Digits") {
     step->kind = Step::kDigits;
     step->individual_digits = GetBool(v, "individual_digits").value_or(false);
@@ -187,6 +191,31 @@ void ApplyMetaspace(const Step& step, bool first_segment, std::vector<std::strin
   pieces = std::move(out);
 }
 
+// BERT's punctuation: ASCII punctuation (Rust's is_ascii_punctuation, which includes
+// symbols such as $ + < = > ^ ` |) or Unicode category P*.
+bool IsBertPunctuation(char32_t c) {
+  if (c < 0x80) return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
+                       (c >= 0x7B && c <= 0x7E);
+  return IsPunctuation(c);
+}
+
+// Whitespace runs removed; with `isolate_punctuation` every BERT punctuation character
+// becomes a piece of its own.
+void SplitWhitespace(std::string_view piece, bool isolate_punctuation, std::vector<std::string>& out) {
+  std::u32string cur;
+  for (char32_t c : DecodeUtf8(piece)) {
+    if (IsWhitespace(c)) {
+      if (!cur.empty()) out.push_back(EncodeUtf8(cur)), cur.clear();
+    } else if (isolate_punctuation && IsBertPunctuation(c)) {
+      if (!cur.empty()) out.push_back(EncodeUtf8(cur)), cur.clear();
+      out.push_back(EncodeUtf8(std::u32string(1, c)));
+    } else {
+      cur.push_back(c);
+    }
+  }
+  if (!cur.empty()) out.push_back(EncodeUtf8(cur));
+}
+
 }  // namespace
 
 absl::StatusOr<PreTokenizer> PreTokenizer::FromJson(const rapidjson::Value* json) {
@@ -222,6 +251,10 @@ std::vector<std::string> PreTokenizer::Split(std::string_view text, bool first_s
         out = pieces;
         ApplyMetaspace(*step, first_segment, out);
         break;
+      case Step::kBert:
+      case Step::kWhitespaceSplit:
+        for (const auto& p : pieces) SplitWhitespace(p, step->kind == Step::kBert, out);
+        break;
       case Step::kDigits:
         for (const auto& p : pieces) {
           const std::u32string s = DecodeUtf8(p);
@@ -242,4 +275,4 @@ std::vector<std::string> PreTokenizer::Split(std::string_view text, bool first_s
   return pieces;
 }
 
-}  // namespace infera::llm
+}  // namespace infera::text

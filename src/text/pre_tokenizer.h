@@ -10,11 +10,14 @@
 //                                             Debian's C++ stack handles \p{L} with lookahead)
 //   Metaspace {replacement, prepend_scheme, split}   SentencePiece-style "▁" words
 //   Digits {individual_digits}
+//   BertPreTokenizer                          whitespace removed, punctuation isolated
+//                                             (ASCII punctuation or Unicode P*)
+//   WhitespaceSplit                           whitespace removed
 // Anything else is a load error naming the type or pattern.
 //
 // Thread-safe after construction (const).
-#ifndef INFERA_LLM_PRE_TOKENIZER_H_
-#define INFERA_LLM_PRE_TOKENIZER_H_
+#ifndef INFERA_TEXT_PRE_TOKENIZER_H_
+#define INFERA_TEXT_PRE_TOKENIZER_H_
 
 #include <memory>
 #include <string>
@@ -24,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "rapidjson/document.h"
 
-namespace infera::llm {
+namespace infera::text {
 
 // Regex families the hand-written matchers implement.
 enum class SplitPattern { kGpt2, kCl100k, kQwen2 };
@@ -52,6 +55,6 @@ class PreTokenizer {
   bool byte_level_ = false;
 };
 
-}  // namespace infera::llm
+}  // namespace infera::text
 
-#endif  // INFERA_LLM_PRE_TOKENIZER_H_
+#endif  // INFERA_TEXT_PRE_TOKENIZER_H_

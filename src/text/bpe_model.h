@@ -9,8 +9,8 @@
 // emitted whole.
 //
 // Thread-safe after construction (const).
-#ifndef INFERA_LLM_BPE_MODEL_H_
-#define INFERA_LLM_BPE_MODEL_H_
+#ifndef INFERA_TEXT_BPE_MODEL_H_
+#define INFERA_TEXT_BPE_MODEL_H_
 
 #include <cstdint>
 #include <optional>
@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "rapidjson/document.h"
 
-namespace infera::llm {
+namespace infera::text {
 
 class BpeModel {
  public:
@@ -60,6 +60,6 @@ class BpeModel {
   int32_t byte_ids_[256];
 };
 
-}  // namespace infera::llm
+}  // namespace infera::text
 
-#endif  // INFERA_LLM_BPE_MODEL_H_
+#endif  // INFERA_TEXT_BPE_MODEL_H_

@@ -1,4 +1,4 @@
-#include "llm/json_util.h"
+#include "text/json_util.h"
 
 #include <fstream>
 #include <sstream>
@@ -6,7 +6,7 @@
 #include "common/json_reader.h"
 #include "common/str_cat.h"
 
-namespace infera::llm {
+namespace infera::text {
 
 absl::StatusOr<std::string> ReadFileToString(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -52,4 +52,4 @@ std::optional<bool> GetBool(const rapidjson::Value& obj, std::string_view key) {
   return v->GetBool();
 }
 
-}  // namespace infera::llm
+}  // namespace infera::text

@@ -1,13 +1,13 @@
-#include "llm/tokenizer.h"
+#include "text/tokenizer.h"
 
 #include <algorithm>
 
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "llm/json_util.h"
-#include "llm/unicode.h"
+#include "text/json_util.h"
+#include "text/unicode.h"
 
-namespace infera::llm {
+namespace infera::text {
 namespace {
 
 // "<s>" or {"content": "<s>", ...}
@@ -17,25 +17,72 @@ std::string TokenContent(const rapidjson::Value* v) {
   return GetString(*v, "content").value_or("");
 }
 
+std::string ReplaceAll(std::string s, std::string_view from, std::string_view to) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
+    out.append(s, pos, hit - pos);
+    out += to;
+  }
+  out.append(s, pos);
+  return out;
+}
+
+// The WordPiece decoder's `cleanup` (Hugging Face's clean_up_tokenization).
+std::string CleanUpTokenization(std::string s) {
+  static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
+      {" .", "."},     {" ?", "?"},       {" !", "!"},       {" ,", ","},     {" ' ", "'"},        {" n't", "n't"},
+      {" 'm", "'m"},   {" do not", " don't"}, {" 's", "'s"},  {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kRules) s = ReplaceAll(std::move(s), from, to);
+  return s;
+}
+
 bool IsSpaceByte(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-absl::Status ParseTemplate(const rapidjson::Value& pp, std::vector<int32_t>& prefix,
-                           std::vector<int32_t>& suffix, const rapidjson::Value* special_tokens) {
+// The single-sequence template of a TemplateProcessing post-processor.
+struct Template {
+  std::vector<int32_t> prefix, suffix, prefix_types, suffix_types;
+  int32_t sequence_type = 0;
+};
+
+absl::Status ParseTemplate(const rapidjson::Value& pp, Template& t, const rapidjson::Value* special_tokens) {
   const rapidjson::Value* single = FindMember(pp, "single");
   if (!single || !single->IsArray()) return absl::InvalidArgumentError("TemplateProcessing without 'single'");
   bool seen_sequence = false;
   for (const auto& piece : single->GetArray()) {
-    if (FindMember(piece, "Sequence")) {
+    if (const rapidjson::Value* seq = FindMember(piece, "Sequence")) {
       seen_sequence = true;
+      t.sequence_type = static_cast<int32_t>(GetInt(*seq, "type_id").value_or(0));
       continue;
     }
     const rapidjson::Value* st = FindMember(piece, "SpecialToken");
     auto id = st ? GetString(*st, "id") : std::nullopt;
+    const int32_t type_id = st ? static_cast<int32_t>(GetInt(*st, "type_id").value_or(0)) : 0;
     const rapidjson::Value* entry = id && special_tokens ? FindMember(*special_tokens, *id) : nullptr;
     const rapidjson::Value* ids = entry ? FindMember(*entry, "ids") : nullptr;
     if (!ids || !ids->IsArray()) return absl::InvalidArgumentError("TemplateProcessing piece without ids");
-    for (const auto& i : ids->GetArray()) (seen_sequence ? suffix : prefix).push_back(i.GetInt());
+    for (const auto& i : ids->GetArray()) {
+      if (!i.IsInt() || i.GetInt() < 0) return absl::InvalidArgumentError("TemplateProcessing id is not an id");
+      (seen_sequence ? t.suffix : t.prefix).push_back(i.GetInt());
+      (seen_sequence ? t.suffix_types : t.prefix_types).push_back(type_id);
+    }
   }
+  return absl::OkStatus();
+}
+
+// BertProcessing / RobertaProcessing: {"cls": ["[CLS]", 101], "sep": ["[SEP]", 102]}.
+absl::Status ParseClsSep(const rapidjson::Value& pp, Template& t) {
+  auto id_of = [&](std::string_view key) -> std::optional<int32_t> {
+    const rapidjson::Value* v = FindMember(pp, key);
+    if (!v || !v->IsArray() || v->Size() != 2 || !(*v)[1].IsInt() || (*v)[1].GetInt() < 0) return std::nullopt;
+    return (*v)[1].GetInt();
+  };
+  auto cls = id_of("cls"), sep = id_of("sep");
+  if (!cls || !sep) return absl::InvalidArgumentError("BertProcessing needs \"cls\" and \"sep\" as [token, id]");
+  t.prefix = {*cls};
+  t.prefix_types = {0};
+  t.suffix = {*sep};
+  t.suffix_types = {0};
   return absl::OkStatus();
 }
 
@@ -67,7 +114,12 @@ absl::Status Tokenizer::ParseTokenizerJson(std::string_view text) {
   RETURN_IF_ERROR(ParseJson(text, "tokenizer.json", doc));
   const rapidjson::Value* model = FindMember(doc, "model");
   if (!model) return absl::InvalidArgumentError("tokenizer.json: no \"model\"");
-  ASSIGN_OR_RETURN(bpe_, BpeModel::FromJson(*model));
+  if (GetString(*model, "type") == "WordPiece") {
+    ASSIGN_OR_RETURN(WordPieceModel wordpiece, WordPieceModel::FromJson(*model));
+    wordpiece_ = std::move(wordpiece);
+  } else {
+    ASSIGN_OR_RETURN(bpe_, BpeModel::FromJson(*model));
+  }
   ASSIGN_OR_RETURN(normalizer_, Normalizer::FromJson(FindMember(doc, "normalizer")));
   ASSIGN_OR_RETURN(pre_tokenizer_, PreTokenizer::FromJson(FindMember(doc, "pre_tokenizer")));
   if (const rapidjson::Value* added = FindMember(doc, "added_tokens"); added && added->IsArray()) {
@@ -93,10 +145,24 @@ absl::Status Tokenizer::ParseTokenizerJson(std::string_view text) {
       }
     }
     for (const rapidjson::Value* p : processors) {
-      if (GetString(*p, "type") == "TemplateProcessing") {
-        RETURN_IF_ERROR(ParseTemplate(*p, prefix_ids_, suffix_ids_, FindMember(*p, "special_tokens")));
-        has_template_ = true;
+      const std::string type = GetString(*p, "type").value_or("");
+      Template t;
+      if (type == "TemplateProcessing") {
+        RETURN_IF_ERROR(ParseTemplate(*p, t, FindMember(*p, "special_tokens")));
+      } else if (type == "BertProcessing" || type == "RobertaProcessing") {
+        RETURN_IF_ERROR(ParseClsSep(*p, t));
+      } else {
+        continue;  // ByteLevel post-processing (offsets only) and the like
       }
+      prefix_ids_ = std::move(t.prefix), suffix_ids_ = std::move(t.suffix);
+      prefix_type_ids_ = std::move(t.prefix_types), suffix_type_ids_ = std::move(t.suffix_types);
+      sequence_type_id_ = t.sequence_type;
+      has_template_ = true;
+    }
+  }
+  if (const rapidjson::Value* padding = FindMember(doc, "padding")) {
+    if (auto pad_id = GetInt(*padding, "pad_id"); pad_id && *pad_id >= 0 && *pad_id <= INT32_MAX) {
+      pad_id_ = static_cast<int32_t>(*pad_id);
     }
   }
   RETURN_IF_ERROR(ParseDecoder(FindMember(doc, "decoder")));
@@ -106,7 +172,7 @@ absl::Status Tokenizer::ParseTokenizerJson(std::string_view text) {
 
 absl::Status Tokenizer::ParseDecoder(const void* raw) {
   const auto* json = static_cast<const rapidjson::Value*>(raw);
-  if (!json) {
+  if (!json || json->IsNull()) {
     decode_byte_level_ = pre_tokenizer_.byte_level();
     return absl::OkStatus();
   }
@@ -131,6 +197,12 @@ absl::Status Tokenizer::ParseDecoder(const void* raw) {
       decode_replacements_.emplace_back(*from, GetString(*d, "content").value_or(""));
     } else if (type == "Strip") {
       if (GetInt(*d, "start").value_or(0) > 0) decode_strip_leading_space_ = true;
+    } else if (type == "WordPiece") {
+      // Tokens are words joined by spaces unless they carry the prefix ("##ing").
+      decode_wordpiece_prefix_ = GetString(*d, "prefix").value_or("##");
+      decode_wordpiece_ = true;
+      decode_strip_leading_space_ = true;
+      decode_wordpiece_cleanup_ = GetBool(*d, "cleanup").value_or(true);
     } else if (type == "Metaspace") {
       decode_replacements_.emplace_back(GetString(*d, "replacement").value_or("\xE2\x96\x81"), " ");
       const std::string scheme = GetString(*d, "prepend_scheme").value_or(
@@ -144,15 +216,27 @@ absl::Status Tokenizer::ParseDecoder(const void* raw) {
   return absl::OkStatus();
 }
 
+int32_t Tokenizer::ModelVocabSize() const { return wordpiece_ ? wordpiece_->vocab_size() : bpe_.vocab_size(); }
+
+const std::string& Tokenizer::ModelIdToToken(int32_t id) const {
+  return wordpiece_ ? wordpiece_->IdToToken(id) : bpe_.IdToToken(id);
+}
+
 void Tokenizer::BuildTokenBytes() {
-  int32_t size = bpe_.vocab_size();
+  int32_t size = ModelVocabSize();
   for (const auto& a : added_) size = std::max(size, a.id + 1);
   token_bytes_.assign(size, "");
   special_.assign(size, false);
-  for (int32_t id = 0; id < bpe_.vocab_size(); ++id) {
-    const std::string& token = bpe_.IdToToken(id);
+  for (int32_t id = 0; id < ModelVocabSize(); ++id) {
+    const std::string& token = ModelIdToToken(id);
     std::string bytes;
-    if (decode_byte_level_) {
+    if (decode_wordpiece_) {
+      if (!decode_wordpiece_prefix_.empty() && token.starts_with(decode_wordpiece_prefix_)) {
+        bytes = token.substr(decode_wordpiece_prefix_.size());
+      } else {
+        bytes = " " + token;
+      }
+    } else if (decode_byte_level_) {
       for (char32_t c : DecodeUtf8(token)) {
         const int b = UnicodeToByte(c);
         if (b >= 0) bytes.push_back(static_cast<char>(b));
@@ -176,7 +260,7 @@ void Tokenizer::BuildTokenBytes() {
     token_bytes_[id] = std::move(bytes);
   }
   for (const auto& a : added_) {
-    token_bytes_[a.id] = a.content;
+    token_bytes_[a.id] = decode_wordpiece_ ? " " + a.content : a.content;
     special_[a.id] = a.special;
   }
 }
@@ -226,7 +310,7 @@ std::optional<int32_t> Tokenizer::TokenToId(std::string_view token) const {
   for (const auto& a : added_) {
     if (a.content == token) return a.id;
   }
-  return bpe_.TokenToId(token);
+  return wordpiece_ ? wordpiece_->TokenToId(token) : bpe_.TokenToId(token);
 }
 
 std::string_view Tokenizer::TokenBytes(int32_t id) const {
@@ -239,15 +323,14 @@ bool Tokenizer::IsSpecial(int32_t id) const { return id >= 0 && id < vocab_size(
 void Tokenizer::EncodeSegment(std::string_view text, bool first, std::vector<int32_t>& ids) const {
   if (text.empty()) return;
   const std::string normalized = normalizer_.Normalize(text);
-  for (const std::string& piece : pre_tokenizer_.Split(normalized, first)) bpe_.Encode(piece, ids);
+  for (const std::string& piece : pre_tokenizer_.Split(normalized, first)) {
+    if (wordpiece_) wordpiece_->Encode(piece, ids);
+    else bpe_.Encode(piece, ids);
+  }
 }
 
-std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special_tokens) const {
+std::vector<int32_t> Tokenizer::EncodeContent(std::string_view text) const {
   std::vector<int32_t> ids;
-  if (add_special_tokens) {
-    if (has_template_) ids = prefix_ids_;
-    else if (add_bos_ && bos_id_) ids.push_back(*bos_id_);
-  }
   size_t segment_start = 0;
   bool first = true;
   for (size_t i = 0; i < text.size();) {
@@ -276,11 +359,56 @@ std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special_t
     segment_start = i;
   }
   EncodeSegment(text.substr(segment_start), first, ids);
-  if (add_special_tokens) {
-    if (has_template_) ids.insert(ids.end(), suffix_ids_.begin(), suffix_ids_.end());
-    else if (add_eos_ && !eos_ids_.empty()) ids.push_back(eos_ids_.front());
-  }
   return ids;
+}
+
+void Tokenizer::SpecialTokens(std::vector<int32_t>& prefix, std::vector<int32_t>& suffix) const {
+  if (has_template_) {
+    prefix = prefix_ids_;
+    suffix = suffix_ids_;
+    return;
+  }
+  if (add_bos_ && bos_id_) prefix.push_back(*bos_id_);
+  if (add_eos_ && !eos_ids_.empty()) suffix.push_back(eos_ids_.front());
+}
+
+std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special_tokens) const {
+  std::vector<int32_t> content = EncodeContent(text);
+  if (!add_special_tokens) return content;
+  std::vector<int32_t> ids, suffix;
+  SpecialTokens(ids, suffix);
+  ids.insert(ids.end(), content.begin(), content.end());
+  ids.insert(ids.end(), suffix.begin(), suffix.end());
+  return ids;
+}
+
+size_t Tokenizer::num_special_tokens(bool add_special_tokens) const {
+  if (!add_special_tokens) return 0;
+  std::vector<int32_t> prefix, suffix;
+  SpecialTokens(prefix, suffix);
+  return prefix.size() + suffix.size();
+}
+
+Encoding Tokenizer::EncodeTruncated(std::string_view text, bool add_special_tokens, size_t max_length) const {
+  std::vector<int32_t> content = EncodeContent(text);
+  std::vector<int32_t> prefix, suffix, prefix_types, suffix_types;
+  if (add_special_tokens) {
+    SpecialTokens(prefix, suffix);
+    if (has_template_) prefix_types = prefix_type_ids_, suffix_types = suffix_type_ids_;
+  }
+  prefix_types.resize(prefix.size(), 0);
+  suffix_types.resize(suffix.size(), 0);
+  const size_t specials = prefix.size() + suffix.size();
+  const size_t room = max_length > specials ? max_length - specials : 0;
+  if (content.size() > room) content.resize(room);
+  Encoding out;
+  out.ids = std::move(prefix);
+  out.ids.insert(out.ids.end(), content.begin(), content.end());
+  out.ids.insert(out.ids.end(), suffix.begin(), suffix.end());
+  out.type_ids = std::move(prefix_types);
+  out.type_ids.resize(out.type_ids.size() + content.size(), has_template_ && add_special_tokens ? sequence_type_id_ : 0);
+  out.type_ids.insert(out.type_ids.end(), suffix_types.begin(), suffix_types.end());
+  return out;
 }
 
 std::string Tokenizer::Decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
@@ -290,7 +418,8 @@ std::string Tokenizer::Decode(const std::vector<int32_t>& ids, bool skip_special
     bytes.append(TokenBytes(id));
   }
   if (decode_strip_leading_space_ && !bytes.empty() && bytes[0] == ' ') bytes.erase(0, 1);
+  if (decode_wordpiece_cleanup_) bytes = CleanUpTokenization(bytes);
   return SanitizeUtf8(bytes);
 }
 
-}  // namespace infera::llm
+}  // namespace infera::text

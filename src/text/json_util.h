@@ -2,8 +2,8 @@
 // tokenizer.json, ...) and OpenAI request bodies.
 //
 // Thread-safe (pure functions).
-#ifndef INFERA_LLM_JSON_UTIL_H_
-#define INFERA_LLM_JSON_UTIL_H_
+#ifndef INFERA_TEXT_JSON_UTIL_H_
+#define INFERA_TEXT_JSON_UTIL_H_
 
 #include <cstdint>
 #include <filesystem>
@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "rapidjson/document.h"
 
-namespace infera::llm {
+namespace infera::text {
 
 // Reads a whole file. NotFound / Internal naming the path.
 absl::StatusOr<std::string> ReadFileToString(const std::filesystem::path& path);
@@ -35,6 +35,6 @@ inline std::string_view AsView(const rapidjson::Value& v) {
   return {v.GetString(), v.GetStringLength()};
 }
 
-}  // namespace infera::llm
+}  // namespace infera::text
 
-#endif  // INFERA_LLM_JSON_UTIL_H_
+#endif  // INFERA_TEXT_JSON_UTIL_H_

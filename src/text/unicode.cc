@@ -1,9 +1,9 @@
-#include "llm/unicode.h"
+#include "text/unicode.h"
 
 #include <algorithm>
 #include <array>
 
-namespace infera::llm {
+namespace infera::text {
 namespace {
 
 bool InRanges(char32_t c, const CodepointRange* ranges, size_t n) {
@@ -68,6 +68,63 @@ const ByteTables& GetByteTables() {
 }
 
 }  // namespace
+
+bool IsOtherCategory(char32_t c) {
+  return InRanges(c, unicode_internal::kOtherRanges, unicode_internal::kOtherRangesSize);
+}
+
+bool IsPunctuation(char32_t c) {
+  return InRanges(c, unicode_internal::kPunctuationRanges, unicode_internal::kPunctuationRangesSize);
+}
+
+bool IsNonspacingMark(char32_t c) {
+  return InRanges(c, unicode_internal::kNonspacingMarkRanges, unicode_internal::kNonspacingMarkRangesSize);
+}
+
+bool IsCjkIdeograph(char32_t c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+         (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+void AppendCanonicalDecomposition(char32_t c, std::u32string& out) {
+  // Hangul syllables (Unicode 3.12): S = SBase + (L * VCount + V) * TCount + T.
+  constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
+  constexpr char32_t kVCount = 21, kTCount = 28, kSCount = 19 * kVCount * kTCount;
+  if (c >= kSBase && c < kSBase + kSCount) {
+    const char32_t s = c - kSBase;
+    out.push_back(kLBase + s / (kVCount * kTCount));
+    out.push_back(kVBase + (s % (kVCount * kTCount)) / kTCount);
+    if (s % kTCount != 0) out.push_back(kTBase + s % kTCount);
+    return;
+  }
+  using unicode_internal::kDecompositions;
+  const auto* end = kDecompositions + unicode_internal::kDecompositionsSize;
+  const auto* it = std::lower_bound(kDecompositions, end, c, [](const unicode_internal::Decomposition& d,
+                                                                char32_t v) { return d.code_point < v; });
+  if (it == end || it->code_point != c) {
+    out.push_back(c);
+    return;
+  }
+  out.append(unicode_internal::kDecompositionData + it->offset, it->length);
+}
+
+void AppendLowercase(char32_t c, std::u32string& out) {
+  if (c < 0x80) {
+    out.push_back(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    return;
+  }
+  using unicode_internal::kLowercase;
+  const auto* end = kLowercase + unicode_internal::kLowercaseSize;
+  const auto* it = std::lower_bound(kLowercase, end, c, [](const unicode_internal::LowercaseMapping& m,
+                                                           char32_t v) { return m.code_point < v; });
+  if (it == end || it->code_point != c) {
+    out.push_back(c);
+    return;
+  }
+  out.push_back(it->first);
+  if (it->second != 0) out.push_back(it->second);
+}
 
 bool IsLetter(char32_t c) {
   if (c < 0x80) return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
@@ -166,4 +223,4 @@ int UnicodeToByte(char32_t c) {
   return c < t.size() ? t[c] : -1;
 }
 
-}  // namespace infera::llm
+}  // namespace infera::text

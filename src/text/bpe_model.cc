@@ -1,13 +1,13 @@
-#include "llm/bpe_model.h"
+#include "text/bpe_model.h"
 
 #include <cctype>
 #include <queue>
 
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "llm/json_util.h"
+#include "text/json_util.h"
 
-namespace infera::llm {
+namespace infera::text {
 namespace {
 
 size_t Utf8CharLength(unsigned char lead) {
@@ -161,4 +161,4 @@ void BpeModel::Encode(std::string_view piece, std::vector<int32_t>& ids) const {
   for (int i = 0; i >= 0 && i < n; i = next[i]) ids.push_back(sym[i]);
 }
 
-}  // namespace infera::llm
+}  // namespace infera::text
