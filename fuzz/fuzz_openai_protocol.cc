@@ -17,12 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   infera::llm::ChoiceDelta choice;
   infera::llm::Usage usage;
-  if (data[0] % 3 == 2) {
-    auto request = infera::llm::ParseEmbeddingRequest(body);
-    (void)infera::llm::OpenAiErrorJson(request.ok() ? 404 : 400,
-                                       request.ok() ? request->model : std::string(request.status().message()));
-    return 0;
-  }
   if (data[0] % 3 == 0) {
     auto request = infera::llm::ParseCompletionRequest(body);
     if (!request.ok()) {

@@ -1,5 +1,6 @@
 #include "http/embeddings_routes.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "common/str_cat.h"
 #include "common/utf8.h"
 #include "http/http_status.h"
+#include "llm/openai_protocol.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "repository/model_config_util.h"
@@ -31,24 +33,12 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 void WriteString(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
+// OpenAI-shaped error, the same rendering as the other /v1 routes (llm/openai_protocol.h:
+// 503 is a retryable ServiceUnavailableError), Retry-After on 429 / 503.
 HttpResponse Error(int status, std::string_view message) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  w.Key("error");
-  w.StartObject();
-  w.Key("message");
-  WriteString(w, ReplaceInvalidUtf8(message));  // messages may echo client bytes
-  w.Key("type");
-  w.String(status == 404 ? "NotFoundError" : status == 429 ? "RateLimitError"
-           : status >= 500 ? "InternalServerError" : "BadRequestError");
-  w.Key("param");
-  w.Null();
-  w.Key("code");
-  w.Int(status);
-  w.EndObject();
-  w.EndObject();
-  return HttpResponse{status, "application/json", std::string(b.GetString(), b.GetSize()), {}};
+  HttpResponse r{status, "application/json", llm::OpenAiErrorJson(status, message), {}};
+  if (status == 429 || status == 503) r.headers.emplace_back("Retry-After", "1");
+  return r;
 }
 
 HttpResponse Error(const absl::Status& status) {
@@ -200,14 +190,19 @@ absl::StatusOr<EmbeddingsRequest> ParseEmbeddingsRequest(std::string_view body) 
     for (rapidjson::SizeType i = 0; i < in.Size(); ++i) {
       if (in[i].IsString()) {
         r.inputs.push_back(text_of(in[i]));
-      } else if (in[i].IsNumber() || in[i].IsArray()) {
-        return absl::InvalidArgumentError("'input' as token ids is not supported: these models take text");
+      } else if (in[i].IsInt64() || (in[i].IsArray() && !in[i].Empty() &&
+                                       std::all_of(in[i].Begin(), in[i].End(),
+                                                   [](const rapidjson::Value& id) { return id.IsInt64(); }))) {
+        r.token_ids = true;
       } else {
         return absl::InvalidArgumentError(StrCat("'input[", i, "]' is not a string"));
       }
     }
   } else {
     return absl::InvalidArgumentError("'input' must be a string or a list of strings");
+  }
+  if (r.token_ids && !r.inputs.empty()) {
+    return absl::InvalidArgumentError("'input' mixes strings and token ids");
   }
   if (const rapidjson::Value* f = text::FindMember(doc, "encoding_format"); f && !f->IsNull()) {
     const std::string format = f->IsString() ? text_of(*f) : "";
@@ -227,9 +222,10 @@ absl::StatusOr<int64_t> EmbeddingDimension(const inference::ModelConfig& config)
   const bool vector_out = config.output_size() == 1 && config.output(0).data_type() == inference::TYPE_FP32 &&
                           config.output(0).dims_size() == 1 && config.output(0).dims(0) > 0;
   if (!text_in || !vector_out) {
-    return absl::NotFoundError(StrCat("The model `", config.name(),
-                                      "` is not an embedding model (one TYPE_STRING input of dims [1] and one "
-                                      "TYPE_FP32 output of dims [D])."));
+    return absl::NotFoundError(StrCat("model '", config.name(),
+                                      "' is not an embedding model: /v1/embeddings needs a model with one "
+                                      "TYPE_STRING input of dims [1] and one TYPE_FP32 output of dims [D] "
+                                      "(an embedding pipeline, docs/pipelines.md)"));
   }
   return config.output(0).dims(0);
 }
@@ -248,6 +244,11 @@ void EmbeddingsRoutes::Handle(HttpRequest request, HttpResponder responder) cons
   const inference::ModelConfig& config = (*version)->config();
   auto dimension = EmbeddingDimension(config);
   if (!dimension.ok()) return std::move(responder).Send(Error(dimension.status()));
+  if (parsed->token_ids) {
+    return std::move(responder).Send(
+        Error(400, StrCat("'input' as token ids is not supported: model `", parsed->model,
+                          "` takes text (its tokenizer runs in the server)")));
+  }
   if (parsed->dimensions && *parsed->dimensions != *dimension) {
     return std::move(responder).Send(Error(400, StrCat("'dimensions' ", *parsed->dimensions, " is not supported: model `",
                                                        parsed->model, "` has ", *dimension, " dimensions")));

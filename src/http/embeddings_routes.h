@@ -50,6 +50,10 @@ namespace infera {
 struct EmbeddingsRequest {
   std::string model;
   std::vector<std::string> inputs;
+  // `input` was token ids (a list of integers, or of integer lists): valid OpenAI, but
+  // the models served here take text, so the route refuses it after finding the model
+  // (a model that is no embedding model at all is the more useful answer).
+  bool token_ids = false;
   bool base64 = false;
   std::optional<int64_t> dimensions;
 };

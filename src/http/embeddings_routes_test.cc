@@ -56,8 +56,10 @@ TEST(ParseEmbeddingsRequestTest, MalformedBodiesNameTheField) {
   EXPECT_THAT(ErrorOf(R"({"model": "m", "input": []})"), HasSubstr("empty list"));
   EXPECT_THAT(ErrorOf(R"({"model": "m", "input": 5})"), HasSubstr("a string or a list of strings"));
   EXPECT_THAT(ErrorOf(R"({"model": "m", "input": ["a", {}]})"), HasSubstr("'input[1]' is not a string"));
-  EXPECT_THAT(ErrorOf(R"({"model": "m", "input": [1, 2]})"), HasSubstr("token ids is not supported"));
-  EXPECT_THAT(ErrorOf(R"({"model": "m", "input": [[1, 2]]})"), HasSubstr("token ids is not supported"));
+  EXPECT_TRUE(ParseEmbeddingsRequest(R"({"model": "m", "input": [1, 2]})")->token_ids);
+  EXPECT_TRUE(ParseEmbeddingsRequest(R"({"model": "m", "input": [[1, 2], [3]]})")->token_ids);
+  EXPECT_THAT(ErrorOf(R"({"model": "m", "input": [[1, 2], "a"]})"), HasSubstr("mixes strings and token ids"));
+  EXPECT_THAT(ErrorOf(R"({"model": "m", "input": [[]]})"), HasSubstr("'input[0]' is not a string"));
   EXPECT_THAT(ErrorOf(R"({"model": "m", "input": "x", "encoding_format": "int8"})"), HasSubstr("'encoding_format'"));
   EXPECT_THAT(ErrorOf(R"({"model": "m", "input": "x", "dimensions": 0})"), HasSubstr("'dimensions'"));
   EXPECT_THAT(ErrorOf(R"({"model": "m", "input": "x", "dimensions": 1.5})"), HasSubstr("'dimensions'"));

@@ -468,10 +468,6 @@ void OpenAiRoutes::Handle(HttpRequest request, HttpResponder responder) const {
     if (method_is("POST")) Completions(std::move(request), std::move(responder));
     return;
   }
-  if (parts.size() == 2 && parts[1] == "embeddings") {
-    if (method_is("POST")) Embeddings(std::move(request), std::move(responder));
-    return;
-  }
   if (parts.size() == 3 && parts[1] == "chat" && parts[2] == "completions") {
     if (method_is("POST")) ChatCompletions(std::move(request), std::move(responder));
     return;
@@ -524,24 +520,6 @@ void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder)
   auto job = NewJob(Job::Kind::kChat, "chatcmpl-", *parsed, requests.size(), std::move(model->version),
                     &generator);
   Start(generator, std::move(requests), std::move(job), std::move(responder));
-}
-
-void OpenAiRoutes::Embeddings(HttpRequest request, HttpResponder responder) const {
-  auto parsed = llm::ParseEmbeddingRequest(request.body);
-  if (!parsed.ok()) return std::move(responder).Send(OpenAiError(parsed.status()));
-  auto version = manager_.GetModelVersion(parsed->model, std::nullopt);
-  if (!version.ok()) {
-    if (version.status().code() == absl::StatusCode::kNotFound) {
-      return std::move(responder).Send(OpenAiError(404, StrCat("The model `", parsed->model, "` does not exist.")));
-    }
-    return std::move(responder).Send(OpenAiError(version.status()));
-  }
-  const bool is_llm = dynamic_cast<llm::TextGenerator*>(&(*version)->loaded_model()) != nullptr;
-  std::move(responder).Send(OpenAiError(
-      404, StrCat("model '", parsed->model, "' is not an embedding model (it is ",
-                  is_llm ? "a generative LLM" : "not an LLM",
-                  "); /v1/embeddings needs a model with an embedding (pooling) pipeline, which this "
-                  "server does not serve yet")));
 }
 
 }  // namespace infera

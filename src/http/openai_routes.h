@@ -5,8 +5,7 @@
 //   POST /v1/completions            prompt: a string, a list of token ids, or a batch
 //                                   (list) of either; n choices per prompt
 //   POST /v1/chat/completions       messages rendered with the model's chat template; n
-//   POST /v1/embeddings             404 naming the missing model type (no embedding
-//                                   models yet); the usual 404 for an unknown model
+//   (POST /v1/embeddings is http/embeddings_routes.h's: embedding models, not LLMs.)
 //
 // GET /v1/models lists the ready LLMs and those still loading, each with infera's
 // `status` field ("ready" / "loading"). Completions for a loading model answer 503
@@ -72,7 +71,6 @@ class OpenAiRoutes {
   HttpResponse ListModels(std::string_view only) const;
   void Completions(HttpRequest request, HttpResponder responder) const;
   void ChatCompletions(HttpRequest request, HttpResponder responder) const;
-  void Embeddings(HttpRequest request, HttpResponder responder) const;
 
   ModelManager& manager_;
 };

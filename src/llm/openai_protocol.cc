@@ -339,39 +339,6 @@ absl::StatusOr<ChatRequest> ParseChatRequest(std::string_view body) {
   return r;
 }
 
-absl::StatusOr<EmbeddingRequest> ParseEmbeddingRequest(std::string_view body) {
-  ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(body));
-  EmbeddingRequest r;
-  auto m = GetString(doc, "model");
-  if (!m) return Field("model", "is required (a string)");
-  r.model = *m;
-  const rapidjson::Value* input = FindMember(doc, "input");
-  constexpr std::string_view kInputRule =
-      "is required: a string, a list of strings, a list of token ids, or a list of token-id lists";
-  if (!input) return Field("input", kInputRule);
-  if (input->IsString()) {
-    r.num_inputs = 1;
-  } else if (input->IsArray() && !input->Empty()) {
-    const bool ids = (*input)[0].IsInt();
-    for (const auto& v : input->GetArray()) {
-      const bool ok = ids ? v.IsInt()
-                          : v.IsString() || (v.IsArray() && !v.Empty() &&
-                                             std::all_of(v.Begin(), v.End(), [](const auto& x) { return x.IsInt(); }));
-      if (!ok) return Field("input", kInputRule);
-    }
-    r.num_inputs = ids ? 1 : input->Size();
-  } else {
-    return Field("input", kInputRule);
-  }
-  if (auto format = GetString(doc, "encoding_format"); format && *format != "float" && *format != "base64") {
-    return Field("encoding_format", "must be \"float\" or \"base64\"");
-  }
-  if (const rapidjson::Value* d = FindMember(doc, "dimensions"); d && !(d->IsInt() && d->GetInt() > 0)) {
-    return Field("dimensions", "must be a positive integer");
-  }
-  return r;
-}
-
 std::string NewResponseId(std::string_view prefix) {
   thread_local std::random_device device;  // the OS's CSPRNG (getrandom / rdrand)
   static constexpr char kHex[] = "0123456789abcdef";

@@ -78,13 +78,6 @@ absl::StatusOr<ChatRequest> ParseChatRequest(std::string_view body);
 absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& params, bool* max_tokens_set,
                                  int* n = nullptr);
 
-// POST /v1/embeddings: checked for shape only (infera serves no embedding model yet).
-struct EmbeddingRequest {
-  std::string model;
-  size_t num_inputs = 0;
-};
-absl::StatusOr<EmbeddingRequest> ParseEmbeddingRequest(std::string_view body);
-
 // A fresh response id: `prefix` then 32 hex digits (128 bits from std::random_device,
 // the OS's CSPRNG), so ids do not repeat across requests, processes or restarts.
 std::string NewResponseId(std::string_view prefix);

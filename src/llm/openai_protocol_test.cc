@@ -188,22 +188,7 @@ TEST(OpenAiProtocolTest, WritesTopLogprobsInBothShapes) {
   EXPECT_THAT(two, HasSubstr(R"(},{"index":1,)"));
 }
 
-TEST(OpenAiProtocolTest, EmbeddingRequestsAndRetryableErrors) {
-  auto r = ParseEmbeddingRequest(R"({"model": "e", "input": ["a", "b"]})");
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->model, "e");
-  EXPECT_EQ(r->num_inputs, 2u);
-  EXPECT_EQ(ParseEmbeddingRequest(R"({"model": "e", "input": [1, 2, 3]})")->num_inputs, 1u);
-  EXPECT_EQ(ParseEmbeddingRequest(R"({"model": "e", "input": [[1], [2, 3]]})")->num_inputs, 2u);
-  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"input": "a"})").status().message()), HasSubstr("'model'"));
-  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"model": "e"})").status().message()), HasSubstr("'input'"));
-  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"model": "e", "input": [1, "a"]})").status().message()),
-              HasSubstr("'input'"));
-  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"model": "e", "input": [[]]})").status().message()),
-              HasSubstr("'input'"));
-  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"model": "e", "input": "a", "encoding_format": "x"})")
-                              .status().message()),
-              HasSubstr("'encoding_format'"));
+TEST(OpenAiProtocolTest, RetryableErrors) {
   EXPECT_THAT(OpenAiErrorJson(503, "loading"), HasSubstr(R"("type":"ServiceUnavailableError")"));
   EXPECT_THAT(OpenAiErrorJson(500, "x"), HasSubstr(R"("type":"InternalServerError")"));
 }
