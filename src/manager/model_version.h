@@ -15,7 +15,9 @@
 // it costs a queue slot), queues on the scheduler; a worker then calls RunBatch(), which
 // executes on the backend instance, checks the outputs against the config, splits them
 // per request, answers requested classifications (classification.h, with the label files
-// read at load) and completes each callback.
+// read at load) and completes each callback. A batch of several requests that the
+// backend refuses with InvalidArgument is rerun one request at a time, so a bad request
+// fails alone (docs/scheduling.md, "Batch isolation").
 //
 // Thread-safe.
 #ifndef INFERA_MANAGER_MODEL_VERSION_H_
