@@ -4,9 +4,9 @@
 Each model batches exactly five requests: `preferred_batch_size: [5]` runs the batch the
 moment the fifth arrives and a 30 s `max_queue_delay` keeps anything from running before,
 so five concurrent requests form one batch (checked in the model's `batch_stats`, not
-assumed). Four are good, one is bad (a corrupt JPEG, invalid UTF-8): the backend refuses
-the batch, the server reruns each request alone, and only the bad one gets its 400; the
-others get exactly what they get when sent alone.
+assumed). Four are good, one is bad (a corrupt JPEG, invalid UTF-8, an attention mask
+holding a 2): the backend refuses the batch, the server reruns each request alone, and
+only the bad one gets its 400; the others get exactly what they get when sent alone.
 """
 
 import concurrent.futures
@@ -42,6 +42,12 @@ TOKENIZE_CONFIG = f"""name: "tok" backend: "tokenize" max_batch_size: 8
 input [ {{ name: "TEXT" data_type: TYPE_STRING dims: [ 1 ] }} ]
 output [ {{ name: "input_ids" data_type: TYPE_INT64 dims: [ {MAX_LENGTH} ] }} ]
 parameters {{ key: "max_length" value {{ string_value: "{MAX_LENGTH}" }} }}
+""" + BATCHING
+
+POOL_CONFIG = """name: "pool" backend: "pool" max_batch_size: 8
+input [ { name: "token_embeddings" data_type: TYPE_FP32 dims: [ 4, 3 ] },
+        { name: "attention_mask" data_type: TYPE_INT64 dims: [ 4 ] } ]
+output [ { name: "embedding" data_type: TYPE_FP32 dims: [ 3 ] } ]
 """ + BATCHING
 
 # An ensemble whose one step is `img`: its requests batch at the step model.
@@ -92,6 +98,7 @@ def server():
         write_model(repo, "img_alone", 'name: "img_alone" ' + IMAGE_UNBATCHED)
         write_model(repo, "tok", TOKENIZE_CONFIG, {"tokenizer.json": json.dumps(tokenizer_json())})
         write_model(repo, "img_pipeline", ENSEMBLE_CONFIG)
+        write_model(repo, "pool", POOL_CONFIG)
         s = InferaServer(repo)
         s.wait_ready()
         yield s
@@ -208,4 +215,33 @@ def test_a_corrupt_jpeg_through_an_ensemble_fails_alone(server):
             assert status == 200, body
             assert body["outputs"][0]["name"] == "TENSOR"
             assert body["outputs"][0]["data"] == expected[i][1]["outputs"][0]["data"]
+    server.assert_serving()
+
+
+def test_a_bad_attention_mask_fails_alone(server):
+    rng = np.random.default_rng(7)
+    embeddings = rng.standard_normal((BATCH, 4, 3)).astype(np.float32)
+    masks = rng.integers(0, 2, (BATCH, 4))
+    masks[:, 0] = 1
+    masks[BAD_INDEX, 1] = 2  # a mask holds 0 or 1
+
+    def call(i):
+        return server.infer("pool", {"inputs": [
+            {"name": "token_embeddings", "datatype": "FP32", "shape": [1, 4, 3],
+             "data": embeddings[i].flatten().tolist()},
+            {"name": "attention_mask", "datatype": "INT64", "shape": [1, 4], "data": masks[i].tolist()}]})
+
+    before = stats(server, "pool")
+    results = concurrently(call, range(BATCH))
+    check_isolated_batch(before, stats(server, "pool"))
+    for i, (status, _, body) in enumerate(results):
+        body = json.loads(body)
+        if i == BAD_INDEX:
+            assert status == 400, body
+            assert "attention_mask[0,1] is 2" in body["error"], body  # its own row 0
+        else:
+            assert status == 200, body
+            mean = (embeddings[i] * masks[i][:, None]).sum(0) / masks[i].sum()
+            want = mean / np.linalg.norm(mean)
+            np.testing.assert_allclose(body["outputs"][0]["data"], want, rtol=1e-5, atol=1e-6)
     server.assert_serving()
