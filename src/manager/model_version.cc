@@ -123,7 +123,9 @@ ModelVersion::BatchExecution ModelVersion::ExecuteBatch(ModelInstance& instance,
   e.infer_done = SteadyClock::now();
   if (outputs.ok()) {
     absl::Status checked = CheckOutputs(*config_, config_->max_batch_size() > 0 ? e.rows : 0, *outputs);
-    if (!checked.ok()) outputs = checked;
+    // Outputs that break the config are the model's fault (backend.h), whatever code
+    // the check used: never a request's, so never a reason to rerun the batch.
+    if (!checked.ok()) outputs = absl::InternalError(checked.message());
   }
   if (outputs.ok()) {
     e.outputs = ScatterBatchOutputs(std::move(*outputs), batch_sizes);

@@ -24,6 +24,7 @@ using ::testing::HasSubstr;
 
 constexpr int32_t kBadRow = -1;       // the backend refuses it: InvalidArgument
 constexpr int32_t kFaultyRow = -2;    // the backend breaks on it: Internal
+constexpr int32_t kShortOutputRow = -3;  // the backend answers 4 bytes short: a model fault
 
 // A backend whose instances double an INT32 [B, 1] input, refuse a batch holding a
 // kBadRow row (InvalidArgument, naming the row) and fail on a kFaultyRow row (Internal).
@@ -69,9 +70,11 @@ class MarkerBackend : public Backend {
         if (rows[i] == kBadRow) return absl::InvalidArgumentError(StrCat("row ", i, ": the marker is not allowed"));
         rows[i] *= 2;
       }
+      size_t bytes = rows.size() * sizeof(int32_t);
+      for (int32_t row : rows) bytes -= row == 2 * kShortOutputRow ? sizeof(int32_t) : 0;
       uint8_t* out;
-      Tensor result{"OUT", DataType::kInt32, inputs[0].shape, Buffer::Allocate(rows.size() * sizeof(int32_t), &out)};
-      std::memcpy(out, rows.data(), rows.size() * sizeof(int32_t));
+      Tensor result{"OUT", DataType::kInt32, inputs[0].shape, Buffer::Allocate(bytes, &out)};
+      std::memcpy(out, rows.data(), bytes);
       std::vector<Tensor> outputs;
       outputs.push_back(std::move(result));
       return outputs;
@@ -256,6 +259,17 @@ TEST_F(ModelVersionIsolationTest, AModelFaultStillFailsTheWholeBatch) {
   StatisticsSnapshot stats = version_->statistics().Snapshot();
   EXPECT_EQ(stats.failures.backend_error, 3u);
   EXPECT_EQ(stats.execution_count, 0u);
+}
+
+TEST_F(ModelVersionIsolationTest, OutputsThatBreakTheConfigFailTheWholeBatch) {
+  Load(Config(3));
+  version_->Infer(Request({1}), outcomes_.Callback(0));
+  version_->Infer(Request({kShortOutputRow}), outcomes_.Callback(1));
+  version_->Infer(Request({3}), outcomes_.Callback(2));
+  ASSERT_TRUE(outcomes_.Await(3));
+  // The output check's finding is the model's fault, whatever code the check used.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(outcomes_.Take(i).status().code(), absl::StatusCode::kInternal) << i;
+  EXPECT_THAT(backend_->Executions(), ElementsAre(3));
 }
 
 TEST_F(ModelVersionIsolationTest, EveryRequestBadFailsEachWithItsOwnError) {
