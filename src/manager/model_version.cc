@@ -101,6 +101,41 @@ class NoInstancesModel : public LoadedModel {
 
 }  // namespace
 
+struct ModelVersion::BatchExecution {
+  SteadyClock::time_point start, input_done, infer_done, end;
+  int64_t rows = 0;  // the execution's total rows
+  // Each request's outputs, in request order, or why the execution failed.
+  absl::StatusOr<std::vector<std::vector<Tensor>>> outputs;
+};
+
+ModelVersion::BatchExecution ModelVersion::ExecuteBatch(ModelInstance& instance, ScheduledRequests& requests) const {
+  BatchExecution e;
+  e.start = SteadyClock::now();
+  std::vector<int64_t> batch_sizes;
+  batch_sizes.reserve(requests.size());
+  for (const auto& r : requests) {
+    batch_sizes.push_back(r->batch_size);
+    e.rows += r->batch_size;
+  }
+  absl::StatusOr<std::vector<Tensor>> outputs = GatherBatchInputs(requests);
+  e.input_done = SteadyClock::now();
+  if (outputs.ok()) outputs = instance.Execute(std::move(*outputs));
+  e.infer_done = SteadyClock::now();
+  if (outputs.ok()) {
+    absl::Status checked = CheckOutputs(*config_, config_->max_batch_size() > 0 ? e.rows : 0, *outputs);
+    // Outputs that break the config are the model's fault (backend.h), whatever code
+    // the check used: never a request's, so never a reason to rerun the batch.
+    if (!checked.ok()) outputs = absl::InternalError(checked.message());
+  }
+  if (outputs.ok()) {
+    e.outputs = ScatterBatchOutputs(std::move(*outputs), batch_sizes);
+  } else {
+    e.outputs = outputs.status();
+  }
+  e.end = SteadyClock::now();
+  return e;
+}
+
 ModelVersion::ModelVersion(Options options)
     : config_(std::move(options.config)),
       version_(options.version),
@@ -299,51 +334,78 @@ void ModelVersion::RefreshMetrics() {
 }
 
 void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests) {
-  const SteadyClock::time_point start = SteadyClock::now();
-  std::vector<int64_t> batch_sizes;
-  int64_t rows = 0;
-  for (const auto& r : requests) {
-    batch_sizes.push_back(r->batch_size);
-    rows += r->batch_size;
+  BatchExecution batch = ExecuteBatch(instance, requests);
+  if (requests.size() > 1 && batch.outputs.status().code() == absl::StatusCode::kInvalidArgument) {
+    // The backend blames an input, but which request's? Run each alone so that only the
+    // one at fault gets the error. The failed batch did run: it counts as an execution
+    // of its size (its time was spent), but no request's compute time.
+    statistics_.RecordExecution(0, batch.rows, NanosBetween(batch.start, batch.input_done),
+                                NanosBetween(batch.input_done, batch.infer_done),
+                                NanosBetween(batch.infer_done, batch.end));
+    INFERA_LOG(VERBOSE) << "model '" << name() << "' version " << version_ << ": a batch of " << requests.size()
+                        << " requests failed (" << batch.outputs.status().message()
+                        << "); running each request alone";
+    RunEachAlone(instance, std::move(requests), batch.start);
+    return;
   }
-  absl::StatusOr<std::vector<Tensor>> outputs = GatherBatchInputs(requests);
-  const SteadyClock::time_point input_done = SteadyClock::now();
-  if (outputs.ok()) outputs = instance.Execute(std::move(*outputs));
-  const SteadyClock::time_point infer_done = SteadyClock::now();
-  if (outputs.ok()) {
-    absl::Status checked = CheckOutputs(*config_, config_->max_batch_size() > 0 ? rows : 0, *outputs);
-    if (!checked.ok()) outputs = checked;
+  Complete(requests, batch, batch.start);
+}
+
+void ModelVersion::RunEachAlone(ModelInstance& instance, ScheduledRequests requests,
+                                SteadyClock::time_point batch_start) {
+  for (std::unique_ptr<ScheduledRequest>& r : requests) {
+    // What the queue would have checked had the request waited for a run of its own.
+    if (r->request.cancellation && r->request.cancellation->IsCancelled()) {
+      r->callback(absl::CancelledError("request cancelled by the client"));
+      continue;
+    }
+    if (r->deadline && *r->deadline <= SteadyClock::now()) {
+      r->callback(absl::DeadlineExceededError(
+          "request timed out before it could run alone (its batch failed on another request's input)"));
+      continue;
+    }
+    ScheduledRequests alone;
+    alone.push_back(std::move(r));
+    BatchExecution execution = ExecuteBatch(instance, alone);
+    Complete(alone, execution, batch_start);
   }
-  absl::StatusOr<std::vector<std::vector<Tensor>>> split =
-      outputs.ok() ? ScatterBatchOutputs(std::move(*outputs), batch_sizes)
-                   : absl::StatusOr<std::vector<std::vector<Tensor>>>(outputs.status());
-  const SteadyClock::time_point end = SteadyClock::now();
-  if (split.ok()) {
-    statistics_.RecordExecution(requests.size(), rows, NanosBetween(start, input_done),
-                                NanosBetween(input_done, infer_done), NanosBetween(infer_done, end));
+}
+
+void ModelVersion::Complete(ScheduledRequests& requests, BatchExecution& execution,
+                            SteadyClock::time_point left_queue) {
+  if (execution.outputs.ok()) {
+    statistics_.RecordExecution(requests.size(), execution.rows, NanosBetween(execution.start, execution.input_done),
+                                NanosBetween(execution.input_done, execution.infer_done),
+                                NanosBetween(execution.infer_done, execution.end));
+  } else if (execution.outputs.status().code() == absl::StatusCode::kInvalidArgument) {
+    // The client's fault (backend.h): the 400 says it; an error log line per bad
+    // request would let any client flood the log.
+    INFERA_LOG(VERBOSE) << "model '" << name() << "' version " << version_
+                        << " refused a request: " << execution.outputs.status().message();
   } else {
     INFERA_LOG(ERROR) << "model '" << name() << "' version " << version_
-                      << " execution failed: " << split.status().message();
+                      << " execution failed: " << execution.outputs.status().message();
   }
   for (size_t i = 0; i < requests.size(); ++i) {
     ScheduledRequest& r = *requests[i];
-    const uint64_t request_ns = NanosBetween(r.request.arrival_time, SteadyClock::now());
-    if (!split.ok()) {
-      r.callback(split.status());
+    if (!execution.outputs.ok()) {
+      r.callback(execution.outputs.status());
       continue;
     }
     InferResponse response;
     response.model_name = name();
     response.model_version = version_;
     response.id = std::move(r.request.id);
-    response.outputs = SelectOutputs(std::move((*split)[i]), r.request.outputs);
+    response.outputs = SelectOutputs(std::move((*execution.outputs)[i]), r.request.outputs);
     if (absl::Status classified = ApplyClassification(*config_, labels_, r.request.outputs, response.outputs);
         !classified.ok()) {
       r.callback(classified);
       continue;
     }
-    response.timings = {r.enqueue_time, start, infer_done, rows, static_cast<int64_t>(requests.size())};
-    statistics_.RecordSuccess(request_ns, NanosBetween(r.enqueue_time, start),
+    response.timings = {r.enqueue_time, left_queue, execution.infer_done, execution.rows,
+                        static_cast<int64_t>(requests.size())};
+    const uint64_t request_ns = NanosBetween(r.request.arrival_time, SteadyClock::now());
+    statistics_.RecordSuccess(request_ns, NanosBetween(r.enqueue_time, left_queue),
                               config_->max_batch_size() > 0 ? r.batch_size : 1);
     r.callback(std::move(response));
   }

@@ -15,7 +15,9 @@
 // it costs a queue slot), queues on the scheduler; a worker then calls RunBatch(), which
 // executes on the backend instance, checks the outputs against the config, splits them
 // per request, answers requested classifications (classification.h, with the label files
-// read at load) and completes each callback.
+// read at load) and completes each callback. A batch of several requests that the
+// backend refuses with InvalidArgument is rerun one request at a time, so a bad request
+// fails alone (docs/scheduling.md, "Batch isolation").
 //
 // Thread-safe.
 #ifndef INFERA_MANAGER_MODEL_VERSION_H_
@@ -110,7 +112,25 @@ class ModelVersion {
  private:
   explicit ModelVersion(Options options);
 
+  // Runs a batch the scheduler formed and answers each of its requests. IMPORTANT: when
+  // a batch of several requests fails with InvalidArgument (an input's fault, see
+  // backend.h) it reruns each request alone (RunEachAlone) so that one bad request
+  // fails only itself; any other error fails the whole batch.
   void RunBatch(ModelInstance& instance, ScheduledRequests requests);
+  // One backend execution of `requests` as one batch: gather (moving the inputs of a
+  // single request, copying those of several, so each can still run alone), Execute,
+  // check the outputs against the config, split them per request.
+  struct BatchExecution;
+  BatchExecution ExecuteBatch(ModelInstance& instance, ScheduledRequests& requests) const;
+  // Runs each of `requests` (a failed batch, which left the queue at `batch_start`) as
+  // an execution of its own, in order, on the same instance; a request cancelled or
+  // past its queue deadline by then is answered Cancelled / DeadlineExceeded instead.
+  void RunEachAlone(ModelInstance& instance, ScheduledRequests requests,
+                    std::chrono::steady_clock::time_point batch_start);
+  // Answers `requests` from `execution` and records it in the statistics; `left_queue`
+  // ends each request's queue time.
+  void Complete(ScheduledRequests& requests, BatchExecution& execution,
+                std::chrono::steady_clock::time_point left_queue);
   // The success path of a composite version's request (see CreateComposite).
   absl::StatusOr<InferResponse> CompleteComposite(InferResponse response, const std::vector<RequestedOutput>& requested,
                                                   int64_t batch_size, uint64_t request_ns);
