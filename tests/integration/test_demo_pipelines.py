@@ -501,27 +501,26 @@ def test_text_hostile_inputs_are_400(server, grpc_stub):
 # ------------------------------------------------------------------------ detector
 
 def numpy_nms(boxes, scores, score_threshold=0.5, iou_threshold=0.45, max_detections=20):
-    """Per-class greedy NMS: candidates (anchor, class) with score > threshold in
-    descending score (ties: lower anchor, then lower class first); a candidate is dropped
-    when its IoU with a kept box of the same class exceeds the threshold. Returns the
-    kept (box, score, class) sorted by descending score, at most max_detections."""
+    """Per-class greedy NMS: candidates (anchor i, class c) with score >= threshold,
+    visited by descending score (ties: lower anchor, then lower class); a candidate is
+    dropped when its IoU (in double) with a kept box of the same class exceeds the
+    threshold. Returns the first max_detections kept (box, score, class)."""
+    boxes = np.asarray(boxes, dtype=np.float64)
+
     def iou(a, b):
         iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
         ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
         inter = iw * ih
         union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
         return inter / union if union > 0 else 0.0
+    candidates = [(i, c) for i in range(len(boxes)) for c in range(scores.shape[1])
+                  if scores[i, c] >= score_threshold]
+    candidates.sort(key=lambda ic: (-float(scores[ic]), ic[0], ic[1]))
     kept = []
-    for c in range(scores.shape[1]):
-        candidates = [i for i in range(len(boxes)) if scores[i, c] > score_threshold]
-        candidates.sort(key=lambda i: (-scores[i, c], i))
-        chosen = []
-        for i in candidates:
-            if all(iou(boxes[i], boxes[j]) <= iou_threshold for j in chosen):
-                chosen.append(i)
-        kept += [(boxes[i], float(scores[i, c]), c) for i in chosen]
-    kept.sort(key=lambda k: -k[1])
-    return kept[:max_detections]
+    for i, c in candidates:
+        if all(iou(boxes[i], boxes[j]) <= iou_threshold for j, k in kept if k == c):
+            kept.append((i, c))
+    return [(boxes[i], float(scores[i, c]), c) for i, c in kept[:max_detections]]
 
 
 ENSEMBLE_NAMES = ("DET_BOXES", "DET_SCORES", "DET_CLASSES", "NUM_DETECTIONS")
