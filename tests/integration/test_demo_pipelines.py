@@ -276,13 +276,35 @@ def test_classify_over_grpc(grpc_stub, repo, classify_reference):
                imagenet_labels(repo), "gRPC")
 
 
+def png_bomb(width, height):
+    """A valid PNG header declaring width x height 8-bit RGB pixels, with a tiny IDAT:
+    what a decompression bomb looks like before its data is inflated."""
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00" * 64)) + chunk(b"IEND", b""))
+
+
+def encoded(width, height, fmt):
+    import io
+
+    from PIL import Image
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 10, 10)).save(out, fmt)
+    return out.getvalue()
+
+
 def test_classify_hostile_images_are_400_and_server_keeps_serving(server, repo):
     jpeg = photo(repo, "chelsea.jpg")
-    cases = [(b"definitely not an image", ()), (jpeg[:len(jpeg) // 3], ()), (b"", ()),
-             (b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, ())]
-    for body, needles in cases:
+    cases = [b"definitely not an image", jpeg[:len(jpeg) // 3], b"",
+             b"\x89PNG\r\n\x1a\n" + b"\x00" * 64,
+             png_bomb(60000, 60000),            # 3.6 G pixels declared: refused before allocation
+             encoded(100000, 1, "PNG")]          # aspect ratio 100000
+    for body in cases:
         status, _, data = infer_raw(server, "resnet18_classify", body)
-        assert_bad_request(status, data, *needles)
+        assert_bad_request(status, data)
     # The error names the failing step, inside the ensemble.
     status, _, data = infer_raw(server, "resnet18_classify", b"GIF89a not supported")
     assert_bad_request(status, data, "resnet18_preprocess")
