@@ -6,7 +6,7 @@ alternately in one invocation, and prints medians of repeated runs and their rat
 Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
-                       [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory]
+                       [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
                        [pipeline]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
@@ -922,13 +922,63 @@ def scenario_pipeline():
         ["client CPU to preprocess one photo in Python (PIL + torchvision, 1 thread; not in the load loop)",
          f"{client_ms:.1f} ms"]]))
     summary["client_preprocess_ms"] = client_ms
+def scenario_shm():
+    """ResNet-18, one 1x3x224x224 FP32 image per request (602,112 bytes), concurrency 1:
+    the same server and model answering binary HTTP, gRPC (raw_input_contents) and both
+    with the tensors in system shared memory (`--shared-memory system`: the client
+    registers a POSIX shm region, requests carry only its name; the output is written
+    back into a region). Sides alternate within each repeat. The same 602,112-byte tensor
+    through identity_fp32 (no compute) shows the transport cost alone."""
+    repo = tempfile.mkdtemp(prefix="bench-repo-")
+    copy_model(repo, "resnet18", "r18", "", 2, 1)
+    copy_model(repo, "identity_fp32", "ident", "", 1)
+    seconds = "2" if ARGS.quick else "6"
+    sides = [("binary HTTP", "http", []), ("gRPC", "grpc", []),
+             ("HTTP + system shm", "http", ["--shared-memory", "system", "--output-shared-memory-size", "1048576"]),
+             ("gRPC + system shm", "grpc", ["--shared-memory", "system", "--output-shared-memory-size", "1048576"])]
+    models = [("r18", []), ("ident", ["--shape", "INPUT0:150528"])]
+    runs = {}
+    with start_infera(repo) as infera_proc:
+        grpc_port = int(re.search(r"gRPC server listening on [^\s]*:(\d+)", infera_proc.text()).group(1))
+        for rep in range(ARGS.repeats):
+            order = sides if rep % 2 == 0 else sides[::-1]
+            for model, shape in models:
+                for label, protocol, extra in order:
+                    port = grpc_port if protocol == "grpc" else infera_proc.port
+                    r = bench(port, model, "-i", protocol, "--concurrency-range", "1", "--duration", seconds,
+                              "--warmup", "1000", "--input-tensor-format", "binary",
+                              "--output-tensor-format", "binary", "--server-pid", str(infera_proc.pid),
+                              *shape, *extra, name=f"shm-{model}-{protocol}-{'shm' if extra else 'plain'}-r{rep}")
+                    runs.setdefault((model, label), []).append(level(r))
+                    runs.setdefault((model, label, "command"), r["_command"])
+    shutil.rmtree(repo)
+    summary = {}
+    titles = {"r18": "resnet18, one 1x3x224x224 FP32 image", "ident": "identity_fp32, the same 602,112 bytes, no compute"}
+    for model, _ in models:
+        rows = []
+        for label, *_ in sides:
+            s = summarize_levels(runs[(model, label)])
+            s["server_cpu_us"] = med([l.get("server_cpu_us_per_request") for l in runs[(model, label)]])
+            s["client_cpu_pct"] = med([l.get("client_cpu_pct") for l in runs[(model, label)]])
+            summary[f"{model} {label}"] = s
+            rows.append([label, s["rps"], s["p50_ms"] * 1000, s["p99_ms"] * 1000, s["server_cpu_us"],
+                         s["client_cpu_pct"]])
+        emit(f"shm: {titles[model]}, concurrency 1, same server",
+             table(["transport", "req/s", "P50 us", "P99 us", "server CPU us/request", "client CPU %"], rows))
+    ratio_rows = []
+    for model, _ in models:
+        p50 = {label: summary[f"{model} {label}"]["p50_ms"] for label, *_ in sides}
+        ratio_rows += [[f"{model}: HTTP shm / binary HTTP P50", f"{p50['HTTP + system shm'] / p50['binary HTTP']:.2f}"],
+                       [f"{model}: gRPC shm / gRPC P50", f"{p50['gRPC + system shm'] / p50['gRPC']:.2f}"]]
+    emit("shm: ratios", table(["what", "value"], ratio_rows))
+    summary["commands"] = sorted({v for k, v in runs.items() if len(k) == 3})
     return summary
 
 
 SCENARIOS = {"overhead": scenario_overhead, "baseline": scenario_baseline, "limit": scenario_limit,
              "batching": scenario_batching, "instances": scenario_instances, "overload": scenario_overload,
              "slo": scenario_slo, "observability": scenario_observability,
-             "memory": scenario_memory, "pipeline": scenario_pipeline}
+             "memory": scenario_memory, "shm": scenario_shm, "pipeline": scenario_pipeline}
 
 
 def main():

@@ -1,9 +1,9 @@
-// Fuzz target: tokenizer.json loading and encoding (llm/tokenizer.h), with
+// Fuzz target: tokenizer.json loading and encoding (text/tokenizer.h), with
 // tokenizer_config.json and generation_config.json.
 //
 // Input: byte 0 selects the mode, the rest is split on the line "\n@@@@\n":
 //   even: text only. The text is encoded and decoded with the test tokenizers (a
-//         SentencePiece-style BPE and a GPT-2 byte-level BPE, src/llm/test_tokenizers.h);
+//         SentencePiece-style BPE and a GPT-2 byte-level BPE, src/text/test_tokenizers.h);
 //         the input bytes are also decoded as token ids (in and out of the vocabulary).
 //   odd:  tokenizer.json, tokenizer_config.json, generation_config.json, text: loaded
 //         with Tokenizer::FromJson, then the text is encoded and decoded with it.
@@ -16,12 +16,12 @@
 #include <string_view>
 #include <vector>
 
-#include "llm/test_tokenizers.h"
-#include "llm/tokenizer.h"
+#include "text/test_tokenizers.h"
+#include "text/tokenizer.h"
 
 namespace {
 
-using infera::llm::Tokenizer;
+using infera::text::Tokenizer;
 
 std::vector<std::unique_ptr<Tokenizer>>* g_fixed = nullptr;
 
@@ -60,8 +60,8 @@ void Exercise(const Tokenizer& tokenizer, std::string_view text, const uint8_t* 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_fixed = new std::vector<std::unique_ptr<Tokenizer>>();
   for (const std::string& json :
-       {infera::llm::testing::SentencePieceTokenizerJson(),
-        infera::llm::testing::ByteLevelTokenizerJson(infera::llm::testing::kGpt2PreTokenizer)}) {
+       {infera::text::testing::SentencePieceTokenizerJson(),
+        infera::text::testing::ByteLevelTokenizerJson(infera::text::testing::kGpt2PreTokenizer)}) {
     auto tokenizer = Tokenizer::FromJson(json);
     if (!tokenizer.ok()) std::abort();
     g_fixed->push_back(std::move(*tokenizer));

@@ -314,6 +314,47 @@ def chat_template_seeds():
     write(t, "unknown-role", SEP.join([TEMPLATES["llama2"].encode(), b"<s>", b"</s>", b"tool", b"x"]))
 
 
+def image_seeds():
+    """fuzz_image_decode: tiny JPEG/PNG files in each colour type and encoding the
+    decoder handles (PIL, from Debian's python3-pil), plus a truncated one."""
+    import io
+    from PIL import Image
+    t = "fuzz_image_decode"
+    rgb = Image.new("RGB", (9, 7))
+    rgb.putdata([(x * 28, y * 36, (x + y) * 16) for y in range(7) for x in range(9)])
+
+    def encoded(image, fmt, **kwargs):
+        buffer = io.BytesIO()
+        image.save(buffer, fmt, **kwargs)
+        return buffer.getvalue()
+
+    write(t, "rgb.jpg", encoded(rgb, "JPEG", quality=75))
+    write(t, "progressive.jpg", encoded(rgb, "JPEG", progressive=True))
+    write(t, "subsampled.jpg", encoded(rgb, "JPEG", subsampling=2, quality=50))
+    write(t, "gray.jpg", encoded(rgb.convert("L"), "JPEG"))
+    write(t, "cmyk.jpg", encoded(rgb.convert("CMYK"), "JPEG"))
+    write(t, "rgb.png", encoded(rgb, "PNG"))
+    write(t, "rgba.png", encoded(rgb.convert("RGBA"), "PNG"))
+    write(t, "palette.png", encoded(rgb.convert("P"), "PNG"))
+    write(t, "gray.png", encoded(rgb.convert("L"), "PNG"))
+    write(t, "bilevel.png", encoded(rgb.convert("1"), "PNG"))
+    write(t, "gray16.png", encoded(rgb.convert("I").point(lambda v: v * 200).convert("I;16"), "PNG"))
+    write(t, "truncated.jpg", encoded(rgb, "JPEG")[:-40])
+def postprocess_seeds():
+    """fuzz_postprocess: byte 0 backend, 1..3 sizes, 4 flags, a parameter value, tensor bytes."""
+    t = "fuzz_postprocess"
+    fl = lambda *v: struct.pack("<%df" % len(v), *v)
+    nan, inf = float("nan"), float("inf")
+    write(t, "classify-softmax", bytes([0, 9, 0, 2, 8]) + b"true\0" + fl(1, 2, 3, nan, inf, -1, 0, 5, 5, 2))
+    write(t, "classify-batch", bytes([0, 4, 0, 3, 1 | (2 << 1)]) + b"\0" + fl(*range(8)))
+    write(t, "detect-iou", bytes([1, 3, 1, 3, 1 << 3]) + b"0.5\0" +
+          fl(0, 0, 10, 10, 0, 0, 10, 10, 5, 5, 15, 15, 0.9, 0.8, 0.7))
+    write(t, "detect-cxcywh-agnostic", bytes([1, 5, 2, 2, 32 | 64 | 1 | (1 << 1)]) + b"0.1\0" +
+          fl(*[i * 0.7 for i in range(40)]))
+    write(t, "pool-mean", bytes([2, 4, 3, 0, 1 | (2 << 1)]) + b"true\0" + fl(*[i * 0.3 for i in range(30)]))
+    write(t, "pool-cls-bad-mask", bytes([2, 3, 2, 0, 8 | 16]) + b"cls\0" + bytes(range(1, 40)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -326,6 +367,8 @@ def main():
     tokenizer_seeds(args.demo_repo)
     openai_seeds()
     chat_template_seeds()
+    image_seeds()
+    postprocess_seeds()
 
 
 if __name__ == "__main__":

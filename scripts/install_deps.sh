@@ -20,6 +20,7 @@ BUILD_PKGS=(
   libtorch-dev           # LibTorch 1.13 (CPU): the pytorch_libtorch backend
   libopenblas0-openmp    # optimised BLAS; the reference BLAS makes Linear layers 8-30x slower
   prometheus-cpp-dev     # Prometheus registry and text exposition
+  libjpeg62-turbo-dev libpng-dev  # image_preprocess: JPEG (libjpeg-turbo, SIMD) and PNG decoding
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # The hardening stages of `make test` (docs/reliability.md): clang for ASan/UBSan, TSan,

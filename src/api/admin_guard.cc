@@ -12,6 +12,7 @@ constexpr std::pair<ApiCategory, std::string_view> kCategories[] = {
     {ApiCategory::kModelRepository, "model-repository"},
     {ApiCategory::kLogging, "logging"},
     {ApiCategory::kSharedMemory, "shared-memory"},
+    {ApiCategory::kTrace, "trace"},
 };
 
 // Equality that takes the same time wherever the strings differ (for secrets).
@@ -71,7 +72,7 @@ absl::StatusOr<ApiRestriction> ParseApiRestriction(std::string_view spec) {
     if (known == std::end(kCategories)) {
       return absl::InvalidArgumentError(
           StrCat("unknown API category '", name,
-                 "' (infera restricts model-repository, logging, shared-memory)"));
+                 "' (infera restricts model-repository, logging, shared-memory, trace)"));
     }
     restriction.categories.push_back(known->first);
     if (comma == std::string_view::npos) break;

@@ -14,7 +14,11 @@
 //                     .../canary/promote; gRPC RepositoryIndex, RepositoryModelLoad,
 //                     RepositoryModelUnload
 //   logging           GET / POST /v2/logging
-//   shared-memory     (no routes yet: any shared-memory registration goes behind it)
+//   shared-memory     GET / POST /v2/{system,cuda}sharedmemory/...; gRPC
+//                     SystemSharedMemory*, CudaSharedMemory* (register / unregister are
+//                     admin operations, status a read)
+//   trace             GET / POST /v2[/models/{m}]/trace/setting; gRPC TraceSetting
+//                     (reads are Operation::kRead, updates kAdmin)
 //
 // The rules, checked in this order:
 //   1. A restricted category without its header (or with the wrong value):
@@ -22,8 +26,9 @@
 //      Triton answers gRPC with UNAVAILABLE, which clients retry, so infera uses
 //      PERMISSION_DENIED).
 //   2. With --admin-token, every admin operation (Operation::kAdmin: load, unload,
-//      promote, every logging call) needs `Authorization: Bearer <token>`
-//      (Unauthenticated, HTTP 401). Reads such as the repository index do not.
+//      promote, every logging call, a trace settings update, shared-memory register /
+//      unregister) needs `Authorization: Bearer <token>` (Unauthenticated, HTTP 401).
+//      Reads such as the repository index do not.
 //   3. An admin operation on the model repository with neither a token nor a
 //      restriction covering it is open only in explicit model control mode (the
 //      operator chose an open admin API; the server logs a warning at start). In the
@@ -46,9 +51,9 @@
 
 namespace infera {
 
-enum class ApiCategory { kModelRepository, kLogging, kSharedMemory };
+enum class ApiCategory { kModelRepository, kLogging, kSharedMemory, kTrace };
 
-// "model-repository", "logging", "shared-memory".
+// "model-repository", "logging", "shared-memory", "trace".
 std::string_view ApiCategoryName(ApiCategory category);
 
 // One `<categories>:<key>=<value>` group.
@@ -61,7 +66,7 @@ struct ApiRestriction {
 // Parses a flag value. InvalidArgument naming the problem: no ':' or '=', an empty key
 // or value,
 // an unknown category (the message lists the known ones) — Triton's other categories
-// (health, metadata, inference, model-config, statistics, trace) are not accepted,
+// (health, metadata, inference, model-config, statistics) are not accepted,
 // because infera would not enforce them.
 absl::StatusOr<ApiRestriction> ParseApiRestriction(std::string_view spec);
 

@@ -40,8 +40,11 @@ TEST(AdminGuardTest, ParsesTritonsRestrictionShape) {
                           "logging,:k=v", "logging:a b=v", "logging:k="}) {
     EXPECT_EQ(ParseApiRestriction(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
-  EXPECT_THAT(std::string(ParseApiRestriction("trace:k=v").status().message()),
-              HasSubstr("unknown API category 'trace'"));
+  EXPECT_THAT(std::string(ParseApiRestriction("statistics:k=v").status().message()),
+              HasSubstr("unknown API category 'statistics'"));
+  auto trace = ParseApiRestriction("trace:k=v");
+  ASSERT_TRUE(trace.ok());
+  EXPECT_EQ(ApiCategoryName(trace->categories[0]), "trace");
   AdminGuard::Options twice;
   twice.restrictions = {*ParseApiRestriction("logging:a=1"), *ParseApiRestriction("logging:b=2")};
   EXPECT_THAT(std::string(AdminGuard::Create(twice).status().message()),

@@ -35,6 +35,11 @@ struct InferRequest {
   std::string id;  // echoed in the response; may be empty
   Parameters parameters;
   std::vector<Tensor> inputs;
+  // Empty, or one entry per input: the input's parameters. Frontends keep them only when
+  // an input names a shared-memory region (`shared_memory_region`, no data); such an
+  // input's `data` is empty until shm/shared_memory_binding.h resolves it. Read only
+  // before the request is handed to the model manager (which reorders `inputs`).
+  std::vector<Parameters> input_parameters;
   // Empty: every output the model declares, in config order.
   std::vector<RequestedOutput> outputs;
   // When the frontend finished reading the request; start of end-to-end latency.
@@ -59,6 +64,10 @@ struct InferResponse {
   std::string id;
   Parameters parameters;
   std::vector<Tensor> outputs;
+  // Empty, or one entry per output: set for an output whose bytes were written into a
+  // shared-memory region (shm/shared_memory_binding.h). Its `data` is then empty and the
+  // encoders send only its name, datatype, shape and these parameters, as Triton does.
+  std::vector<std::optional<Parameters>> shared_memory_outputs;
   RequestTimings timings;
 };
 

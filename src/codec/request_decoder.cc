@@ -121,6 +121,7 @@ absl::StatusOr<InferRequest> DecodeInferRequest(std::string body,
   InferRequest request;
   RequestJsonHandler handler(&request, max_elements, json_size);
   RETURN_IF_ERROR(ParseJson(owner->data(), json_size, handler));
+  if (!request.input_parameters.empty()) request.input_parameters.resize(request.inputs.size());
   RETURN_IF_ERROR(AttachBinaryInputs(owner, json_size, json_header_length.has_value(),
                                      handler.binary_data_sizes(), request.inputs));
   return request;

@@ -25,8 +25,11 @@
 //   - Unknown keys are ignored at every level (KServe allows extension fields); duplicate
 //     known keys, duplicate input names and duplicate output names are errors.
 //   - Input parameters are checked (bool/number/string only) but not kept: Tensor has no
-//     parameters. Request and output parameters are kept; "binary_data_output" and
-//     "binary_data" must be bools (see output_encoding.h).
+//     parameters. Except: an input with a "shared_memory_region" parameter has no "data"
+//     (Triton's system shared-memory extension); the parameters of every input are then
+//     kept in InferRequest::input_parameters for shm/shared_memory_binding.h. Request
+//     and output parameters are kept; "binary_data_output" and "binary_data" must be
+//     bools (see output_encoding.h).
 //   - `max_elements` bounds every input's element count (its shape and its data), so a
 //     small body cannot make the server allocate for a huge shape.
 //   - model_name / model_version are left unset: the route takes them from the URL.

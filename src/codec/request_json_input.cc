@@ -162,6 +162,17 @@ bool RequestJsonHandler::FinishInput() {
     if (!(input_keys_ & Bit(field))) return Fail(StrCat(InputLabel(), " is missing '", key, "'"));
   }
   const bool has_data = input_keys_ & Bit(Field::kData);
+  if (input_params_.count("shared_memory_region") > 0) {
+    // Data from a shared-memory region: kept for shm/shared_memory_binding.h to resolve.
+    if (has_data || input_params_.count("binary_data_size") > 0) {
+      return Fail(StrCat(InputLabel(),
+                         " has a shared_memory_region parameter and also 'data' or binary_data_size"));
+    }
+    request_->input_parameters.resize(request_->inputs.size());
+    request_->input_parameters.back() = std::move(input_params_);
+    binary_data_sizes_.push_back(std::nullopt);
+    return true;
+  }
   auto it = input_params_.find("binary_data_size");
   if (it != input_params_.end()) {
     const int64_t* size = std::get_if<int64_t>(&it->second);
@@ -176,7 +187,8 @@ bool RequestJsonHandler::FinishInput() {
     return true;
   }
   if (!has_data) {
-    return Fail(StrCat(InputLabel(), " is missing 'data' (and has no binary_data_size parameter)"));
+    return Fail(StrCat(InputLabel(), " is missing 'data' (and has no binary_data_size or ",
+                       "shared_memory_region parameter)"));
   }
   if (staging_ && !ConvertStaged()) return false;
   if (num_elements_ != expected_elements_) {

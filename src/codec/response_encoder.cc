@@ -7,6 +7,7 @@
 #include "api/tensor.h"
 #include "codec/json_data_writer.h"
 #include "codec/json_string_stream.h"
+#include "common/json_writer.h"
 #include "common/utf8.h"
 #include "common/str_cat.h"
 #include "rapidjson/writer.h"
@@ -16,10 +17,6 @@ namespace {
 
 using JsonWriter = rapidjson::Writer<JsonStringStream, rapidjson::UTF8<>, rapidjson::UTF8<>,
                                      rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
-
-void WriteString(JsonWriter& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
 
 bool AllElementsUtf8(const Tensor& tensor) {
   return ForEachBytesElement(tensor.data.AsStringView(),
@@ -69,6 +66,31 @@ void WriteOutput(const Tensor& output, bool binary, JsonWriter& writer, JsonStri
   writer.EndObject();
 }
 
+// The parameters to echo when output `i` was written into shared memory, else null.
+const Parameters* SharedMemoryParameters(const InferResponse& response, size_t i) {
+  if (i >= response.shared_memory_outputs.size() || !response.shared_memory_outputs[i]) {
+    return nullptr;
+  }
+  return &*response.shared_memory_outputs[i];
+}
+
+// An output whose bytes went into a shared-memory region: no data, its parameters.
+void WriteSharedMemoryOutput(const Tensor& output, const Parameters& parameters,
+                             JsonWriter& writer) {
+  writer.StartObject();
+  writer.Key("name");
+  WriteString(writer, output.name);
+  writer.Key("datatype");
+  WriteString(writer, DataTypeName(output.dtype));
+  writer.Key("shape");
+  writer.StartArray();
+  for (int64_t dim : output.shape) writer.Int64(dim);
+  writer.EndArray();
+  writer.Key("parameters");
+  WriteParameters(parameters, writer);
+  writer.EndObject();
+}
+
 // Checks the outputs, decides which are binary, and sizes the body.
 struct EncodingPlan {
   std::vector<char> binary;  // per output
@@ -85,6 +107,10 @@ absl::StatusOr<EncodingPlan> PlanEncoding(const InferResponse& response,
       128 + response.model_name.size() + response.id.size() + 64 * response.parameters.size();
   for (size_t i = 0; i < response.outputs.size(); ++i) {
     const Tensor& output = response.outputs[i];
+    if (SharedMemoryParameters(response, i) != nullptr) {  // no data to send
+      plan.json_size_hint += 192 + output.name.size() + 21 * output.shape.size();
+      continue;
+    }
     if (absl::Status status = ValidateTensorData(output); !status.ok()) {
       return absl::InternalError(StrCat("cannot encode output '", output.name, "' of model '",
                                         response.model_name, "': ", status.message()));
@@ -134,7 +160,11 @@ absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& re
     writer.Key("outputs");
     writer.StartArray();
     for (size_t i = 0; i < response.outputs.size(); ++i) {
-      WriteOutput(response.outputs[i], plan->binary[i], writer, stream);
+      if (const Parameters* shm = SharedMemoryParameters(response, i)) {
+        WriteSharedMemoryOutput(response.outputs[i], *shm, writer);
+      } else {
+        WriteOutput(response.outputs[i], plan->binary[i], writer, stream);
+      }
     }
     writer.EndArray();
     writer.EndObject();

@@ -23,6 +23,9 @@
 //     non-finite values, BOOL as true / false, BYTES as strings.
 //   - Binary data is the tensor's bytes as they are (little-endian elements; BYTES with
 //     4-byte length prefixes), binary_data_size being their count.
+//   - An output marked in InferResponse::shared_memory_outputs (written into a
+//     shared-memory region) is sent as name, datatype, shape and those parameters, with
+//     no data, as Triton does.
 //   - An output whose data does not match its datatype and shape is an Internal error
 //     naming it (the model, not the client, produced it). Nothing is thrown.
 //

@@ -23,9 +23,11 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   std::unique_ptr<GrpcServer> server(new GrpcServer());
   server->handlers_ = std::make_unique<MetadataHandlers>(
       manager, MetadataHandlers::Options{options.server_name, options.server_version,
-                                         options.server_ready});
+                                         options.server_ready, options.trace_settings});
   StreamInferReactor::Options call_options;
   call_options.infer.max_response_bytes = options.max_message_bytes;
+  call_options.infer.trace = InferTrace::Sink{options.trace_settings, options.tracer};
+  call_options.infer.shared_memory = options.shared_memory;
   call_options.max_pending = options.max_pending_per_stream;
   AdminGuard::Options guard_options;
   guard_options.admin_token = options.admin_token;

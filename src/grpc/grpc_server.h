@@ -35,6 +35,9 @@
 #include "api/admin_guard.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
+#include "tracing/trace_settings.h"
+#include "tracing/tracer.h"
+#include "shm/shared_memory_registry.h"
 
 namespace grpc {
 class Server;
@@ -68,6 +71,13 @@ class GrpcServer {
     // before Shutdown() so its answers can still be sent). Null: the server owns one
     // worker of its own, shut down first thing in Shutdown().
     AdminExecutor* admin_executor = nullptr;
+    // The trace extension's settings (TraceSetting; null: UNIMPLEMENTED) and, with an
+    // exporter, where sampled inferences are traced. Not owned; outlive the server.
+    TraceSettings* trace_settings = nullptr;
+    Tracer* tracer = nullptr;
+    // The system shared-memory regions (not owned; outlives the server). Null: the
+    // shared-memory RPCs answer UNAVAILABLE and requests naming a region fail.
+    SharedMemoryRegistry* shared_memory = nullptr;
   };
 
   // Unavailable naming the address when the port cannot be bound; InvalidArgument for a

@@ -277,7 +277,7 @@ TEST_F(GrpcServerTest, UnaryInferHealthAndErrorsOverARealSocket) {
   grpc::ClientContext context2;
   status = stub_->ModelInfer(&context2, unknown, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_THAT(status.error_message(), HasSubstr("unknown model 'nope'"));
+  EXPECT_THAT(status.error_message(), HasSubstr("Request for unknown model: 'nope' is not found"));
 
   grpc::ClientContext context3;
   status = stub_->ModelInfer(&context3, SimpleRequest("c", 1, 3), &response);
@@ -317,7 +317,7 @@ TEST_F(GrpcServerTest, StreamAnswersEveryRequestWithErrorsInBand) {
       EXPECT_EQ(a.error_message(), "");
       EXPECT_EQ(a.infer_response().raw_output_contents(0), Int32Bytes({i + 1, i + 1, i + 1, i + 1}));
     } else if (i % 3 == 1) {
-      EXPECT_THAT(a.error_message(), HasSubstr("unknown model 'nope'"));
+      EXPECT_THAT(a.error_message(), HasSubstr("Request for unknown model: 'nope' is not found"));
       EXPECT_EQ(a.infer_response().model_name(), "nope");
     } else {
       EXPECT_THAT(a.error_message(), HasSubstr("FP32"));

@@ -67,7 +67,13 @@ bool HasAnyContents(const inference::InferTensorContents& c) {
          c.fp64_contents_size() || c.bytes_contents_size();
 }
 
-absl::StatusOr<Tensor> DecodeInput(const ModelInferRequest& message, int index,
+bool NamesSharedMemoryRegion(const ModelInferRequest::InferInputTensor& input) {
+  return input.parameters().count("shared_memory_region") > 0;
+}
+
+// `raw_index`: this input's entry in raw_input_contents (inputs that name a shared-memory
+// region have none: Triton's clients send raw contents only for the others).
+absl::StatusOr<Tensor> DecodeInput(const ModelInferRequest& message, int index, int raw_index,
                                    const std::shared_ptr<const void>& owner) {
   const ModelInferRequest::InferInputTensor& input = message.inputs(index);
   const std::string what = StrCat("input '", input.name(), "'");
@@ -91,6 +97,14 @@ absl::StatusOr<Tensor> DecodeInput(const ModelInferRequest& message, int index,
   for (const auto& [key, value] : input.parameters()) {
     RETURN_IF_ERROR(FromInferParameter(StrCat(what, " parameter ", key), value).status());
   }
+  if (NamesSharedMemoryRegion(input)) {
+    // The data is in shared memory (shm/shared_memory_binding.h resolves it).
+    if (HasAnyContents(input.contents())) {
+      return absl::InvalidArgumentError(
+          StrCat(what, " has a shared_memory_region parameter and also contents"));
+    }
+    return tensor;
+  }
   if (message.raw_input_contents_size() == 0) {
     ASSIGN_OR_RETURN(tensor.data,
                      DecodeTypedContents(input.contents(), tensor.dtype, *count, what));
@@ -100,13 +114,13 @@ absl::StatusOr<Tensor> DecodeInput(const ModelInferRequest& message, int index,
     return absl::InvalidArgumentError(
         StrCat(what, " sets typed contents but the request uses raw_input_contents; use one form"));
   }
-  const std::string& raw = message.raw_input_contents(index);
+  const std::string& raw = message.raw_input_contents(raw_index);
   const auto* bytes = reinterpret_cast<const uint8_t*>(raw.data());
   tensor.data = owner ? Buffer::View(owner, bytes, raw.size()) : Buffer::Copy(bytes, raw.size());
   absl::Status valid = ValidateTensorData(tensor);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(
-        StrCat("raw_input_contents[", index, "] for ", what, ": ", valid.message()));
+        StrCat("raw_input_contents[", raw_index, "] for ", what, ": ", valid.message()));
   }
   return tensor;
 }
@@ -133,15 +147,29 @@ absl::StatusOr<InferRequest> DecodeModelInferRequest(const ModelInferRequest& me
   ASSIGN_OR_RETURN(request.model_version, ParseModelVersion(message.model_version()));
   request.id = message.id();
   ASSIGN_OR_RETURN(request.parameters, FromParameterMap(message.parameters(), ""));
+  int shm_inputs = 0;
+  for (const auto& input : message.inputs()) shm_inputs += NamesSharedMemoryRegion(input);
   if (message.raw_input_contents_size() > 0 &&
-      message.raw_input_contents_size() != message.inputs_size()) {
+      message.raw_input_contents_size() != message.inputs_size() - shm_inputs) {
     return absl::InvalidArgumentError(
         StrCat("raw_input_contents has ", message.raw_input_contents_size(), " entries for ",
-               message.inputs_size(), " inputs; send one per input, in input order"));
+               message.inputs_size() - shm_inputs,
+               " inputs not in shared memory; send one per input, in input order"));
   }
   request.inputs.reserve(static_cast<size_t>(message.inputs_size()));
+  int raw_index = 0;
   for (int i = 0; i < message.inputs_size(); ++i) {
-    ASSIGN_OR_RETURN(Tensor tensor, DecodeInput(message, i, owner));
+    const bool in_shm = NamesSharedMemoryRegion(message.inputs(i));
+    ASSIGN_OR_RETURN(Tensor tensor, DecodeInput(message, i, in_shm ? -1 : raw_index, owner));
+    if (!in_shm) ++raw_index;
+    if (shm_inputs > 0) {
+      // Kept for shm/shared_memory_binding.h (types checked by DecodeInput).
+      Parameters& kept = request.input_parameters.emplace_back();
+      if (in_shm) {
+        ASSIGN_OR_RETURN(kept, FromParameterMap(message.inputs(i).parameters(),
+                                                StrCat("input '", tensor.name, "' ")));
+      }
+    }
     for (const Tensor& seen : request.inputs) {
       if (seen.name == tensor.name) {
         return absl::InvalidArgumentError(StrCat("input '", tensor.name, "' appears twice"));
@@ -154,7 +182,7 @@ absl::StatusOr<InferRequest> DecodeModelInferRequest(const ModelInferRequest& me
     for (const RequestedOutput& seen : request.outputs) {
       if (seen.name == output.name()) {
         return absl::InvalidArgumentError(
-            StrCat("output '", output.name(), "' is requested twice"));
+            StrCat("output '", output.name(), "' is requested more than once"));
       }
     }
     const std::string where = StrCat("output '", output.name(), "' ");
@@ -171,18 +199,31 @@ absl::Status EncodeModelInferResponse(const InferResponse& response, ModelInferR
   ToParameterMap(response.parameters, message->mutable_parameters());
   message->mutable_outputs()->Reserve(static_cast<int>(response.outputs.size()));
   message->mutable_raw_output_contents()->Reserve(static_cast<int>(response.outputs.size()));
-  for (const Tensor& output : response.outputs) {
-    absl::Status valid = ValidateTensorData(output);
-    if (!valid.ok()) {
-      return absl::InternalError(StrCat("output '", output.name, "': ", valid.message()));
+  for (size_t index = 0; index < response.outputs.size(); ++index) {
+    const Tensor& output = response.outputs[index];
+    const bool in_shared_memory =
+        index < response.shared_memory_outputs.size() && response.shared_memory_outputs[index];
+    // An output written into shared memory carries no data here.
+    if (!in_shared_memory) {
+      absl::Status valid = ValidateTensorData(output);
+      if (!valid.ok()) {
+        return absl::InternalError(StrCat("output '", output.name, "': ", valid.message()));
+      }
     }
     ModelInferResponse::InferOutputTensor* tensor = message->add_outputs();
     tensor->set_name(output.name);
     const std::string_view datatype = DataTypeName(output.dtype);
     tensor->set_datatype(datatype.data(), datatype.size());
     tensor->mutable_shape()->Add(output.shape.begin(), output.shape.end());
-    message->add_raw_output_contents(reinterpret_cast<const char*>(output.data.data()),
-                                     output.data.size());
+    if (in_shared_memory) {
+      // Written into shared memory: no contents, the region's parameters (as Triton). An
+      // empty raw entry keeps raw_output_contents aligned with the outputs.
+      ToParameterMap(*response.shared_memory_outputs[index], tensor->mutable_parameters());
+      message->add_raw_output_contents();
+    } else {
+      message->add_raw_output_contents(reinterpret_cast<const char*>(output.data.data()),
+                                       output.data.size());
+    }
   }
   return absl::OkStatus();
 }

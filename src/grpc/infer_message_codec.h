@@ -14,6 +14,10 @@
 //   - Parameters (request and requested-output) keep bool / int64 / double / string
 //     values; a uint64 above INT64_MAX is an error. Input parameters are checked, not
 //     kept (Tensor has none), as over HTTP.
+//   - An input with a `shared_memory_region` parameter (system shared-memory extension)
+//     carries no contents and has no raw_input_contents entry; its data stays empty and
+//     the parameters of every input are kept in InferRequest::input_parameters for
+//     shm/shared_memory_binding.h.
 //   - With `owner` set, raw inputs are zero-copy views into `message` (which `owner`
 //     must keep alive); without it they are copied.
 //
@@ -21,6 +25,8 @@
 // raw_output_contents (one entry per output, api/tensor.h layout: little-endian elements,
 // BYTES as 4-byte length + bytes each), whichever form the request used — as Triton
 // answers, and what Triton's clients read (they only look at raw_output_contents).
+// An output marked in InferResponse::shared_memory_outputs has no contents, the region's
+// parameters, and an empty raw_output_contents entry.
 //
 // Thread-safe (pure functions).
 //

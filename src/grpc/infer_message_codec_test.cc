@@ -142,7 +142,7 @@ TEST(InferMessageCodecTest, RejectsMalformedRequestsNamingTheProblem) {
 
   m = RawRequest();
   m.add_outputs()->set_name("OUTPUT1");
-  EXPECT_THAT(Error(DecodeModelInferRequest(m, nullptr)), HasSubstr("'OUTPUT1' is requested twice"));
+  EXPECT_THAT(Error(DecodeModelInferRequest(m, nullptr)), HasSubstr("'OUTPUT1' is requested more than once"));
 
   m = RawRequest();
   (*m.mutable_parameters())["huge"].set_uint64_param(UINT64_MAX);

@@ -1,13 +1,12 @@
 #include "grpc/inference_service.h"
 
-#include "common/json_reader.h"
-#include "common/str_cat.h"
-#include "google/protobuf/util/json_util.h"
-
 #include <memory>
 
 #include "common/logging.h"
+#include "common/status.h"
 #include "grpc/grpc_status.h"
+#include "protocol/model_answers.h"
+#include "grpc/shared_memory_handlers.h"
 
 namespace infera {
 namespace {
@@ -21,13 +20,19 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
 }
 
 // One ModelInfer call. Created per call, deleted by gRPC's OnDone (after Finish, which
-// RunModelInfer's completion calls exactly once).
+// RunModelInfer's completion calls exactly once). A traced call answers with a
+// `traceparent` in its initial metadata (as HTTP's response header), added before Finish
+// sends it — the completion is the only thing that touches the call at that point.
 class UnaryInferReactor final : public grpc::ServerUnaryReactor {
  public:
-  UnaryInferReactor(ModelManager& manager, const inference::ModelInferRequest& request,
-                    inference::ModelInferResponse* response, const InferCallOptions& options) {
-    RunModelInfer(manager, request, /*owner=*/nullptr, cancellation_, options, response,
-                  [this](absl::Status status) { Finish(ToGrpcStatus(status)); });
+  UnaryInferReactor(grpc::CallbackServerContext* context, ModelManager& manager,
+                    const inference::ModelInferRequest& request, inference::ModelInferResponse* response,
+                    const InferCallOptions& options, const InferCallMetadata& metadata) {
+    RunModelInfer(manager, request, /*owner=*/nullptr, cancellation_, options, metadata, response,
+                  [this, context](absl::Status status, std::string_view traceparent) {
+                    if (!traceparent.empty()) context->AddInitialMetadata("traceparent", std::string(traceparent));
+                    Finish(ToGrpcStatus(status));
+                  });
   }
 
   void OnCancel() override {
@@ -83,15 +88,17 @@ grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
   return FinishNow(context, handlers_.ModelMetadata(*request, response));
 }
 
-grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext*,
+grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext* context,
                                                        const inference::ModelInferRequest* request,
                                                        inference::ModelInferResponse* response) {
-  return new UnaryInferReactor(manager_, *request, response, options_.infer);
+  return new UnaryInferReactor(context, manager_, *request, response, options_.infer,
+                               InferCallMetadata::From(context->client_metadata()));
 }
 
 grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
-InferenceService::ModelStreamInfer(grpc::CallbackServerContext*) {
-  return new StreamInferReactor(manager_, options_, &streams_);
+InferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  return new StreamInferReactor(manager_, options_, &streams_,
+                                InferCallMetadata::From(context->client_metadata()));
 }
 
 grpc::ServerUnaryReactor* InferenceService::ModelConfig(
@@ -118,12 +125,14 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
 
 absl::Status InferenceService::CheckAdmin(grpc::CallbackServerContext* context,
                                           AdminGuard::Operation operation) const {
-  if (operation == AdminGuard::Operation::kAdmin && manager_.mode() != ModelControlMode::kExplicit) {
-    return absl::FailedPreconditionError(
-        "explicit model load / unload is not allowed unless --model-control-mode=explicit");
-  }
+  if (operation == AdminGuard::Operation::kAdmin) RETURN_IF_ERROR(CheckExplicitModelControl(manager_));
+  return CheckGuard(context, ApiCategory::kModelRepository, operation);
+}
+
+absl::Status InferenceService::CheckGuard(grpc::CallbackServerContext* context, ApiCategory category,
+                                          AdminGuard::Operation operation) const {
   const auto& metadata = context->client_metadata();
-  return guard_.Check(ApiCategory::kModelRepository, operation,
+  return guard_.Check(category, operation,
                       [&metadata](std::string_view name) -> std::optional<std::string_view> {
                         auto it = metadata.find(grpc::string_ref(name.data(), name.size()));
                         if (it == metadata.end()) return std::nullopt;
@@ -141,19 +150,10 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
     if (!config->second.has_string_param()) {
       return FinishNow(context, absl::InvalidArgumentError("parameter 'config' must be a string_param (JSON)"));
     }
-    // The same nesting and size limits as every JSON document the server reads.
-    rapidjson::Document limits_check;
-    if (absl::Status read = ReadJson(config->second.string_param(), "parameter 'config'", limits_check);
-        !read.ok()) {
-      return FinishNow(context, read);
-    }
-    inference::ModelConfig parsed;
-    auto status = google::protobuf::util::JsonStringToMessage(config->second.string_param(), &parsed);
-    if (!status.ok()) {
-      return FinishNow(context, absl::InvalidArgumentError(
-                                    StrCat("parameter 'config' is not a valid model config: ", status.ToString())));
-    }
-    override = std::move(parsed);
+    absl::StatusOr<inference::ModelConfig> parsed =
+        ParseConfigOverride(config->second.string_param(), "parameter 'config'");
+    if (!parsed.ok()) return FinishNow(context, parsed.status());
+    override = std::move(*parsed);
   }
   return FinishWhenDone(context, [this, name = request->model_name(), override = std::move(override)]() mutable {
     return manager_.LoadModel(name, std::move(override));
@@ -167,6 +167,18 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
   return FinishWhenDone(context, [this, name = request->model_name()] { return manager_.UnloadModel(name); });
 }
 
+grpc::ServerUnaryReactor* InferenceService::TraceSetting(grpc::CallbackServerContext* context,
+                                                         const inference::TraceSettingRequest* request,
+                                                         inference::TraceSettingResponse* response) {
+  // Reading is a request without settings; anything else changes them.
+  const AdminGuard::Operation operation =
+      request->settings().empty() ? AdminGuard::Operation::kRead : AdminGuard::Operation::kAdmin;
+  if (absl::Status denied = CheckGuard(context, ApiCategory::kTrace, operation); !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  return FinishNow(context, handlers_.TraceSetting(*request, response));
+}
+
 grpc::ServerUnaryReactor* InferenceService::FinishWhenDone(grpc::CallbackServerContext* context,
                                                            absl::AnyInvocable<absl::Status() &&> work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -174,6 +186,52 @@ grpc::ServerUnaryReactor* InferenceService::FinishWhenDone(grpc::CallbackServerC
   // the executor's done callback calls exactly once.
   admin_.Submit({std::move(work), [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }});
   return reactor;
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryStatus(
+    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
+    inference::SystemSharedMemoryStatusResponse* response) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, *context);
+  if (status.ok()) status = infera::SystemSharedMemoryStatus(options_.infer.shared_memory, *request, response);
+  return FinishNow(context, status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryRegister(
+    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryRegisterRequest* request,
+    inference::SystemSharedMemoryRegisterResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
+  if (status.ok()) status = infera::SystemSharedMemoryRegister(options_.infer.shared_memory, *request);
+  return FinishNow(context, status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
+    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
+    inference::SystemSharedMemoryUnregisterResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
+  if (status.ok()) status = infera::SystemSharedMemoryUnregister(options_.infer.shared_memory, *request);
+  return FinishNow(context, status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryStatus(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryStatusRequest* request,
+    inference::CudaSharedMemoryStatusResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, *context);
+  if (status.ok()) status = infera::CudaSharedMemoryStatus(*request);
+  return FinishNow(context, status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryRegister(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryRegisterRequest*,
+    inference::CudaSharedMemoryRegisterResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
+  return FinishNow(context, status.ok() ? CudaSharedMemoryUnsupported() : status);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryUnregister(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryUnregisterRequest*,
+    inference::CudaSharedMemoryUnregisterResponse*) {
+  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
+  return FinishNow(context, status.ok() ? CudaSharedMemoryUnsupported() : status);
 }
 
 }  // namespace infera

@@ -1,6 +1,8 @@
 // InferenceService: inference.GRPCInferenceService on the gRPC callback API.
 //
 // Metadata, health and extension RPCs are answered inline by MetadataHandlers.
+// ModelInfer and ModelStreamInfer read `traceparent` and `x-routing-key` from the call's
+// metadata (infer_call.h).
 // ModelInfer runs through RunModelInfer on an UnaryInferReactor (below): the gRPC thread
 // decodes and queues, a model worker encodes and finishes — no thread waits on a
 // request. The call's cancellation (client gone, deadline passed, server shutdown) is
@@ -68,6 +70,32 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* RepositoryModelUnload(grpc::CallbackServerContext* context,
                                                   const inference::RepositoryModelUnloadRequest* request,
                                                   inference::RepositoryModelUnloadResponse* response) override;
+  // Triton's trace extension: settings read (no settings in the request) or changed,
+  // behind the admin guard's trace category (a change is an admin operation).
+  grpc::ServerUnaryReactor* TraceSetting(grpc::CallbackServerContext* context,
+                                         const inference::TraceSettingRequest* request,
+                                         inference::TraceSettingResponse* response) override;
+
+  // Triton's shared-memory extensions (grpc/shared_memory_handlers.h), on the registry
+  // in StreamInferReactor::Options::infer.shared_memory.
+  grpc::ServerUnaryReactor* SystemSharedMemoryStatus(
+      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
+      inference::SystemSharedMemoryStatusResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryRegister(
+      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryRegisterRequest* request,
+      inference::SystemSharedMemoryRegisterResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryUnregister(
+      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
+      inference::SystemSharedMemoryUnregisterResponse* response) override;
+  grpc::ServerUnaryReactor* CudaSharedMemoryStatus(
+      grpc::CallbackServerContext* context, const inference::CudaSharedMemoryStatusRequest* request,
+      inference::CudaSharedMemoryStatusResponse* response) override;
+  grpc::ServerUnaryReactor* CudaSharedMemoryRegister(
+      grpc::CallbackServerContext* context, const inference::CudaSharedMemoryRegisterRequest* request,
+      inference::CudaSharedMemoryRegisterResponse* response) override;
+  grpc::ServerUnaryReactor* CudaSharedMemoryUnregister(
+      grpc::CallbackServerContext* context, const inference::CudaSharedMemoryUnregisterRequest* request,
+      inference::CudaSharedMemoryUnregisterResponse* response) override;
 
   // Open streams (and any opened later) stop reading, answer what they have and end
   // with UNAVAILABLE. Called when the server starts shutting down.
@@ -81,6 +109,9 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   // metadata (model-repository category, `operation`).
   absl::Status CheckAdmin(grpc::CallbackServerContext* context,
                           AdminGuard::Operation operation = AdminGuard::Operation::kAdmin) const;
+  // The guard's verdict on the call's metadata for `category`.
+  absl::Status CheckGuard(grpc::CallbackServerContext* context, ApiCategory category,
+                          AdminGuard::Operation operation) const;
 
   ModelManager& manager_;
   const MetadataHandlers& handlers_;

@@ -1,6 +1,8 @@
 // MetadataHandlers: the KServe v2 gRPC RPCs that are answered at once from the model
 // manager — health, server and model metadata, and Triton's extensions ModelConfig,
-// ModelStatistics and RepositoryIndex. Inference is elsewhere (inference_service.h).
+// ModelStatistics, RepositoryIndex and TraceSetting. Inference is elsewhere
+// (inference_service.h). The answers themselves are built by protocol/model_answers.h,
+// the one source HTTP renders too; this class parses the gRPC request's version.
 //
 // Each handler fills its response message or returns a Status naming the problem
 // (mapped to the RPC status by grpc_status.h):
@@ -28,10 +30,9 @@
 #include "absl/status/status.h"
 #include "grpc_service.pb.h"
 #include "manager/model_manager.h"
+#include "tracing/trace_settings.h"
 
 namespace infera {
-
-
 
 class MetadataHandlers {
  public:
@@ -40,6 +41,9 @@ class MetadataHandlers {
     std::string server_version;
     // Whether the server as a whole is ready (models loaded, not draining).
     std::function<bool()> server_ready;
+    // The trace extension's settings (outlive the handlers); null: TraceSetting is
+    // UNIMPLEMENTED.
+    TraceSettings* trace_settings = nullptr;
   };
 
   MetadataHandlers(const ModelManager& manager, Options options);
@@ -56,6 +60,8 @@ class MetadataHandlers {
                                inference::ModelStatisticsResponse* response) const;
   void RepositoryIndex(const inference::RepositoryIndexRequest& request,
                        inference::RepositoryIndexResponse* response) const;
+  absl::Status TraceSetting(const inference::TraceSettingRequest& request,
+                            inference::TraceSettingResponse* response) const;
 
  private:
   const ModelManager& manager_;

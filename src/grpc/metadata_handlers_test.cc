@@ -96,7 +96,8 @@ TEST_F(MetadataHandlersTest, ServerReadinessAndMetadata) {
   EXPECT_EQ(metadata.version(), "9.9");
   EXPECT_THAT(metadata.extensions(),
               ElementsAre("binary_tensor_data", "parameters", "model_configuration",
-                          "model_repository", "statistics", "logging", "classification"));
+                          "model_repository", "statistics", "logging", "classification", "trace",
+                          "system_shared_memory"));
 }
 
 TEST_F(MetadataHandlersTest, ModelReadyIsFalseRatherThanAnError) {
@@ -222,6 +223,30 @@ TEST_F(MetadataHandlersTest, RepositoryIndexShowsEveryModelAndFiltersReady) {
   response.Clear();
   handlers_->RepositoryIndex(request, &response);
   EXPECT_EQ(response.models_size(), 3);
+}
+
+}  // namespace
+}  // namespace infera
+
+namespace infera {
+namespace {
+
+TEST_F(MetadataHandlersTest, TraceSettingIsUnimplementedWithoutSettingsAndAnswersWithThem) {
+  inference::TraceSettingRequest request;
+  inference::TraceSettingResponse response;
+  EXPECT_EQ(handlers_->TraceSetting(request, &response).code(), absl::StatusCode::kUnimplemented);
+  TraceSettings settings(TraceSettings::FromFraction(0.5, true), true);
+  MetadataHandlers with(*manager_, MetadataHandlers::Options{"infera", "9.9", {}, &settings});
+  ASSERT_TRUE(with.TraceSetting(request, &response).ok());
+  EXPECT_THAT(response.settings().at("trace_rate").value(), ElementsAre("2"));
+  request.set_model_name("echo");
+  (*request.mutable_settings())["trace_level"].add_value("OFF");
+  response.Clear();
+  ASSERT_TRUE(with.TraceSetting(request, &response).ok());
+  EXPECT_THAT(response.settings().at("trace_level").value(), ElementsAre("OFF"));
+  EXPECT_FALSE(settings.Sample("echo", std::nullopt).has_value());
+  request.set_model_name("nope");
+  EXPECT_EQ(with.TraceSetting(request, &response).code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

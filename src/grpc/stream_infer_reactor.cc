@@ -8,8 +8,8 @@
 namespace infera {
 
 StreamInferReactor::StreamInferReactor(const ModelManager& manager, Options options,
-                                       StreamRegistry* registry)
-    : manager_(manager), options_(std::move(options)), registry_(registry) {
+                                       StreamRegistry* registry, InferCallMetadata metadata)
+    : manager_(manager), options_(std::move(options)), registry_(registry), metadata_(std::move(metadata)) {
   const bool draining = registry_ != nullptr && registry_->Add(this);
   Actions actions;
   {
@@ -51,8 +51,8 @@ void StreamInferReactor::Process(std::shared_ptr<inference::ModelInferRequest> m
   auto response = std::make_unique<Response>();
   inference::ModelInferResponse* infer_response = response->mutable_infer_response();
   const inference::ModelInferRequest& request = *message;
-  RunModelInfer(manager_, request, message, cancellation_, options_.infer, infer_response,
-                [this, message, response = std::move(response)](absl::Status status) mutable {
+  RunModelInfer(manager_, request, message, cancellation_, options_.infer, metadata_, infer_response,
+                [this, message, response = std::move(response)](absl::Status status, std::string_view) mutable {
                   if (!status.ok()) {
                     inference::ModelInferResponse* r = response->mutable_infer_response();
                     r->Clear();

@@ -2,7 +2,9 @@
 // callback API — no thread of its own, no thread blocked per stream.
 //
 // Each request read from the stream goes through RunModelInfer (the core path shared
-// with unary ModelInfer and HTTP) and is answered by one ModelStreamInferResponse:
+// with unary ModelInfer and HTTP; the call's traceparent / x-routing-key metadata apply
+// to every request, each traced as its own root span) and is answered by one
+// ModelStreamInferResponse:
 // the response, or `error_message` naming the problem with `infer_response` carrying
 // just the request's model name, version and id. A bad request never ends the stream.
 //
@@ -56,8 +58,9 @@ class StreamInferReactor final
   };
 
   // Registers with `registry` (may be null; it must outlive the reactor) and starts
-  // reading at once.
-  StreamInferReactor(const ModelManager& manager, Options options, StreamRegistry* registry);
+  // reading at once. `metadata`: what the call's client metadata says (infer_call.h).
+  StreamInferReactor(const ModelManager& manager, Options options, StreamRegistry* registry,
+                     InferCallMetadata metadata = {});
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -94,6 +97,7 @@ class StreamInferReactor final
   const ModelManager& manager_;
   const Options options_;
   StreamRegistry* const registry_;
+  const InferCallMetadata metadata_;
   const std::shared_ptr<CancellationToken> cancellation_ = std::make_shared<CancellationToken>();
 
   absl::Mutex mu_;

@@ -1,5 +1,6 @@
-// Triton's KServe v2 extensions over HTTP, with Triton's JSON shapes (the gRPC
-// counterparts are in grpc/metadata_handlers.h):
+// Triton's KServe v2 extensions over HTTP, with Triton's JSON shapes. Each answer is the
+// message gRPC returns (protocol/model_answers.h, the one source), rendered as JSON by
+// ProtoToJson (the index by hand: Triton's HTTP index is a bare array):
 //
 //   GET  /v2/models/{m}[/versions/{v}]/config     model_configuration: the config as JSON
 //                                                 (see proto_json.h)

@@ -3,56 +3,22 @@
 #include <charconv>
 #include <chrono>
 
-#include "api/parameters.h"
-#include "api/server_extensions.h"
 #include "codec/kserve_http_codec.h"
 #include "common/logging.h"
 #include "common/str_cat.h"
 #include "http/http_status.h"
 #include "http/kserve_extension_routes.h"
 #include "http/url_path.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
-#include "repository/model_config_util.h"
-#include "tracing/request_trace.h"
+#include "http/proto_json.h"
+#include "protocol/model_answers.h"
 
 namespace infera {
 namespace {
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void WriteString(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-HttpResponse JsonResponse(const rapidjson::StringBuffer& buffer) {
-  return HttpResponse{200, "application/json", std::string(buffer.GetString(), buffer.GetSize()), {}};
-}
 
 HttpResponse MethodNotAllowed(std::string_view allowed) {
   HttpResponse response = ErrorResponse(405, StrCat("method not allowed; use ", allowed));
   response.headers.emplace_back("Allow", std::string(allowed));
   return response;
-}
-
-// Writes [{"name","datatype","shape"}...] for a config's inputs or outputs.
-template <typename Tensors>
-void WriteTensorMetadata(JsonWriter& w, const inference::ModelConfig& config,
-                         const Tensors& tensors) {
-  w.StartArray();
-  for (const auto& t : tensors) {
-    w.StartObject();
-    w.Key("name");
-    WriteString(w, t.name());
-    w.Key("datatype");
-    WriteString(w, DataTypeName(FromConfigDataType(t.data_type())));
-    w.Key("shape");
-    w.StartArray();
-    for (int64_t d : ClientShape(config, t.dims())) w.Int64(d);
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
 }
 
 }  // namespace
@@ -134,49 +100,18 @@ void KServeRoutes::HandleModel(const ModelPath& path, HttpRequest request,
 }
 
 HttpResponse KServeRoutes::ServerMetadata() const {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
-  w.Key("name");
-  WriteString(w, options_.server_name);
-  w.Key("version");
-  WriteString(w, options_.server_version);
-  w.Key("extensions");
-  w.StartArray();
-  // Kept equal to the gRPC list (grpc/metadata_handlers.cc); the integration tests check.
-  for (std::string_view extension : kServerExtensions) WriteString(w, extension);
-  w.EndArray();
-  w.EndObject();
-  return JsonResponse(buffer);
+  // The same message gRPC ServerMetadata answers (protocol/model_answers.h).
+  inference::ServerMetadataResponse response;
+  BuildServerMetadata(options_.server_name, options_.server_version, &response);
+  return HttpResponse{200, "application/json", ProtoToJson(response), {}};
 }
 
 HttpResponse KServeRoutes::ModelMetadata(const ModelPath& path) const {
-  auto model = manager_.GetModelVersion(path.name, path.version);
-  if (!model.ok()) return ErrorResponse(model.status());
-  const inference::ModelConfig& config = (*model)->config();
-  std::vector<int64_t> versions;
-  if (path.version) {
-    versions.push_back(*path.version);
-  } else {
-    versions = manager_.ReadyVersions(path.name).value_or(std::vector<int64_t>{});
+  inference::ModelMetadataResponse response;
+  if (absl::Status built = BuildModelMetadata(manager_, path.name, path.version, &response); !built.ok()) {
+    return ErrorResponse(built);
   }
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
-  w.Key("name");
-  WriteString(w, config.name());
-  w.Key("versions");
-  w.StartArray();
-  for (int64_t v : versions) WriteString(w, std::to_string(v));
-  w.EndArray();
-  w.Key("platform");
-  WriteString(w, PlatformName(config));
-  w.Key("inputs");
-  WriteTensorMetadata(w, config, config.input());
-  w.Key("outputs");
-  WriteTensorMetadata(w, config, config.output());
-  w.EndObject();
-  return JsonResponse(buffer);
+  return HttpResponse{200, "application/json", ProtoToJson(response), {}};
 }
 
 HttpResponse KServeRoutes::ModelReady(const ModelPath& path) const {
@@ -213,13 +148,10 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
           415, StrCat("Content-Encoding '", *encoding, "' is not supported; send identity")));
     }
   }
-  InferCompletion completion{std::move(responder), {}, options_.tracer, std::nullopt,
+  InferCompletion completion{std::move(responder), {},
+                             InferTrace::Start(options_.trace, path.name, request.Header("traceparent"),
+                                               request.received_time),
                              request.received_time, path.name, ""};
-  if (options_.tracer) {
-    if (auto context = options_.tracer->Sample(request.Header("traceparent"))) {
-      completion.trace.emplace(*context);
-    }
-  }
   // A raw binary request (Inference-Header-Content-Length: 0) is the single input's bytes;
   // decoding it needs the model's config, so its version is chosen first (routed by
   // X-Routing-Key alone: the request has no parameters).
@@ -227,7 +159,7 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   absl::StatusOr<InferRequest> decoded = absl::UnknownError("not decoded");
   if (header_length == 0) {
     auto version = manager_.GetModelVersion(path.name, path.version,
-                                            std::string(request.Header("x-routing-key").value_or("")));
+                                            RoutingKey(Parameters{}, request.Header("x-routing-key")));
     if (!version.ok()) return std::move(completion).Finish(version.status());
     raw_model = std::move(*version);
     decoded = DecodeRawInferRequest(std::move(request.body), raw_model->config(),
@@ -236,18 +168,15 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
     decoded = DecodeInferRequest(std::move(request.body), header_length, options_.max_input_elements);
   }
   if (!decoded.ok()) return std::move(completion).Finish(decoded.status());
-  if (completion.trace) {
-    completion.trace->AddStage("parse", request.received_time, std::chrono::steady_clock::now());
-  }
+  if (completion.trace) completion.trace->Parsed(std::chrono::steady_clock::now());
   InferRequest& infer = *decoded;
+  auto shared_memory = BindSharedMemory(options_.shared_memory, infer);
+  if (!shared_memory.ok()) return std::move(completion).Finish(shared_memory.status());
+  completion.shared_memory_outputs = *std::move(shared_memory);
   // The canary split routes by the request's routing_key parameter or X-Routing-Key.
-  std::string routing_key = GetStringParameter(infer.parameters, "routing_key").value_or("");
-  if (routing_key.empty()) {
-    if (auto id = GetIntParameter(infer.parameters, "routing_key")) routing_key = std::to_string(*id);
-  }
-  if (routing_key.empty()) routing_key = std::string(request.Header("x-routing-key").value_or(""));
   auto model = raw_model ? absl::StatusOr<std::shared_ptr<ModelVersion>>(std::move(raw_model))
-                         : manager_.GetModelVersion(path.name, path.version, routing_key);
+                         : manager_.GetModelVersion(path.name, path.version,
+                                                    RoutingKey(infer.parameters, request.Header("x-routing-key")));
   if (!model.ok()) return std::move(completion).Finish(model.status());
   infer.model_name = path.name;
   infer.model_version = path.version;
@@ -263,6 +192,11 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
 
 void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result) && {
   HttpResponse response;
+  if (result.ok()) {
+    if (absl::Status written = shared_memory_outputs.WriteInto(*result); !written.ok()) {
+      result = std::move(written);
+    }
+  }
   if (!result.ok()) {
     response = ErrorResponse(result.status());
   } else {
@@ -279,25 +213,19 @@ void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result)
       }
     }
     if (trace) {
-      const RequestTimings& t = result->timings;
-      trace->AddStage("queue", t.enqueue, t.execution_start);
-      trace->AddStage("compute", t.execution_start, t.execution_end,
-                      {{"infera.batch_rows", t.batch_rows}, {"infera.batch_requests", t.batch_requests}});
-      trace->AddStage("serialize", encode_start, std::chrono::steady_clock::now());
+      trace->Ran(result->timings);
+      trace->Serialized(encode_start, std::chrono::steady_clock::now());
     }
   }
   const auto end = std::chrono::steady_clock::now();
   std::string trace_id;
   if (trace) {
-    trace_id = ToHex(trace->trace_id());
+    trace_id = trace->trace_id();
     response.headers.emplace_back("traceparent", trace->traceparent());
     std::optional<std::string> error;
     if (response.status >= 400) error = std::string(result.ok() ? "encoding failed" : result.status().message());
-    tracer->Submit(trace->Finish(StrCat("infer ", model_name), received_time, end,
-                                 {{"infera.model", model_name},
-                                  {"infera.request_id", request_id},
-                                  {"http.status_code", std::to_string(response.status)}},
-                                 std::move(error)));
+    std::move(*trace).Finish("http", request_id, "http.status_code", std::to_string(response.status),
+                             std::move(error), end);
   }
   INFERA_LOG(VERBOSE) << "infer model=" << model_name << " id=" << request_id
                       << " status=" << response.status << " ms="

@@ -8,7 +8,11 @@
 //   POST /v2/models/{m}[/versions/{v}]/infer           inference (JSON or binary tensors)
 //   GET  /v2/models/{m}[/versions/{v}]/config          Triton extensions, rendered by
 //   GET  /v2/models[/{m}[/versions/{v}]]/stats         kserve_extension_routes.h
-//   POST /v2/repository/index
+//
+// Server and model metadata are the messages gRPC answers (protocol/model_answers.h),
+// rendered as JSON (http/proto_json.h). Inference routes a canary by the request's
+// `routing_key` parameter or X-Routing-Key, and is traced through InferTrace
+// (tracing/infer_trace.h) — both shared with gRPC.
 //
 // The routes decode into transport-neutral InferRequests, call the model manager and
 // encode what comes back; no model logic lives here. Errors are {"error": "..."} with
@@ -24,8 +28,8 @@
 #include "http/http_server.h"
 #include "manager/model_manager.h"
 #include "codec/output_encoding.h"
-#include "tracing/request_trace.h"
-#include "tracing/tracer.h"
+#include "shm/shared_memory_binding.h"
+#include "tracing/infer_trace.h"
 
 namespace infera {
 
@@ -38,8 +42,12 @@ class KServeRoutes {
     size_t max_input_elements = 64 << 20;
     // Whether the server as a whole is ready (models loaded, not draining).
     std::function<bool()> server_ready;
-    // Traces sampled requests when set (outlives the routes and their requests).
-    Tracer* tracer = nullptr;
+    // Where sampled requests are traced (both null: tracing off; they outlive the
+    // routes and their requests).
+    InferTrace::Sink trace;
+    // Regions that infer requests may name (shm/shared_memory_binding.h); null: none.
+    // Not owned; outlives the routes and their requests.
+    const SharedMemoryRegistry* shared_memory = nullptr;
   };
 
   KServeRoutes(ModelManager& manager, Options options);
@@ -53,11 +61,11 @@ class KServeRoutes {
   struct InferCompletion {
     HttpResponder responder;
     OutputEncoding encoding;
-    Tracer* tracer;
-    std::optional<RequestTrace> trace;
+    std::optional<InferTrace> trace;
     std::chrono::steady_clock::time_point received_time;
     std::string model_name;
     std::string request_id;
+    SharedMemoryOutputs shared_memory_outputs;  // outputs to write into regions
     void Finish(absl::StatusOr<InferResponse> result) &&;
   };
   void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;

@@ -2,8 +2,23 @@
 //
 //   GET  /v1/models                 the LLMs (the OpenAI model id is the model's name)
 //   GET  /v1/models/{id}
-//   POST /v1/completions            prompt: a string or a list of token ids
-//   POST /v1/chat/completions       messages rendered with the model's chat template
+//   POST /v1/completions            prompt: a string, a list of token ids, or a batch
+//                                   (list) of either; n choices per prompt
+//   POST /v1/chat/completions       messages rendered with the model's chat template; n
+//   POST /v1/embeddings             404 naming the missing model type (no embedding
+//                                   models yet); the usual 404 for an unknown model
+//
+// GET /v1/models lists the ready LLMs and those still loading, each with infera's
+// `status` field ("ready" / "loading"). Completions for a loading model answer 503
+// ServiceUnavailableError with Retry-After. Response ids are `cmpl-` / `chatcmpl-` and
+// 128 random bits (llm::NewResponseId).
+//
+// Several choices (prompts × n, prompt-major: index = prompt * n + k) are separate
+// generations on the engine, admitted through its queue like single requests; the
+// answer (or a stream's head) waits until all are admitted, a refusal of any answers
+// the error and cancels the others; streamed chunks carry their choice's index and
+// `[DONE]` comes once after the last choice ends; usage is summed (prompt tokens once
+// per prompt).
 //
 // `stream: true` answers with Server-Sent Events (`data: {chunk}\n\n` ... `data: [DONE]`),
 // `stream_options.include_usage` adds a final usage chunk. Errors are OpenAI-shaped:
@@ -26,7 +41,6 @@
 #ifndef INFERA_HTTP_OPENAI_ROUTES_H_
 #define INFERA_HTTP_OPENAI_ROUTES_H_
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -58,9 +72,9 @@ class OpenAiRoutes {
   HttpResponse ListModels(std::string_view only) const;
   void Completions(HttpRequest request, HttpResponder responder) const;
   void ChatCompletions(HttpRequest request, HttpResponder responder) const;
+  void Embeddings(HttpRequest request, HttpResponder responder) const;
 
   ModelManager& manager_;
-  mutable std::atomic<uint64_t> next_id_{1};
 };
 
 }  // namespace infera

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_writer.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 #include "rapidjson/stringbuffer.h"
@@ -19,10 +20,6 @@ using google::protobuf::Reflection;
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 void WriteMessage(JsonWriter& w, const Message& message);
-
-void WriteString(JsonWriter& w, const std::string& s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
 
 std::string Base64(const std::string& in) {
   static constexpr char kAlphabet[] =

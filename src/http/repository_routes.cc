@@ -5,11 +5,11 @@
 #include "common/json_reader.h"
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "google/protobuf/util/json_util.h"
 #include "http/admin_access.h"
 #include "http/http_status.h"
 #include "http/kserve_extension_routes.h"
 #include "http/url_path.h"
+#include "protocol/model_answers.h"
 #include "rapidjson/document.h"
 
 namespace infera {
@@ -30,16 +30,10 @@ absl::StatusOr<std::optional<inference::ModelConfig>> ConfigOverride(const std::
   if (!params["config"].IsString()) {
     return absl::InvalidArgumentError("parameters.config must be a string holding the model config as JSON");
   }
-  // The same limits for the embedded config as for any JSON document the server reads.
-  rapidjson::Document config_doc;
-  RETURN_IF_ERROR(ReadJson(std::string_view(params["config"].GetString(), params["config"].GetStringLength()), "parameters.config", config_doc));
-  inference::ModelConfig config;
-  google::protobuf::util::JsonParseOptions options;
-  auto status = google::protobuf::util::JsonStringToMessage(
-      std::string(params["config"].GetString(), params["config"].GetStringLength()), &config, options);
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(StrCat("parameters.config is not a valid model config: ", status.ToString()));
-  }
+  ASSIGN_OR_RETURN(inference::ModelConfig config,
+                   ParseConfigOverride(std::string_view(params["config"].GetString(),
+                                                        params["config"].GetStringLength()),
+                                       "parameters.config"));
   return std::optional<inference::ModelConfig>(std::move(config));
 }
 
@@ -88,9 +82,11 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
     response.headers.emplace_back("Allow", "POST");
     return std::move(responder).Send(std::move(response));
   }
-  if (action != "canary/promote" && manager_.mode() != ModelControlMode::kExplicit) {
-    return std::move(responder).Send(ErrorResponse(
-        409, "explicit model load / unload is not allowed unless --model-control-mode=explicit"));
+  if (action != "canary/promote") {
+    if (absl::Status control = CheckExplicitModelControl(manager_); !control.ok()) {
+      return std::move(responder).Send(
+          ErrorResponse(409, std::string_view(control.message().data(), control.message().size())));
+    }
   }
   if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kModelRepository,
                                              AdminGuard::Operation::kAdmin, request);

@@ -1,6 +1,6 @@
 #include "llm/incremental_detokenizer.h"
 
-#include "llm/unicode.h"
+#include "llm/text_imports.h"
 
 namespace infera::llm {
 

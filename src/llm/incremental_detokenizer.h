@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "llm/tokenizer.h"
+#include "llm/text_imports.h"
 
 namespace infera::llm {
 

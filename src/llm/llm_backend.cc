@@ -10,7 +10,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "llm/json_util.h"
+#include "llm/text_imports.h"
 #include "llm/llama_model_runner.h"
 #include "llm/llm_metrics_series.h"
 #include "llm/llm_model_options.h"

@@ -29,7 +29,7 @@
 #include "llm/llm_engine.h"
 #include "llm/prompt_worker.h"
 #include "llm/text_generator.h"
-#include "llm/tokenizer.h"
+#include "llm/text_imports.h"
 
 namespace infera::llm {
 

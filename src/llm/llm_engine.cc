@@ -236,6 +236,7 @@ void LlmEngine::Deliver(const std::vector<RequestUpdate>& updates) {
     out.text = std::move(piece.text);
     out.token_ids.push_back(u.token->token_id);
     if (s.logprobs) out.logprobs.push_back(u.token->logprob);
+    if (!u.token->top.empty()) out.top_logprobs.push_back(u.token->top);
     out.num_prompt_tokens = s.num_prompt_tokens;
     out.num_output_tokens = s.num_output_tokens;
     out.num_cached_tokens = std::max<int64_t>(0, s.num_cached_tokens);

@@ -41,7 +41,7 @@
 #include "llm/sampling_params.h"
 #include "llm/scheduler.h"
 #include "llm/text_stream.h"
-#include "llm/tokenizer.h"
+#include "llm/text_imports.h"
 
 namespace infera::llm {
 
@@ -61,6 +61,8 @@ struct RequestOutput {
   std::string text;                // new text since the previous output (valid UTF-8)
   std::vector<int32_t> token_ids;  // new tokens
   std::vector<float> logprobs;     // per new token, when requested
+  // Per new token, with top_logprobs > 0: the most likely tokens, most likely first.
+  std::vector<std::vector<TokenLogprob>> top_logprobs;
   FinishReason finish_reason = FinishReason::kNone;
   absl::Status error;              // set when finish_reason is kError
   int64_t num_prompt_tokens = 0;

@@ -1,9 +1,12 @@
 #include "llm/openai_protocol.h"
 
+#include <algorithm>
+#include <random>
+
+#include "common/json_writer.h"
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "llm/json_util.h"
-#include "llm/unicode.h"
+#include "llm/text_imports.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
@@ -70,8 +73,6 @@ absl::Status ParseCommon(const rapidjson::Value& doc, std::string& model, bool& 
   return absl::OkStatus();
 }
 
-void WriteString(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-
 void WriteUsage(Writer& w, const Usage& u) {
   w.Key("usage");
   w.StartObject();
@@ -119,8 +120,38 @@ void WriteCompletionLogprobs(Writer& w, const ChoiceDelta& c) {
   for (float l : c.logprobs) w.Double(l);
   w.EndArray();
   w.Key("top_logprobs");
-  w.Null();
+  if (c.top.empty()) {
+    w.Null();
+  } else {
+    w.StartArray();
+    for (const auto& alternatives : c.top) {
+      // {token: logprob}. Tokens whose texts are equal (e.g. partial UTF-8 shown as
+      // U+FFFD) share a key: the most likely one keeps it.
+      w.StartObject();
+      for (size_t i = 0; i < alternatives.size(); ++i) {
+        const TopToken& t = alternatives[i];
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; ++j) seen = alternatives[j].token == t.token;
+        if (seen) continue;
+        WriteString(w, t.token);
+        w.Double(t.logprob);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.Key("text_offset");
+  w.StartArray();
+  for (int64_t o : c.text_offsets) w.Int64(o);
+  w.EndArray();
   w.EndObject();
+}
+
+void WriteBytes(Writer& w, std::string_view bytes) {
+  w.Key("bytes");
+  w.StartArray();
+  for (unsigned char b : bytes) w.Int(b);
+  w.EndArray();
 }
 
 void WriteChatLogprobs(Writer& w, const ChoiceDelta& c) {
@@ -135,8 +166,20 @@ void WriteChatLogprobs(Writer& w, const ChoiceDelta& c) {
     WriteString(w, i < c.tokens.size() ? c.tokens[i] : "");
     w.Key("logprob");
     w.Double(c.logprobs[i]);
+    WriteBytes(w, i < c.token_bytes.size() ? c.token_bytes[i] : "");
     w.Key("top_logprobs");
     w.StartArray();
+    if (i < c.top.size()) {
+      for (const TopToken& t : c.top[i]) {
+        w.StartObject();
+        w.Key("token");
+        WriteString(w, t.token);
+        w.Key("logprob");
+        w.Double(t.logprob);
+        WriteBytes(w, t.bytes);
+        w.EndObject();
+      }
+    }
     w.EndArray();
     w.EndObject();
   }
@@ -148,7 +191,7 @@ std::string Done(const rapidjson::StringBuffer& b) { return std::string(b.GetStr
 
 }  // namespace
 
-absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& p, bool* max_tokens_set) {
+absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& p, bool* max_tokens_set, int* n) {
   RETURN_IF_ERROR(GetNumber(obj, "temperature", p.temperature));
   RETURN_IF_ERROR(GetNumber(obj, "top_p", p.top_p));
   RETURN_IF_ERROR(GetInteger(obj, "top_k", p.top_k));
@@ -189,12 +232,17 @@ absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& p,
       return Field("stop_token_ids", StrCat("takes at most ", kMaxStopTokenIds, " ids"));
     }
   }
-  int64_t n = 1;
-  RETURN_IF_ERROR(GetInteger(obj, "n", n));
-  if (n != 1) return Field("n", "must be 1 (one choice per request)");
-  int64_t best_of = 1;
-  RETURN_IF_ERROR(GetInteger(obj, "best_of", best_of));
-  if (best_of != 1) return Field("best_of", "must be 1");
+  int64_t num = 1;
+  RETURN_IF_ERROR(GetInteger(obj, "n", num));
+  if (!n && num != 1) return Field("n", "must be 1 (one choice per request here)");
+  if (num < 1 || num > kMaxN) return Field("n", StrCat("must be in [1, ", kMaxN, "]"));
+  int64_t best_of = num;
+  bool best_of_set = false;
+  RETURN_IF_ERROR(GetInteger(obj, "best_of", best_of, &best_of_set));
+  if (best_of_set && best_of != num) {
+    return Field("best_of", "must equal n when given (infera returns every candidate; it does not rank them)");
+  }
+  if (n) *n = static_cast<int>(num);
   return p.Validate();
 }
 
@@ -203,25 +251,51 @@ absl::StatusOr<CompletionRequest> ParseCompletionRequest(std::string_view body) 
   CompletionRequest r;
   RETURN_IF_ERROR(ParseCommon(doc, r.model, r.stream, r.include_usage, r.priority));
   const rapidjson::Value* prompt = FindMember(doc, "prompt");
-  if (prompt && prompt->IsArray() && prompt->Size() == 1 && ((*prompt)[0].IsString() || (*prompt)[0].IsArray())) {
-    prompt = &(*prompt)[0];  // a batch of one
-  }
-  if (prompt && prompt->IsString()) {
-    r.prompt_text = std::string(AsView(*prompt));
-  } else if (prompt && prompt->IsArray() && prompt->Size() > 0) {
-    for (const auto& id : prompt->GetArray()) {
-      if (!id.IsInt()) return Field("prompt", "must be a string, or a list of token ids (integers)");
-      r.prompt_ids.push_back(id.GetInt());
+  constexpr std::string_view kPromptRule =
+      "must be a non-empty string, a non-empty list of token ids, or a list of those (a batch)";
+  if (!prompt) return Field("prompt", StrCat("is required: it ", kPromptRule));
+  // One prompt: a string or a list of ints. A batch: a list of strings or of int lists.
+  auto one = [&](const rapidjson::Value& v) -> absl::StatusOr<Prompt> {
+    Prompt p;
+    if (v.IsString()) {
+      p.text = std::string(AsView(v));
+      return p;
+    }
+    if (!v.IsArray() || v.Empty()) return Field("prompt", kPromptRule);
+    for (const auto& id : v.GetArray()) {
+      if (!id.IsInt()) return Field("prompt", StrCat(kPromptRule, "; token ids are integers"));
+      p.ids.push_back(id.GetInt());
+    }
+    return p;
+  };
+  const bool batch = prompt->IsArray() && !prompt->Empty() && ((*prompt)[0].IsString() || (*prompt)[0].IsArray());
+  if (batch) {
+    if (prompt->Size() > static_cast<rapidjson::SizeType>(kMaxPrompts)) {
+      return Field("prompt", StrCat("takes at most ", kMaxPrompts, " prompts per request"));
+    }
+    for (const auto& v : prompt->GetArray()) {
+      if (!v.IsString() && !v.IsArray()) return Field("prompt", StrCat(kPromptRule, "; batch items must all be strings or token-id lists"));
+      ASSIGN_OR_RETURN(Prompt p, one(v));
+      r.prompts.push_back(std::move(p));
     }
   } else {
-    return Field("prompt", "is required: a non-empty string or list of token ids (one prompt per request)");
+    ASSIGN_OR_RETURN(Prompt p, one(*prompt));
+    r.prompts.push_back(std::move(p));
   }
   RETURN_IF_ERROR(GetFlag(doc, "echo", r.echo));
-  if (const rapidjson::Value* lp = FindMember(doc, "logprobs")) {
-    if (!lp->IsInt() || lp->GetInt() < 0 || lp->GetInt() > 20) return Field("logprobs", "must be an integer in [0, 20]");
+  if (const rapidjson::Value* lp = FindMember(doc, "logprobs"); lp && !lp->IsNull()) {
+    if (!lp->IsInt() || lp->GetInt() < 0 || lp->GetInt() > kMaxTopLogprobs) {
+      return Field("logprobs", StrCat("must be an integer in [0, ", kMaxTopLogprobs, "]"));
+    }
     r.sampling.logprobs = true;
+    r.sampling.top_logprobs = lp->GetInt();
   }
-  RETURN_IF_ERROR(ParseSamplingFields(doc, r.sampling, &r.max_tokens_set));
+  RETURN_IF_ERROR(GetFlag(doc, "return_tokens_as_token_ids", r.return_tokens_as_token_ids));
+  RETURN_IF_ERROR(ParseSamplingFields(doc, r.sampling, &r.max_tokens_set, &r.n));
+  if (r.prompts.size() * r.n > static_cast<size_t>(kMaxChoices)) {
+    return Field("n", StrCat("times the number of prompts (", r.prompts.size(), " x ", r.n, ") must be at most ",
+                             kMaxChoices, " choices per request"));
+  }
   return r;
 }
 
@@ -250,60 +324,83 @@ absl::StatusOr<ChatRequest> ParseChatRequest(std::string_view body) {
     r.messages.push_back(std::move(msg));
   }
   RETURN_IF_ERROR(GetFlag(doc, "add_generation_prompt", r.add_generation_prompt));
-  RETURN_IF_ERROR(GetFlag(doc, "logprobs", r.sampling.logprobs));
-  RETURN_IF_ERROR(ParseSamplingFields(doc, r.sampling, &r.max_tokens_set));
+  if (const rapidjson::Value* lp = FindMember(doc, "logprobs"); lp && !lp->IsNull()) {
+    RETURN_IF_ERROR(GetFlag(doc, "logprobs", r.sampling.logprobs));
+  }
+  if (const rapidjson::Value* top = FindMember(doc, "top_logprobs"); top && !top->IsNull()) {
+    if (!top->IsInt() || top->GetInt() < 0 || top->GetInt() > kMaxTopLogprobs) {
+      return Field("top_logprobs", StrCat("must be an integer in [0, ", kMaxTopLogprobs, "]"));
+    }
+    if (!r.sampling.logprobs && top->GetInt() > 0) return Field("top_logprobs", "needs 'logprobs': true");
+    r.sampling.top_logprobs = top->GetInt();
+  }
+  RETURN_IF_ERROR(GetFlag(doc, "return_tokens_as_token_ids", r.return_tokens_as_token_ids));
+  RETURN_IF_ERROR(ParseSamplingFields(doc, r.sampling, &r.max_tokens_set, &r.n));
   return r;
 }
 
+absl::StatusOr<EmbeddingRequest> ParseEmbeddingRequest(std::string_view body) {
+  ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(body));
+  EmbeddingRequest r;
+  auto m = GetString(doc, "model");
+  if (!m) return Field("model", "is required (a string)");
+  r.model = *m;
+  const rapidjson::Value* input = FindMember(doc, "input");
+  constexpr std::string_view kInputRule =
+      "is required: a string, a list of strings, a list of token ids, or a list of token-id lists";
+  if (!input) return Field("input", kInputRule);
+  if (input->IsString()) {
+    r.num_inputs = 1;
+  } else if (input->IsArray() && !input->Empty()) {
+    const bool ids = (*input)[0].IsInt();
+    for (const auto& v : input->GetArray()) {
+      const bool ok = ids ? v.IsInt()
+                          : v.IsString() || (v.IsArray() && !v.Empty() &&
+                                             std::all_of(v.Begin(), v.End(), [](const auto& x) { return x.IsInt(); }));
+      if (!ok) return Field("input", kInputRule);
+    }
+    r.num_inputs = ids ? 1 : input->Size();
+  } else {
+    return Field("input", kInputRule);
+  }
+  if (auto format = GetString(doc, "encoding_format"); format && *format != "float" && *format != "base64") {
+    return Field("encoding_format", "must be \"float\" or \"base64\"");
+  }
+  if (const rapidjson::Value* d = FindMember(doc, "dimensions"); d && !(d->IsInt() && d->GetInt() > 0)) {
+    return Field("dimensions", "must be a positive integer");
+  }
+  return r;
+}
+
+std::string NewResponseId(std::string_view prefix) {
+  thread_local std::random_device device;  // the OS's CSPRNG (getrandom / rdrand)
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(prefix);
+  for (int word = 0; word < 4; ++word) {
+    uint32_t bits = device();
+    for (int i = 0; i < 8; ++i, bits >>= 4) id.push_back(kHex[bits & 15]);
+  }
+  return id;
+}
+
 namespace {
-// The completion object, whole (with usage) or as one streamed chunk (usage null).
-std::string CompletionObjectJson(std::string_view id, int64_t created, std::string_view model,
-                                 const ChoiceDelta& c, const Usage* usage) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  WriteHeader(w, id, "text_completion", created, model);
-  w.Key("choices");
-  w.StartArray();
+void WriteCompletionChoice(Writer& w, const ChoiceDelta& c) {
   w.StartObject();
   w.Key("index");
-  w.Int(0);
+  w.Int(c.index);
   w.Key("text");
   WriteString(w, c.text);
   WriteCompletionLogprobs(w, c);
   WriteFinish(w, c);
   w.EndObject();
-  w.EndArray();
-  if (usage) WriteUsage(w, *usage);
-  w.EndObject();
-  return Done(b);
-}
-}  // namespace
-
-std::string CompletionJson(std::string_view id, int64_t created, std::string_view model,
-                           const ChoiceDelta& c, const Usage& usage) {
-  return CompletionObjectJson(id, created, model, c, &usage);
 }
 
-std::string CompletionChunkJson(std::string_view id, int64_t created, std::string_view model,
-                                const ChoiceDelta& c) {
-  return CompletionObjectJson(id, created, model, c, nullptr);
-}
-
-namespace {
-// The chat completion object, whole ("message", with usage) or as one streamed chunk
-// ("delta", usage null; the role only in the first chunk).
-std::string ChatObjectJson(std::string_view id, int64_t created, std::string_view model,
-                           const ChoiceDelta& c, bool chunk, bool with_role, const Usage* usage) {
-  rapidjson::StringBuffer b;
-  Writer w(b);
-  w.StartObject();
-  WriteHeader(w, id, chunk ? "chat.completion.chunk" : "chat.completion", created, model);
-  w.Key("choices");
-  w.StartArray();
+// The chat choice, whole ("message") or as a streamed chunk ("delta"; the role only in
+// the first chunk).
+void WriteChatChoice(Writer& w, const ChoiceDelta& c, bool chunk, bool with_role) {
   w.StartObject();
   w.Key("index");
-  w.Int(0);
+  w.Int(c.index);
   w.Key(chunk ? "delta" : "message");
   w.StartObject();
   if (with_role) {
@@ -316,21 +413,65 @@ std::string ChatObjectJson(std::string_view id, int64_t created, std::string_vie
   WriteChatLogprobs(w, c);
   WriteFinish(w, c);
   w.EndObject();
-  w.EndArray();
-  if (usage) WriteUsage(w, *usage);
-  w.EndObject();
-  return Done(b);
 }
 }  // namespace
 
+std::string CompletionJson(std::string_view id, int64_t created, std::string_view model,
+                           const std::vector<ChoiceDelta>& choices, const Usage& usage) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  WriteHeader(w, id, "text_completion", created, model);
+  w.Key("choices");
+  w.StartArray();
+  for (const ChoiceDelta& c : choices) WriteCompletionChoice(w, c);
+  w.EndArray();
+  WriteUsage(w, usage);
+  w.EndObject();
+  return Done(b);
+}
+
+std::string CompletionChunkJson(std::string_view id, int64_t created, std::string_view model,
+                                const ChoiceDelta& c) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  WriteHeader(w, id, "text_completion", created, model);
+  w.Key("choices");
+  w.StartArray();
+  WriteCompletionChoice(w, c);
+  w.EndArray();
+  w.EndObject();
+  return Done(b);
+}
+
 std::string ChatJson(std::string_view id, int64_t created, std::string_view model,
-                     const ChoiceDelta& c, const Usage& usage) {
-  return ChatObjectJson(id, created, model, c, /*chunk=*/false, /*with_role=*/true, &usage);
+                     const std::vector<ChoiceDelta>& choices, const Usage& usage) {
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  WriteHeader(w, id, "chat.completion", created, model);
+  w.Key("choices");
+  w.StartArray();
+  for (const ChoiceDelta& c : choices) WriteChatChoice(w, c, /*chunk=*/false, /*with_role=*/true);
+  w.EndArray();
+  WriteUsage(w, usage);
+  w.EndObject();
+  return Done(b);
 }
 
 std::string ChatChunkJson(std::string_view id, int64_t created, std::string_view model,
                           const ChoiceDelta& c, bool first) {
-  return ChatObjectJson(id, created, model, c, /*chunk=*/true, /*with_role=*/first, nullptr);
+  rapidjson::StringBuffer b;
+  Writer w(b);
+  w.StartObject();
+  WriteHeader(w, id, "chat.completion.chunk", created, model);
+  w.Key("choices");
+  w.StartArray();
+  WriteChatChoice(w, c, /*chunk=*/true, /*with_role=*/first);
+  w.EndArray();
+  w.EndObject();
+  return Done(b);
 }
 
 std::string UsageChunkJson(std::string_view id, int64_t created, std::string_view model,
@@ -358,6 +499,7 @@ std::string OpenAiErrorJson(int http_status, std::string_view message) {
   w.Key("type");
   w.String(http_status == 404   ? "NotFoundError"
            : http_status == 429 ? "RateLimitError"
+           : http_status == 503 ? "ServiceUnavailableError"
            : http_status >= 500 ? "InternalServerError"
                                 : "BadRequestError");
   w.Key("param");

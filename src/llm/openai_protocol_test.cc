@@ -15,7 +15,9 @@ TEST(OpenAiProtocolTest, ParsesCompletionsWithTextOrTokenIds) {
       R"({"model": "m", "prompt": "hi", "max_tokens": 5, "temperature": 0, "stop": "\n",
           "ignore_eos": true, "seed": 3, "stream": true, "stream_options": {"include_usage": true}})");
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->prompt_text, "hi");
+  ASSERT_EQ(r->prompts.size(), 1u);
+  EXPECT_EQ(r->prompts[0].text, "hi");
+  EXPECT_EQ(r->n, 1);
   EXPECT_EQ(r->sampling.max_tokens, 5);
   EXPECT_TRUE(r->sampling.greedy());
   EXPECT_THAT(r->sampling.stop, ElementsAre("\n"));
@@ -23,8 +25,10 @@ TEST(OpenAiProtocolTest, ParsesCompletionsWithTextOrTokenIds) {
   EXPECT_TRUE(r->stream && r->include_usage);
   auto ids = ParseCompletionRequest(R"({"model": "m", "prompt": [1, 2, 3], "logprobs": 1})");
   ASSERT_TRUE(ids.ok());
-  EXPECT_THAT(ids->prompt_ids, ElementsAre(1, 2, 3));
+  ASSERT_EQ(ids->prompts.size(), 1u);
+  EXPECT_THAT(ids->prompts[0].ids, ElementsAre(1, 2, 3));
   EXPECT_TRUE(ids->sampling.logprobs);
+  EXPECT_EQ(ids->sampling.top_logprobs, 1);
   EXPECT_EQ(ids->sampling.max_tokens, 16);
 }
 
@@ -32,8 +36,8 @@ TEST(OpenAiProtocolTest, RejectsBadFieldsByName) {
   EXPECT_THAT(std::string(ParseCompletionRequest(R"({"prompt": "x"})").status().message()), HasSubstr("'model'"));
   EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "top_p": 0})").status().message()),
               HasSubstr("top_p"));
-  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "n": 2})").status().message()),
-              HasSubstr("'n'"));
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "n": 0})").status().message()),
+              HasSubstr("'n' must be in [1, 16]"));
   EXPECT_FALSE(ParseCompletionRequest(R"({"model": "m"})").ok());
   EXPECT_FALSE(ParseCompletionRequest("not json").ok());
   EXPECT_FALSE(ParseChatRequest(R"({"model": "m", "messages": []})").ok());
@@ -83,7 +87,7 @@ TEST(OpenAiProtocolTest, BuildsResponsesAndErrors) {
   ChoiceDelta c;
   c.text = "hi";
   c.finish_reason = FinishReason::kLength;
-  EXPECT_EQ(CompletionJson("cmpl-1", 10, "m", c, {3, 1, 0}),
+  EXPECT_EQ(CompletionJson("cmpl-1", 10, "m", {c}, {3, 1, 0}),
             R"({"id":"cmpl-1","object":"text_completion","created":10,"model":"m","choices":[{"index":0,)"
             R"("text":"hi","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":3,)"
             R"("completion_tokens":1,"total_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}})");
@@ -99,6 +103,116 @@ TEST(OpenAiProtocolTest, ErrorJsonReplacesInvalidUtf8) {
             "\"param\":null,\"code\":404}}");
   EXPECT_THAT(std::string(ParseCompletionRequest("{\"model\": \"\xff\", \"prompt\": \"x\"}").status().message()),
               HasSubstr("encoding"));
+}
+
+TEST(OpenAiProtocolTest, BatchedPromptsAndN) {
+  auto r = ParseCompletionRequest(R"({"model": "m", "prompt": ["a", [5, 6], "b"], "n": 2, "best_of": 2})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->prompts.size(), 3u);
+  EXPECT_EQ(r->prompts[0].text, "a");
+  EXPECT_THAT(r->prompts[1].ids, ElementsAre(5, 6));
+  EXPECT_EQ(r->prompts[2].text, "b");
+  EXPECT_EQ(r->n, 2);
+  // A list of token ids is one prompt.
+  auto one = ParseCompletionRequest(R"({"model": "m", "prompt": [5, 6]})");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->prompts.size(), 1u);
+  std::string many = R"(["x")";
+  for (int i = 1; i < kMaxPrompts; ++i) many += R"(,"x")";
+  EXPECT_TRUE(ParseCompletionRequest(R"({"model": "m", "prompt": )" + many + "]}").ok());
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": )" + many + R"(,"x"]})").status().message()),
+              HasSubstr("at most 64 prompts"));
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": )" + many + R"(], "n": 3})").status().message()),
+              HasSubstr("at most 128 choices"));
+  EXPECT_THAT(CompletionError(R"("n": 17)"), HasSubstr("'n' must be in [1, 16]"));
+  EXPECT_THAT(CompletionError(R"("n": 2, "best_of": 3)"), HasSubstr("'best_of' must equal n"));
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": ["a", 1]})").status().message()),
+              HasSubstr("'prompt'"));
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": [[1], []]})").status().message()),
+              HasSubstr("'prompt'"));
+  EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": []})").status().message()),
+              HasSubstr("'prompt'"));
+  auto chat = ParseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 3})");
+  ASSERT_TRUE(chat.ok());
+  EXPECT_EQ(chat->n, 3);
+  // KServe's sampling_parameters (no n out parameter): one choice only.
+  rapidjson::Document doc;
+  doc.Parse(R"({"n": 2})");
+  SamplingParams params;
+  EXPECT_THAT(std::string(ParseSamplingFields(doc, params, nullptr).message()), HasSubstr("'n' must be 1"));
+}
+
+TEST(OpenAiProtocolTest, LogprobsFields) {
+  auto r = ParseCompletionRequest(R"({"model": "m", "prompt": "x", "logprobs": 20, "return_tokens_as_token_ids": true})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->sampling.logprobs);
+  EXPECT_EQ(r->sampling.top_logprobs, 20);
+  EXPECT_TRUE(r->return_tokens_as_token_ids);
+  EXPECT_THAT(CompletionError(R"("logprobs": 21)"), HasSubstr("'logprobs' must be an integer in [0, 20]"));
+  EXPECT_THAT(CompletionError(R"("logprobs": -1)"), HasSubstr("'logprobs'"));
+  EXPECT_TRUE(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "logprobs": null})").ok());
+  auto chat = ParseChatRequest(
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 5})");
+  ASSERT_TRUE(chat.ok()) << chat.status();
+  EXPECT_EQ(chat->sampling.top_logprobs, 5);
+  EXPECT_THAT(std::string(ParseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+                                               "top_logprobs": 2})").status().message()),
+              HasSubstr("needs 'logprobs': true"));
+  EXPECT_THAT(std::string(ParseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+                                               "logprobs": true, "top_logprobs": 21})").status().message()),
+              HasSubstr("'top_logprobs' must be an integer in [0, 20]"));
+}
+
+TEST(OpenAiProtocolTest, WritesTopLogprobsInBothShapes) {
+  ChoiceDelta c;
+  c.index = 1;
+  c.text = "ab";
+  c.tokens = {"a", "b"};
+  c.token_bytes = {"a", "b"};
+  c.logprobs = {-0.5f, -0.25f};
+  c.top = {{{"a", "a", -0.5f}, {"c", "c", -1.0f}}, {{"b", "b", -0.25f}, {"d", "d", -2.0f}}};
+  c.text_offsets = {0, 1};
+  EXPECT_THAT(CompletionChunkJson("cmpl-1", 1, "m", c),
+              HasSubstr(R"("index":1,"text":"ab","logprobs":{"tokens":["a","b"],"token_logprobs":[-0.5,-0.25],)"
+                        R"("top_logprobs":[{"a":-0.5,"c":-1.0},{"b":-0.25,"d":-2.0}],"text_offset":[0,1]})"));
+  EXPECT_THAT(ChatChunkJson("c", 1, "m", c, false),
+              HasSubstr(R"("logprobs":{"content":[{"token":"a","logprob":-0.5,"bytes":[97],"top_logprobs":[)"
+                        R"({"token":"a","logprob":-0.5,"bytes":[97]},{"token":"c","logprob":-1.0,"bytes":[99]}]},)"));
+  ChoiceDelta dup = c;
+  dup.top[0][1].token = "a";  // equal texts: the more likely one keeps the key
+  EXPECT_THAT(CompletionChunkJson("cmpl-1", 1, "m", dup), HasSubstr(R"("top_logprobs":[{"a":-0.5},{)"));
+  ChoiceDelta d = c;
+  d.index = 0;
+  const std::string two = ChatJson("c", 1, "m", {d, c}, {1, 2, 0});
+  EXPECT_THAT(two, HasSubstr(R"("choices":[{"index":0,)"));
+  EXPECT_THAT(two, HasSubstr(R"(},{"index":1,)"));
+}
+
+TEST(OpenAiProtocolTest, EmbeddingRequestsAndRetryableErrors) {
+  auto r = ParseEmbeddingRequest(R"({"model": "e", "input": ["a", "b"]})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model, "e");
+  EXPECT_EQ(r->num_inputs, 2u);
+  EXPECT_EQ(ParseEmbeddingRequest(R"({"model": "e", "input": [1, 2, 3]})")->num_inputs, 1u);
+  EXPECT_EQ(ParseEmbeddingRequest(R"({"model": "e", "input": [[1], [2, 3]]})")->num_inputs, 2u);
+  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"input": "a"})").status().message()), HasSubstr("'model'"));
+  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"model": "e"})").status().message()), HasSubstr("'input'"));
+  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"model": "e", "input": [1, "a"]})").status().message()),
+              HasSubstr("'input'"));
+  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"model": "e", "input": [[]]})").status().message()),
+              HasSubstr("'input'"));
+  EXPECT_THAT(std::string(ParseEmbeddingRequest(R"({"model": "e", "input": "a", "encoding_format": "x"})")
+                              .status().message()),
+              HasSubstr("'encoding_format'"));
+  EXPECT_THAT(OpenAiErrorJson(503, "loading"), HasSubstr(R"("type":"ServiceUnavailableError")"));
+  EXPECT_THAT(OpenAiErrorJson(500, "x"), HasSubstr(R"("type":"InternalServerError")"));
+}
+
+TEST(OpenAiProtocolTest, ResponseIdsAreRandom128BitHex) {
+  const std::string a = NewResponseId("cmpl-"), b = NewResponseId("cmpl-");
+  EXPECT_EQ(a.size(), 5u + 32u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef", 5), std::string::npos);
+  EXPECT_NE(a, b);
 }
 
 TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {

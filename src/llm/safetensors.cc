@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "llm/json_util.h"
+#include "llm/text_imports.h"
 
 namespace infera::llm {
 namespace {

@@ -93,7 +93,18 @@ SampledToken Sampler::Sample(float* logits, int64_t vocab, LlmRequest& request) 
   ApplyPenalties(logits, vocab, request);
   SampledToken out;
   out.token_id = request.sampling.greedy() ? Argmax(logits, vocab) : Draw(logits, vocab, request);
-  if (request.sampling.logprobs) out.logprob = raw[out.token_id] - lse;
+  if (request.sampling.logprobs) {
+    out.logprob = raw[out.token_id] - lse;
+    const int64_t k = std::min<int64_t>(request.sampling.top_logprobs, vocab);
+    if (k > 0) {
+      std::vector<int32_t> ids(vocab);
+      std::iota(ids.begin(), ids.end(), 0);
+      std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                        [&](int32_t a, int32_t b) { return raw[a] != raw[b] ? raw[a] > raw[b] : a < b; });
+      out.top.reserve(k);
+      for (int64_t i = 0; i < k; ++i) out.top.push_back({ids[i], raw[ids[i]] - lse});
+    }
+  }
   return out;
 }
 

@@ -7,7 +7,9 @@
 // by `seed`, so results do not depend on what else is in the batch).
 //
 // The reported logprob is of the chosen token under the model's raw distribution
-// (before penalties and temperature), as vLLM v1 reports by default.
+// (log-softmax of the logits before penalties and temperature), as vLLM v1 reports by
+// default; with top_logprobs = k the k most likely tokens of that same distribution
+// come with it (ties: lower id first).
 //
 // Thread-safe (stateless); the request's RNG is the engine thread's.
 #ifndef INFERA_LLM_SAMPLER_H_

@@ -29,6 +29,32 @@ TEST(SamplerTest, GreedyPicksTheFirstMaximumAndReportsRawLogprob) {
   EXPECT_NEAR(t.logprob, 3.0 - lse, 1e-5);
 }
 
+TEST(SamplerTest, TopLogprobsAreTheRawDistributionsBestTokens) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.logprobs = true;
+  p.top_logprobs = 3;
+  p.repetition_penalty = 2.0;  // changes the choice, not the reported distribution
+  LlmRequest r = Req(p, {1});
+  std::vector<float> logits = {1.0f, 3.0f, 2.0f, 2.0f, -1.0f};
+  const double lse = std::log(std::exp(1.0) + std::exp(3.0) + 2 * std::exp(2.0) + std::exp(-1.0));
+  SampledToken t = Sampler::Sample(logits.data(), 5, r);
+  EXPECT_EQ(t.token_id, 2);  // 3/2 < 2: the penalty moved the argmax
+  EXPECT_NEAR(t.logprob, 2.0 - lse, 1e-5);
+  ASSERT_EQ(t.top.size(), 3u);
+  EXPECT_EQ(t.top[0].token_id, 1);
+  EXPECT_NEAR(t.top[0].logprob, 3.0 - lse, 1e-5);
+  EXPECT_EQ(t.top[1].token_id, 2);  // ties: lower id first
+  EXPECT_EQ(t.top[2].token_id, 3);
+  p.top_logprobs = 10;  // more than the vocabulary: all of it
+  LlmRequest all = Req(p);
+  std::vector<float> small = {0.0f, 1.0f};
+  EXPECT_EQ(Sampler::Sample(small.data(), 2, all).top.size(), 2u);
+  p.top_logprobs = 0;
+  LlmRequest none = Req(p);
+  EXPECT_TRUE(Sampler::Sample(small.data(), 2, none).top.empty());
+}
+
 TEST(SamplerTest, RepetitionAndPresencePenaltiesChangeTheArgmax) {
   SamplingParams p;
   p.temperature = 0;

@@ -22,6 +22,9 @@ absl::Status SamplingParams::Validate() const {
   for (const std::string& s : stop) {
     if (s.empty()) return bad("stop", "strings must not be empty");
   }
+  if (top_logprobs < 0 || top_logprobs > kMaxTopLogprobs) {
+    return bad("top_logprobs", StrCat("must be in [0, ", kMaxTopLogprobs, "]"));
+  }
   if (stop.size() > 16) return bad("stop", "takes at most 16 strings");
   return absl::OkStatus();
 }

@@ -18,6 +18,9 @@ namespace infera::llm {
 // (llm_model_options.h), so no request that fits a model's context is refused for it
 // (the OpenAI routes default max_tokens to what is left of the context).
 inline constexpr int64_t kMaxMaxTokens = int64_t{1} << 24;
+// The most alternatives a request may ask for per token (OpenAI's cap, vLLM's default
+// max_logprobs).
+inline constexpr int32_t kMaxTopLogprobs = 20;
 
 struct SamplingParams {
   double temperature = 1.0;  // 0: greedy
@@ -35,6 +38,8 @@ struct SamplingParams {
   bool include_stop_str_in_output = false;
   bool skip_special_tokens = true;
   bool logprobs = false;  // log-probability of each chosen token
+  // With logprobs: also the `top_logprobs` most likely tokens at each step, [0, 20].
+  int32_t top_logprobs = 0;
 
   absl::Status Validate() const;
   bool greedy() const { return temperature < 1e-5; }

@@ -15,7 +15,7 @@ using ::testing::IsEmpty;
 std::vector<RequestUpdate> RunStep(Scheduler& s, const SchedulerOutput& out) {
   std::vector<SampledToken> sampled;
   for (const auto& seq : out.sequences) {
-    if (seq.sample) sampled.push_back({static_cast<int32_t>(50 + seq.start_position), 0.0f});
+    if (seq.sample) sampled.push_back({static_cast<int32_t>(50 + seq.start_position), 0.0f, {}});
   }
   return s.Update(out, sampled);
 }

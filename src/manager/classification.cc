@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <numeric>
 #include <optional>
 #include <utility>
@@ -13,7 +12,7 @@
 #include "api/float16.h"
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "repository/confined_path.h"
+#include "repository/label_file.h"
 #include "repository/model_config_util.h"
 
 namespace infera {
@@ -85,31 +84,11 @@ absl::StatusOr<OutputLabels> LoadOutputLabels(const inference::ModelConfig& conf
   OutputLabels labels;
   for (const inference::ModelOutput& output : config.output()) {
     if (output.label_filename().empty()) continue;
-    const std::string where =
-        StrCat("output '", output.name(), "' label_filename '", output.label_filename(), "'");
-    std::optional<std::filesystem::path> path = ResolveInside(model_dir, output.label_filename());
-    if (!path) {
-      return absl::FailedPreconditionError(
-          StrCat(where, " must name a file inside the model directory"));
-    }
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(*path, ec)) {
-      return absl::FailedPreconditionError(
-          StrCat(where, ": ", path->string(), " is not a readable file"));
-    }
-    std::ifstream in(*path, std::ios::binary);
-    if (!in) {
-      return absl::FailedPreconditionError(StrCat(where, ": cannot open ", path->string()));
-    }
-    std::vector<std::string>& lines = labels[output.name()];
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      lines.push_back(std::move(line));
-    }
-    if (in.bad()) {
-      return absl::FailedPreconditionError(StrCat(where, ": cannot read ", path->string()));
-    }
+    ASSIGN_OR_RETURN(
+        labels[output.name()],
+        LoadLabelFile(model_dir, output.label_filename(),
+                      StrCat("output '", output.name(), "' label_filename '",
+                             output.label_filename(), "'")));
   }
   return labels;
 }

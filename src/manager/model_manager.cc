@@ -19,6 +19,10 @@ std::string_view ModelStateName(ModelState state) {
   return "UNKNOWN";
 }
 
+absl::Status UnknownModelError(std::string_view name) {
+  return absl::NotFoundError(StrCat("Request for unknown model: '", name, "' is not found"));
+}
+
 absl::StatusOr<std::unique_ptr<ModelManager>> ModelManager::Create(Options options) {
   auto repository = ModelRepository::Open(options.repository);
   if (!repository.ok()) return repository.status();
@@ -34,11 +38,12 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
     std::string_view name, std::optional<int64_t> version, std::string_view routing_key) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = models_.find(name);
-  if (it == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (it == models_.end()) return UnknownModelError(name);
   const ModelEntry& entry = it->second;
   if (entry.versions.empty()) {
-    return absl::UnavailableError(StrCat("model '", name, "' is not ready (", ModelStateName(entry.state),
-                                         ")", entry.reason.empty() ? "" : ": ", entry.reason));
+    return absl::UnavailableError(StrCat("Request for unknown model: '", name, "' has no available versions (",
+                                         ModelStateName(entry.state), ")", entry.reason.empty() ? "" : ": ",
+                                         entry.reason));
   }
   auto ready = [&](int64_t v) -> const VersionSlot* {
     auto slot = entry.versions.find(v);
@@ -51,12 +56,12 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
     if (v == entry.versions.end()) {
       std::vector<int64_t> known;
       for (const auto& [number, unused] : entry.versions) known.push_back(number);
-      return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
-                                        " (versions: ", StrJoin(known, ", "), ")"));
+      return absl::NotFoundError(StrCat("Request for unknown model: '", name, "' version ", *version,
+                                        " is not found (versions: ", StrJoin(known, ", "), ")"));
     }
     if (!ready(*version)) {
-      return absl::UnavailableError(StrCat("model '", name, "' version ", *version, " is not ready (",
-                                           ModelStateName(v->second.state), ")",
+      return absl::UnavailableError(StrCat("Request for unknown model: '", name, "' version ", *version,
+                                           " is not at ready state (", ModelStateName(v->second.state), ")",
                                            v->second.reason.empty() ? "" : ": ", v->second.reason));
     }
     return ModelVersion::AcquireHandle(v->second.model);
@@ -69,7 +74,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
   for (auto v = entry.versions.rbegin(); v != entry.versions.rend(); ++v) {
     if (v->second.state == ModelState::kReady && v->second.model) return ModelVersion::AcquireHandle(v->second.model);
   }
-  return absl::UnavailableError(StrCat("model '", name, "' has no ready version",
+  return absl::UnavailableError(StrCat("Request for unknown model: '", name, "' has no available versions",
                                        entry.reason.empty() ? "" : ": ", entry.reason));
 }
 
@@ -85,7 +90,7 @@ absl::StatusOr<std::vector<std::shared_ptr<ModelVersion>>> ModelManager::Version
   }
   absl::ReaderMutexLock lock(&mu_);
   if (!name.empty() && models_.find(name) == models_.end()) {
-    return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+    return UnknownModelError(name);
   }
   for (const auto& [model_name, entry] : models_) {
     if (!name.empty() && model_name != name) continue;
@@ -99,7 +104,7 @@ absl::StatusOr<std::vector<std::shared_ptr<ModelVersion>>> ModelManager::Version
 absl::StatusOr<std::vector<int64_t>> ModelManager::ReadyVersions(std::string_view name) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = models_.find(name);
-  if (it == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (it == models_.end()) return UnknownModelError(name);
   std::vector<int64_t> ready;
   for (const auto& [number, slot] : it->second.versions) {
     if (slot.state == ModelState::kReady) ready.push_back(number);
@@ -113,7 +118,7 @@ std::vector<ModelIndexEntry> ModelManager::Index() const {
   absl::ReaderMutexLock lock(&mu_);
   for (const auto& [name, entry] : models_) {
     if (entry.versions.empty()) {
-      index.push_back({name, std::nullopt, entry.state, entry.reason});
+      index.push_back({name, std::nullopt, entry.state, entry.reason, entry.backend});
       continue;
     }
     for (const auto& [number, slot] : entry.versions) {
@@ -123,12 +128,12 @@ std::vector<ModelIndexEntry> ModelManager::Index() const {
           entry.canary->state() != CanaryState::kActive) {
         reason = StrCat("canary ", CanaryStateName(entry.canary->state()), ": ", entry.canary->reason());
       }
-      index.push_back({name, number, slot.state, reason});
+      index.push_back({name, number, slot.state, reason, entry.backend});
     }
   }
   for (const std::string& name : on_disk) {
     if (models_.find(name) == models_.end()) {
-      index.push_back({name, std::nullopt, ModelState::kUnavailable, "not loaded"});
+      index.push_back({name, std::nullopt, ModelState::kUnavailable, "not loaded", ""});
     }
   }
   std::sort(index.begin(), index.end(), [](const ModelIndexEntry& a, const ModelIndexEntry& b) {

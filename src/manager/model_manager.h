@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "backend/backend_registry.h"
+#include "ensemble/ensemble_scheduler.h"
 #include "manager/canary.h"
 #include "manager/model_version.h"
 #include "repository/model_repository.h"
@@ -46,6 +47,13 @@ namespace infera {
 enum class ModelState { kLoading, kReady, kUnavailable, kUnloading };
 std::string_view ModelStateName(ModelState state);  // "LOADING", "READY", ...
 
+// Triton's wording, which Triton's clients and tests match on. Lookups answer:
+//   unknown model          NotFound     "Request for unknown model: 'X' is not found"
+//   unknown version        NotFound     "Request for unknown model: 'X' version N is not found (...)"
+//   version not ready      Unavailable  "Request for unknown model: 'X' version N is not at ready state (...)"
+//   no ready version       Unavailable  "Request for unknown model: 'X' has no available versions..."
+absl::Status UnknownModelError(std::string_view name);
+
 enum class ModelControlMode { kNone, kPoll, kExplicit };
 
 // One row of the repository index.
@@ -54,6 +62,7 @@ struct ModelIndexEntry {
   std::optional<int64_t> version;  // unset when the model failed before versions were known
   ModelState state = ModelState::kUnavailable;
   std::string reason;  // why it is not ready (or why its last reload failed); may be empty
+  std::string backend;  // the config's backend once a load has read it (e.g. "llm"); may be empty
 };
 
 struct CanaryStatus {
@@ -163,6 +172,7 @@ class ModelManager {
     std::map<int64_t, VersionSlot> versions;
     std::shared_ptr<CanaryController> canary;
     uint64_t fingerprint = 0;  // of config and version folders, for polling
+    std::string backend;       // of the config last (being) loaded
   };
   struct LoadPlan;
 
@@ -177,6 +187,13 @@ class ModelManager {
   // left, then shuts each down (see Options::drain_timeout).
   void RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired, absl::Time deadline);
   uint64_t ModelFingerprint(const std::string& name) const;
+  // Ensembles (platform "ensemble"; ensemble/ensemble_scheduler.h).
+  static bool IsEnsemble(const inference::ModelConfig& config);
+  absl::Status CheckEnsembleNesting(const std::string& name, const inference::ModelConfig& config) const;
+  void LoadEnsembleSteps(const inference::ModelConfig& config);
+  StepResolver EnsembleStepResolver();
+  absl::StatusOr<std::shared_ptr<ModelVersion>> LoadEnsembleVersion(const LoadPlan& plan, const std::string& name,
+                                                                    int64_t version);
   int ComputeThreadBudget(const std::vector<std::string>& names);
   std::shared_ptr<absl::Mutex> ModelLock(const std::string& name);
   void BackgroundLoop();

@@ -1,10 +1,13 @@
 // ModelManager: loading, reloading, unloading and polling (docs/lifecycle.md).
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <set>
 
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
+#include "ensemble/ensemble_scheduler.h"
 #include "manager/model_manager.h"
 #include "repository/fingerprint.h"
 #include "repository/model_config_loader.h"
@@ -86,6 +89,17 @@ void ModelManager::LoadAll() {
     absl::MutexLock lock(&mu_);
     for (const std::string& name : names) models_[name];  // LOADING until done
   }
+  // Ensembles load after every other model (their steps must serve first), one at a
+  // time (an ensemble loads the steps it lacks, nested ensembles included).
+  std::vector<std::string> ensembles;
+  {
+    std::vector<std::string> models;
+    for (const std::string& name : names) {
+      auto config = LoadModelConfig(repository_.ModelDir(name));
+      (config.ok() && IsEnsemble(*config) ? ensembles : models).push_back(name);
+    }
+    names = std::move(models);
+  }
   // Loading is CPU-bound (deserialising, graph optimisation): a few workers in parallel.
   std::atomic<size_t> next{0};
   const int workers =
@@ -97,6 +111,7 @@ void ModelManager::LoadAll() {
     });
   }
   for (std::thread& t : threads) t.join();
+  for (const std::string& name : ensembles) LoadModel(name).IgnoreError();
 }
 
 absl::Status ModelManager::RecordModelFailure(const std::string& name, const absl::Status& status) {
@@ -111,6 +126,76 @@ absl::Status ModelManager::RecordModelFailure(const std::string& name, const abs
     entry.reason = StrCat("reload failed, previous versions still serve: ", status.message());
   }
   return status;
+}
+
+bool ModelManager::IsEnsemble(const inference::ModelConfig& config) { return config.platform() == "ensemble"; }
+
+absl::Status ModelManager::CheckEnsembleNesting(const std::string& name, const inference::ModelConfig& config) const {
+  // Depth-first over the repository's configs: an ensemble that reaches itself through
+  // nested ensembles could never load (each waits for the other), so it is a load error.
+  std::vector<std::string> path = {name};
+  std::set<std::string> done;
+  std::function<absl::Status(const inference::ModelConfig&)> visit =
+      [&](const inference::ModelConfig& ensemble) -> absl::Status {
+    for (const auto& step : ensemble.ensemble_scheduling().step()) {
+      const std::string& child = step.model_name();
+      if (std::find(path.begin(), path.end(), child) != path.end()) {
+        return absl::InvalidArgumentError(StrCat("ensemble '", name, "': step model '", child,
+                                                 "' leads back to ensemble '", child, "' (", StrJoin(path, " -> "),
+                                                 " -> ", child, ")"));
+      }
+      if (done.count(child) || !ModelRepository::IsValidModelName(child)) continue;
+      auto child_config = LoadModelConfig(repository_.ModelDir(child));
+      if (!child_config.ok() || !IsEnsemble(*child_config)) continue;
+      path.push_back(child);
+      RETURN_IF_ERROR(visit(*child_config));
+      path.pop_back();
+      done.insert(child);
+    }
+    return absl::OkStatus();
+  };
+  return visit(config);
+}
+
+StepResolver ModelManager::EnsembleStepResolver() {
+  return [this](const std::string& name, std::optional<int64_t> version) -> absl::StatusOr<StepModel> {
+    ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> handle, GetModelVersion(name, version));
+    ModelVersion* raw = handle.get();
+    StepModel step;
+    step.config = &raw->config();
+    step.infer = [raw](InferRequest request, InferCallback callback) {
+      raw->Infer(std::move(request), std::move(callback));
+    };
+    step.handle = std::move(handle);
+    return step;
+  };
+}
+
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::LoadEnsembleVersion(const LoadPlan& plan,
+                                                                                 const std::string& name,
+                                                                                 int64_t version) {
+  ASSIGN_OR_RETURN(std::unique_ptr<EnsembleScheduler> scheduler,
+                   EnsembleScheduler::Create(*plan.config, EnsembleStepResolver()));
+  return ModelVersion::CreateComposite({plan.config, version, repository_.ModelDir(name), nullptr,
+                                        default_intra_op_threads_.load(), options_.max_queue_size, options_.metrics},
+                                       std::move(scheduler));
+}
+
+void ModelManager::LoadEnsembleSteps(const inference::ModelConfig& config) {
+  // Triton: loading an ensemble loads its steps first (those not serving). Nested
+  // ensembles recurse; CheckEnsembleNesting has ruled out cycles, so the model locks
+  // taken on the way are always in one order.
+  std::set<std::string> seen;
+  for (const auto& step : config.ensemble_scheduling().step()) {
+    if (!seen.insert(step.model_name()).second) continue;
+    auto ready = ReadyVersions(step.model_name());
+    if (ready.ok() && !ready->empty()) continue;
+    absl::Status loaded = LoadModel(step.model_name());
+    if (!loaded.ok()) {
+      INFERA_LOG(WARNING) << "ensemble '" << config.name() << "': step model '" << step.model_name()
+                          << "' did not load: " << loaded.message();
+    }
+  }
 }
 
 absl::StatusOr<ModelManager::LoadPlan> ModelManager::PlanLoad(
@@ -130,10 +215,15 @@ absl::StatusOr<ModelManager::LoadPlan> ModelManager::PlanLoad(
     RETURN_IF_ERROR(ValidateModelConfig(source, name, config));
     config_hash = HashText(text);
   }
-  auto backend = options_.backends->Find(config);
-  if (!backend.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", backend.status().message()));
-  absl::Status valid = (*backend)->ValidateConfig(config);
-  if (!valid.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", valid.message()));
+  absl::StatusOr<Backend*> backend = static_cast<Backend*>(nullptr);
+  if (IsEnsemble(config)) {
+    RETURN_IF_ERROR(CheckEnsembleNesting(name, config));
+  } else {
+    backend = options_.backends->Find(config);
+    if (!backend.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", backend.status().message()));
+    absl::Status valid = (*backend)->ValidateConfig(config);
+    if (!valid.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", valid.message()));
+  }
   auto canary = CanaryConfigFromModelConfig(config);
   if (!canary.ok()) return absl::InvalidArgumentError(StrCat(source, ": ", canary.status().message()));
   ASSIGN_OR_RETURN(std::vector<int64_t> available, repository_.ListVersions(name));
@@ -180,11 +270,13 @@ absl::Status ModelManager::LoadModelLocked(const std::string& name,
   // readiness, stay as they were.
   if (!plan.ok() && from_override) return plan.status();
   if (!plan.ok()) return RecordModelFailure(name, plan.status());
+  if (IsEnsemble(*plan->config)) LoadEnsembleSteps(*plan->config);
   std::map<int64_t, VersionSlot> current;
   {
     absl::MutexLock lock(&mu_);
     ModelEntry& entry = models_[name];
     if (entry.versions.empty()) entry.state = ModelState::kLoading;
+    entry.backend = plan->config->backend();
     current = entry.versions;
   }
   // Load what changed beside what serves; reuse versions whose fingerprint is the same.
@@ -193,13 +285,17 @@ absl::Status ModelManager::LoadModelLocked(const std::string& name,
   for (int64_t v : plan->versions) {
     const uint64_t fingerprint = plan->version_fingerprints[v];
     auto old = current.find(v);
-    if (old != current.end() && old->second.model && old->second.fingerprint == fingerprint) {
+    // An ensemble is always rebuilt: its plan depends on the step models serving now.
+    if (old != current.end() && old->second.model && old->second.fingerprint == fingerprint &&
+        !IsEnsemble(*plan->config)) {
       next[v] = old->second;
       continue;
     }
-    auto loaded = ModelVersion::Load({plan->config, v, repository_.ModelDir(name), plan->backend,
-                                      default_intra_op_threads_.load(), options_.max_queue_size,
-                                      options_.metrics});
+    auto loaded = IsEnsemble(*plan->config)
+                      ? LoadEnsembleVersion(*plan, name, v)
+                      : ModelVersion::Load({plan->config, v, repository_.ModelDir(name), plan->backend,
+                                            default_intra_op_threads_.load(), options_.max_queue_size,
+                                            options_.metrics});
     if (loaded.ok()) {
       next[v] = VersionSlot{ModelState::kReady, "", std::move(*loaded), fingerprint};
       INFERA_LOG(INFO) << "loaded model '" << name << "' version " << v;

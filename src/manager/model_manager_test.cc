@@ -153,9 +153,10 @@ TEST_F(ModelManagerTest, ResolvesVersionsAndExplainsMisses) {
 
   auto unknown = manager_->GetModelVersion("nope", std::nullopt);
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(unknown.status().message(), "Request for unknown model: 'nope' is not found");
   auto no_version = manager_->GetModelVersion("simple", 1);  // policy serves only 2
   EXPECT_EQ(no_version.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(no_version.status().message()), HasSubstr("has no version 1 (versions: 2)"));
+  EXPECT_THAT(std::string(no_version.status().message()), HasSubstr("Request for unknown model: 'simple' version 1 is not found (versions: 2)"));
   auto broken = manager_->GetModelVersion("bad_syntax", std::nullopt);
   EXPECT_EQ(broken.status().code(), absl::StatusCode::kUnavailable);
   auto failed_version = manager_->GetModelVersion("warmup_fails", 1);

@@ -91,6 +91,14 @@ absl::Status RunWarmup(const inference::ModelConfig& config, const std::filesyst
   return absl::OkStatus();
 }
 
+// The LoadedModel of a composite version: it has no instance of its own.
+class NoInstancesModel : public LoadedModel {
+ public:
+  absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions&) override {
+    return absl::FailedPreconditionError("a composite model (ensemble) has no instances");
+  }
+};
+
 }  // namespace
 
 ModelVersion::ModelVersion(Options options)
@@ -200,6 +208,35 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   return version;
 }
 
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::CreateComposite(Options options,
+                                                                           std::unique_ptr<Scheduler> scheduler) {
+  const inference::ModelConfig& config = *options.config;
+  std::shared_ptr<ModelVersion> version(new ModelVersion(options));
+  auto labels = LoadOutputLabels(config, options.model_dir);
+  if (!labels.ok()) {
+    return absl::Status(labels.status().code(), StrCat("model '", config.name(), "' version ", options.version, ": ",
+                                                       labels.status().message()));
+  }
+  version->labels_ = std::move(*labels);
+  version->loaded_ = std::make_unique<NoInstancesModel>();
+  version->composite_ = true;
+  version->scheduler_ = std::move(scheduler);
+  return version;
+}
+
+absl::StatusOr<InferResponse> ModelVersion::CompleteComposite(InferResponse response,
+                                                              const std::vector<RequestedOutput>& requested,
+                                                              int64_t batch_size, uint64_t request_ns) {
+  response.model_name = name();
+  response.model_version = version_;
+  response.outputs = SelectOutputs(std::move(response.outputs), requested);
+  RETURN_IF_ERROR(ApplyClassification(*config_, labels_, requested, response.outputs));
+  const int64_t rows = config_->max_batch_size() > 0 ? batch_size : 1;
+  statistics_.RecordExecution(1, rows, 0, request_ns, 0);
+  statistics_.RecordSuccess(request_ns, 0, rows);
+  return response;
+}
+
 size_t ModelVersion::QueueDepth() const { return scheduler_->QueueDepth(); }
 
 void ModelVersion::Infer(InferRequest request, InferCallback callback) {
@@ -217,8 +254,16 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   scheduled->batch_size = *rows;
   // Every failure after this point (rejected, timed out, cancelled, backend error) is
   // counted here, once, by reason.
-  scheduled->callback = [this, arrival, callback = std::move(callback)](
-                            absl::StatusOr<InferResponse> result) mutable {
+  std::vector<RequestedOutput> requested;
+  if (composite_) requested = scheduled->request.outputs;
+  scheduled->callback = [this, arrival, started = SteadyClock::now(), requested = std::move(requested),
+                         batch_size = *rows,
+                         callback = std::move(callback)](absl::StatusOr<InferResponse> result) mutable {
+    if (composite_ && result.ok()) {
+      // No queue of its own: the whole pipeline is the "compute" stage of a trace.
+      result->timings = {started, started, SteadyClock::now(), batch_size, 1};
+      result = CompleteComposite(std::move(*result), requested, batch_size, NanosBetween(arrival, SteadyClock::now()));
+    }
     if (!result.ok()) statistics_.RecordFailure(result.status().code(), NanosBetween(arrival, SteadyClock::now()));
     inflight_.fetch_sub(1, std::memory_order_relaxed);
     callback(std::move(result));

@@ -57,6 +57,14 @@ class ModelVersion {
   // and starts the scheduler. Errors name the model, version and failing step.
   static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);
 
+  // A version with no backend instance whose requests `scheduler` runs whole (an
+  // ensemble: ensemble/ensemble_scheduler.h). Infer() validates against the config as
+  // for any model; on success the scheduler answers every config output and the version
+  // selects the requested ones, applies classification and records the request in its
+  // statistics (queue 0, compute = end to end). `options.backend` is unused.
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> CreateComposite(Options options,
+                                                                       std::unique_ptr<Scheduler> scheduler);
+
   ~ModelVersion();
   ModelVersion(const ModelVersion&) = delete;
   ModelVersion& operator=(const ModelVersion&) = delete;
@@ -103,6 +111,9 @@ class ModelVersion {
   explicit ModelVersion(Options options);
 
   void RunBatch(ModelInstance& instance, ScheduledRequests requests);
+  // The success path of a composite version's request (see CreateComposite).
+  absl::StatusOr<InferResponse> CompleteComposite(InferResponse response, const std::vector<RequestedOutput>& requested,
+                                                  int64_t batch_size, uint64_t request_ns);
 
   struct HandleCount {
     mutable absl::Mutex mu;
@@ -115,6 +126,7 @@ class ModelVersion {
   const std::shared_ptr<const inference::ModelConfig> config_;
   const int64_t version_;
   OutputLabels labels_;  // set by Load(), immutable after
+  bool composite_ = false;  // set by CreateComposite(), immutable after
   ModelStatistics statistics_;
   std::atomic<int64_t> inflight_{0};
   std::atomic<uint64_t> arrivals_{0};

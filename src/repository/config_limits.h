@@ -10,6 +10,7 @@
 #ifndef INFERA_REPOSITORY_CONFIG_LIMITS_H_
 #define INFERA_REPOSITORY_CONFIG_LIMITS_H_
 
+#include <cstddef>
 #include <cstdint>
 
 namespace infera {
@@ -40,6 +41,10 @@ inline constexpr uint64_t kMaxTimeoutMicros = uint64_t{86400} * 1000 * 1000;
 inline constexpr uint32_t kMaxWarmupCount = 1000;
 inline constexpr int64_t kMaxWarmupInputBytes = int64_t{256} << 20;
 inline constexpr int64_t kMaxWarmupTotalBytes = int64_t{1} << 30;
+// Ensembles: steps per ensemble (validation and scheduling are linear in it), and the
+// length of an ensemble tensor name.
+inline constexpr int kMaxEnsembleSteps = 256;
+inline constexpr size_t kMaxEnsembleTensorNameLength = 256;
 
 // What the machine allows, for the bounds that depend on it.
 struct MachineLimits {

@@ -365,6 +365,60 @@ absl::Status ValidateWarmup(std::string_view source, const inference::ModelConfi
   return absl::OkStatus();
 }
 
+// The shape of `ensemble_scheduling` (bounds, names); the graph and the agreement with
+// the step models are checked when the ensemble loads (ensemble/ensemble_plan.h).
+absl::Status ValidateEnsembleScheduling(std::string_view source, const inference::ModelConfig& config) {
+  const bool is_ensemble = config.platform() == "ensemble";
+  if (!is_ensemble) {
+    if (config.has_ensemble_scheduling()) {
+      return FieldError(source, "ensemble_scheduling", "needs platform: \"ensemble\"");
+    }
+    return absl::OkStatus();
+  }
+  if (!config.has_ensemble_scheduling() || config.ensemble_scheduling().step_size() == 0) {
+    return FieldError(source, "ensemble_scheduling", "an ensemble needs at least one step");
+  }
+  const auto& steps = config.ensemble_scheduling().step();
+  if (steps.size() > kMaxEnsembleSteps) {
+    return FieldError(source, "ensemble_scheduling.step",
+                      StrCat(steps.size(), " steps is more than the limit of ", kMaxEnsembleSteps));
+  }
+  if (config.model_warmup_size() > 0) {
+    return FieldError(source, "model_warmup", "an ensemble has no warmup of its own (its steps warm up)");
+  }
+  auto check_name = [&](const std::string& field, const std::string& name) -> absl::Status {
+    if (name.empty() || name.size() > kMaxEnsembleTensorNameLength) {
+      return FieldError(source, field, StrCat("tensor name must be 1 to ", kMaxEnsembleTensorNameLength,
+                                              " characters"));
+    }
+    return absl::OkStatus();
+  };
+  for (int i = 0; i < steps.size(); ++i) {
+    const auto& step = steps[i];
+    const std::string field = StrCat("ensemble_scheduling.step[", i, "]");
+    if (step.model_name().empty()) return FieldError(source, field, "model_name is empty");
+    if (step.model_name() == config.name()) {
+      return FieldError(source, field, StrCat("model_name '", step.model_name(), "' is the ensemble itself"));
+    }
+    if (!step.model_namespace().empty()) {
+      return FieldError(source, field, "model_namespace is not supported (one namespace)");
+    }
+    if (step.model_version() < -1) {
+      return FieldError(source, field, StrCat("model_version ", step.model_version(), " must be -1 (newest), 0 (unset: newest) or a version"));
+    }
+    if (step.output_map().empty()) return FieldError(source, field, "output_map is empty");
+    for (const auto& [key, value] : step.input_map()) {
+      RETURN_IF_ERROR(check_name(StrCat(field, ".input_map[", key.substr(0, 64), "]"), key));
+      RETURN_IF_ERROR(check_name(StrCat(field, ".input_map[", key.substr(0, 64), "]"), value));
+    }
+    for (const auto& [key, value] : step.output_map()) {
+      RETURN_IF_ERROR(check_name(StrCat(field, ".output_map[", key.substr(0, 64), "]"), key));
+      RETURN_IF_ERROR(check_name(StrCat(field, ".output_map[", key.substr(0, 64), "]"), value));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<inference::ModelConfig> ParseModelConfig(std::string_view text,
@@ -403,6 +457,7 @@ absl::Status ValidateModelConfig(std::string_view source, std::string_view model
   RETURN_IF_ERROR(ValidateInstanceGroups(source, config, machine));
   RETURN_IF_ERROR(ValidateDynamicBatching(source, config));
   RETURN_IF_ERROR(ValidateWarmup(source, config));
+  RETURN_IF_ERROR(ValidateEnsembleScheduling(source, config));
   if (config.model_transaction_policy().decoupled()) {
     return FieldError(source, "model_transaction_policy.decoupled",
                       "decoupled models are not supported");

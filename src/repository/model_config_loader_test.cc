@@ -293,5 +293,46 @@ TEST(ModelConfigLoaderTest, LoadsFromDirectoryAndReportsMissingFile) {
   std::filesystem::remove_all(dir.parent_path());
 }
 
+std::string EnsembleText(const std::string& steps, const std::string& extra = "") {
+  return R"pb(name: "ens" platform: "ensemble"
+    input [{ name: "X" data_type: TYPE_FP32 dims: [4] }]
+    output [{ name: "Y" data_type: TYPE_FP32 dims: [4] }] )pb" +
+         extra + " ensemble_scheduling { step [ " + steps + " ] }";
+}
+
+constexpr char kOneStep[] =
+    R"pb({ model_name: "m" model_version: -1 input_map { key: "IN" value: "X" } output_map { key: "OUT" value: "Y" } })pb";
+
+TEST(ModelConfigLoaderTest, EnsembleShapeIsValidated) {
+  EXPECT_TRUE(ParseAndValidate(EnsembleText(kOneStep), "ens").ok());
+  auto field = [](const std::string& text) { return Message(ParseAndValidate(text, "ens")); };
+  EXPECT_THAT(field(R"pb(name: "ens" platform: "ensemble")pb"), HasSubstr("an ensemble needs at least one step"));
+  EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "" output_map { key: "O" value: "Y" } })pb")),
+              HasSubstr("step[0]: model_name is empty"));
+  EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "ens" output_map { key: "O" value: "Y" } })pb")),
+              HasSubstr("is the ensemble itself"));
+  EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" input_map { key: "I" value: "X" } })pb")),
+              HasSubstr("step[0]: output_map is empty"));
+  EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" model_version: -2 output_map { key: "O" value: "Y" } })pb")),
+              HasSubstr("model_version -2 must be -1 (newest)"));
+  EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" model_namespace: "ns" output_map { key: "O" value: "Y" } })pb")),
+              HasSubstr("model_namespace is not supported"));
+  EXPECT_THAT(field(EnsembleText(R"pb({ model_name: "m" output_map { key: "O" value: "" } })pb")),
+              HasSubstr("tensor name must be 1 to 256 characters"));
+  EXPECT_THAT(Message(ParseAndValidate(StrCat(kSimple, R"pb( ensemble_scheduling { step [ { model_name: "m" } ] })pb"))),
+              HasSubstr("ensemble_scheduling: needs platform: \"ensemble\""));
+  EXPECT_THAT(field(EnsembleText(kOneStep, R"pb(model_warmup [{ name: "w" batch_size: 1 }])pb")),
+              HasSubstr("an ensemble has no warmup"));
+}
+
+TEST(ModelConfigLoaderTest, EnsembleStepCountIsBounded) {
+  std::string steps;
+  for (int i = 0; i < 10000; ++i) {
+    steps += StrCat(i ? ", " : "", R"pb({ model_name: "m" output_map { key: "OUT" value: "t)pb", i, R"pb(" } })pb");
+  }
+  EXPECT_THAT(Message(ParseAndValidate(EnsembleText(steps), "ens")),
+              HasSubstr("ensemble_scheduling.step: 10000 steps is more than the limit of 256"));
+}
+
 }  // namespace
 }  // namespace infera

@@ -78,8 +78,10 @@ std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> re
   }
   if (target.size() >= policy.max_queue_size) {
     // Build the status before `request` is moved into the Rejection.
+    // Triton's text leads ("Exceeds maximum queue size"): clients' retry logic matches on it.
     absl::Status full = absl::ResourceExhaustedError(
-        StrCat("model '", request->request.model_name, "' queue is full (", policy.max_queue_size,
+        StrCat("Exceeds maximum queue size: model '", request->request.model_name, "' queue is full (",
+               policy.max_queue_size,
                " requests waiting at priority ", level, ")"));
     return Rejection{std::move(request), std::move(full)};
   }

@@ -98,8 +98,9 @@ const std::vector<Flag>& Flags() {
          return absl::OkStatus();
        }},
       {"trace-rate", "P",
-       "Fraction of requests without a sampled W3C traceparent that are traced (0-1). "
-       "Requests whose traceparent is sampled are always traced. Default 0.01.",
+       "Fraction of requests without a W3C traceparent that are traced (0-1): every "
+       "round(1/P)-th such request (Triton's trace_rate; 0: none). Requests whose traceparent "
+       "is sampled are traced. Changeable at run time: /v2/trace/setting. Default 0.01.",
        [](ServeOptions& o, std::string_view v) -> absl::Status {
          double rate = -1;
          auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), rate);
@@ -131,12 +132,12 @@ const std::vector<Flag>& Flags() {
        }},
       {"admin-token", "TOKEN",
        "Require 'Authorization: Bearer TOKEN' for the admin API: repository load/unload, "
-       "canary promotion and /v2/logging (HTTP and gRPC). Default: no token (load/unload "
+       "canary promotion, /v2/logging and trace setting updates (HTTP and gRPC). Default: no token (load/unload "
        "are still off outside explicit mode, promotion needs a token or restriction there).",
        Text(&ServeOptions::admin_token)},
       {"http-restricted-api", "CATEGORIES:KEY=VALUE",
        "Triton's restricted API groups: requests to the categories (model-repository, "
-       "logging, shared-memory; comma-separated) need HTTP header KEY: VALUE, else 403. "
+       "logging, shared-memory, trace; comma-separated) need HTTP header KEY: VALUE, else 403. "
        "Repeatable; a category may be in one group only. In addition to --admin-token.",
        [](ServeOptions& o, std::string_view v) -> absl::Status {
          if (absl::Status s = ParseApiRestriction(v).status(); !s.ok()) return s;

@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "backend/builtin/builtin_backends.h"
+#include "backend/processing/processing_backends.h"
 #include "backend/torch/torch_backend.h"
 #include "common/cpu_budget.h"
 #include "common/logging.h"
@@ -14,6 +15,7 @@
 #include "common/str_cat.h"
 #include "http/http_status.h"
 #include "http/logging_routes.h"
+#include "http/trace_routes.h"
 #include "llm/llm_backend.h"
 #include "server/version.h"
 
@@ -31,6 +33,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->backends_.Register(CreateTorchBackend(), {std::string(kTorchPlatformName)});
   server->backends_.Register(CreateAddSubBackend());
   server->backends_.Register(CreateIdentityBackend());
+  server->backends_.Register(CreateImagePreprocessBackend());
+  server->backends_.Register(CreateClassifyBackend());
+  server->backends_.Register(CreateDetectPostprocessBackend());
+  server->backends_.Register(CreatePoolBackend());
+  server->backends_.Register(CreateTokenizeBackend());
   server->backends_.Register(llm::CreateLlmBackend());
   server->backends_.Register(CreateFaultInjectionBackend());
 
@@ -56,16 +63,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   if (!manager.ok()) return manager.status();
   server->manager_ = std::move(*manager);
 
-  if (!options.trace_endpoint.empty()) {
+  const bool tracing = !options.trace_endpoint.empty();
+  if (tracing) {
     Tracer::Options trace_options;
     trace_options.endpoint = options.trace_endpoint;
-    trace_options.sample_rate = options.trace_rate;
     trace_options.service_version = std::string(kInferaVersion);
     auto tracer = Tracer::Create(std::move(trace_options));
     if (!tracer.ok()) return tracer.status();
     server->tracer_ = std::move(*tracer);
-    INFERA_LOG(INFO) << "tracing " << options.trace_rate * 100 << "% of requests to "
-                     << options.trace_endpoint;
+  }
+  // Triton's trace settings (the trace extension); level OFF without an exporter.
+  server->trace_settings_ =
+      std::make_unique<TraceSettings>(TraceSettings::FromFraction(options.trace_rate, tracing), tracing);
+  if (tracing) {
+    INFERA_LOG(INFO) << "tracing every " << server->trace_settings_->Get("").at("trace_rate")[0]
+                     << "-th request without a traceparent (0: none) to " << options.trace_endpoint;
   }
 
   // One guard per transport in front of the admin API (api/admin_guard.h).
@@ -96,7 +108,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
 
   KServeRoutes::Options route_options;
   route_options.server_version = std::string(kInferaVersion);
-  route_options.tracer = server->tracer_.get();
+  route_options.trace = InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()};
+  route_options.shared_memory = &server->shared_memory_;
   Server* raw = server.get();
   route_options.server_ready = [raw] { return raw->IsReady(); };
   server->routes_ = std::make_unique<KServeRoutes>(*server->manager_, std::move(route_options));
@@ -106,6 +119,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->repository_routes_ =
       std::make_unique<RepositoryRoutes>(*server->manager_, *server->admin_, http_guard);
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
+  server->shared_memory_routes_ = std::make_unique<SharedMemoryRoutes>(server->shared_memory_, http_guard);
+  server->embeddings_routes_ = std::make_unique<EmbeddingsRoutes>(*server->manager_);
 
   HttpServer::Options http_options;
   http_options.address = options.http_address;
@@ -122,13 +137,22 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   }
   const KServeRoutes* routes = server->routes_.get();
   const OpenAiRoutes* openai = server->openai_routes_.get();
-  auto http = HttpServer::Start(http_options, [raw, routes, openai, guard = std::move(http_guard)](
+  const EmbeddingsRoutes* embeddings = server->embeddings_routes_.get();
+  auto http = HttpServer::Start(http_options, [raw, routes, openai, embeddings, guard = std::move(http_guard)](
                                                   HttpRequest request, HttpResponder responder) {
+    if (IsTraceSettingPath(request.path())) {
+      return std::move(responder).Send(
+          HandleTraceSettingRequest(request, *raw->manager_, *raw->trace_settings_, guard));
+    }
+    if (request.path() == "/v1/embeddings") return embeddings->Handle(std::move(request), std::move(responder));
     if (OpenAiRoutes::Matches(request.path())) return openai->Handle(std::move(request), std::move(responder));
     if (request.path() == "/metrics" && raw->metrics_) {
       return std::move(responder).Send(raw->MetricsResponse());
     }
     if (request.path() == "/v2/logging") return std::move(responder).Send(HandleLoggingRequest(request, guard));
+    if (SharedMemoryRoutes::Matches(request.path())) {
+      return std::move(responder).Send(raw->shared_memory_routes_->Handle(request));
+    }
     if (RepositoryRoutes::Matches(request.path())) {
       return raw->repository_routes_->Handle(std::move(request), std::move(responder));
     }
@@ -149,6 +173,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.admin_token = options.admin_token;
   grpc_options.restricted_protocols = std::move(grpc_restrictions);
   grpc_options.admin_executor = server->admin_.get();
+  grpc_options.trace_settings = server->trace_settings_.get();
+  grpc_options.tracer = server->tracer_.get();
+  grpc_options.shared_memory = &server->shared_memory_;
   auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
   if (!grpc.ok()) return grpc.status();
   server->grpc_ = std::move(*grpc);

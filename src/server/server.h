@@ -24,10 +24,14 @@
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
 #include "http/repository_routes.h"
+#include "http/shared_memory_routes.h"
+#include "http/embeddings_routes.h"
 #include "http/openai_routes.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
+#include "shm/shared_memory_registry.h"
 #include "metrics/server_metrics.h"
+#include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
 #include "server/options.h"
 
@@ -56,14 +60,19 @@ class Server {
   const ServeOptions options_;
   std::unique_ptr<ServerMetrics> metrics_;  // null with --allow-metrics=false
   std::unique_ptr<Tracer> tracer_;          // null without --trace-endpoint
+  std::unique_ptr<TraceSettings> trace_settings_;  // the trace extension's settings
   BackendRegistry backends_;
   std::unique_ptr<ModelManager> manager_;
   // Runs repository loads / unloads for both transports. After manager_ (its jobs use
   // it), before the routes and servers that submit to it.
   std::unique_ptr<AdminExecutor> admin_;
+  // System shared-memory regions (both transports); outlives the routes and servers.
+  SharedMemoryRegistry shared_memory_;
   std::unique_ptr<KServeRoutes> routes_;
   std::unique_ptr<RepositoryRoutes> repository_routes_;
+  std::unique_ptr<SharedMemoryRoutes> shared_memory_routes_;
   std::unique_ptr<OpenAiRoutes> openai_routes_;
+  std::unique_ptr<EmbeddingsRoutes> embeddings_routes_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> metrics_http_;  // --metrics-port

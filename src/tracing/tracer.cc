@@ -1,7 +1,5 @@
 #include "tracing/tracer.h"
 
-#include <random>
-
 #include "common/logging.h"
 #include "common/str_cat.h"
 #include "tracing/otlp_json.h"
@@ -9,9 +7,6 @@
 namespace infera {
 
 absl::StatusOr<std::unique_ptr<Tracer>> Tracer::Create(Options options) {
-  if (!(options.sample_rate >= 0 && options.sample_rate <= 1)) {
-    return absl::InvalidArgumentError(StrCat("trace sample rate ", options.sample_rate, " is outside [0, 1]"));
-  }
   auto url = ParseHttpUrl(options.endpoint);
   if (!url.ok()) return absl::InvalidArgumentError(StrCat("trace endpoint: ", url.status().message()));
   return std::unique_ptr<Tracer>(new Tracer(std::move(options), std::move(*url)));
@@ -27,24 +22,6 @@ Tracer::~Tracer() {
     stopping_ = true;
   }
   exporter_.join();
-}
-
-std::optional<TraceContext> Tracer::Sample(std::optional<std::string_view> traceparent) {
-  if (traceparent) {
-    if (std::optional<TraceContext> parent = ParseTraceparent(*traceparent)) {
-      if (!parent->sampled) return std::nullopt;
-      return parent;
-    }
-  }
-  thread_local std::mt19937_64 rng(std::random_device{}());
-  if (options_.sample_rate <= 0 ||
-      std::uniform_real_distribution<double>(0, 1)(rng) >= options_.sample_rate) {
-    return std::nullopt;
-  }
-  TraceContext root;
-  root.trace_id = NewTraceId();
-  root.sampled = true;
-  return root;
 }
 
 void Tracer::Submit(std::vector<SpanRecord> spans) {

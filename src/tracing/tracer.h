@@ -1,9 +1,6 @@
-// Tracer: decides which requests are traced and exports their spans over OTLP/HTTP
-// (JSON) from a background thread.
-//
-// Sampling is parent-based: a request whose `traceparent` says sampled is traced, one
-// that says not-sampled is not; without a (valid) traceparent a request is traced with
-// probability `sample_rate`.
+// Tracer: exports finished spans over OTLP/HTTP (JSON) from a background thread.
+// Which requests are traced is TraceSettings' decision (trace_settings.h); the path a
+// traced inference takes is InferTrace (infer_trace.h).
 //
 // Export never slows requests: Submit() appends to a bounded buffer and returns; when
 // the buffer is full (a dead or slow collector) spans are dropped and counted. The
@@ -34,7 +31,6 @@ class Tracer {
  public:
   struct Options {
     std::string endpoint;  // e.g. http://127.0.0.1:4318/v1/traces
-    double sample_rate = 1.0;
     std::string service_name = "infera";
     std::string service_version;
     size_t max_queued_spans = 8192;
@@ -43,13 +39,9 @@ class Tracer {
     std::chrono::milliseconds export_timeout{1000};
   };
 
-  // InvalidArgument for a bad endpoint URL or a rate outside [0, 1].
+  // InvalidArgument for a bad endpoint URL.
   static absl::StatusOr<std::unique_ptr<Tracer>> Create(Options options);
   ~Tracer();  // exports what is buffered (bounded by export_timeout), joins
-
-  // The trace a request joins, or nullopt when it is not sampled. The returned
-  // context's span_id is the caller's span (all zero when there is no caller).
-  std::optional<TraceContext> Sample(std::optional<std::string_view> traceparent);
 
   // Hands finished spans to the exporter; never blocks.
   void Submit(std::vector<SpanRecord> spans);

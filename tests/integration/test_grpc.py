@@ -186,7 +186,7 @@ def test_server_live_ready_and_metadata(server, stub):
     assert stub.ServerReady(pb.ServerReadyRequest()).ready
     meta = stub.ServerMetadata(pb.ServerMetadataRequest())
     assert meta.name == "infera" and meta.version
-    assert list(meta.extensions) == ["binary_tensor_data", "parameters", "model_configuration", "model_repository", "statistics", "logging", "classification"]
+    assert list(meta.extensions) == ["binary_tensor_data", "parameters", "model_configuration", "model_repository", "statistics", "logging", "classification", "trace", "system_shared_memory"]
     status, http_meta = server.get_json("/v2")
     assert status == 200 and http_meta["extensions"] == list(meta.extensions)
 
@@ -215,9 +215,9 @@ def test_model_metadata_and_readiness(stub):
     expect_error(lambda: stub.ModelReady(pb.ModelReadyRequest(name="simple", version="x")),
                  grpc.StatusCode.INVALID_ARGUMENT, "invalid model version 'x'")
     expect_error(lambda: stub.ModelMetadata(pb.ModelMetadataRequest(name="nope")),
-                 grpc.StatusCode.NOT_FOUND, "unknown model 'nope'")
+                 grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'nope' is not found")
     expect_error(lambda: stub.ModelMetadata(pb.ModelMetadataRequest(name="simple", version="1")),
-                 grpc.StatusCode.NOT_FOUND, "no version 1")
+                 grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'simple' version 1 is not found")
 
 
 def test_model_config_over_grpc_and_http_agree(server, stub):
@@ -376,9 +376,9 @@ def bad_requests():
     cases.append(("huge_shape", r, grpc.StatusCode.INVALID_ARGUMENT, "INPUT0"))
     r = simple_request()
     r.model_name = "nope"
-    cases.append(("unknown_model", r, grpc.StatusCode.NOT_FOUND, "unknown model 'nope'"))
+    cases.append(("unknown_model", r, grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'nope' is not found"))
     r = simple_request(model_version="7")
-    cases.append(("unknown_version", r, grpc.StatusCode.NOT_FOUND, "no version 7"))
+    cases.append(("unknown_version", r, grpc.StatusCode.NOT_FOUND, "Request for unknown model: 'simple' version 7 is not found"))
     r = simple_request(model_version="seven")
     cases.append(("bad_version", r, grpc.StatusCode.INVALID_ARGUMENT, "invalid model version 'seven'"))
     r = simple_request()
@@ -423,7 +423,7 @@ def test_stream_interleaves_good_and_bad_requests_in_band(stub):
         if kind == 0:
             assert a.error_message == "" and raw_int32(a.infer_response, 0) == [i + 1] * 16
         elif kind == 1:
-            assert "unknown model 'nope'" in a.error_message and a.infer_response.model_name == "nope"
+            assert "Request for unknown model: 'nope' is not found" in a.error_message and a.infer_response.model_name == "nope"
         elif kind == 2:
             assert "INPUT0" in a.error_message and "[1,15]" in a.error_message
         else:

@@ -419,6 +419,8 @@ OPENAI_OK = [
     ("stop_16", {"stop": [f"zz{i}" for i in range(16)]}),
     ("logprobs_20", {"logprobs": 20}),
     ("n_1", {"n": 1}),
+    ("n_16", {"n": 16}),
+    ("prompts_64", {"prompt": ["hello"] * 64}),
     ("top_k_large", {"top_k": 1 << 24}),
 ]
 
@@ -427,7 +429,10 @@ OPENAI_BAD = [
     ("max_tokens_huge", {"max_tokens": 2**63 - 1}, "max_tokens"),
     ("max_tokens_past_context", {"max_tokens": 1000}, "maximum context length"),
     ("max_tokens_string", {"max_tokens": "5"}, "max_tokens"),
-    ("n_2", {"n": 2}, "'n'"),
+    ("n_17", {"n": 17}, "'n'"),
+    ("prompts_65", {"prompt": ["hello"] * 65}, "at most 64 prompts"),
+    ("choices_past", {"prompt": ["hello"] * 9, "n": 16}, "at most 128 choices"),
+    ("best_of_past_n", {"best_of": 2}, "best_of"),
     ("temperature_negative", {"temperature": -0.01}, "temperature"),
     ("temperature_past", {"temperature": 100.01}, "temperature"),
     ("top_p_0", {"top_p": 0}, "top_p"),

@@ -109,7 +109,7 @@ def test_health_and_server_metadata(server):
     assert status == 200
     assert meta["name"] == "infera" and meta["version"]
     assert set(meta["extensions"]) == {"binary_tensor_data", "parameters", "model_configuration",
-                                       "model_repository", "statistics", "logging", "classification"}
+                                       "model_repository", "statistics", "logging", "classification", "trace", "system_shared_memory"}
 
 
 def test_model_metadata_and_readiness(server):
@@ -126,9 +126,9 @@ def test_model_metadata_and_readiness(server):
     assert server.request("GET", "/v2/models/simple/ready")[0] == 200
     assert server.request("GET", "/v2/models/simple/versions/2/ready")[0] == 200
     status, _, body = server.request("GET", "/v2/models/simple/versions/1/ready")
-    assert "no version 1" in error_of(status, body, 404)
+    assert "Request for unknown model: 'simple' version 1 is not found" in error_of(status, body, 404)
     status, _, body = server.request("GET", "/v2/models/nope/ready")
-    assert "unknown model 'nope'" in error_of(status, body, 404)
+    assert "Request for unknown model: 'nope' is not found" in error_of(status, body, 404)
 
 
 def test_unknown_routes_and_methods(server):
@@ -305,9 +305,9 @@ def test_bad_infer_requests(server, name, body, status, needle):
 
 def test_unknown_model_and_version(server):
     status, _, body = server.infer("nope", simple_payload())
-    assert "unknown model 'nope'" in error_of(status, body, 404)
+    assert "Request for unknown model: 'nope' is not found" in error_of(status, body, 404)
     status, _, body = server.infer("simple", simple_payload(), version=7)
-    assert "no version 7" in error_of(status, body, 404)
+    assert "Request for unknown model: 'simple' version 7 is not found" in error_of(status, body, 404)
 
 
 def test_binary_size_mismatch_and_bad_header_length(server):

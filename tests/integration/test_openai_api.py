@@ -158,7 +158,7 @@ def test_chat_completion_and_stream(server):
     ("/v1/chat/completions", {"model": "plain", "messages": [{"role": "user", "content": "x"}]}, 400,
      "chat_template"),
     ("/v1/chat/completions", {"model": "chat", "messages": [{"role": "tool", "content": "x"}]}, 400, "role"),
-    ("/v1/completions", {"model": "simple_missing", "prompt": "x", "n": 3}, 400, "'n'"),
+    ("/v1/completions", {"model": "simple_missing", "prompt": "x", "n": 17}, 400, "'n'"),
 ])
 def test_errors_are_openai_shaped(server, path, body, status, needle):
     got, _, data = post(server, path, body)

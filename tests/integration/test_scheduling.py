@@ -158,6 +158,7 @@ def test_overload_gets_fast_429s_and_nothing_is_lost(server):
     assert ok and rejected
     for status, retry_after, elapsed, body, value in rejected:
         assert retry_after is not None and int(retry_after) >= 1
+        assert json.loads(body)["error"].startswith("Exceeds maximum queue size: model")  # Triton's text leads
         assert "queue is full" in json.loads(body)["error"]
         assert elapsed < 1.0  # rejected at once, not after queueing
     for status, _, _, body, value in ok:

@@ -10,6 +10,7 @@
 #include "common/str_cat.h"
 #include "tools/bench/bench_options.h"
 #include "tools/bench/bench_runner.h"
+#include "tools/bench/bench_shared_memory.h"
 #include "tools/bench/http_client.h"
 #include "tools/bench/kserve_http_payload.h"
 #include "tools/bench/openai_payload.h"
@@ -80,6 +81,48 @@ std::optional<ServerStats> FetchStats(const BenchOptions& o) {
   return *stats;
 }
 
+// --shared-memory system: the payloads' tensors move into registered regions.
+absl::StatusOr<std::unique_ptr<BenchSharedMemory>> SetUpSharedMemory(const BenchOptions& o,
+                                                                     const ModelMetadata& metadata,
+                                                                     std::vector<PayloadData>& payloads) {
+  std::vector<std::string> outputs;
+  for (const TensorSpec& spec : metadata.outputs) outputs.push_back(spec.name);
+  BenchSharedMemory::Register register_region;
+  BenchSharedMemory::Unregister unregister_region;
+  if (o.protocol == "grpc") {
+#ifdef INFERA_BENCH_HAS_GRPC
+    register_region = [&o](const BenchSharedMemory::Region& r) {
+      return GrpcSharedMemoryRegister(Target(o), r.name, r.key, r.byte_size, kControlTimeoutMs);
+    };
+    unregister_region = [&o](const std::string& name) {
+      return GrpcSharedMemoryUnregister(Target(o), name, kControlTimeoutMs);
+    };
+#endif
+  } else {
+    auto post = [&o](const std::string& path, const std::string& body) -> absl::Status {
+      auto reply = SimpleHttpRequest("POST", o.host, o.port, path, body, {{"Content-Type", "application/json"}},
+                                     kControlTimeoutMs);
+      if (!reply.ok()) return reply.status();
+      if (reply->status != 200) {
+        return absl::UnavailableError(StrCat("POST ", path, " answered ", reply->status, ": ", reply->body.substr(0, 300)));
+      }
+      return absl::OkStatus();
+    };
+    register_region = [post](const BenchSharedMemory::Region& r) {
+      return post(StrCat("/v2/systemsharedmemory/region/", r.name, "/register"),
+                  StrCat("{\"key\":\"", r.key, "\",\"offset\":0,\"byte_size\":", r.byte_size, "}"));
+    };
+    unregister_region = [post](const std::string& name) {
+      return post(StrCat("/v2/systemsharedmemory/region/", name, "/unregister"), "");
+    };
+  }
+  if (!register_region) {
+    return absl::UnimplementedError("-i grpc: this build has no gRPC stubs (proto/grpc_service.proto)");
+  }
+  return BenchSharedMemory::Create(payloads, outputs, o.output_shared_memory_size, std::move(register_region),
+                                   std::move(unregister_region));
+}
+
 // Payload tensors, with the expected outputs attached when checking.
 absl::StatusOr<std::vector<PayloadData>> MakePayloads(const BenchOptions& o, const ModelMetadata& metadata) {
   const bool from_file = o.input.mode == InputDataMode::kFile;
@@ -117,7 +160,8 @@ absl::StatusOr<ClientFactory> MakeClientFactory(const BenchOptions& o, const std
                           o.binary_outputs};
   std::vector<HttpPayload> encoded;
   for (const PayloadData& p : payloads) {
-    encoded.push_back({EncodeInferHttpRequest(target, p.inputs), o.check ? p.expected_outputs : std::vector<Tensor>{}});
+    encoded.push_back({EncodeInferHttpRequest(target, p.inputs, p.shm ? &*p.shm : nullptr),
+                       o.check ? p.expected_outputs : std::vector<Tensor>{}});
   }
   HttpClientOptions client;
   client.host = o.host;
@@ -181,8 +225,8 @@ RunReport ReportHeader(const BenchOptions& o, const ModelMetadata& metadata, siz
                      ? StrCat(o.input_tokens, " prompt tokens, ", o.output_tokens, " output tokens")
                      : o.input_data_text;
   const bool grpc = o.protocol == "grpc";  // raw_input/output_contents: binary
-  r.input_format = o.binary_inputs || grpc ? "binary" : "json";
-  r.output_format = o.binary_outputs || grpc ? "binary" : "json";
+  r.input_format = o.shared_memory == "system" ? "system_shm" : o.binary_inputs || grpc ? "binary" : "json";
+  r.output_format = o.shared_memory == "system" ? "system_shm" : o.binary_outputs || grpc ? "binary" : "json";
   r.num_payloads = num_payloads;
   r.client_threads = o.client_threads;
   r.check = o.check;
@@ -225,6 +269,7 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   RaiseFileLimit();
   RunReport report;
   ClientFactory factory;
+  std::unique_ptr<BenchSharedMemory> shared_memory;  // outlives the run (regions in use)
   if (o.service_kind == "openai") {
     ModelMetadata none;
     none.platform = "openai " + o.endpoint_type;
@@ -235,6 +280,11 @@ int RunBenchCommand(const std::vector<std::string>& args) {
     if (!metadata.ok()) return Fail(StrCat(metadata.status().message()), 2);
     auto payloads = MakePayloads(o, *metadata);
     if (!payloads.ok()) return Fail(StrCat(payloads.status().message()), 2);
+    if (o.shared_memory == "system") {
+      auto shm = SetUpSharedMemory(o, *metadata, *payloads);
+      if (!shm.ok()) return Fail(StrCat(shm.status().message()), 2);
+      shared_memory = std::move(*shm);
+    }
     auto made = MakeClientFactory(o, *payloads, ConnectionsPerShard(o));
     if (!made.ok()) return Fail(StrCat(made.status().message()), 2);
     factory = std::move(*made);

@@ -211,6 +211,15 @@ const std::vector<Flag>& Flags() {
        TensorFormat(&BenchOptions::binary_inputs)},
       {"", "output-tensor-format", "json|binary", "Response tensors as JSON or binary. Default json.",
        TensorFormat(&BenchOptions::binary_outputs)},
+      {"", "shared-memory", "none|system",
+       "system: input tensors and outputs in POSIX shared memory registered with the server "
+       "(Triton's system shared-memory extension; same host only). Default none.",
+       Choice(&BenchOptions::shared_memory, {"none", "system"})},
+      {"", "output-shared-memory-size", "BYTES",
+       "With --shared-memory system: bytes reserved per output. Default 102400.",
+       [](BenchOptions& o, std::string_view v) {
+         return ParseNumber<uint64_t>(v, 1, uint64_t{1} << 40, &o.output_shared_memory_size);
+       }},
       {"", "check", nullptr,
        "Check every response's outputs: validation_data from --input-data, or the "
        "built-in reference of add_sub and identity models.",
@@ -244,6 +253,11 @@ absl::Status Validate(const BenchOptions& o) {
     for (double c : o.concurrency_range->Levels()) {
       if (c != std::floor(c)) return absl::InvalidArgumentError("--concurrency-range: levels must be integers");
     }
+  }
+  if (o.shared_memory == "system" && (o.check || o.service_kind == "openai")) {
+    return absl::InvalidArgumentError(
+        "--shared-memory system: outputs stay in shared memory, so --check and --service-kind "
+        "openai do not apply");
   }
   if (o.service_kind == "openai" && o.protocol != "http") {
     return absl::InvalidArgumentError("--service-kind openai works over -i http only");

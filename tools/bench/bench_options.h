@@ -63,6 +63,9 @@ struct BenchOptions {
   bool binary_inputs = false;
   bool binary_outputs = false;
   bool check = false;
+  // perf_analyzer's --shared-memory: "none" or "system" (bench_shared_memory.h).
+  std::string shared_memory = "none";
+  uint64_t output_shared_memory_size = 100 * 1024;  // per output slot
 
   // Output.
   std::string csv_file;

@@ -42,12 +42,29 @@ inference::ModelInferRequest BuildRequest(const GrpcClientOptions& o, const Payl
   inference::ModelInferRequest request;
   request.set_model_name(o.model);
   request.set_model_version(o.model_version);
-  for (const Tensor& t : payload.inputs) {
+  auto set_shm = [](const ShmTensorRef& ref, auto* parameters) {
+    (*parameters)["shared_memory_region"].set_string_param(ref.region);
+    (*parameters)["shared_memory_byte_size"].set_int64_param(static_cast<int64_t>(ref.byte_size));
+    if (ref.offset != 0) (*parameters)["shared_memory_offset"].set_int64_param(static_cast<int64_t>(ref.offset));
+  };
+  for (size_t i = 0; i < payload.inputs.size(); ++i) {
+    const Tensor& t = payload.inputs[i];
     auto* input = request.add_inputs();
     input->set_name(t.name);
     input->set_datatype(std::string(DataTypeName(t.dtype)));
     for (int64_t d : t.shape) input->add_shape(d);
-    request.add_raw_input_contents(std::string(t.data.AsStringView()));
+    if (payload.shm) {
+      set_shm(payload.shm->inputs[i], input->mutable_parameters());  // no raw contents
+    } else {
+      request.add_raw_input_contents(std::string(t.data.AsStringView()));
+    }
+  }
+  if (payload.shm) {
+    for (const auto& [name, ref] : payload.shm->outputs) {
+      auto* output = request.add_outputs();
+      output->set_name(name);
+      set_shm(ref, output->mutable_parameters());
+    }
   }
   return request;
 }
@@ -250,6 +267,37 @@ std::optional<ServerStats> FetchGrpcModelStats(const std::string& target, const 
   }
   if (!found) return std::nullopt;
   return stats;
+}
+
+absl::Status GrpcSharedMemoryRegister(const std::string& target, const std::string& name,
+                                      const std::string& key, uint64_t byte_size, int timeout_ms) {
+  auto stub = GRPCInferenceService::NewStub(MakeChannel(target));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
+  inference::SystemSharedMemoryRegisterRequest request;
+  request.set_name(name);
+  request.set_key(key);
+  request.set_byte_size(byte_size);
+  inference::SystemSharedMemoryRegisterResponse response;
+  grpc::Status status = stub->SystemSharedMemoryRegister(&context, request, &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(StrCat("SystemSharedMemoryRegister: ", status.error_message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GrpcSharedMemoryUnregister(const std::string& target, const std::string& name, int timeout_ms) {
+  auto stub = GRPCInferenceService::NewStub(MakeChannel(target));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
+  inference::SystemSharedMemoryUnregisterRequest request;
+  request.set_name(name);
+  inference::SystemSharedMemoryUnregisterResponse response;
+  grpc::Status status = stub->SystemSharedMemoryUnregister(&context, request, &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(StrCat("SystemSharedMemoryUnregister: ", status.error_message()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace infera::bench

@@ -70,6 +70,11 @@ absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, 
 std::optional<ServerStats> FetchGrpcModelStats(const std::string& target, const std::string& model,
                                                const std::string& version, int timeout_ms);
 
+// SystemSharedMemoryRegister / Unregister (--shared-memory system over gRPC).
+absl::Status GrpcSharedMemoryRegister(const std::string& target, const std::string& name,
+                                      const std::string& key, uint64_t byte_size, int timeout_ms);
+absl::Status GrpcSharedMemoryUnregister(const std::string& target, const std::string& name, int timeout_ms);
+
 }  // namespace infera::bench
 
 #endif  // INFERA_TOOLS_BENCH_GRPC_CLIENT_H_

@@ -24,8 +24,10 @@
 #define INFERA_TOOLS_BENCH_INPUT_DATA_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,9 +48,24 @@ struct InputDataOptions {
   int64_t string_length = 16;
 };
 
+// Where a tensor lives in a registered shared-memory region (--shared-memory system).
+struct ShmTensorRef {
+  std::string region;
+  uint64_t offset = 0;
+  uint64_t byte_size = 0;
+};
+
+// With --shared-memory system: each input's bytes in a region (one per input, in input
+// order) and a region slot per requested output (bench_shared_memory.h).
+struct PayloadShm {
+  std::vector<ShmTensorRef> inputs;
+  std::vector<std::pair<std::string, ShmTensorRef>> outputs;  // output name, slot
+};
+
 struct PayloadData {
   std::vector<Tensor> inputs;
   std::vector<Tensor> expected_outputs;  // empty unless the file has validation_data
+  std::optional<PayloadShm> shm;         // set with --shared-memory system
 };
 
 // `inputs`: the resolved shapes (ResolveInputShapes), batch dimension included when

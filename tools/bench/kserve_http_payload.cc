@@ -4,6 +4,7 @@
 
 #include "codec/json_data_writer.h"
 #include "codec/json_string_stream.h"
+#include "common/json_writer.h"
 #include "common/str_cat.h"
 #include "rapidjson/document.h"
 #include "rapidjson/writer.h"
@@ -13,10 +14,6 @@ namespace infera::bench {
 namespace {
 
 using JsonWriter = rapidjson::Writer<JsonStringStream>;
-
-void WriteString(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
 
 std::string PercentEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -31,7 +28,22 @@ std::string PercentEncode(std::string_view s) {
   return out;
 }
 
-std::string EncodeJsonHeader(const KServeHttpTarget& target, const std::vector<Tensor>& inputs) {
+void WriteShmParameters(JsonWriter& w, const ShmTensorRef& ref) {
+  w.Key("parameters");
+  w.StartObject();
+  w.Key("shared_memory_region");
+  WriteString(w, ref.region);
+  w.Key("shared_memory_byte_size");
+  w.Uint64(ref.byte_size);
+  if (ref.offset != 0) {
+    w.Key("shared_memory_offset");
+    w.Uint64(ref.offset);
+  }
+  w.EndObject();
+}
+
+std::string EncodeJsonHeader(const KServeHttpTarget& target, const std::vector<Tensor>& inputs,
+                             const PayloadShm* shm) {
   std::string json;
   size_t hint = 128;
   for (const Tensor& t : inputs) hint += 96 + (target.binary_inputs ? 0 : EstimateJsonDataSize(t));
@@ -40,7 +52,8 @@ std::string EncodeJsonHeader(const KServeHttpTarget& target, const std::vector<T
   w.StartObject();
   w.Key("inputs");
   w.StartArray();
-  for (const Tensor& t : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
     w.StartObject();
     w.Key("name");
     WriteString(w, t.name);
@@ -50,7 +63,9 @@ std::string EncodeJsonHeader(const KServeHttpTarget& target, const std::vector<T
     w.EndArray();
     w.Key("datatype");
     WriteString(w, DataTypeName(t.dtype));
-    if (target.binary_inputs) {
+    if (shm != nullptr) {
+      WriteShmParameters(w, shm->inputs[i]);
+    } else if (target.binary_inputs) {
       w.Key("parameters");
       w.StartObject();
       w.Key("binary_data_size");
@@ -64,7 +79,18 @@ std::string EncodeJsonHeader(const KServeHttpTarget& target, const std::vector<T
     w.EndObject();
   }
   w.EndArray();
-  if (target.binary_outputs) {
+  if (shm != nullptr) {
+    w.Key("outputs");
+    w.StartArray();
+    for (const auto& [name, ref] : shm->outputs) {
+      w.StartObject();
+      w.Key("name");
+      WriteString(w, name);
+      WriteShmParameters(w, ref);
+      w.EndObject();
+    }
+    w.EndArray();
+  } else if (target.binary_outputs) {
     w.Key("parameters");
     w.StartObject();
     w.Key("binary_data_output");
@@ -84,9 +110,16 @@ std::string ModelPath(const std::string& model, const std::string& version) {
   return path;
 }
 
-std::string EncodeInferHttpRequest(const KServeHttpTarget& target, const std::vector<Tensor>& inputs) {
-  const std::string json = EncodeJsonHeader(target, inputs);
+std::string EncodeInferHttpRequest(const KServeHttpTarget& target, const std::vector<Tensor>& inputs,
+                                   const PayloadShm* shm) {
+  const std::string json = EncodeJsonHeader(target, inputs, shm);
   size_t body_size = json.size();
+  if (shm != nullptr) {
+    // Every tensor is in shared memory: a plain JSON request.
+    return StrCat("POST ", ModelPath(target.model, target.model_version), "/infer HTTP/1.1\r\nHost: ",
+                  target.host, "\r\nContent-Type: application/json\r\nContent-Length: ", body_size,
+                  "\r\n\r\n", json);
+  }
   if (target.binary_inputs) {
     for (const Tensor& t : inputs) body_size += t.data.size();
   }

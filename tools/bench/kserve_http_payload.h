@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/tensor.h"
+#include "tools/bench/input_data.h"
 
 namespace infera::bench {
 
@@ -39,7 +40,10 @@ struct KServeHttpTarget {
 std::string ModelPath(const std::string& model, const std::string& version);
 
 // The whole HTTP/1.1 request: head + body.
-std::string EncodeInferHttpRequest(const KServeHttpTarget& target, const std::vector<Tensor>& inputs);
+// With `shm` (--shared-memory system), the inputs and the requested outputs name their
+// shared-memory regions (shared_memory_region / _byte_size / _offset) and carry no data.
+std::string EncodeInferHttpRequest(const KServeHttpTarget& target, const std::vector<Tensor>& inputs,
+                                   const PayloadShm* shm = nullptr);
 
 // The output tensors of a 200 response body. `header_length`: the
 // Inference-Header-Content-Length value when present (binary outputs follow the JSON).

@@ -40,6 +40,13 @@ bool WaitFor(int fd, short events, std::chrono::steady_clock::time_point deadlin
 
 absl::StatusOr<HttpReply> SimpleHttpGet(const std::string& host, uint16_t port, const std::string& path,
                                         int timeout_ms) {
+  return SimpleHttpRequest("GET", host, port, path, "", {}, timeout_ms);
+}
+
+absl::StatusOr<HttpReply> SimpleHttpRequest(const std::string& method, const std::string& host, uint16_t port,
+                                            const std::string& path, const std::string& body,
+                                            const std::vector<std::pair<std::string, std::string>>& headers,
+                                            int timeout_ms) {
   const std::string where = StrCat(host, ":", port, path);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   addrinfo hints{};
@@ -47,7 +54,7 @@ absl::StatusOr<HttpReply> SimpleHttpGet(const std::string& host, uint16_t port, 
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-    return absl::UnavailableError(StrCat("GET ", where, ": ", gai_strerror(rc)));
+    return absl::UnavailableError(StrCat(method, " ", where, ": ", gai_strerror(rc)));
   }
   Fd sock;
   sock.fd = socket(found->ai_family, found->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -60,19 +67,22 @@ absl::StatusOr<HttpReply> SimpleHttpGet(const std::string& host, uint16_t port, 
     errno = error;
     rc = error == 0 ? 0 : -1;
   }
-  if (rc < 0) return absl::UnavailableError(StrCat("GET ", where, ": connect: ", std::strerror(errno)));
+  if (rc < 0) return absl::UnavailableError(StrCat(method, " ", where, ": connect: ", std::strerror(errno)));
 
-  const std::string request =
-      StrCat("GET ", path, " HTTP/1.1\r\nHost: ", host, ":", port, "\r\nConnection: close\r\n\r\n");
+  std::string request = StrCat(method, " ", path, " HTTP/1.1\r\nHost: ", host, ":", port,
+                               "\r\nConnection: close\r\nContent-Length: ", body.size(), "\r\n");
+  for (const auto& [name, value] : headers) request += StrCat(name, ": ", value, "\r\n");
+  request += "\r\n";
+  request += body;
   size_t written = 0;
   while (written < request.size()) {
     const ssize_t n = send(sock.fd, request.data() + written, request.size() - written, MSG_NOSIGNAL);
     if (n > 0) {
       written += static_cast<size_t>(n);
     } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-      return absl::UnavailableError(StrCat("GET ", where, ": send: ", std::strerror(errno)));
+      return absl::UnavailableError(StrCat(method, " ", where, ": send: ", std::strerror(errno)));
     } else if (!WaitFor(sock.fd, POLLOUT, deadline)) {
-      return absl::UnavailableError(StrCat("GET ", where, ": timed out"));
+      return absl::UnavailableError(StrCat(method, " ", where, ": timed out"));
     }
   }
   HttpResponseParser parser(/*keep_body=*/true);
@@ -85,13 +95,13 @@ absl::StatusOr<HttpReply> SimpleHttpGet(const std::string& host, uint16_t port, 
     } else if (n == 0) {
       parser.FeedEof();
     } else if (errno != EAGAIN && errno != EINTR) {
-      return absl::UnavailableError(StrCat("GET ", where, ": recv: ", std::strerror(errno)));
+      return absl::UnavailableError(StrCat(method, " ", where, ": recv: ", std::strerror(errno)));
     } else if (!WaitFor(sock.fd, POLLIN, deadline)) {
-      return absl::UnavailableError(StrCat("GET ", where, ": timed out"));
+      return absl::UnavailableError(StrCat(method, " ", where, ": timed out"));
     }
   }
   if (parser.state() == HttpResponseParser::State::kError) {
-    return absl::InvalidArgumentError(StrCat("GET ", where, ": ", parser.error()));
+    return absl::InvalidArgumentError(StrCat(method, " ", where, ": ", parser.error()));
   }
   return HttpReply{parser.head().status, parser.body()};
 }

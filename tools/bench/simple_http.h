@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -25,6 +27,11 @@ struct HttpReply {
 // the path), InvalidArgument for a malformed response. Any HTTP status is a reply.
 absl::StatusOr<HttpReply> SimpleHttpGet(const std::string& host, uint16_t port, const std::string& path,
                                         int timeout_ms);
+// The same with any method, a body (sent with Content-Length) and extra headers.
+absl::StatusOr<HttpReply> SimpleHttpRequest(const std::string& method, const std::string& host, uint16_t port,
+                                            const std::string& path, const std::string& body,
+                                            const std::vector<std::pair<std::string, std::string>>& headers,
+                                            int timeout_ms);
 
 }  // namespace infera::bench
 

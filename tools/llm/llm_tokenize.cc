@@ -6,13 +6,13 @@
 #include <string>
 
 #include "common/str_cat.h"
-#include "llm/json_util.h"
-#include "llm/tokenizer.h"
+#include "text/json_util.h"
+#include "text/tokenizer.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
 int main(int argc, char** argv) {
-  using namespace infera::llm;
+  using namespace infera::text;
   if (argc < 2) {
     std::cerr << "usage: llm_tokenize DIR [--no-special]\n";
     return 2;

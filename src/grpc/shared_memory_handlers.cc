@@ -1,0 +1,70 @@
+#include "grpc/shared_memory_handlers.h"
+
+#include <optional>
+#include <string_view>
+
+#include "common/str_cat.h"
+
+namespace infera {
+namespace {
+
+absl::Status NoRegistry() {
+  return absl::UnavailableError("system shared memory is not enabled on this server");
+}
+
+}  // namespace
+
+absl::Status CheckSharedMemoryAccess(const AdminGuard& guard, AdminGuard::Operation operation,
+                                     const grpc::CallbackServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  return guard.Check(ApiCategory::kSharedMemory, operation,
+                     [&metadata](std::string_view name) -> std::optional<std::string_view> {
+                       auto it = metadata.find(grpc::string_ref(name.data(), name.size()));
+                       if (it == metadata.end()) return std::nullopt;
+                       return std::string_view(it->second.data(), it->second.size());
+                     });
+}
+
+absl::Status SystemSharedMemoryStatus(const SharedMemoryRegistry* registry,
+                                      const inference::SystemSharedMemoryStatusRequest& request,
+                                      inference::SystemSharedMemoryStatusResponse* response) {
+  if (registry == nullptr) return NoRegistry();
+  absl::StatusOr<std::vector<SharedMemoryRegionInfo>> regions = registry->Status(request.name());
+  if (!regions.ok()) return regions.status();
+  for (const SharedMemoryRegionInfo& info : *regions) {
+    auto& status = (*response->mutable_regions())[info.name];
+    status.set_name(info.name);
+    status.set_key(info.key);
+    status.set_offset(info.offset);
+    status.set_byte_size(info.byte_size);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SystemSharedMemoryRegister(SharedMemoryRegistry* registry,
+                                        const inference::SystemSharedMemoryRegisterRequest& request) {
+  if (registry == nullptr) return NoRegistry();
+  return registry->Register(request.name(), request.key(), request.offset(), request.byte_size());
+}
+
+absl::Status SystemSharedMemoryUnregister(
+    SharedMemoryRegistry* registry, const inference::SystemSharedMemoryUnregisterRequest& request) {
+  if (registry == nullptr) return NoRegistry();
+  if (request.name().empty()) {
+    registry->UnregisterAll();
+    return absl::OkStatus();
+  }
+  return registry->Unregister(request.name());
+}
+
+absl::Status CudaSharedMemoryStatus(const inference::CudaSharedMemoryStatusRequest& request) {
+  if (request.name().empty()) return absl::OkStatus();
+  return absl::NotFoundError(StrCat("Unable to find cuda shared memory region: '",
+                                    request.name().substr(0, 128), "'"));
+}
+
+absl::Status CudaSharedMemoryUnsupported() {
+  return absl::UnimplementedError("CUDA shared memory is not supported on this build");
+}
+
+}  // namespace infera

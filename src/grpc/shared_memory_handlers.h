@@ -1,0 +1,45 @@
+// The gRPC side of Triton's shared-memory extensions (SystemSharedMemory{Status,
+// Register,Unregister}, CudaSharedMemory{Status,Register,Unregister}), answered inline
+// by InferenceService. The registry and the rules are shm/shared_memory_registry.h's;
+// HTTP's counterpart is http/shared_memory_routes.h, with the same messages.
+//
+//   - Access: the AdminGuard's shared-memory category (api/admin_guard.h). Register and
+//     Unregister are admin operations (with --admin-token they need metadata
+//     `authorization: Bearer <token>`); Status is a read, restricted only by a
+//     --grpc-restricted-protocol group naming shared-memory.
+//   - SystemSharedMemoryUnregister with an empty name unregisters every region (Triton).
+//   - CUDA: Status lists no region (NOT_FOUND for a name); Register and Unregister answer
+//     UNIMPLEMENTED "CUDA shared memory is not supported on this build".
+//
+// Thread-safe (the registry is).
+#ifndef INFERA_GRPC_SHARED_MEMORY_HANDLERS_H_
+#define INFERA_GRPC_SHARED_MEMORY_HANDLERS_H_
+
+#include "absl/status/status.h"
+#include "api/admin_guard.h"
+#include "grpc_service.pb.h"
+#include "grpcpp/server_context.h"
+#include "shm/shared_memory_registry.h"
+
+namespace infera {
+
+// The guard's verdict on a call's metadata for the shared-memory category.
+absl::Status CheckSharedMemoryAccess(const AdminGuard& guard, AdminGuard::Operation operation,
+                                     const grpc::CallbackServerContext& context);
+
+// `registry` null: the system RPCs answer UNAVAILABLE (no registry on this server).
+absl::Status SystemSharedMemoryStatus(const SharedMemoryRegistry* registry,
+                                      const inference::SystemSharedMemoryStatusRequest& request,
+                                      inference::SystemSharedMemoryStatusResponse* response);
+absl::Status SystemSharedMemoryRegister(SharedMemoryRegistry* registry,
+                                        const inference::SystemSharedMemoryRegisterRequest& request);
+absl::Status SystemSharedMemoryUnregister(
+    SharedMemoryRegistry* registry, const inference::SystemSharedMemoryUnregisterRequest& request);
+
+absl::Status CudaSharedMemoryStatus(const inference::CudaSharedMemoryStatusRequest& request);
+// UNIMPLEMENTED, for Register and Unregister.
+absl::Status CudaSharedMemoryUnsupported();
+
+}  // namespace infera
+
+#endif  // INFERA_GRPC_SHARED_MEMORY_HANDLERS_H_

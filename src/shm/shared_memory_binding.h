@@ -1,0 +1,82 @@
+// Binding of request inputs and outputs to registered shared-memory regions: the one
+// transport-neutral step both frontends run after decoding (HTTP: http/kserve_routes.cc,
+// gRPC: grpc/infer_call.cc), so the two answer alike.
+//
+// Parameters (Triton's names), on an input that carries no data or on a requested output:
+//   shared_memory_region     string, a name registered in the SharedMemoryRegistry
+//   shared_memory_byte_size  integer >= 0, required
+//   shared_memory_offset     integer >= 0, optional (0), relative to the region's start
+//
+// Inputs: the bytes [offset, offset + byte_size) of the region become the input's data.
+//   byte_size must equal what the datatype and shape need; BYTES data is parsed (4-byte
+//   length prefixes) and must fill it exactly. Zero-copy: a fixed-size input whose first
+//   byte is aligned for its element type is a Buffer viewing the mapping, which holds the
+//   region (the mapping outlives an unregister until the request is done). BYTES inputs
+//   and misaligned ones are copied: a client rewriting BYTES length prefixes while the
+//   backend parses them must not make it read out of bounds.
+// Outputs: after the model ran, SharedMemoryOutputs::WriteInto copies each bound output's
+//   bytes into its region (InvalidArgument naming the needed size when byte_size is too
+//   small), empties its data and records the parameters to echo in
+//   InferResponse::shared_memory_outputs (region, byte_size = the bytes written, offset
+//   when given), which the encoders send instead of data.
+//
+// Every problem is InvalidArgument naming the tensor and the parameter (an unknown
+// region: "Unable to find shared memory region: '<name>'"); offsets and sizes use checked
+// arithmetic. Thread-safe (no shared state besides the registry, itself thread-safe).
+//
+// Usage:
+//   ASSIGN_OR_RETURN(SharedMemoryOutputs outputs, BindSharedMemory(registry, request));
+//   ... run the model, get `response` ...
+//   RETURN_IF_ERROR(outputs.WriteInto(response));
+#ifndef INFERA_SHM_SHARED_MEMORY_BINDING_H_
+#define INFERA_SHM_SHARED_MEMORY_BINDING_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "api/infer_request.h"
+#include "shm/shared_memory_registry.h"
+
+namespace infera {
+
+inline constexpr char kShmRegionParameter[] = "shared_memory_region";
+inline constexpr char kShmByteSizeParameter[] = "shared_memory_byte_size";
+inline constexpr char kShmOffsetParameter[] = "shared_memory_offset";
+
+// True when `parameters` name a shared-memory region (what the decoders look for).
+bool NamesSharedMemoryRegion(const Parameters& parameters);
+
+// The outputs of one request bound to regions; empty for most requests. Holds each
+// region alive until the answer is written.
+class SharedMemoryOutputs {
+ public:
+  bool empty() const { return bindings_.empty(); }
+  // See the file comment. Leaves outputs not bound to a region as they are.
+  absl::Status WriteInto(InferResponse& response) const;
+
+ private:
+  friend absl::StatusOr<SharedMemoryOutputs> BindSharedMemory(const SharedMemoryRegistry*,
+                                                              InferRequest&);
+  struct Binding {
+    std::string output;
+    std::shared_ptr<const SharedMemoryRegion> region;
+    uint64_t offset = 0;
+    uint64_t byte_size = 0;
+    bool offset_given = false;
+  };
+  std::vector<Binding> bindings_;
+};
+
+// Resolves the inputs that name a region (filling their data) and binds the requested
+// outputs that do. `registry` may be null (no shared memory on this server: a request
+// naming a region is then InvalidArgument).
+absl::StatusOr<SharedMemoryOutputs> BindSharedMemory(const SharedMemoryRegistry* registry,
+                                                     InferRequest& request);
+
+}  // namespace infera
+
+#endif  // INFERA_SHM_SHARED_MEMORY_BINDING_H_

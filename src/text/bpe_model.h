@@ -1,0 +1,65 @@
+// BpeModel: the byte-pair-encoding model of a tokenizer.json ("model": {"type": "BPE"}).
+//
+// Encode() splits one pre-tokenized piece into its characters and applies merges in rank
+// order (lowest rank first, leftmost first among equals) with a heap, as Hugging Face's
+// tokenizers do, so long pieces (SentencePiece-style input is one piece per segment) cost
+// O(n log n). Characters missing from the vocabulary become <0xXX> byte tokens when
+// `byte_fallback` is set, else the unknown token (consecutive ones fused when
+// `fuse_unk`). `ignore_merges` (Llama-3): a piece that is itself a vocabulary entry is
+// emitted whole.
+//
+// Thread-safe after construction (const).
+#ifndef INFERA_TEXT_BPE_MODEL_H_
+#define INFERA_TEXT_BPE_MODEL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "rapidjson/document.h"
+
+namespace infera::text {
+
+class BpeModel {
+ public:
+  static absl::StatusOr<BpeModel> FromJson(const rapidjson::Value& model);
+
+  // Appends the ids of `piece` to `ids`.
+  void Encode(std::string_view piece, std::vector<int32_t>& ids) const;
+
+  std::optional<int32_t> TokenToId(std::string_view token) const;
+  // Highest id + 1 of the model's vocabulary (added tokens may extend it).
+  int32_t vocab_size() const { return static_cast<int32_t>(id_to_token_.size()); }
+  // The vocabulary string of `id` (empty when the model has no such id).
+  const std::string& IdToToken(int32_t id) const;
+  bool byte_fallback() const { return byte_fallback_; }
+  // For <0xXX> tokens: the byte value; else -1.
+  int ByteFallbackValue(int32_t id) const;
+
+ private:
+  struct Merge {
+    int32_t rank;
+    int32_t merged_id;
+  };
+  static uint64_t PairKey(int32_t a, int32_t b) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+  }
+  void AppendSymbol(std::string_view ch, std::vector<int32_t>& symbols) const;
+
+  std::unordered_map<std::string, int32_t> vocab_;
+  std::vector<std::string> id_to_token_;
+  std::unordered_map<uint64_t, Merge> merges_;
+  int32_t unk_id_ = -1;
+  bool byte_fallback_ = false;
+  bool fuse_unk_ = false;
+  bool ignore_merges_ = false;
+  int32_t byte_ids_[256];
+};
+
+}  // namespace infera::text
+
+#endif  // INFERA_TEXT_BPE_MODEL_H_

@@ -1,0 +1,144 @@
+// Tokenizer: Hugging Face `tokenizer.json` (BPE or WordPiece) text ↔ token ids, with the
+// special-token facts the LLM engine needs from `tokenizer_config.json` and
+// `generation_config.json`. Shared by the LLM engine (src/llm) and the `tokenize`
+// processing backend (src/backend/processing).
+//
+// Three families are covered:
+//   - byte-level BPE (GPT-2, Llama-3, Qwen2): ByteLevel / Split pre-tokenizers, pieces in
+//     the GPT-2 byte alphabet, ByteLevel decoder;
+//   - SentencePiece-style BPE (Llama-2, TinyLlama, Mistral): "▁" for spaces (normalizer
+//     Prepend+Replace, or a Metaspace pre-tokenizer), byte fallback (<0xXX> tokens) for
+//     characters outside the vocabulary;
+//   - WordPiece (BERT and its descendants): BertNormalizer, BertPreTokenizer, WordPiece
+//     model (wordpiece_model.h), BertProcessing / TemplateProcessing "[CLS] $A [SEP]",
+//     WordPiece decoder.
+// Encode: added tokens (special or not) are matched in the raw text first (longest
+// match; lstrip/rstrip absorb neighbouring whitespace); every segment between them is
+// normalised, pre-tokenised and BPE-encoded; add_special_tokens applies the
+// post_processor template (e.g. "<s> $A", "[CLS] $A [SEP]") or, without one,
+// add_bos_token/add_eos_token. EncodeTruncated() also truncates and returns type ids.
+// Decode: each token's bytes (see TokenBytes) concatenated; special tokens skipped on
+// request; invalid UTF-8 replaced by U+FFFD.
+//
+// Thread-safe after construction (const).
+//
+// Usage:
+//   ASSIGN_OR_RETURN(auto tok, Tokenizer::Load(version_dir));
+//   std::vector<int32_t> ids = tok->Encode("Hello world", /*add_special_tokens=*/true);
+//   std::string text = tok->Decode(ids);
+#ifndef INFERA_TEXT_TOKENIZER_H_
+#define INFERA_TEXT_TOKENIZER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "text/bpe_model.h"
+#include "text/normalizer.h"
+#include "text/pre_tokenizer.h"
+#include "text/wordpiece_model.h"
+
+namespace infera::text {
+
+struct AddedToken {
+  int32_t id = 0;
+  std::string content;
+  bool special = false;
+  bool lstrip = false;
+  bool rstrip = false;
+};
+
+// One encoded sequence: ids and their token type ids (segment ids), same length.
+struct Encoding {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> type_ids;
+};
+
+class Tokenizer {
+ public:
+  // Reads tokenizer.json (required), tokenizer_config.json and generation_config.json
+  // (optional) from `dir`. Errors name the file and what is unsupported.
+  static absl::StatusOr<std::unique_ptr<Tokenizer>> Load(const std::filesystem::path& dir);
+  // The same from file contents; empty strings for absent optional files.
+  static absl::StatusOr<std::unique_ptr<Tokenizer>> FromJson(std::string_view tokenizer_json,
+                                                             std::string_view tokenizer_config_json = "",
+                                                             std::string_view generation_config_json = "");
+
+  std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const;
+  // Encodes `text` into at most `max_length` ids, special tokens included: the text's own
+  // ids are cut at the end (Hugging Face's truncation, direction right) to leave room
+  // for the special tokens, which are always kept. Type ids come from the
+  // post-processor's template (0 without one).
+  // REQUIRES: max_length >= num_special_tokens(add_special_tokens).
+  Encoding EncodeTruncated(std::string_view text, bool add_special_tokens, size_t max_length) const;
+  // How many ids add_special_tokens adds to a single sequence ([CLS] + [SEP]: 2).
+  size_t num_special_tokens(bool add_special_tokens) const;
+  // tokenizer.json "padding": {"pad_id"} when present.
+  std::optional<int32_t> pad_token_id() const { return pad_id_; }
+  bool is_wordpiece() const { return wordpiece_.has_value(); }
+  std::string Decode(const std::vector<int32_t>& ids, bool skip_special_tokens = true) const;
+
+  // The bytes token `id` contributes in the middle of a text (possibly a partial UTF-8
+  // character; "" for an unknown id). The incremental detokenizer concatenates these.
+  std::string_view TokenBytes(int32_t id) const;
+  bool IsSpecial(int32_t id) const;
+  std::optional<int32_t> TokenToId(std::string_view token) const;
+
+  // One past the highest id (vocabulary plus added tokens).
+  int32_t vocab_size() const { return static_cast<int32_t>(token_bytes_.size()); }
+  std::optional<int32_t> bos_token_id() const { return bos_id_; }
+  const std::vector<int32_t>& eos_token_ids() const { return eos_ids_; }
+  const std::string& bos_token() const { return bos_token_; }
+  const std::string& eos_token() const { return eos_token_; }
+  // tokenizer_config.json "chat_template" ("" when absent).
+  const std::string& chat_template() const { return chat_template_; }
+  const std::vector<AddedToken>& added_tokens() const { return added_; }
+
+ private:
+  Tokenizer() = default;
+  absl::Status ParseTokenizerJson(std::string_view text);
+  absl::Status ParseDecoder(const void* json);
+  absl::Status ParseTokenizerConfig(std::string_view text);
+  absl::Status ParseGenerationConfig(std::string_view text);
+  void BuildTokenBytes();
+  void EncodeSegment(std::string_view text, bool first, std::vector<int32_t>& ids) const;
+  std::vector<int32_t> EncodeContent(std::string_view text) const;
+  void SpecialTokens(std::vector<int32_t>& prefix, std::vector<int32_t>& suffix) const;
+  int32_t ModelVocabSize() const;
+  const std::string& ModelIdToToken(int32_t id) const;
+
+  BpeModel bpe_;                            // unless wordpiece_
+  std::optional<WordPieceModel> wordpiece_;  // model type WordPiece
+  Normalizer normalizer_;
+  PreTokenizer pre_tokenizer_;
+  std::vector<AddedToken> added_;  // sorted longest content first
+  std::vector<int32_t> prefix_ids_, suffix_ids_;  // post_processor template
+  std::vector<int32_t> prefix_type_ids_, suffix_type_ids_;
+  int32_t sequence_type_id_ = 0;
+  std::optional<int32_t> pad_id_;
+  bool has_template_ = false;
+  bool add_bos_ = false, add_eos_ = false;
+  // Decoder.
+  bool decode_byte_level_ = false;
+  bool decode_byte_fallback_ = false;
+  bool decode_strip_leading_space_ = false;
+  bool decode_wordpiece_ = false;
+  bool decode_wordpiece_cleanup_ = false;
+  std::string decode_wordpiece_prefix_;
+  std::vector<std::pair<std::string, std::string>> decode_replacements_;
+  std::vector<std::string> token_bytes_;
+  std::vector<bool> special_;
+  // Special-token facts.
+  std::optional<int32_t> bos_id_;
+  std::vector<int32_t> eos_ids_;
+  std::string bos_token_, eos_token_, chat_template_;
+};
+
+}  // namespace infera::text
+
+#endif  // INFERA_TEXT_TOKENIZER_H_

@@ -1,0 +1,157 @@
+#include "tracing/trace_settings.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace infera {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Change = TraceSettings::Change;
+using Values = std::vector<std::string>;
+
+constexpr char kSampled[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+constexpr char kNotSampled[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+
+TraceSettings::Initial On(int64_t rate, int64_t count = -1) {
+  TraceSettings::Initial initial;
+  initial.level = TraceSettings::Level::kTimestamps;
+  initial.rate = rate;
+  initial.count = count;
+  return initial;
+}
+
+int Traced(TraceSettings& settings, std::string_view model, int requests) {
+  int traced = 0;
+  for (int i = 0; i < requests; ++i) traced += settings.Sample(model, std::nullopt).has_value();
+  return traced;
+}
+
+std::string Message(const absl::StatusOr<TraceSettings::Map>& result) {
+  return std::string(result.status().message());
+}
+
+TEST(TraceSettingsTest, ReportsEverySettingByTritonsNames) {
+  TraceSettings settings(On(100), true);
+  const TraceSettings::Map map = settings.Get("");
+  EXPECT_THAT(map.at("trace_level"), ElementsAre("TIMESTAMPS"));
+  EXPECT_THAT(map.at("trace_rate"), ElementsAre("100"));
+  EXPECT_THAT(map.at("trace_count"), ElementsAre("-1"));
+  EXPECT_THAT(map.at("log_frequency"), ElementsAre("0"));
+  EXPECT_THAT(map.at("trace_file"), ElementsAre(""));
+  EXPECT_THAT(map.at("trace_mode"), ElementsAre("opentelemetry"));
+  EXPECT_EQ(map.size(), 6u);
+}
+
+TEST(TraceSettingsTest, RateTracesEveryNthRequest) {
+  TraceSettings settings(On(4), true);
+  EXPECT_EQ(Traced(settings, "m", 12), 3);
+  ASSERT_TRUE(settings.Update("", {Change{"trace_rate", Values{"1"}}}).ok());
+  EXPECT_EQ(Traced(settings, "m", 5), 5);
+  ASSERT_TRUE(settings.Update("", {Change{"trace_rate", Values{"0"}}}).ok());
+  EXPECT_EQ(Traced(settings, "m", 5), 0);
+}
+
+TEST(TraceSettingsTest, TraceparentDecidesWhenPresent) {
+  TraceSettings settings(On(0), true);
+  auto joined = settings.Sample("m", std::string_view(kSampled));
+  ASSERT_TRUE(joined.has_value());
+  EXPECT_EQ(ToHex(joined->trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_FALSE(settings.Sample("m", std::string_view(kNotSampled)).has_value());
+  EXPECT_FALSE(settings.Sample("m", std::nullopt).has_value());  // rate 0
+  ASSERT_TRUE(settings.Update("", {Change{"trace_rate", Values{"1"}}}).ok());
+  auto root = settings.Sample("m", std::string_view("not a traceparent"));
+  ASSERT_TRUE(root.has_value());
+  EXPECT_NE(ToHex(root->trace_id), std::string(32, '0'));
+}
+
+TEST(TraceSettingsTest, LevelOffTracesNothingEvenWithASampledParent) {
+  TraceSettings settings(On(1), true);
+  ASSERT_TRUE(settings.Update("", {Change{"trace_level", Values{"OFF"}}}).ok());
+  EXPECT_FALSE(settings.Sample("m", std::string_view(kSampled)).has_value());
+  EXPECT_EQ(Traced(settings, "m", 3), 0);
+}
+
+TEST(TraceSettingsTest, CountStopsTracingAndCountsDown) {
+  TraceSettings settings(On(1, 2), true);
+  EXPECT_EQ(Traced(settings, "m", 5), 2);
+  EXPECT_THAT(settings.Get("").at("trace_count"), ElementsAre("0"));
+  EXPECT_FALSE(settings.Sample("m", std::string_view(kSampled)).has_value());
+}
+
+TEST(TraceSettingsTest, ModelOverridesSettingBySettingAndClearsWithNull) {
+  TraceSettings settings(On(1), true);
+  auto updated = settings.Update("a", {Change{"trace_level", Values{"OFF"}}});
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_THAT(updated->at("trace_level"), ElementsAre("OFF"));
+  EXPECT_THAT(updated->at("trace_rate"), ElementsAre("1"));  // follows the global one
+  EXPECT_EQ(Traced(settings, "a", 3), 0);
+  EXPECT_EQ(Traced(settings, "b", 3), 3);
+  ASSERT_TRUE(settings.Update("", {Change{"trace_rate", Values{"2"}}}).ok());
+  EXPECT_THAT(settings.Get("a").at("trace_rate"), ElementsAre("2"));
+  // null (nullopt) and an empty list both clear a model's setting.
+  ASSERT_TRUE(settings.Update("a", {Change{"trace_level", std::nullopt}}).ok());
+  EXPECT_THAT(settings.Get("a").at("trace_level"), ElementsAre("TIMESTAMPS"));
+  ASSERT_TRUE(settings.Update("a", {Change{"trace_count", Values{"1"}}}).ok());
+  EXPECT_THAT(settings.Get("a").at("trace_count"), ElementsAre("1"));
+  ASSERT_TRUE(settings.Update("a", {Change{"trace_count", Values{}}}).ok());
+  EXPECT_THAT(settings.Get("a").at("trace_count"), ElementsAre("-1"));
+}
+
+TEST(TraceSettingsTest, ModelRateHasItsOwnCounter) {
+  TraceSettings settings(On(1000), true);
+  ASSERT_TRUE(settings.Update("hot", {Change{"trace_rate", Values{"2"}}}).ok());
+  EXPECT_EQ(Traced(settings, "hot", 4), 2);
+  EXPECT_EQ(Traced(settings, "cold", 4), 1);  // the global counter: the 1st of 1000
+}
+
+TEST(TraceSettingsTest, RejectsWhatItCannotHonourAndChangesNothing) {
+  TraceSettings settings(On(10), true);
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_level", Values{"TENSORS"}}})),
+              HasSubstr("TENSORS is not supported"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_level", Values{"LOUD"}}})),
+              HasSubstr("unknown trace_level 'LOUD'"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"-1"}}})),
+              HasSubstr("'trace_rate' must be an integer >= 0, got '-1'"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"1x"}}})),
+              HasSubstr("'trace_rate' must be an integer"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"99999999999999999999"}}})),
+              HasSubstr("'trace_rate' must be an integer"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_count", Values{"-2"}}})),
+              HasSubstr("'trace_count' must be an integer >= -1"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"1", "2"}}})),
+              HasSubstr("takes exactly one value, got 2"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_file", Values{"/tmp/t.json"}}})),
+              HasSubstr("'trace_file' cannot be set"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_mode", Values{"triton"}}})),
+              HasSubstr("trace_mode 'triton' is not supported"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"sample", Values{"1"}}})),
+              HasSubstr("unknown trace setting 'sample'"));
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", std::nullopt}})),
+              HasSubstr("cannot be cleared"));
+  // All or nothing: a good change next to a bad one is not applied.
+  EXPECT_FALSE(settings.Update("", {Change{"trace_count", Values{"5"}}, Change{"trace_rate", Values{"x"}}}).ok());
+  EXPECT_THAT(settings.Get("").at("trace_count"), ElementsAre("-1"));
+  EXPECT_TRUE(settings.Update("", {Change{"trace_mode", Values{"opentelemetry"}}}).ok());
+}
+
+TEST(TraceSettingsTest, TimestampsNeedAnExporter) {
+  TraceSettings settings(On(1), /*exporter=*/false);
+  EXPECT_THAT(settings.Get("").at("trace_level"), ElementsAre("OFF"));
+  EXPECT_FALSE(settings.Sample("m", std::string_view(kSampled)).has_value());
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_level", Values{"TIMESTAMPS"}}})),
+              HasSubstr("--trace-endpoint"));
+  EXPECT_TRUE(settings.Update("", {Change{"trace_rate", Values{"5"}}}).ok());
+}
+
+TEST(TraceSettingsTest, FractionMapsOntoARate) {
+  EXPECT_EQ(TraceSettings::FromFraction(0.01, true).rate, 100);
+  EXPECT_EQ(TraceSettings::FromFraction(1, true).rate, 1);
+  EXPECT_EQ(TraceSettings::FromFraction(0, true).rate, 0);
+  EXPECT_EQ(TraceSettings::FromFraction(0.3, true).rate, 3);
+  EXPECT_EQ(TraceSettings::FromFraction(0.5, false).level, TraceSettings::Level::kOff);
+}
+
+}  // namespace
+}  // namespace infera
