@@ -45,7 +45,9 @@ Layout written (DIR is replaced as a whole; do not keep hand-made models in it):
                                     attention_mask INT64 [16] -> token_embeddings FP32
                                     [16,128]; max_batch_size 64
     DIR/text_pool/                  pool: mean over attention_mask, L2 -> embedding [128]
-    DIR/text_embed/                 ensemble: TEXT BYTES [1] -> EMBEDDING FP32 [128]
+    DIR/text_embed/                 ensemble: TEXT BYTES [1] -> EMBEDDING FP32 [128];
+                                    parameter openai_embedding_tokenizer text_tokenize
+                                    (/v1/embeddings' usage.prompt_tokens)
     DIR/detector_head/              scripted detection head: image FP32 [3,128,128] ->
                                     boxes FP32 [64,4] (xyxy, pixels), scores FP32 [64,4]
                                     (sigmoid, 4 classes); max_batch_size 8
@@ -448,8 +450,9 @@ def make_images(root):
         image.save(os.path.join(out_dir, dst), "JPEG", quality=90)
 
 
-def ensemble_config(root, name, max_batch, inputs, outputs, steps):
-    """steps: (model_name, {step input: ensemble tensor}, {step output: ensemble tensor})."""
+def ensemble_config(root, name, max_batch, inputs, outputs, steps, params=()):
+    """steps: (model_name, {step input: ensemble tensor}, {step output: ensemble tensor});
+    params: (key, value) config parameters."""
     text = [f"name: \"{name}\"", "platform: \"ensemble\"", f"max_batch_size: {max_batch}",
             "input [\n" + ",\n".join(tensor_block(*i) for i in inputs) + "\n]",
             "output [\n" + ",\n".join(tensor_block(*o) for o in outputs) + "\n]",
@@ -461,6 +464,7 @@ def ensemble_config(root, name, max_batch, inputs, outputs, steps):
         lines += [f"      output_map {{ key: \"{k}\" value: \"{v}\" }}" for k, v in out_map.items()]
         entries.append("    {\n" + "\n".join(lines) + "\n    }")
     text.append(",\n".join(entries) + "\n  ]\n}")
+    text += [param(k, v).rstrip("\n") for k, v in params]
     model_dir = os.path.join(root, name)
     os.makedirs(os.path.join(model_dir, "1"))  # Triton wants a version folder, even empty
     with open(os.path.join(model_dir, "config.pbtxt"), "w") as f:
@@ -597,7 +601,9 @@ def make_text_embed(root):
                      ("text_embed_encoder", {"input_ids": "input_ids", "attention_mask": "attention_mask"},
                       {"token_embeddings": "token_embeddings"}),
                      ("text_pool", {"token_embeddings": "token_embeddings", "attention_mask": "attention_mask"},
-                      {"embedding": "EMBEDDING"})])
+                      {"embedding": "EMBEDDING"})],
+                    # /v1/embeddings counts usage.prompt_tokens with this tokenize step.
+                    params=[("openai_embedding_tokenizer", "text_tokenize")])
 
 
 DETECTOR_SIZE = 128
