@@ -778,33 +778,87 @@ def scenario_memory():
             "growth": growth, "sent": sent, "ok": ok}
 
 
-def process_tree(pid):
-    """pid and its descendants (from /proc/PID/task/*/children)."""
-    pids, i = [pid], 0
-    while i < len(pids):
-        for task in os.listdir(f"/proc/{pids[i]}/task") if os.path.isdir(f"/proc/{pids[i]}/task") else []:
+class ByteCountingProxy:
+    """A loopback TCP relay in front of a server that counts the bytes of the connections
+    whose first request is a POST (the load connections of `infera bench`; its metadata
+    and statistics GETs use their own), both ways: the HTTP bytes on the wire per request,
+    headers included. Used in a separate short run, so it adds nothing to the timings."""
+
+    def __init__(self, target_port):
+        import threading
+        self.target_port = target_port
+        self.up = self.down = 0
+        self.lock = threading.Lock()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.listener.settimeout(0.2)  # accept() polls `stopping`: close() cannot wake it
+        self.stopping = threading.Event()
+        self.port = self.listener.getsockname()[1]
+        self.threads = []
+        self.accepting = threading.Thread(target=self._accept)
+        self.accepting.start()
+
+    def _accept(self):
+        import threading
+        while not self.stopping.is_set():
             try:
-                with open(f"/proc/{pids[i]}/task/{task}/children") as f:
-                    pids += [int(c) for c in f.read().split()]
+                client, _ = self.listener.accept()
+            except socket.timeout:
+                continue
             except OSError:
-                pass
-        i += 1
-    return pids
+                return
+            client.settimeout(None)
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            state = {"post": None}
+            for src, dst, way in ((client, upstream, "up"), (upstream, client, "down")):
+                t = threading.Thread(target=self._pump, args=(src, dst, way, state))
+                t.start()
+                self.threads.append(t)
 
-
-def io_bytes(pid):
-    """(bytes read, bytes written) so far by pid and its descendants: /proc/PID/io's rchar
-    and wchar, which count socket reads and writes, i.e. the HTTP bytes on the wire."""
-    read = written = 0
-    for p in process_tree(pid):
+    def _pump(self, src, dst, way, state):
         try:
-            with open(f"/proc/{p}/io") as f:
-                text = f.read()
+            while True:
+                data = src.recv(1 << 16)
+                if not data:
+                    break
+                if state["post"] is None and way == "up":
+                    state["post"] = data.startswith(b"POST")
+                if state["post"]:
+                    with self.lock:
+                        if way == "up":
+                            self.up += len(data)
+                        else:
+                            self.down += len(data)
+                dst.sendall(data)
         except OSError:
-            continue
-        read += int(re.search(r"rchar: (\d+)", text).group(1))
-        written += int(re.search(r"wchar: (\d+)", text).group(1))
-    return read, written
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.stopping.set()
+        self.accepting.join()
+        self.listener.close()
+        for t in self.threads:
+            t.join(timeout=10)
+
+
+def wire_bytes(port, model, extra, name):
+    """(request bytes, response bytes) per inference request, HTTP headers included,
+    from a short closed-loop run (c=1) through ByteCountingProxy."""
+    proxy = ByteCountingProxy(port)
+    try:
+        r = bench(proxy.port, model, "--concurrency-range", "1", "--duration", "1", "-p", "1000",
+                  "--warmup", "0", *extra, name=name)
+    finally:
+        proxy.close()
+    sent = max(1, r["totals"]["sent"])
+    return proxy.up / sent, proxy.down / sent
 
 
 PIPELINE_MODELS = ["resnet18", "resnet18_preprocess", "resnet18_top5", "resnet18_classify"]
@@ -817,8 +871,8 @@ def scenario_pipeline():
     the same TorchScript; flask_classify_server.py, 2 workers x 1 thread) vs the client
     preprocessing itself and sending infera's resnet18 the FP32 tensor (binary, and JSON as
     the seeds did). Same JPEGs (the demo repository's photos), same concurrency sweep;
-    throughput, P50/P99, and the bytes each request moves on the wire (the server's socket
-    reads/writes, /proc/PID/io, over the whole run / requests)."""
+    throughput, P50/P99, and the bytes each request moves on the wire (HTTP headers
+    included; counted by a relay in a separate short run, ByteCountingProxy)."""
     import base64
 
     import torch
@@ -866,15 +920,12 @@ def scenario_pipeline():
             for side in order:
                 server, model, extra = sides[side]
                 proc = procs[server]
-                before = io_bytes(proc.pid)
                 r = bench(proc.port, model, "--concurrency-range", sweep, "--duration", seconds, "-p", "1000",
                           "--warmup", "1000", "--server-pid", str(proc.pid), *extra,
                           name=f"pipeline-{list(sides).index(side)}-r{rep}")
-                after = io_bytes(proc.pid)
-                sent = max(1, r["totals"]["sent"])
-                r["_bytes_in"] = (after[0] - before[0]) / sent
-                r["_bytes_out"] = (after[1] - before[1]) / sent
                 runs.setdefault(side, []).append(r)
+        wire = {side: wire_bytes(procs[server].port, model, extra, f"pipeline-wire-{i}")
+                for i, (side, (server, model, extra)) in enumerate(sides.items())}
     shutil.rmtree(repo)
     shutil.rmtree(work, ignore_errors=True)
     subprocess.run([ARGS.infera, "bench", "plot", "-o", os.path.join(ARGS.out, "pipeline.svg"),
@@ -896,8 +947,8 @@ def scenario_pipeline():
              "max_c_p50_ms": med([l["latency"]["p50_us"] for l in at_max]) / 1000,
              "max_c_p99_ms": med([l["latency"]["p99_us"] for l in at_max]) / 1000,
              "errors": sum(r["totals"]["errors"] for r in reports),
-             "bytes_in": med([r["_bytes_in"] for r in reports]),
-             "bytes_out": med([r["_bytes_out"] for r in reports]),
+             "bytes_in": wire[side][0],
+             "bytes_out": wire[side][1],
              "cpu_us": med([l.get("server_cpu_us_per_request") for l in at_max])}
         summary[side] = s
         rows.append([side, s["best_rps"], fmt(s["best_c"], 0), s["best_p50_ms"], s["best_p99_ms"], s["max_c_rps"],
