@@ -6,7 +6,7 @@
 #   bench/run_all.sh BUILD_DIR DEMO_REPO                  everything (~15 min on 2 cores)
 #   bench/run_all.sh BUILD_DIR DEMO_REPO SCENARIO... [--quick] [--repeats N]
 #       only the infera bench scenarios named: overhead, baseline, limit, batching,
-#       instances, overload, slo, observability, memory, shm
+#       instances, overload, slo, observability, memory, shm, pipeline
 #       (bench/scenarios.py; --quick: one short repeat, a smoke test)
 set -euo pipefail
 BUILD=${1:-build}

@@ -7,6 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
+                       [pipeline]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -141,11 +142,11 @@ def start_nginx(workdir):
     return ready_or_stopped(proc, [(port, "/")])
 
 
-def start_flask(repo, models, workers=2):
+def start_flask(repo, models, workers=2, app="flask_kserve_server:app"):
     port = free_port()
     env = dict(ENV, MODEL_REPOSITORY=os.path.abspath(repo), MODELS=",".join(models), TORCH_THREADS="1")
     proc = Process(["gunicorn", "-w", str(workers), "-b", f"127.0.0.1:{port}", "--timeout", "120",
-                    "--chdir", os.path.join(ROOT, "bench", "baselines"), "flask_kserve_server:app"],
+                    "--chdir", os.path.join(ROOT, "bench", "baselines"), app],
                    env=env, log_name="gunicorn")
     proc.port = port
     return ready_or_stopped(proc, [(port, f"/v2/models/{model}") for model in models])
@@ -777,6 +778,201 @@ def scenario_memory():
             "growth": growth, "sent": sent, "ok": ok}
 
 
+class ByteCountingProxy:
+    """A loopback TCP relay in front of a server that counts the bytes of the connections
+    whose first request is a POST (the load connections of `infera bench`; its metadata
+    and statistics GETs use their own), both ways: the HTTP bytes on the wire per request,
+    headers included. Used in a separate short run, so it adds nothing to the timings."""
+
+    def __init__(self, target_port):
+        import threading
+        self.target_port = target_port
+        self.up = self.down = 0
+        self.lock = threading.Lock()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.listener.settimeout(0.2)  # accept() polls `stopping`: close() cannot wake it
+        self.stopping = threading.Event()
+        self.port = self.listener.getsockname()[1]
+        self.threads = []
+        self.accepting = threading.Thread(target=self._accept)
+        self.accepting.start()
+
+    def _accept(self):
+        import threading
+        while not self.stopping.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            client.settimeout(None)
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            state = {"post": None}
+            for src, dst, way in ((client, upstream, "up"), (upstream, client, "down")):
+                t = threading.Thread(target=self._pump, args=(src, dst, way, state))
+                t.start()
+                self.threads.append(t)
+
+    def _pump(self, src, dst, way, state):
+        try:
+            while True:
+                data = src.recv(1 << 16)
+                if not data:
+                    break
+                if state["post"] is None and way == "up":
+                    state["post"] = data.startswith(b"POST")
+                if state["post"]:
+                    with self.lock:
+                        if way == "up":
+                            self.up += len(data)
+                        else:
+                            self.down += len(data)
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.stopping.set()
+        self.accepting.join()
+        self.listener.close()
+        for t in self.threads:
+            t.join(timeout=10)
+
+
+def wire_bytes(port, model, extra, name):
+    """(request bytes, response bytes) per inference request, HTTP headers included,
+    from a short closed-loop run (c=1) through ByteCountingProxy."""
+    proxy = ByteCountingProxy(port)
+    try:
+        r = bench(proxy.port, model, "--concurrency-range", "1", "--duration", "1", "-p", "1000",
+                  "--warmup", "0", *extra, name=name)
+    finally:
+        proxy.close()
+    sent = max(1, r["totals"]["sent"])
+    return proxy.up / sent, proxy.down / sent
+
+
+PIPELINE_MODELS = ["resnet18", "resnet18_preprocess", "resnet18_top5", "resnet18_classify"]
+
+
+def scenario_pipeline():
+    """Issue 15's comparison: JPEG in, top-5 labels out. infera's resnet18_classify
+    ensemble (image_preprocess -> resnet18 -> classify; the JPEG as a binary BYTES tensor)
+    vs the seeds' Flask + Gunicorn + PyTorch doing the same work (PIL + torchvision +
+    the same TorchScript; flask_classify_server.py, 2 workers x 1 thread) vs the client
+    preprocessing itself and sending infera's resnet18 the FP32 tensor (binary, and JSON as
+    the seeds did). Same JPEGs (the demo repository's photos), same concurrency sweep;
+    throughput, P50/P99, and the bytes each request moves on the wire (HTTP headers
+    included; counted by a relay in a separate short run, ByteCountingProxy)."""
+    import base64
+
+    import torch
+    import torchvision.transforms as T
+    from PIL import Image
+    from torchvision.transforms.functional import pil_to_tensor
+    torch.set_num_threads(1)
+    image_dir = os.path.join(ARGS.repo, ".images")
+    jpegs = []
+    for name in sorted(os.listdir(image_dir)):
+        if name.endswith(".jpg"):
+            with open(os.path.join(image_dir, name), "rb") as f:
+                jpegs.append(f.read())
+    transform = T.Compose([T.Resize(256, antialias=True), T.CenterCrop(224), T.ConvertImageDtype(torch.float),
+                           T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    start = time.process_time()
+    tensors = [transform(pil_to_tensor(Image.open(__import__("io").BytesIO(j)).convert("RGB"))) for j in jpegs]
+    client_ms = (time.process_time() - start) / len(jpegs) * 1000
+    work = tempfile.mkdtemp(prefix="bench-pipeline-")
+    image_file, tensor_file = os.path.join(work, "jpegs.json"), os.path.join(work, "tensors.json")
+    with open(image_file, "w") as f:
+        json.dump({"data": [{"IMAGE": {"b64": base64.b64encode(j).decode()}} for j in jpegs]}, f)
+    with open(tensor_file, "w") as f:
+        json.dump({"data": [{"INPUT__0": {"b64": base64.b64encode(t.numpy().tobytes()).decode()}}
+                            for t in tensors]}, f)
+    repo = bench_repo(PIPELINE_MODELS, lambda m, t: two_instances_one_thread(m, t) if m == "resnet18" else t)
+    sweep, seconds = ("1:8:x2", "1.5") if ARGS.quick else ("1:8:x2", "3")
+    sides = {  # side: (server, model, extra infera bench flags)
+        "infera ensemble (JPEG)": ("infera", "resnet18_classify",
+                                   ["--input-data", image_file, "--input-tensor-format", "binary"]),
+        "Flask + Gunicorn (JPEG)": ("flask", "resnet18_classify",
+                                    ["--input-data", image_file, "--input-tensor-format", "binary"]),
+        "client preprocessing + infera resnet18 (binary FP32)": (
+            "infera", "resnet18", ["--input-data", tensor_file, "--input-tensor-format", "binary",
+                                   "--output-tensor-format", "binary"]),
+        "client preprocessing + infera resnet18 (JSON FP32)": (
+            "infera", "resnet18", ["--input-data", tensor_file, "--input-tensor-format", "json"]),
+    }
+    runs = {}
+    with start_infera(repo) as infera_proc, start_flask(repo, ["resnet18_classify"],
+                                                        app="flask_classify_server:app") as flask_proc:
+        procs = {"infera": infera_proc, "flask": flask_proc}
+        for rep in range(ARGS.repeats):
+            order = list(sides) if rep % 2 == 0 else list(sides)[::-1]
+            for side in order:
+                server, model, extra = sides[side]
+                proc = procs[server]
+                r = bench(proc.port, model, "--concurrency-range", sweep, "--duration", seconds, "-p", "1000",
+                          "--warmup", "1000", "--server-pid", str(proc.pid), *extra,
+                          name=f"pipeline-{list(sides).index(side)}-r{rep}")
+                runs.setdefault(side, []).append(r)
+        wire = {side: wire_bytes(procs[server].port, model, extra, f"pipeline-wire-{i}")
+                for i, (side, (server, model, extra)) in enumerate(sides.items())}
+    shutil.rmtree(repo)
+    shutil.rmtree(work, ignore_errors=True)
+    subprocess.run([ARGS.infera, "bench", "plot", "-o", os.path.join(ARGS.out, "pipeline.svg"),
+                    "--title", "JPEG -> top 5: infera ensemble vs Flask + Gunicorn vs client preprocessing",
+                    f"infera_ensemble={os.path.join(ARGS.out, 'pipeline-0-r0.json')}",
+                    f"flask={os.path.join(ARGS.out, 'pipeline-1-r0.json')}",
+                    f"client_prep_binary={os.path.join(ARGS.out, 'pipeline-2-r0.json')}"], check=False)
+    rows, summary = [], {}
+    for side in sides:
+        reports = runs[side]
+        best = [best_under(r, 100_000) for r in reports]
+        at_max = [r["levels"][-1] for r in reports]
+        s = {"best_rps": med([b["throughput_per_s"] if b else 0 for b in best]),
+             "best_c": med([b["concurrency"] for b in best if b]),
+             "best_p50_ms": med([b["latency"]["p50_us"] / 1000 for b in best if b]),
+             "best_p99_ms": med([b["latency"]["p99_us"] / 1000 for b in best if b]),
+             "max_c": at_max[0]["concurrency"],
+             "max_c_rps": med([l["throughput_per_s"] for l in at_max]),
+             "max_c_p50_ms": med([l["latency"]["p50_us"] for l in at_max]) / 1000,
+             "max_c_p99_ms": med([l["latency"]["p99_us"] for l in at_max]) / 1000,
+             "errors": sum(r["totals"]["errors"] for r in reports),
+             "bytes_in": wire[side][0],
+             "bytes_out": wire[side][1],
+             "cpu_us": med([l.get("server_cpu_us_per_request") for l in at_max])}
+        summary[side] = s
+        rows.append([side, s["best_rps"], fmt(s["best_c"], 0), s["best_p50_ms"], s["best_p99_ms"], s["max_c_rps"],
+                     s["max_c_p99_ms"], fmt(s["bytes_in"], 0), fmt(s["bytes_out"], 0), s["cpu_us"],
+                     str(s["errors"])])
+    emit(f"pipeline: JPEG -> top 5, {len(jpegs)} photos, concurrency {sweep}, {seconds} s per level, 2 x 1 thread each",
+         table(["side", "req/s at P99 <= 100 ms", "at conc", "P50 ms", "P99 ms", "req/s at max conc",
+                "P99 ms there", "bytes in / req", "bytes out / req", "server CPU µs/req at max conc", "errors"],
+               rows))
+    names = list(sides)
+    ens, flask, tensor = summary[names[0]], summary[names[1]], summary[names[2]]
+
+    def ratio(a, b):
+        return f"{a / b:.2f}" if a and b else "-"
+    emit("pipeline: ratios (medians)", table(["what", "value"], [
+        ["infera ensemble / Flask, throughput at P99 <= 100 ms (issue 15: >= 2)", ratio(ens["best_rps"], flask["best_rps"])],
+        ["infera ensemble / Flask, throughput at max conc", ratio(ens["max_c_rps"], flask["max_c_rps"])],
+        ["infera ensemble / client preprocessing + binary tensor, throughput at P99 <= 100 ms",
+         ratio(ens["best_rps"], tensor["best_rps"])],
+        ["request bytes: binary FP32 tensor / JPEG", ratio(tensor["bytes_in"], ens["bytes_in"])],
+        ["request bytes: JSON FP32 tensor / JPEG", ratio(summary[names[3]]["bytes_in"], ens["bytes_in"])],
+        ["client CPU to preprocess one photo in Python (PIL + torchvision, 1 thread; not in the load loop)",
+         f"{client_ms:.1f} ms"]]))
+    summary["client_preprocess_ms"] = client_ms
 def scenario_shm():
     """ResNet-18, one 1x3x224x224 FP32 image per request (602,112 bytes), concurrency 1:
     the same server and model answering binary HTTP, gRPC (raw_input_contents) and both
@@ -833,7 +1029,7 @@ def scenario_shm():
 SCENARIOS = {"overhead": scenario_overhead, "baseline": scenario_baseline, "limit": scenario_limit,
              "batching": scenario_batching, "instances": scenario_instances, "overload": scenario_overload,
              "slo": scenario_slo, "observability": scenario_observability,
-             "memory": scenario_memory, "shm": scenario_shm}
+             "memory": scenario_memory, "shm": scenario_shm, "pipeline": scenario_pipeline}
 
 
 def main():

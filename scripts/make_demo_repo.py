@@ -26,6 +26,42 @@ Layout written (DIR is replaced as a whole; do not keep hand-made models in it):
     DIR/simple/config.pbtxt, 1/     backend add_sub (Triton's "simple" example)
     DIR/identity_fp32/config.pbtxt, 1/   backend identity
 
+  The demo pipelines (docs/pipelines.md, "Demo pipelines"): processing-backend models,
+  two seeded TorchScript models and three ensembles:
+
+    DIR/resnet18_preprocess/        image_preprocess: IMAGE BYTES [1] -> PIXELS FP32
+                                    [3,224,224] (resize 256, crop 224, ImageNet mean/std)
+    DIR/resnet18_top5/              classify: LOGITS FP32 [1000] -> labels/scores/indices
+                                    [5] (softmax, top 5); imagenet_classes.txt = the
+                                    1000 class names of torchvision 0.14
+    DIR/resnet18_classify/          ensemble: IMAGE BYTES [1] -> LABELS BYTES [5],
+                                    SCORES FP32 [5], INDICES INT64 [5]; max_batch_size 8
+    DIR/text_tokenize/              tokenize: TEXT BYTES [1] -> input_ids, attention_mask
+                                    INT64 [16]; 1/tokenizer.json: a BERT-style WordPiece
+                                    (BertNormalizer lowercase, BertPreTokenizer, [CLS] $A
+                                    [SEP]) whose vocabulary (3,946 tokens) is built from
+                                    Debian's fortunes-min text (most frequent words)
+    DIR/text_embed_encoder/         scripted transformer encoder: input_ids +
+                                    attention_mask INT64 [16] -> token_embeddings FP32
+                                    [16,128]; max_batch_size 64
+    DIR/text_pool/                  pool: mean over attention_mask, L2 -> embedding [128]
+    DIR/text_embed/                 ensemble: TEXT BYTES [1] -> EMBEDDING FP32 [128];
+                                    parameter openai_embedding_tokenizer text_tokenize
+                                    (/v1/embeddings' usage.prompt_tokens)
+    DIR/detector_head/              scripted detection head: image FP32 [3,128,128] ->
+                                    boxes FP32 [64,4] (xyxy, pixels), scores FP32 [64,4]
+                                    (sigmoid, 4 classes); max_batch_size 8
+    DIR/detector_nms/               detect_postprocess: score 0.5, IoU 0.45, per class,
+                                    20 detections
+    DIR/detector/                   ensemble: IMAGE FP32 [3,128,128] -> DET_BOXES [20,4],
+                                    DET_SCORES [20], DET_CLASSES INT64 [20],
+                                    NUM_DETECTIONS INT64 [1]
+    DIR/.images/                    real photographs from Debian's python3-skimage
+                                    (scikit-image sample data): chelsea (a cat), coffee,
+                                    astronaut, rocket, motorcycle, hubble, camera
+                                    (grayscale) as JPEG quality 90, and chelsea.png as
+                                    shipped. A dot folder: the repository scan skips it.
+
 Models are saved plainly (torch.jit.save of the traced/scripted module). Python's
 torch.jit.optimize_for_inference is NOT applied before saving: such files fail to load
 in C++; the server freezes and optimises after loading instead.
@@ -59,6 +95,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -169,6 +206,73 @@ class TextEncoder(nn.Module):
         return self.norm(x).mean(dim=1)
 
 
+class MaskedEncoderLayer(EncoderLayer):
+    """EncoderLayer whose attention ignores padded keys (attention_mask == 0)."""
+
+    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        b, t, c = x.shape
+        qkv = self.qkv(self.norm1(x)).reshape(b, t, 3, self.heads, self.head_dim)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)          # each [b, h, t, d]
+        scores = torch.matmul(q, k.transpose(-2, -1)) * (self.head_dim ** -0.5)
+        scores = scores.masked_fill(pad, -1e9)                   # pad: [b, 1, 1, t]
+        attn = torch.matmul(F.softmax(scores, dim=-1), v)
+        x = x + self.proj(attn.transpose(1, 2).reshape(b, t, c))
+        return x + self.ff2(F.gelu(self.ff1(self.norm2(x))))
+
+
+class TokenEncoder(nn.Module):
+    """text_embed's encoder: token ids + attention mask -> per-token embeddings (the
+    pooling is the `pool` step's job, as in sentence-transformers)."""
+
+    def __init__(self, vocab: int, seq=16, dim=128, heads=4, layers=2, ffn=512):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, dim)
+        self.positions = nn.Parameter(torch.randn(seq, dim) * 0.02)
+        self.layers = nn.ModuleList([MaskedEncoderLayer(dim, heads, ffn) for _ in range(layers)])
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        pad = (attention_mask == 0)[:, None, None, :]
+        x = self.tokens(input_ids) + self.positions[: input_ids.shape[1]]
+        for layer in self.layers:
+            x = layer(x, pad)
+        return self.norm(x)
+
+
+class DetectorHead(nn.Module):
+    """A small single-scale detection head: a strided conv backbone down to an 8x8 grid
+    (for a 128x128 image), one anchor per cell. Returns boxes [B, 64, 4] (xyxy, pixels)
+    and per-class sigmoid scores [B, 64, C]."""
+
+    def __init__(self, classes=4, size=128, stride=16, anchor=32.0):
+        super().__init__()
+        self.backbone = nn.Sequential(
+            nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=2, padding=1), nn.ReLU())
+        self.box = nn.Conv2d(64, 4, 1)
+        self.cls = nn.Conv2d(64, classes, 1)
+        nn.init.constant_(self.cls.bias, -0.6)  # most anchors below the score threshold
+        cells = size // stride
+        ys, xs = torch.meshgrid(torch.arange(cells), torch.arange(cells), indexing="ij")
+        centers = torch.stack([xs.flatten(), ys.flatten()], dim=1).float() * stride + stride / 2
+        self.register_buffer("centers", centers)  # [cells*cells, 2]
+        self.stride = float(stride)
+        self.anchor = anchor
+
+    def forward(self, image: torch.Tensor):
+        # Standardised per image and channel: random weights then give logits spread
+        # enough for some anchors to pass the score threshold and for NMS to have work.
+        f = F.instance_norm(self.backbone(image))
+        d = self.box(f).flatten(2).transpose(1, 2)               # [B, A, 4]
+        c = self.centers + torch.tanh(d[..., 0:2]) * self.stride
+        wh = self.anchor * torch.exp(torch.clamp(d[..., 2:4], -1.5, 1.5))
+        boxes = torch.cat([c - wh / 2, c + wh / 2], dim=-1)
+        scores = torch.sigmoid(3.0 * self.cls(f).flatten(2).transpose(1, 2))
+        return boxes, scores
+
+
 # ------------------------------------------------------------------ config writing
 
 TYPE_NAMES = {torch.float32: ("TYPE_FP32", "FP32"), torch.int64: ("TYPE_INT64", "INT64"),
@@ -192,14 +296,17 @@ def warmup_block(inputs):
 
 
 def write_config(model_dir, name, runtime_line, max_batch, inputs, outputs, warmup=False,
-                 instances=1):
-    """inputs/outputs: lists of (name, config_type, dims)."""
+                 instances=1, extra=""):
+    """inputs/outputs: lists of (name, config_type, dims); `extra`: pbtxt appended
+    (parameters of the processing backends)."""
     text = [f"name: \"{name}\"", runtime_line, f"max_batch_size: {max_batch}",
             "input [\n" + ",\n".join(tensor_block(*i) for i in inputs) + "\n]",
             "output [\n" + ",\n".join(tensor_block(*o) for o in outputs) + "\n]",
             f"instance_group [\n  {{\n    count: {instances}\n    kind: KIND_CPU\n  }}\n]"]
     if warmup:
         text.append(warmup_block(inputs))
+    if extra:
+        text.append(extra.rstrip("\n"))
     with open(os.path.join(model_dir, "config.pbtxt"), "w") as f:
         f.write("\n".join(text) + "\n")
 
@@ -299,6 +406,238 @@ def make_builtin(root):
                  [("INPUT0", "TYPE_FP32", [-1])], [("OUTPUT0", "TYPE_FP32", [-1])])
 
 
+# ------------------------------------------------------- pipelines (docs/pipelines.md)
+
+# Real photographs shipped by Debian's python3-skimage (scikit-image's sample data), written
+# into DIR/.images/ as JPEG (quality 90) plus one PNG as shipped. The folder name starts with
+# a dot so the repository scan skips it (it is not a model).
+DEMO_PHOTOS = [("chelsea.png", "chelsea.jpg"),              # a cat
+               ("coffee.png", "coffee.jpg"),                # a cup of coffee
+               ("astronaut.png", "astronaut.jpg"),          # a portrait
+               ("rocket.jpg", "rocket.jpg"),                # a rocket on its launch pad
+               ("motorcycle_left.png", "motorcycle.jpg"),   # a motorcycle
+               ("hubble_deep_field.jpg", "hubble.jpg"),     # 1000x872
+               ("camera.png", "camera.jpg"),                # a grayscale photo (JPEG, 1 channel)
+               ("chelsea.png", "chelsea.png")]              # PNG, as shipped
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+TEXT_LENGTH = 16      # tokens per sentence (text_tokenize's max_length)
+VOCAB_SIZE = 4096     # at most: specials, characters, suffixes, then the most frequent words
+FORTUNE_FILES = ["/usr/share/games/fortunes/fortunes", "/usr/share/games/fortunes/literature",
+                 "/usr/share/games/fortunes/riddles"]  # Debian's fortunes-min
+
+
+def param(key, value):
+    return f"parameters {{\n  key: \"{key}\"\n  value: {{ string_value: \"{value}\" }}\n}}\n"
+
+
+def photo_dir():
+    import skimage  # noqa: F401  (python3-skimage; only its data folder is used)
+    return os.path.join(os.path.dirname(skimage.__file__), "data")
+
+
+def make_images(root):
+    from PIL import Image
+    src_dir = photo_dir()
+    out_dir = os.path.join(root, ".images")
+    os.makedirs(out_dir)
+    for src, dst in DEMO_PHOTOS:
+        path = os.path.join(src_dir, src)
+        if dst.endswith(".png"):
+            shutil.copyfile(path, os.path.join(out_dir, dst))
+            continue
+        image = Image.open(path)
+        image = image.convert("L" if image.mode in ("L", "I", "I;16") else "RGB")
+        image.save(os.path.join(out_dir, dst), "JPEG", quality=90)
+
+
+def ensemble_config(root, name, max_batch, inputs, outputs, steps, params=()):
+    """steps: (model_name, {step input: ensemble tensor}, {step output: ensemble tensor});
+    params: (key, value) config parameters."""
+    text = [f"name: \"{name}\"", "platform: \"ensemble\"", f"max_batch_size: {max_batch}",
+            "input [\n" + ",\n".join(tensor_block(*i) for i in inputs) + "\n]",
+            "output [\n" + ",\n".join(tensor_block(*o) for o in outputs) + "\n]",
+            "ensemble_scheduling {\n  step ["]
+    entries = []
+    for model, in_map, out_map in steps:
+        lines = [f"      model_name: \"{model}\"", "      model_version: -1"]
+        lines += [f"      input_map {{ key: \"{k}\" value: \"{v}\" }}" for k, v in in_map.items()]
+        lines += [f"      output_map {{ key: \"{k}\" value: \"{v}\" }}" for k, v in out_map.items()]
+        entries.append("    {\n" + "\n".join(lines) + "\n    }")
+    text.append(",\n".join(entries) + "\n  ]\n}")
+    text += [param(k, v).rstrip("\n") for k, v in params]
+    model_dir = os.path.join(root, name)
+    os.makedirs(os.path.join(model_dir, "1"))  # Triton wants a version folder, even empty
+    with open(os.path.join(model_dir, "config.pbtxt"), "w") as f:
+        f.write("\n".join(text) + "\n")
+
+
+
+def processing_model(root, name, backend, max_batch, inputs, outputs, params, instances=1):
+    model_dir = os.path.join(root, name)
+    os.makedirs(os.path.join(model_dir, "1"))
+    write_config(model_dir, name, f"backend: \"{backend}\"", max_batch, inputs, outputs,
+                 instances=instances, extra="".join(param(k, v) for k, v in params))
+    return model_dir
+
+
+def make_resnet18_classify(root):
+    """JPEG/PNG bytes -> resnet18_preprocess -> resnet18 -> resnet18_top5."""
+    import torchvision
+    processing_model(root, "resnet18_preprocess", "image_preprocess", 8,
+                     [("IMAGE", "TYPE_STRING", [1])], [("PIXELS", "TYPE_FP32", [3, 224, 224])],
+                     [("resize", "256"), ("crop", "224"), ("mean", "0.485,0.456,0.406"),
+                      ("std", "0.229,0.224,0.225")], instances=2)
+    top5 = processing_model(root, "resnet18_top5", "classify", 8,
+                            [("LOGITS", "TYPE_FP32", [1000])],
+                            [("labels", "TYPE_STRING", [5]), ("scores", "TYPE_FP32", [5]),
+                             ("indices", "TYPE_INT64", [5])],
+                            [("top_k", "5"), ("softmax", "true"), ("labels", "imagenet_classes.txt")])
+    with open(os.path.join(top5, "imagenet_classes.txt"), "w") as f:
+        f.write("\n".join(torchvision.models._meta._IMAGENET_CATEGORIES) + "\n")
+    ensemble_config(root, "resnet18_classify", 8, [("IMAGE", "TYPE_STRING", [1])],
+                    [("LABELS", "TYPE_STRING", [5]), ("SCORES", "TYPE_FP32", [5]),
+                     ("INDICES", "TYPE_INT64", [5])],
+                    [("resnet18_preprocess", {"IMAGE": "IMAGE"}, {"PIXELS": "pixels"}),
+                     ("resnet18", {"INPUT__0": "pixels"}, {"OUTPUT__0": "logits"}),
+                     ("resnet18_top5", {"LOGITS": "logits"},
+                      {"labels": "LABELS", "scores": "SCORES", "indices": "INDICES"})])
+
+
+def corpus_words():
+    """Lower-cased, accent-stripped alphanumeric words of the fortunes, in text order."""
+    import unicodedata
+    words = []
+    for path in FORTUNE_FILES:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = unicodedata.normalize("NFD", f.read().lower())
+        text = "".join(c for c in text if unicodedata.category(c) != "Mn")
+        words += re.findall(r"[a-z0-9]+", text)
+    return words
+
+
+def wordpiece_vocab():
+    """A BERT-style vocabulary built deterministically from the fortune corpus: special
+    tokens, single characters (bare and ## continuations), common suffixes, then the most
+    frequent corpus words (count desc, then alphabetical) up to VOCAB_SIZE."""
+    import collections
+    import string
+    vocab = list(SPECIAL_TOKENS)
+    chars = list(string.punctuation) + list(string.digits) + list(string.ascii_lowercase)
+    vocab += chars + ["##" + c for c in string.digits + string.ascii_lowercase]
+    vocab += ["##" + s for s in ("s", "es", "ed", "ing", "ly", "er", "ers", "est", "ness", "tion",
+                                 "ment", "able", "ful", "less", "al", "ous", "ive", "ity")
+              if "##" + s not in vocab]
+    counts = collections.Counter(corpus_words())
+    seen = set(vocab)
+    for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if len(vocab) >= VOCAB_SIZE:
+            break
+        if len(word) > 1 and word not in seen:
+            vocab.append(word)
+            seen.add(word)
+    return vocab
+
+
+def tokenizer_json(vocab):
+    """A Hugging Face tokenizer.json (tokenizers 0.13 layout) for a BERT-style WordPiece."""
+    ids = {token: i for i, token in enumerate(vocab)}
+    special = [{"id": ids[t], "content": t, "single_word": False, "lstrip": False,
+                "rstrip": False, "normalized": False, "special": True} for t in SPECIAL_TOKENS]
+    cls, sep = {"id": "[CLS]", "type_id": 0}, {"id": "[SEP]", "type_id": 0}
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": special,
+        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                       "strip_accents": None, "lowercase": True},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": cls}, {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": sep}],
+            "pair": [{"SpecialToken": cls}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": sep}, {"Sequence": {"id": "B", "type_id": 1}},
+                     {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+            "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]}
+                               for t in ("[CLS]", "[SEP]")}},
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": ids},
+    }
+
+
+def make_text_embed(root):
+    """sentence -> text_tokenize -> text_embed_encoder -> text_pool (mean, L2)."""
+    vocab = wordpiece_vocab()
+    tok = processing_model(root, "text_tokenize", "tokenize", 64,
+                           [("TEXT", "TYPE_STRING", [1])],
+                           [("input_ids", "TYPE_INT64", [TEXT_LENGTH]),
+                            ("attention_mask", "TYPE_INT64", [TEXT_LENGTH])],
+                           [("tokenizer", "tokenizer.json"), ("max_length", str(TEXT_LENGTH))])
+    with open(os.path.join(tok, "1", "tokenizer.json"), "w") as f:
+        json.dump(tokenizer_json(vocab), f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    torch.manual_seed(768)
+    scripted = torch.jit.script(TokenEncoder(len(vocab), seq=TEXT_LENGTH).eval())
+    ids = torch.randint(5, len(vocab), (3, TEXT_LENGTH), dtype=torch.int64)
+    mask = torch.ones(3, TEXT_LENGTH, dtype=torch.int64)
+    mask[1, 9:] = 0
+    mask[2, 3:] = 0
+    ids = ids * mask
+    save_torch_model(root, "text_embed_encoder", scripted, 64,
+                     [("input_ids", "TYPE_INT64", [TEXT_LENGTH]),
+                      ("attention_mask", "TYPE_INT64", [TEXT_LENGTH])],
+                     [("token_embeddings", "TYPE_FP32", [TEXT_LENGTH, 128])], [ids, mask])
+    processing_model(root, "text_pool", "pool", 64,
+                     [("token_embeddings", "TYPE_FP32", [TEXT_LENGTH, 128]),
+                      ("attention_mask", "TYPE_INT64", [TEXT_LENGTH])],
+                     [("embedding", "TYPE_FP32", [128])],
+                     [("mode", "mean"), ("normalize", "true")])
+    ensemble_config(root, "text_embed", 64, [("TEXT", "TYPE_STRING", [1])],
+                    [("EMBEDDING", "TYPE_FP32", [128])],
+                    [("text_tokenize", {"TEXT": "TEXT"},
+                      {"input_ids": "input_ids", "attention_mask": "attention_mask"}),
+                     ("text_embed_encoder", {"input_ids": "input_ids", "attention_mask": "attention_mask"},
+                      {"token_embeddings": "token_embeddings"}),
+                     ("text_pool", {"token_embeddings": "token_embeddings", "attention_mask": "attention_mask"},
+                      {"embedding": "EMBEDDING"})],
+                    # /v1/embeddings counts usage.prompt_tokens with this tokenize step.
+                    params=[("openai_embedding_tokenizer", "text_tokenize")])
+
+
+DETECTOR_SIZE = 128
+DETECTOR_CLASSES = 4
+DETECTOR_ANCHORS = (DETECTOR_SIZE // 16) ** 2   # 64
+DETECTOR_MAX_DETECTIONS = 20
+
+
+def make_detector(root):
+    """FP32 image [3,128,128] -> detector_head -> detector_nms (detect_postprocess)."""
+    torch.manual_seed(64)
+    scripted = torch.jit.script(DetectorHead(DETECTOR_CLASSES, DETECTOR_SIZE).eval())
+    sample = [torch.rand(2, 3, DETECTOR_SIZE, DETECTOR_SIZE)]
+    save_torch_model(root, "detector_head", scripted, 8,
+                     [("image", "TYPE_FP32", [3, DETECTOR_SIZE, DETECTOR_SIZE])],
+                     [("boxes", "TYPE_FP32", [DETECTOR_ANCHORS, 4]),
+                      ("scores", "TYPE_FP32", [DETECTOR_ANCHORS, DETECTOR_CLASSES])], sample)
+    m = DETECTOR_MAX_DETECTIONS
+    processing_model(root, "detector_nms", "detect_postprocess", 8,
+                     [("boxes", "TYPE_FP32", [DETECTOR_ANCHORS, 4]),
+                      ("scores", "TYPE_FP32", [DETECTOR_ANCHORS, DETECTOR_CLASSES])],
+                     [("det_boxes", "TYPE_FP32", [m, 4]), ("det_scores", "TYPE_FP32", [m]),
+                      ("det_classes", "TYPE_INT64", [m]), ("num_detections", "TYPE_INT64", [1])],
+                     [("box_format", "xyxy"), ("score_threshold", "0.5"), ("iou_threshold", "0.45"),
+                      ("max_detections", str(m)), ("class_agnostic", "false")])
+    ensemble_config(root, "detector", 8, [("IMAGE", "TYPE_FP32", [3, DETECTOR_SIZE, DETECTOR_SIZE])],
+                    [("DET_BOXES", "TYPE_FP32", [m, 4]), ("DET_SCORES", "TYPE_FP32", [m]),
+                     ("DET_CLASSES", "TYPE_INT64", [m]), ("NUM_DETECTIONS", "TYPE_INT64", [1])],
+                    [("detector_head", {"image": "IMAGE"}, {"boxes": "boxes", "scores": "scores"}),
+                     ("detector_nms", {"boxes": "boxes", "scores": "scores"},
+                      {"det_boxes": "DET_BOXES", "det_scores": "DET_SCORES",
+                       "det_classes": "DET_CLASSES", "num_detections": "NUM_DETECTIONS"})])
+
+
 # ---------------------------------------------------------------------------- driver
 
 
@@ -311,6 +650,10 @@ def build(out, stamp):
         make_ranker(tmp)
         make_text_encoder(tmp)
         make_builtin(tmp)
+        make_resnet18_classify(tmp)
+        make_text_embed(tmp)
+        make_detector(tmp)
+        make_images(tmp)
         with open(os.path.join(tmp, STAMP), "w") as f:
             f.write(stamp)
         os.chmod(tmp, 0o755)  # mkdtemp creates 0700

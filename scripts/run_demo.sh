@@ -16,6 +16,9 @@ cat <<EOF_HELP
 
   OUTPUT0 is INPUT0 + INPUT1 and OUTPUT1 is INPUT0 - INPUT1. Other demo models:
   resnet18, ranker, text_encoder, identity_fp32 (GET /v2/models/<name> shows their inputs).
+  Pipelines (JPEG / sentence in, labels / embedding / boxes out; README "Pipelines"):
+    curl -s --data-binary @${REPO}/.images/chelsea.jpg -H 'Inference-Header-Content-Length: 0' localhost:${PORT}/v2/models/resnet18_classify/infer --output -
+    curl -s localhost:${PORT}/v1/embeddings -H 'Content-Type: application/json' -d '{"model":"text_embed","input":"The quick brown fox."}'
 
 EOF_HELP
 # Passive OpenMP waiting: idle LibTorch worker threads sleep instead of spinning on a

@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "absl/strings/escaping.h"
 #include "api/float16.h"
 #include "common/str_cat.h"
 #include "tools/bench/json_tensor_data.h"
@@ -90,6 +91,31 @@ Tensor MakeTensor(const TensorSpec& spec, std::string bytes) {
   return Tensor{spec.name, spec.dtype, spec.shape, Buffer::FromString(std::move(bytes))};
 }
 
+// perf_analyzer's {"b64": "..."}: the decoded bytes are one BYTES element (an encoded
+// image, say), or for a fixed-size datatype the raw little-endian elements.
+absl::Status AppendBase64Data(const rapidjson::Value& b64, DataType dtype, std::string* out,
+                              int64_t* count) {
+  if (!b64.IsString()) return absl::InvalidArgumentError("\"b64\" must be a string");
+  std::string decoded;
+  if (!absl::Base64Unescape(absl::string_view(b64.GetString(), b64.GetStringLength()), &decoded)) {
+    return absl::InvalidArgumentError("\"b64\" is not valid base64");
+  }
+  if (dtype == DataType::kBytes) {
+    AppendBytesElement(*out, decoded);
+    *count = 1;
+    return absl::OkStatus();
+  }
+  const size_t size = DataTypeByteSize(dtype);
+  if (size == 0 || decoded.size() % size != 0) {
+    return absl::InvalidArgumentError(StrCat("\"b64\" decodes to ", decoded.size(),
+                                             " bytes, not a whole number of ",
+                                             DataTypeName(dtype), " elements"));
+  }
+  *count = static_cast<int64_t>(decoded.size() / size);
+  out->append(decoded);
+  return absl::OkStatus();
+}
+
 // One row (entry) of a data file for one tensor: its bytes and dimensions (without the
 // batch dimension).
 struct Row {
@@ -105,14 +131,16 @@ absl::StatusOr<Row> ParseRow(const rapidjson::Value& value, const TensorSpec& sp
   Row row;
   row.dims = default_dims;
   const rapidjson::Value* content = &value;
+  const rapidjson::Value* b64 = nullptr;
   if (value.IsObject()) {
     if (value.HasMember("b64")) {
-      return absl::InvalidArgumentError(StrCat("'", spec.name, "': b64 content is not supported"));
+      b64 = &value["b64"];
+    } else if (!value.HasMember("content")) {
+      return absl::InvalidArgumentError(
+          StrCat("'", spec.name, "': an object needs \"content\" or \"b64\""));
+    } else {
+      content = &value["content"];
     }
-    if (!value.HasMember("content")) {
-      return absl::InvalidArgumentError(StrCat("'", spec.name, "': an object needs \"content\""));
-    }
-    content = &value["content"];
     if (value.HasMember("shape") && value["shape"].IsArray()) {
       row.dims.clear();
       for (const auto& d : value["shape"].GetArray()) {
@@ -124,8 +152,11 @@ absl::StatusOr<Row> ParseRow(const rapidjson::Value& value, const TensorSpec& sp
     }
   }
   int64_t count = 0;
-  if (absl::Status status = AppendJsonTensorData(*content, spec.dtype, &row.bytes, &count);
-      !status.ok()) {
+  if (b64) {
+    absl::Status status = AppendBase64Data(*b64, spec.dtype, &row.bytes, &count);
+    if (!status.ok()) return absl::InvalidArgumentError(StrCat("'", spec.name, "': ", status.message()));
+  } else if (absl::Status status = AppendJsonTensorData(*content, spec.dtype, &row.bytes, &count);
+             !status.ok()) {
     return absl::InvalidArgumentError(StrCat("'", spec.name, "': ", status.message()));
   }
   const int64_t unknown = std::count(row.dims.begin(), row.dims.end(), -1);

@@ -10,6 +10,9 @@
 //   FILE    {"data": [{"INPUT0": [1, 2, ...], "INPUT1": {"content": [...], "shape": [16]}},
 //                     ...],
 //            "validation_data": [{"OUTPUT0": [...]}, ...]}       (optional)
+//           A tensor may also be {"b64": "..."} (perf_analyzer's form): for BYTES the
+//           decoded bytes are one element (e.g. a JPEG), for other datatypes the raw
+//           little-endian elements.
 //           Each entry of "data" is one batch row (the dimensions without the batch
 //           dimension; "shape" overrides them for variable inputs). With -b B, payload
 //           k takes entries k*B .. k*B+B-1 (wrapping) as its rows; there are

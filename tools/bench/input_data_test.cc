@@ -104,6 +104,24 @@ TEST(InputDataTest, VariableDimensionInferredFromData) {
   EXPECT_EQ((*p)[0].inputs[0].shape, (Shape{3}));
 }
 
+TEST(InputDataTest, Base64IsOneBytesElementOrRawElements) {
+  // "\xff\xd8\xff\x00jpeg" (binary, not UTF-8) and two little-endian INT32 1, 2.
+  auto p = ParseInputDataJson(R"({"data":[{"IMAGE":{"b64":"/9j/AGpwZWc="},"N":{"b64":"AQAAAAIAAAA="}}]})",
+                              {{"IMAGE", DataType::kBytes, {1, 1}}, {"N", DataType::kInt32, {1, 2}}}, {}, true, 1);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Tensor& image = (*p)[0].inputs[0];
+  EXPECT_EQ(image.shape, (Shape{1, 1}));
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(image.data.data()), image.data.size()), std::string("\x08\0\0\0\xff\xd8\xff\0jpeg", 12));
+  EXPECT_EQ(Ints((*p)[0].inputs[1]), (std::vector<int32_t>{1, 2}));
+  const std::vector<TensorSpec> ints = {{"N", DataType::kInt32, {1, 2}}};
+  EXPECT_THAT(std::string(ParseInputDataJson(R"({"data":[{"N":{"b64":"AQAA"}}]})", ints, {}, true, 1).status().message()),
+              HasSubstr("not a whole number of INT32"));
+  EXPECT_THAT(std::string(ParseInputDataJson(R"({"data":[{"N":{"b64":"@@@"}}]})", ints, {}, true, 1).status().message()),
+              HasSubstr("not valid base64"));
+  EXPECT_THAT(std::string(ParseInputDataJson(R"({"data":[{"N":{"b64":7}}]})", ints, {}, true, 1).status().message()),
+              HasSubstr("must be a string"));
+}
+
 TEST(InputDataTest, FileErrorsNameTheProblem) {
   const std::vector<TensorSpec> inputs = {{"INPUT0", DataType::kInt32, {1, 4}}};
   EXPECT_THAT(std::string(ParseInputDataJson("{}", inputs, {}, true, 1).status().message()), HasSubstr("\"data\""));
