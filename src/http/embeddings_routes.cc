@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "backend/processing/processing_backends.h"
 #include "common/json_reader.h"
+#include "common/json_writer.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "common/utf8.h"
@@ -31,7 +32,6 @@ constexpr size_t kMaxInputs = 2048;
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void WriteString(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
 // OpenAI-shaped error, the same rendering as the other /v1 routes (llm/openai_protocol.h:
 // 503 is a retryable ServiceUnavailableError), Retry-After on 429 / 503.
