@@ -32,7 +32,6 @@ constexpr size_t kMaxInputs = 2048;
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-
 // OpenAI-shaped error, the same rendering as the other /v1 routes (llm/openai_protocol.h:
 // 503 is a retryable ServiceUnavailableError), Retry-After on 429 / 503.
 HttpResponse Error(int status, std::string_view message) {
