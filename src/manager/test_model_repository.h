@@ -1,6 +1,6 @@
 // Test-only helper: a model repository in a fresh temporary folder and a ModelManager
-// that loads every model in it. Shared by the unit tests of the modules that answer
-// on top of a ModelManager (protocol, http, grpc), which all need the same setup.
+// that loads every model in it. Shared by the unit tests that need a real repository
+// (manager, protocol, http, grpc), which all need the same setup.
 #ifndef INFERA_MANAGER_TEST_MODEL_REPOSITORY_H_
 #define INFERA_MANAGER_TEST_MODEL_REPOSITORY_H_
 
