@@ -40,8 +40,8 @@ void WriteParameters(const Parameters& parameters, JsonWriter& writer) {
   writer.EndObject();
 }
 
-void WriteOutput(const Tensor& output, bool binary, JsonWriter& writer, JsonStringStream& stream) {
-  writer.StartObject();
+// The "name", "datatype" and "shape" members every output object starts with.
+void WriteOutputHeader(const Tensor& output, JsonWriter& writer) {
   writer.Key("name");
   WriteString(writer, output.name);
   writer.Key("datatype");
@@ -50,6 +50,11 @@ void WriteOutput(const Tensor& output, bool binary, JsonWriter& writer, JsonStri
   writer.StartArray();
   for (int64_t dim : output.shape) writer.Int64(dim);
   writer.EndArray();
+}
+
+void WriteOutput(const Tensor& output, bool binary, JsonWriter& writer, JsonStringStream& stream) {
+  writer.StartObject();
+  WriteOutputHeader(output, writer);
   if (binary) {
     writer.Key("parameters");
     writer.StartObject();
@@ -78,14 +83,7 @@ const Parameters* SharedMemoryParameters(const InferResponse& response, size_t i
 void WriteSharedMemoryOutput(const Tensor& output, const Parameters& parameters,
                              JsonWriter& writer) {
   writer.StartObject();
-  writer.Key("name");
-  WriteString(writer, output.name);
-  writer.Key("datatype");
-  WriteString(writer, DataTypeName(output.dtype));
-  writer.Key("shape");
-  writer.StartArray();
-  for (int64_t dim : output.shape) writer.Int64(dim);
-  writer.EndArray();
+  WriteOutputHeader(output, writer);
   writer.Key("parameters");
   WriteParameters(parameters, writer);
   writer.EndObject();

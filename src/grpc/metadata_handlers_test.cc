@@ -1,20 +1,14 @@
 #include "grpc/metadata_handlers.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-
 #include "absl/synchronization/notification.h"
 #include "backend/builtin/builtin_backends.h"
-#include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "manager/test_model_repository.h"
 
 namespace infera {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -34,32 +28,20 @@ constexpr char kIdentity[] = R"pb(
 class MetadataHandlersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / StrCat("infera_grpc_metadata_test_", ::getpid());
-    fs::remove_all(root_);
-    AddModel("simple", kSimple, {1, 2});
-    AddModel("echo", kIdentity, {1});
-    AddModel("broken", "backend: \"nope\"", {1});
+    repo_.AddModel("simple", kSimple, {1, 2});
+    repo_.AddModel("echo", kIdentity);
+    repo_.AddModel("broken", "backend: \"nope\"");
     registry_.Register(CreateAddSubBackend());
     registry_.Register(CreateIdentityBackend());
-    ModelManager::Options options;
-    options.repository = root_;
-    options.backends = &registry_;
-    auto manager = ModelManager::Create(std::move(options));
+    auto manager = repo_.Load(&registry_);
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = std::move(*manager);
-    manager_->LoadAll();
     handlers_ = std::make_unique<MetadataHandlers>(
         *manager_, MetadataHandlers::Options{"infera", "9.9", [this] { return ready_; }});
   }
   void TearDown() override {
     handlers_.reset();
     manager_.reset();
-    fs::remove_all(root_);
-  }
-  void AddModel(const std::string& name, const std::string& config, std::vector<int> versions) {
-    fs::create_directories(root_ / name);
-    std::ofstream(root_ / name / "config.pbtxt") << config;
-    for (int v : versions) fs::create_directories(root_ / name / std::to_string(v));
   }
   // Runs `rows` rows through simple version `version` and waits for the answer.
   void InferSimple(int64_t version, int64_t rows) {
@@ -79,7 +61,7 @@ class MetadataHandlersTest : public ::testing::Test {
     done.WaitForNotification();
   }
 
-  fs::path root_;
+  TestModelRepository repo_{"grpc_metadata_test"};
   BackendRegistry registry_;
   std::unique_ptr<ModelManager> manager_;
   std::unique_ptr<MetadataHandlers> handlers_;

@@ -1,21 +1,15 @@
 #include "http/kserve_extension_routes.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-
 #include "absl/synchronization/notification.h"
 #include "backend/builtin/builtin_backends.h"
-#include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "manager/test_model_repository.h"
 #include "rapidjson/document.h"
 
 namespace infera {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 constexpr char kSimple[] = R"pb(
@@ -28,25 +22,15 @@ constexpr char kSimple[] = R"pb(
 class KServeExtensionRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / StrCat("infera_http_extension_test_", ::getpid());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "simple" / "1");
-    fs::create_directories(root_ / "simple" / "2");
-    std::ofstream(root_ / "simple" / "config.pbtxt") << kSimple;
-    fs::create_directories(root_ / "broken" / "1");
-    std::ofstream(root_ / "broken" / "config.pbtxt") << "backend: \"nope\"";
+    repo_.AddModel("simple", kSimple, {1, 2});
+    repo_.AddModel("broken", "backend: \"nope\"");
     registry_.Register(CreateAddSubBackend());
-    ModelManager::Options options;
-    options.repository = root_;
-    options.backends = &registry_;
-    auto manager = ModelManager::Create(std::move(options));
+    auto manager = repo_.Load(&registry_);
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = std::move(*manager);
-    manager_->LoadAll();
   }
   void TearDown() override {
     manager_.reset();
-    fs::remove_all(root_);
   }
   void Infer(int64_t version, int64_t rows) {
     auto model = manager_->GetModelVersion("simple", version);
@@ -68,7 +52,7 @@ class KServeExtensionRoutesTest : public ::testing::Test {
     return doc;
   }
 
-  fs::path root_;
+  TestModelRepository repo_{"http_extension_test"};
   BackendRegistry registry_;
   std::unique_ptr<ModelManager> manager_;
 };

@@ -1,45 +1,31 @@
 #include "http/trace_routes.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-
 #include "backend/builtin/builtin_backends.h"
-#include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "manager/test_model_repository.h"
 #include "rapidjson/document.h"
 
 namespace infera {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 class TraceRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / StrCat("infera_trace_routes_test_", ::getpid());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "simple" / "1");
-    std::ofstream(root_ / "simple" / "config.pbtxt") << R"pb(
+    repo_.AddModel("simple", R"pb(
       backend: "add_sub" max_batch_size: 8
       input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 2 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 2 ] } ]
       output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 2 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 2 ] } ]
-    )pb";
+    )pb");
     registry_.Register(CreateAddSubBackend());
-    ModelManager::Options options;
-    options.repository = root_;
-    options.backends = &registry_;
-    auto manager = ModelManager::Create(std::move(options));
+    auto manager = repo_.Load(&registry_);
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = std::move(*manager);
-    manager_->LoadAll();
   }
   void TearDown() override {
     manager_.reset();
-    fs::remove_all(root_);
   }
   HttpResponse Call(const std::string& method, const std::string& target, const std::string& body = "",
                     std::vector<std::pair<std::string, std::string>> headers = {}) {
@@ -56,7 +42,7 @@ class TraceRoutesTest : public ::testing::Test {
     return doc;
   }
 
-  fs::path root_;
+  TestModelRepository repo_{"trace_routes_test"};
   BackendRegistry registry_;
   std::unique_ptr<ModelManager> manager_;
   TraceSettings settings_{TraceSettings::FromFraction(0.001, true), true};

@@ -2,8 +2,6 @@
 // loading order, explicit mode loading the steps, nested cycles, zero copy end to end
 // through real identity models, statistics, and a step unloaded and loaded again.
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/synchronization/notification.h"
 #include "backend/builtin/builtin_backends.h"
@@ -11,11 +9,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "manager/model_manager.h"
+#include "manager/test_model_repository.h"
 
 namespace infera {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 constexpr char kIdentity[] = R"pb(
@@ -50,36 +48,29 @@ const std::string kDouble = Ensemble(R"pb(
 class ModelManagerEnsembleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / StrCat("infera_manager_ensemble_test_", ::getpid());
-    fs::remove_all(root_);
-    AddModel("zz_first", kIdentity);
-    AddModel("zz_second", kIdentity);
-    AddModel("zz_add", kAddSub);
-    AddModel("aa_chain", kChain);
-    AddModel("double", kDouble);
-    AddModel("loop_a", Ensemble(R"pb({ model_name: "loop_b" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
-    AddModel("loop_b", Ensemble(R"pb({ model_name: "loop_a" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
-    AddModel("outer", Ensemble(R"pb({ model_name: "aa_chain" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
+    repo_.AddModel("zz_first", kIdentity);
+    repo_.AddModel("zz_second", kIdentity);
+    repo_.AddModel("zz_add", kAddSub);
+    repo_.AddModel("aa_chain", kChain);
+    repo_.AddModel("double", kDouble);
+    repo_.AddModel("loop_a", Ensemble(R"pb({ model_name: "loop_b" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
+    repo_.AddModel("loop_b", Ensemble(R"pb({ model_name: "loop_a" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
+    repo_.AddModel("outer", Ensemble(R"pb({ model_name: "aa_chain" input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } })pb"));
     registry_.Register(CreateIdentityBackend());
     registry_.Register(CreateAddSubBackend());
   }
   void TearDown() override {
     if (manager_) manager_->UnloadAll();
     manager_.reset();
-    fs::remove_all(root_);
   }
   void Start(ModelControlMode mode, std::vector<std::string> startup = {}) {
-    ModelManager::Options options{root_, &registry_, 2, 16, 2};
+    ModelManager::Options options{repo_.root(), &registry_, 2, 16, 2};
     options.mode = mode;
     options.startup_models = std::move(startup);
     auto manager = ModelManager::Create(std::move(options));
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = std::move(*manager);
     manager_->LoadAll();
-  }
-  void AddModel(const std::string& name, const std::string& config) {
-    fs::create_directories(root_ / name / "1");
-    std::ofstream(root_ / name / "config.pbtxt") << config;
   }
   ModelIndexEntry Find(const std::string& name) {
     ModelIndexEntry found;
@@ -105,7 +96,7 @@ class ModelManagerEnsembleTest : public ::testing::Test {
     return result;
   }
 
-  fs::path root_;
+  TestModelRepository repo_{"manager_ensemble_test"};
   BackendRegistry registry_;
   std::unique_ptr<ModelManager> manager_;
 };
@@ -196,7 +187,7 @@ TEST_F(ModelManagerEnsembleTest, UnloadedStepFailsRequestsNamingItUntilLoadedAga
 }
 
 TEST_F(ModelManagerEnsembleTest, AnEnsembleWhoseStepIsMissingFailsNamingTheStep) {
-  AddModel("broken", Ensemble(R"pb({ model_name: "not_here" input_map { key: "INPUT0" value: "X" } output_map { key: "OUTPUT0" value: "Y" } })pb"));
+  repo_.AddModel("broken", Ensemble(R"pb({ model_name: "not_here" input_map { key: "INPUT0" value: "X" } output_map { key: "OUTPUT0" value: "Y" } })pb"));
   Start(ModelControlMode::kNone);
   EXPECT_EQ(Find("broken").state, ModelState::kUnavailable);
   EXPECT_THAT(Find("broken").reason, HasSubstr("ensemble 'broken' step 0 (model 'not_here'): Request for unknown model: 'not_here' is not found"));

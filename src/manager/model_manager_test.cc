@@ -9,6 +9,7 @@
 #include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "manager/test_model_repository.h"
 
 namespace infera {
 namespace {
@@ -68,33 +69,25 @@ constexpr char kFaulty[] = R"pb(
 class ModelManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / StrCat("infera_manager_test_", ::getpid());
-    fs::remove_all(root_);
-    AddModel("simple", kAddSub, {1, 2});
-    AddModel("all_versions", StrCat(kAddSub, "version_policy { all { } }"), {1, 3});
-    AddModel("bad_syntax", "max_batch_size: [", {1});
-    AddModel("no_versions", kAddSub, {});
-    AddModel("unknown_backend", "backend: \"tensorrt\"", {1});
-    AddModel("wrong_output", kFaulty, {1});
-    AddModel("warmup_fails", StrCat(kFaulty, R"pb(
+    repo_.AddModel("simple", kAddSub, {1, 2});
+    repo_.AddModel("all_versions", StrCat(kAddSub, "version_policy { all { } }"), {1, 3});
+    repo_.AddModel("bad_syntax", "max_batch_size: [", {1});
+    repo_.AddModel("no_versions", kAddSub, {});
+    repo_.AddModel("unknown_backend", "backend: \"tensorrt\"", {1});
+    repo_.AddModel("wrong_output", kFaulty, {1});
+    repo_.AddModel("warmup_fails", StrCat(kFaulty, R"pb(
         parameters { key: "fail" value { string_value: "1" } }
         model_warmup [ { name: "w" inputs { key: "I" value { data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } } } ])pb"),
              {1});
     registry_.Register(CreateAddSubBackend());
     registry_.Register(std::make_unique<FaultyBackend>());
-    auto manager = ModelManager::Create({root_, &registry_, 2, 16, 2});
+    auto manager = ModelManager::Create({repo_.root(), &registry_, 2, 16, 2});
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = std::move(*manager);
     manager_->LoadAll();
   }
   void TearDown() override {
     manager_.reset();
-    fs::remove_all(root_);
-  }
-  void AddModel(const std::string& name, const std::string& config, std::vector<int> versions) {
-    fs::create_directories(root_ / name);
-    std::ofstream(root_ / name / "config.pbtxt") << config;
-    for (int v : versions) fs::create_directories(root_ / name / std::to_string(v));
   }
   ModelIndexEntry Find(const std::string& name, std::optional<int64_t> version) {
     for (const auto& e : manager_->Index()) {
@@ -117,7 +110,7 @@ class ModelManagerTest : public ::testing::Test {
     return result;
   }
 
-  fs::path root_;
+  TestModelRepository repo_{"manager_test"};
   BackendRegistry registry_;
   std::unique_ptr<ModelManager> manager_;
 };
@@ -135,7 +128,7 @@ TEST_F(ModelManagerTest, GoodModelsLoadAndBadOnesFailAlone) {
 
   ModelIndexEntry syntax = Find("bad_syntax", std::nullopt);
   EXPECT_EQ(syntax.state, ModelState::kUnavailable);
-  EXPECT_THAT(syntax.reason, HasSubstr((root_ / "bad_syntax" / "config.pbtxt").string()));
+  EXPECT_THAT(syntax.reason, HasSubstr((repo_.root() / "bad_syntax" / "config.pbtxt").string()));
   EXPECT_THAT(Find("no_versions", std::nullopt).reason, HasSubstr("no numbered version folder"));
   EXPECT_THAT(Find("unknown_backend", std::nullopt).reason, HasSubstr("unknown backend 'tensorrt'"));
   ModelIndexEntry warmup = Find("warmup_fails", 1);
@@ -252,7 +245,7 @@ TEST(ModelManagerThreadBudgetTest, CoresAreDividedAmongAllComputeInstances) {
 }
 
 TEST_F(ModelManagerTest, MissingRepositoryIsAnError) {
-  EXPECT_EQ(ModelManager::Create({root_ / "missing", &registry_}).status().code(),
+  EXPECT_EQ(ModelManager::Create({repo_.root() / "missing", &registry_}).status().code(),
             absl::StatusCode::kNotFound);
 }
 

@@ -1,19 +1,13 @@
 #include "protocol/model_answers.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-
 #include "backend/builtin/builtin_backends.h"
-#include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "manager/test_model_repository.h"
 
 namespace infera {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -26,22 +20,14 @@ constexpr char kSimple[] = R"pb(
 class ModelAnswersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / StrCat("infera_protocol_test_", ::getpid());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "simple" / "1");
-    std::ofstream(root_ / "simple" / "config.pbtxt") << kSimple;
+    repo_.AddModel("simple", kSimple);
     registry_.Register(CreateAddSubBackend());
-    ModelManager::Options options;
-    options.repository = root_;
-    options.backends = &registry_;
-    auto manager = ModelManager::Create(std::move(options));
+    auto manager = repo_.Load(&registry_);
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = std::move(*manager);
-    manager_->LoadAll();
   }
   void TearDown() override {
     manager_.reset();
-    fs::remove_all(root_);
   }
   absl::StatusOr<inference::TraceSettingResponse> Trace(const std::string& model,
                                                        std::vector<std::pair<std::string, std::vector<std::string>>> changes) {
@@ -57,7 +43,7 @@ class ModelAnswersTest : public ::testing::Test {
     return response;
   }
 
-  fs::path root_;
+  TestModelRepository repo_{"protocol_test"};
   BackendRegistry registry_;
   std::unique_ptr<ModelManager> manager_;
   TraceSettings settings_{TraceSettings::FromFraction(1, true), true};

@@ -3,6 +3,7 @@ grpc_tools (a different protoc and gRPC implementation from the server's), for t
 gRPC tests (test_grpc.py and the few gRPC calls of other suites).
 
     from grpc_stubs import pb, pb_grpc, health_pb2, health_pb2_grpc
+    from grpc_stubs import stub  # the module-scoped `stub` fixture (needs a `server` fixture)
 """
 
 import atexit
@@ -11,6 +12,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import grpc
+import pytest
 
 from infera_server import ROOT
 
@@ -30,3 +34,11 @@ import grpc_service_pb2 as pb  # noqa: E402,F401
 import grpc_service_pb2_grpc as pb_grpc  # noqa: E402,F401
 import health_pb2  # noqa: E402,F401
 import health_pb2_grpc  # noqa: E402,F401
+
+
+@pytest.fixture(scope="module")
+def stub(server):
+    """A GRPCInferenceService stub on one insecure channel to the module's `server`
+    fixture (an InferaServer), closed when the module's tests are done."""
+    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+        yield pb_grpc.GRPCInferenceServiceStub(channel)

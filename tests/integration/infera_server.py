@@ -150,3 +150,29 @@ def _link_or_copy(src, dst):
         os.link(src, dst)
     except OSError:
         shutil.copy2(src, dst)
+
+
+def write_model(repo, name, config, versions=(1,), *, files=None):
+    """Writes `repo/name/config.pbtxt` (the text `config`), makes a folder for each of
+    `versions`, and writes `files` ({file name: text}, UTF-8) into the first version's
+    folder. Existing folders are reused."""
+    os.makedirs(os.path.join(repo, name), exist_ok=True)
+    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
+        f.write(config)
+    for v in versions:
+        os.makedirs(os.path.join(repo, name, str(v)), exist_ok=True)
+    for file_name, content in (files or {}).items():
+        with open(os.path.join(repo, name, str(versions[0]), file_name), "w", encoding="utf-8") as f:
+            f.write(content)
+
+
+def wait_for(predicate, timeout=30.0, interval=0.02):
+    """Polls `predicate` every `interval` seconds until it returns a truthy value and
+    returns that value; raises AssertionError when `timeout` seconds pass first."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not reached in time")

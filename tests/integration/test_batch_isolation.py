@@ -12,7 +12,6 @@ only the bad one gets its 400; the others get exactly what they get when sent al
 import concurrent.futures
 import io
 import json
-import os
 import struct
 import tempfile
 
@@ -22,7 +21,8 @@ import pytest
 from PIL import Image
 
 from grpc_stubs import pb, pb_grpc
-from infera_server import InferaServer
+from infera_server import InferaServer, write_model
+from testutil import bert_tokenizer_json
 
 BATCH = 5
 BAD_INDEX = 2
@@ -60,34 +60,7 @@ ensemble_scheduling { step [ { model_name: "img" model_version: -1
 
 
 def tokenizer_json():
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
-    return {
-        "version": "1.0", "truncation": None, "padding": None,
-        "added_tokens": [{"id": VOCAB[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True} for t in specials],
-        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-                       "strip_accents": None, "lowercase": True},
-        "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {"type": "TemplateProcessing",
-                           "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
-                                      {"Sequence": {"id": "A", "type_id": 0}},
-                                      {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-                           "pair": [],
-                           "special_tokens": {t: {"id": t, "ids": [VOCAB[t]], "tokens": [t]}
-                                              for t in ("[CLS]", "[SEP]")}},
-        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
-        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                  "max_input_chars_per_word": 100, "vocab": VOCAB},
-    }
-
-
-def write_model(repo, name, config, files=None):
-    os.makedirs(os.path.join(repo, name, "1"))
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
-    for file_name, content in (files or {}).items():
-        with open(os.path.join(repo, name, "1", file_name), "w") as f:
-            f.write(content)
+    return bert_tokenizer_json(VOCAB, ["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +69,7 @@ def server():
         write_model(repo, "img", IMAGE_CONFIG)
         # The same preprocessing without dynamic batching: what an image gives alone.
         write_model(repo, "img_alone", 'name: "img_alone" ' + IMAGE_UNBATCHED)
-        write_model(repo, "tok", TOKENIZE_CONFIG, {"tokenizer.json": json.dumps(tokenizer_json())})
+        write_model(repo, "tok", TOKENIZE_CONFIG, files={"tokenizer.json": json.dumps(tokenizer_json())})
         write_model(repo, "img_pipeline", ENSEMBLE_CONFIG)
         write_model(repo, "pool", POOL_CONFIG)
         s = InferaServer(repo)

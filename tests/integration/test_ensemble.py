@@ -8,19 +8,17 @@ step, dtype mismatch, 10 000 steps) in the repository index, and `infera bench`.
 import http.client
 import json
 import re
-import os
 import socket
 import struct
 import subprocess
 import tempfile
 import threading
-import time
 
 import grpc
 import pytest
 
-from grpc_stubs import pb, pb_grpc
-from infera_server import BINARY, InferaServer
+from grpc_stubs import pb, stub  # noqa: F401 (stub: pytest fixture)
+from infera_server import BINARY, InferaServer, wait_for, write_model
 
 STEP = """
 name: "{name}"
@@ -85,12 +83,6 @@ HUGE = ensemble("bad_huge", ["X"], ["Z"], [step("left", {"INPUT0": "X"}, {"OUTPU
                 [step("left", {"INPUT0": f"h{i}"}, {"OUTPUT0": f"h{i + 1}"}) for i in range(10000)])
 
 
-def write_model(repo, name, config):
-    os.makedirs(os.path.join(repo, name, "1"), exist_ok=True)
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
-
-
 def write_repo(repo, with_bad=True):
     write_model(repo, "pre", step_config("pre", "add_sub"))
     write_model(repo, "left", step_config("left", "identity", "dynamic_batching { }"))
@@ -135,27 +127,11 @@ def server(repo):
     s.stop()
 
 
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-        yield pb_grpc.GRPCInferenceServiceStub(channel)
-
-
 def diamond_body(x, y, **extra):
     body = {"inputs": [{"name": "X", "shape": [len(x) // 4, 4], "datatype": "FP32", "data": x},
                        {"name": "Y", "shape": [len(y) // 4, 4], "datatype": "FP32", "data": y}]}
     body.update(extra)
     return body
-
-
-def wait_for(predicate, timeout=30.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def metrics(server):

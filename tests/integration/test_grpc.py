@@ -10,7 +10,6 @@ concurrency; and the HTTP routes for the same extensions (config, stats, index).
 
 import json
 import math
-import os
 import queue
 import struct
 import tempfile
@@ -22,7 +21,7 @@ import pytest
 
 from google.protobuf import json_format
 from grpc_stubs import health_pb2, health_pb2_grpc, pb, pb_grpc
-from infera_server import InferaServer
+from infera_server import InferaServer, wait_for, write_model
 
 DATATYPES = {
     # KServe name: (config type, struct format, typed contents field, sample values)
@@ -82,14 +81,6 @@ max_batch_size: 0
 input [ {{ name: "INPUT0" data_type: {config_type} dims: [ -1 ] }} ]
 output [ {{ name: "OUTPUT0" data_type: {config_type} dims: [ -1 ] }} ]
 """
-
-
-def write_model(repo, name, config, versions=(1,)):
-    os.makedirs(os.path.join(repo, name), exist_ok=True)
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
-    for v in versions:
-        os.makedirs(os.path.join(repo, name, str(v)), exist_ok=True)
 
 
 @pytest.fixture(scope="module")
@@ -167,16 +158,6 @@ def expect_error(call, code, needle=""):
     assert error.value.code() == code, error.value.details()
     assert needle in error.value.details(), error.value.details()
     return error.value.details()
-
-
-def wait_for(predicate, timeout=30.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 # --- health and metadata ---------------------------------------------------------------

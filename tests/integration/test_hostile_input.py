@@ -12,7 +12,6 @@ the slow-client cases finish in seconds.
 """
 
 import json
-import os
 import resource
 import socket
 import struct
@@ -23,7 +22,7 @@ import grpc
 import pytest
 
 import llm_testutil as u
-from infera_server import InferaServer
+from infera_server import InferaServer, write_model
 
 from grpc_stubs import pb, pb_grpc  # noqa: E402
 
@@ -46,12 +45,6 @@ max_batch_size: 0
 input [ {{ name: "INPUT0" data_type: {config_type} dims: [ -1 ] }} ]
 output [ {{ name: "OUTPUT0" data_type: {config_type} dims: [ -1 ] }} ]
 """
-
-
-def write_model(repo, name, config):
-    os.makedirs(os.path.join(repo, name, "1"), exist_ok=True)
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
 
 
 WRITE_TIMEOUT_SECS = 2

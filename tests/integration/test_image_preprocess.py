@@ -23,8 +23,8 @@ import torch
 from PIL import Image
 from torchvision import transforms as T
 
-from grpc_stubs import pb, pb_grpc
-from infera_server import InferaServer
+from grpc_stubs import pb, stub  # noqa: F401 (stub: pytest fixture)
+from infera_server import InferaServer, write_model
 
 MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
@@ -42,12 +42,6 @@ def config(name, params, out_dims, max_batch_size=8):
             'input [ { name: "IMAGE" data_type: TYPE_STRING dims: [ 1 ] } ]\n'
             f'output [ {{ name: "PIXELS" data_type: TYPE_FP32 dims: [ {", ".join(map(str, out_dims))} ] }} ]\n'
             'instance_group [ { count: 2 kind: KIND_CPU } ]\n' + params_text)
-
-
-def write_model(repo, name, text):
-    os.makedirs(os.path.join(repo, name, "1"))
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(text)
 
 
 IMAGENET = {"resize": "256", "crop": "224", "mean": ",".join(map(str, MEAN)), "std": ",".join(map(str, STD))}
@@ -68,12 +62,6 @@ def server():
         s.wait_ready()
         yield s
         s.stop()
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-        yield pb_grpc.GRPCInferenceServiceStub(channel)
 
 
 # --- images and the reference -------------------------------------------------------------

@@ -5,7 +5,6 @@ server keeps serving."""
 import http.client
 import json
 import math
-import os
 import socket
 import struct
 import tempfile
@@ -14,7 +13,7 @@ import time
 
 import pytest
 
-from infera_server import InferaServer
+from infera_server import InferaServer, write_model
 
 DATATYPES = {
     # KServe name: (config type, struct format, sample values)
@@ -44,14 +43,6 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
          { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
 instance_group [ { count: 2 kind: KIND_CPU } ]
 """
-
-
-def write_model(repo, name, config, versions=(1,)):
-    os.makedirs(os.path.join(repo, name), exist_ok=True)
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
-    for v in versions:
-        os.makedirs(os.path.join(repo, name, str(v)), exist_ok=True)
 
 
 def identity_config(name, config_type):

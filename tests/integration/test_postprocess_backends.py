@@ -19,7 +19,7 @@ import grpc
 import numpy as np
 import pytest
 
-from grpc_stubs import pb, pb_grpc
+from grpc_stubs import pb, stub  # noqa: F401 (stub: pytest fixture)
 from infera_server import InferaServer
 
 LABELS = [f"class_{i}" for i in range(10)]
@@ -156,12 +156,6 @@ def server():
         s.wait_ready()
         yield s
         s.stop()
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-        yield pb_grpc.GRPCInferenceServiceStub(channel)
 
 
 # --- transports --------------------------------------------------------------------------

@@ -15,7 +15,6 @@
 
 import http.server
 import json
-import os
 import struct
 import tempfile
 import threading
@@ -26,7 +25,7 @@ import pytest
 
 from google.protobuf import json_format
 from grpc_stubs import pb, pb_grpc
-from infera_server import InferaServer
+from infera_server import InferaServer, write_model
 
 SIMPLE = """
 name: "simple"
@@ -57,14 +56,6 @@ HTTP_BODY = json.dumps({"inputs": [
     {"name": "INPUT0", "shape": [1, 4], "datatype": "INT32", "data": [1, 2, 3, 4]},
     {"name": "INPUT1", "shape": [1, 4], "datatype": "INT32", "data": [1, 1, 1, 1]}]}).encode()
 UNKNOWN = "Request for unknown model: 'nope' is not found"
-
-
-def write_model(repo, name, config, versions):
-    os.makedirs(os.path.join(repo, name), exist_ok=True)
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
-    for v in versions:
-        os.makedirs(os.path.join(repo, name, str(v)), exist_ok=True)
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,13 @@ overload is answered with fast 429s (none lost, none answered twice), and priori
 timeout and queue-policy parameters behave as Triton's."""
 
 import json
-import os
 import tempfile
 import threading
 import time
 
 import pytest
 
-from infera_server import InferaServer
+from infera_server import InferaServer, write_model
 
 ADD_SUB = """
 name: "{name}"
@@ -32,12 +31,6 @@ instance_group [ {{ count: 1 }} ]
 parameters {{ key: "delay_ms" value {{ string_value: "{delay_ms}" }} }}
 {extra}
 """
-
-
-def write_model(repo, name, config):
-    os.makedirs(os.path.join(repo, name, "1"))
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
 
 
 @pytest.fixture(scope="module")

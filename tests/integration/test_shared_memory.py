@@ -9,7 +9,6 @@ data; shm outputs come back with name/datatype/shape/parameters and no data.
 """
 
 import json
-import os
 import struct
 import tempfile
 import threading
@@ -18,8 +17,8 @@ from multiprocessing import shared_memory
 import grpc
 import pytest
 
-from grpc_stubs import pb, pb_grpc
-from infera_server import InferaServer
+from grpc_stubs import pb, pb_grpc, stub  # noqa: F401 (stub: pytest fixture)
+from infera_server import InferaServer, write_model
 
 SIMPLE = """name: "simple"
 backend: "add_sub"
@@ -42,12 +41,6 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 GRPC_AUTH = (("authorization", f"Bearer {TOKEN}"),)
 
 
-def write_model(repo, name, config):
-    os.makedirs(os.path.join(repo, name, "1"))
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
-
-
 @pytest.fixture(scope="module")
 def repo():
     with tempfile.TemporaryDirectory(prefix="infera-shm-") as path:
@@ -63,12 +56,6 @@ def server(repo):
     s.wait_ready()
     yield s
     s.stop()
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-        yield pb_grpc.GRPCInferenceServiceStub(channel)
 
 
 class Shm:

@@ -21,7 +21,7 @@ import time
 import grpc
 
 from grpc_stubs import pb, pb_grpc
-from infera_server import InferaServer, demo_repo
+from infera_server import InferaServer, demo_repo, write_model
 
 BATCHED = """
 name: "batched"
@@ -49,12 +49,6 @@ model_warmup [ { name: "w" batch_size: 1 count: 3
 """
 
 EXIT_TIMEOUT_SECS = 30
-
-
-def write_model(repo, name, config):
-    os.makedirs(os.path.join(repo, name, "1"))
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
 
 
 def gauge(server, name, model):

@@ -21,7 +21,8 @@ import grpc
 import pytest
 
 from grpc_stubs import pb, pb_grpc
-from infera_server import InferaServer
+from infera_server import InferaServer, write_model
+from testutil import bert_tokenizer_json
 
 MAX_LENGTH = 16
 MAX_CHARS = 12
@@ -112,35 +113,7 @@ def reference_ids(text, max_length=MAX_LENGTH):
 
 
 def tokenizer_json():
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [{"id": VOCAB[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True} for t in SPECIALS],
-        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-                       "strip_accents": None, "lowercase": True},
-        "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {"type": "TemplateProcessing",
-                           "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
-                                      {"Sequence": {"id": "A", "type_id": 0}},
-                                      {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-                           "pair": [],
-                           "special_tokens": {t: {"id": t, "ids": [VOCAB[t]], "tokens": [t]}
-                                              for t in ("[CLS]", "[SEP]")}},
-        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
-        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                  "max_input_chars_per_word": MAX_CHARS, "vocab": VOCAB},
-    }
-
-
-def write_model(repo, name, config, files=None):
-    os.makedirs(os.path.join(repo, name, "1"), exist_ok=True)
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(config)
-    for file_name, content in (files or {}).items():
-        with open(os.path.join(repo, name, "1", file_name), "w", encoding="utf-8") as f:
-            f.write(content)
+    return bert_tokenizer_json(VOCAB, SPECIALS, MAX_CHARS)
 
 
 def tokenize_config(name, batch, outputs=("input_ids", "attention_mask", "token_type_ids")):
@@ -160,10 +133,10 @@ parameters {{ key: "max_length" value {{ string_value: "{MAX_LENGTH}" }} }}
 def server():
     with tempfile.TemporaryDirectory(prefix="infera-tokenize-") as repo:
         files = {"tokenizer.json": json.dumps(tokenizer_json(), ensure_ascii=False)}
-        write_model(repo, "bert_tokenize", tokenize_config("bert_tokenize", 16), files)
-        write_model(repo, "bert_tokenize_single", tokenize_config("bert_tokenize_single", 0, ("input_ids",)), files)
+        write_model(repo, "bert_tokenize", tokenize_config("bert_tokenize", 16), files=files)
+        write_model(repo, "bert_tokenize_single", tokenize_config("bert_tokenize_single", 0, ("input_ids",)), files=files)
         write_model(repo, "bad_tokenize", tokenize_config("bad_tokenize", 0),
-                    {"tokenizer.json": json.dumps({"model": {"type": "WordPiece", "vocab": {"a": 0}}})})
+                    files={"tokenizer.json": json.dumps({"model": {"type": "WordPiece", "vocab": {"a": 0}}})})
         s = InferaServer(repo)
         s.wait_ready()
         yield s
@@ -317,7 +290,7 @@ def test_embeddings_through_a_tokenize_ensemble():
     with tempfile.TemporaryDirectory(prefix="infera-embed-") as repo:
         files = {"tokenizer.json": json.dumps(tokenizer_json(), ensure_ascii=False)}
         write_model(repo, "embed_tokenize", tokenize_config("embed_tokenize", 8, ("input_ids", "attention_mask")),
-                    files)
+                    files=files)
         write_model(repo, "embed_encoder", f"""
 name: "embed_encoder"
 platform: "pytorch_libtorch"

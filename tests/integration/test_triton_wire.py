@@ -19,7 +19,7 @@ import grpc
 import numpy as np
 import pytest
 
-from grpc_stubs import pb, pb_grpc
+from grpc_stubs import pb, stub  # noqa: F401 (stub: pytest fixture)
 from infera_server import InferaServer, copy_model, demo_repo
 
 LABELS = ["cat", "dog", "", "bird"]  # class 2 has an empty label line
@@ -61,12 +61,6 @@ def server():
         s.wait_ready()
         yield s
         s.stop()
-
-
-@pytest.fixture(scope="module")
-def stub(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-        yield pb_grpc.GRPCInferenceServiceStub(channel)
 
 
 # --- helpers: decode as tritonclient does -----------------------------------------------
