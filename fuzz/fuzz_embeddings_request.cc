@@ -1,6 +1,6 @@
 // Fuzz target: the OpenAI POST /v1/embeddings body parser (http/embeddings_routes.h).
 // Input: the request body. Invariants beyond "no crash": a parsed request names a model
-// and has between 1 and 2048 inputs.
+// and has either between 1 and 2048 text inputs or token-id inputs (and then no text).
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -9,6 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto parsed = infera::ParseEmbeddingsRequest(std::string_view(reinterpret_cast<const char*>(data), size));
-  if (parsed.ok() && (parsed->model.empty() || parsed->inputs.empty() || parsed->inputs.size() > 2048)) std::abort();
+  if (!parsed.ok()) return 0;
+  if (parsed->model.empty() || parsed->inputs.size() > 2048) std::abort();
+  if (parsed->token_ids ? !parsed->inputs.empty() : parsed->inputs.empty()) std::abort();
   return 0;
 }
