@@ -5,6 +5,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "grpc/grpc_status.h"
+#include "protocol/log_settings.h"
 #include "protocol/model_answers.h"
 #include "grpc/shared_memory_handlers.h"
 
@@ -177,6 +178,17 @@ grpc::ServerUnaryReactor* InferenceService::TraceSetting(grpc::CallbackServerCon
     return FinishNow(context, denied);
   }
   return FinishNow(context, handlers_.TraceSetting(*request, response));
+}
+
+grpc::ServerUnaryReactor* InferenceService::LogSettings(grpc::CallbackServerContext* context,
+                                                        const inference::LogSettingsRequest* request,
+                                                        inference::LogSettingsResponse* response) {
+  // Reading is guarded too, as over HTTP: with --admin-token the whole extension is admin.
+  if (absl::Status denied = CheckGuard(context, ApiCategory::kLogging, AdminGuard::Operation::kAdmin);
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  return FinishNow(context, BuildLogSettings(*request, response));
 }
 
 grpc::ServerUnaryReactor* InferenceService::FinishWhenDone(grpc::CallbackServerContext* context,

@@ -75,6 +75,11 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* TraceSetting(grpc::CallbackServerContext* context,
                                          const inference::TraceSettingRequest* request,
                                          inference::TraceSettingResponse* response) override;
+  // The logging extension (protocol/log_settings.h); reading and updating alike are in
+  // the admin guard's logging category as an admin operation, as GET/POST /v2/logging are.
+  grpc::ServerUnaryReactor* LogSettings(grpc::CallbackServerContext* context,
+                                        const inference::LogSettingsRequest* request,
+                                        inference::LogSettingsResponse* response) override;
 
   // Triton's shared-memory extensions (grpc/shared_memory_handlers.h), on the registry
   // in StreamInferReactor::Options::infer.shared_memory.

@@ -1,10 +1,9 @@
 #include "http/logging_routes.h"
 
 #include "common/json_reader.h"
-#include "common/logging.h"
-#include "common/str_cat.h"
 #include "http/admin_access.h"
 #include "http/http_status.h"
+#include "protocol/log_settings.h"
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/stringbuffer.h"
@@ -13,66 +12,56 @@
 namespace infera {
 namespace {
 
-HttpResponse CurrentSettings() {
-  const LogLevel level = GetLogLevel();
+// Renders the settings in Triton's JSON shape, keys in a fixed order.
+HttpResponse Render(const inference::LogSettingsResponse& settings) {
+  using Value = inference::LogSettingsResponse::SettingValue;
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   w.StartObject();
-  w.Key("log_file");
-  w.String("");
-  w.Key("log_info");
-  w.Bool(level >= LogLevel::kInfo);
-  w.Key("log_warning");
-  w.Bool(level >= LogLevel::kWarning);
-  w.Key("log_error");
-  w.Bool(true);
-  w.Key("log_verbose_level");
-  w.Int(level >= LogLevel::kVerbose ? 1 : 0);
-  w.Key("log_format");
-  w.String(GetLogFormat() == LogFormat::kJson ? "json" : "text");
+  for (const char* key : {"log_file", "log_info", "log_warning", "log_error", "log_verbose_level", "log_format"}) {
+    const auto found = settings.settings().find(key);
+    if (found == settings.settings().end()) continue;
+    w.Key(key);
+    const Value& value = found->second;
+    switch (value.parameter_choice_case()) {
+      case Value::kBoolParam: w.Bool(value.bool_param()); break;
+      case Value::kUint32Param: w.Uint(value.uint32_param()); break;
+      case Value::kStringParam: w.String(value.string_param().data(), value.string_param().size()); break;
+      default: w.Null(); break;
+    }
+  }
   w.EndObject();
   return HttpResponse{200, "application/json", std::string(buffer.GetString(), buffer.GetSize()), {}};
 }
 
+HttpResponse Answer(const inference::LogSettingsRequest& request) {
+  inference::LogSettingsResponse response;
+  if (absl::Status built = BuildLogSettings(request, &response); !built.ok()) return ErrorResponse(built);
+  return Render(response);
+}
+
+// Converts the JSON body to the request: bool, unsigned 32-bit integer and string values
+// map onto the oneof; any other value is left unset, which BuildLogSettings refuses as
+// the wrong type for that key.
 HttpResponse Update(const std::string& body) {
   rapidjson::Document doc;
   if (absl::Status parsed = ReadJson(body, "logging settings", doc); !parsed.ok()) {
     return ErrorResponse(parsed);
   }
   if (!doc.IsObject()) return ErrorResponse(400, "the logging settings must be a JSON object");
-  LogLevel level = GetLogLevel();
-  LogFormat format = GetLogFormat();
+  inference::LogSettingsRequest request;
   for (const auto& member : doc.GetObject()) {
     const std::string key(member.name.GetString(), member.name.GetStringLength());
-    const auto& value = member.value;
-    if (key == "log_verbose_level") {
-      if (!value.IsInt() || value.GetInt() < 0) return ErrorResponse(400, "log_verbose_level must be an integer >= 0");
-      if (value.GetInt() > 0) level = LogLevel::kVerbose;
-      else if (level == LogLevel::kVerbose) level = LogLevel::kInfo;
-    } else if (key == "log_info" || key == "log_warning" || key == "log_error") {
-      if (!value.IsBool()) return ErrorResponse(400, StrCat(key, " must be true or false"));
-      const LogLevel threshold = key == "log_info" ? LogLevel::kInfo
-                                 : key == "log_warning" ? LogLevel::kWarning : LogLevel::kError;
-      if (key == "log_error" && !value.GetBool()) return ErrorResponse(400, "log_error cannot be turned off");
-      if (value.GetBool() && level < threshold) level = threshold;
-      if (!value.GetBool() && level >= threshold) level = static_cast<LogLevel>(static_cast<int>(threshold) - 1);
-    } else if (key == "log_format") {
-      const std::string text = value.IsString() ? value.GetString() : "";
-      if (text == "json") format = LogFormat::kJson;
-      else if (text == "text" || text == "default") format = LogFormat::kText;
-      else return ErrorResponse(400, "log_format must be 'text' or 'json'");
-    } else if (key == "log_file") {
-      if (!value.IsString() || value.GetStringLength() != 0) {
-        return ErrorResponse(400, "log_file is not supported: infera logs to stderr");
-      }
-    } else {
-      return ErrorResponse(400, StrCat("unknown logging setting '", key, "'"));
+    auto& value = (*request.mutable_settings())[key];
+    if (member.value.IsBool()) {
+      value.set_bool_param(member.value.GetBool());
+    } else if (member.value.IsUint()) {
+      value.set_uint32_param(member.value.GetUint());
+    } else if (member.value.IsString()) {
+      value.set_string_param(std::string(member.value.GetString(), member.value.GetStringLength()));
     }
   }
-  SetLogLevel(level);
-  SetLogFormat(format);
-  INFERA_LOG(INFO) << "log settings changed over HTTP";
-  return CurrentSettings();
+  return Answer(request);
 }
 
 }  // namespace
@@ -86,7 +75,7 @@ HttpResponse HandleLoggingRequest(const HttpRequest& request, const AdminGuard& 
       return AdminDeniedResponse(denied);
     }
   }
-  if (request.method == "GET") return CurrentSettings();
+  if (request.method == "GET") return Answer(inference::LogSettingsRequest());
   if (request.method == "POST") return Update(request.body);
   HttpResponse response = ErrorResponse(405, "method not allowed; use GET or POST");
   response.headers.emplace_back("Allow", "GET, POST");

@@ -7,7 +7,9 @@
 //
 // infera's levels nest (verbose > info > warning > error), so log_info=false means
 // "warnings and errors only", log_warning=false "errors only"; log_error cannot be
-// turned off. Unknown keys or wrong types are a 400 naming the key.
+// turned off. Unknown keys or wrong types are a 400 naming the key. The rules are
+// protocol/log_settings.h, shared with gRPC LogSettings: this route converts the JSON body
+// to the LogSettingsRequest and renders the answer as JSON.
 //
 // The route is in the AdminGuard's logging category (api/admin_guard.h): a configured
 // restricted-API header (403) and, with --admin-token, `Authorization: Bearer <token>`
