@@ -193,15 +193,21 @@ bool ModelVersion::AwaitNoHandles(absl::Time deadline) const {
 
 void ModelVersion::CancelOutstandingWork() { loaded_->CancelOutstandingWork(); }
 
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::NewWithLabels(const Options& options) {
+  std::shared_ptr<ModelVersion> version(new ModelVersion(options));
+  auto labels = LoadOutputLabels(*options.config, options.model_dir);
+  if (!labels.ok()) {
+    return absl::Status(labels.status().code(), StrCat("model '", options.config->name(), "' version ",
+                                                       options.version, ": ", labels.status().message()));
+  }
+  version->labels_ = std::move(*labels);
+  return version;
+}
+
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options) {
   const inference::ModelConfig& config = *options.config;
   const std::string where = StrCat("model '", config.name(), "' version ", options.version);
-  std::shared_ptr<ModelVersion> version(new ModelVersion(options));
-  auto labels = LoadOutputLabels(config, options.model_dir);
-  if (!labels.ok()) {
-    return absl::Status(labels.status().code(), StrCat(where, ": ", labels.status().message()));
-  }
-  version->labels_ = std::move(*labels);
+  ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> version, NewWithLabels(options));
 
   ModelLoadContext context{options.config.get(), options.version, options.model_dir,
                            options.model_dir / std::to_string(options.version), options.metrics};
@@ -245,14 +251,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
 
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::CreateComposite(Options options,
                                                                            std::unique_ptr<Scheduler> scheduler) {
-  const inference::ModelConfig& config = *options.config;
-  std::shared_ptr<ModelVersion> version(new ModelVersion(options));
-  auto labels = LoadOutputLabels(config, options.model_dir);
-  if (!labels.ok()) {
-    return absl::Status(labels.status().code(), StrCat("model '", config.name(), "' version ", options.version, ": ",
-                                                       labels.status().message()));
-  }
-  version->labels_ = std::move(*labels);
+  ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> version, NewWithLabels(options));
   version->loaded_ = std::make_unique<NoInstancesModel>();
   version->composite_ = true;
   version->scheduler_ = std::move(scheduler);

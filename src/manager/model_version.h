@@ -111,6 +111,9 @@ class ModelVersion {
 
  private:
   explicit ModelVersion(Options options);
+  // A version with its outputs' classification labels loaded (label_filename); the
+  // load error names the model, version and file. Shared by Load and CreateComposite.
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> NewWithLabels(const Options& options);
 
   // Runs a batch the scheduler formed and answers each of its requests. IMPORTANT: when
   // a batch of several requests fails with InvalidArgument (an input's fault, see
