@@ -151,7 +151,7 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   InferCompletion completion{std::move(responder), {},
                              InferTrace::Start(options_.trace, path.name, request.Header("traceparent"),
                                                request.received_time),
-                             request.received_time, path.name, ""};
+                             request.received_time, path.name, "", {}};
   // A raw binary request (Inference-Header-Content-Length: 0) is the single input's bytes;
   // decoding it needs the model's config, so its version is chosen first (routed by
   // X-Routing-Key alone: the request has no parameters).
