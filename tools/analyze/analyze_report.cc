@@ -1,0 +1,86 @@
+#include "tools/analyze/analyze_report.h"
+
+#include <cstdio>
+
+#include "common/str_cat.h"
+#include "tools/bench/report_writers.h"
+
+namespace infera::analyze {
+namespace {
+
+std::string Fixed(double v, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, v);
+  return buffer;
+}
+
+// Table cells must not break the Markdown row.
+std::string Cell(std::string text) {
+  for (char& c : text) {
+    if (c == '|' || c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+std::string Percentile(const Objective& o) { return StrCat("P", static_cast<int>(o.percentile)); }
+
+}  // namespace
+
+std::string FormatReport(const AnalyzeRun& run) {
+  const SearchResult& s = run.search;
+  std::string out = StrCat("# infera analyze: ", run.model, "\n\n");
+  out += StrCat("- objective: `", run.objective.ToString(), "`\n");
+  out += StrCat("- platform: ", run.platform.empty() ? "-" : run.platform, ", cores: ", run.cores,
+                ", time per point: ", Fixed(run.time_per_point_s, 1), " s\n");
+  out += StrCat("- measured ", s.measured.size(), " points of a full grid of ", s.full_grid, " in ",
+                Fixed(run.search_seconds, 1), " s", s.stop_reason.empty() ? "" : StrCat(" (stopped: ", s.stop_reason, ")"),
+                "\n");
+  if (!run.error.empty()) out += StrCat("- **error**: ", Cell(run.error), "\n");
+  out += "\n| # | configuration | searching | throughput (req/s) | P50 (ms) | P99 (ms) | " + Percentile(run.objective) +
+         " (ms) | concurrency | server CPU (µs/req) | objective |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (size_t i = 0; i < s.measured.size(); ++i) {
+    const MeasuredPoint& m = s.measured[i];
+    const PointResult& r = m.result;
+    std::string verdict = !r.loaded ? StrCat("failed: ", Cell(r.error)) : r.met ? "met" : "not met";
+    if (static_cast<int>(i) == s.best) verdict += " **(best)**";
+    if (!r.loaded) {
+      out += StrCat("| ", i + 1, " | ", m.label, " | ", m.dimension, " | - | - | - | - | - | - | ", verdict, " |\n");
+      continue;
+    }
+    out += StrCat("| ", i + 1, " | ", m.label, " | ", m.dimension, " | ", Fixed(r.throughput_rps, 1), " | ",
+                  Fixed(r.p50_ms, 2), " | ", Fixed(r.p99_ms, 2), " | ", Fixed(r.objective_latency_ms, 2), " | ",
+                  r.concurrency > 0 ? std::to_string(r.concurrency) : "open loop", " | ",
+                  r.server_cpu_us_per_request ? Fixed(*r.server_cpu_us_per_request, 0) : "-", " | ", verdict, " |\n");
+  }
+  out += "\n";
+  if (s.best < 0 || !s.measured[s.best].result.loaded) {
+    out += "No configuration could be measured.\n";
+    return out;
+  }
+  const MeasuredPoint& best = s.measured[s.best];
+  if (best.result.met) {
+    out += StrCat("Best: `", best.label, "` — ", Fixed(best.result.throughput_rps, 1), " req/s at ",
+                  Percentile(run.objective), " ", Fixed(best.result.objective_latency_ms, 2), " ms (objective met).\n");
+  } else {
+    out += StrCat("Objective not met by any configuration. Best effort: `", best.label, "` — ",
+                  Fixed(best.result.throughput_rps, 1), " req/s at ", Percentile(run.objective), " ",
+                  Fixed(best.result.objective_latency_ms, 2), " ms.\n");
+  }
+  return out;
+}
+
+std::string FormatPlot(const AnalyzeRun& run) {
+  std::vector<bench::PlotSeries> series;
+  for (const MeasuredPoint& m : run.search.measured) {
+    if (!m.result.loaded || m.result.curve.empty()) continue;
+    bench::PlotSeries one;
+    one.name = m.label;
+    for (const auto& [throughput, latency] : m.result.curve) one.points.push_back({throughput, latency, ""});
+    series.push_back(std::move(one));
+  }
+  return bench::FormatSvgPlot(series, StrCat(run.model, ": ", Percentile(run.objective),
+                                             " latency vs throughput per configuration (", run.objective.ToString(), ")"));
+}
+
+}  // namespace infera::analyze
