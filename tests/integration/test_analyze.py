@@ -5,6 +5,7 @@ Failures: a refused load is recorded and skipped, an unreachable objective is re
 as such, a server that dies or never starts is a clear error, Ctrl-C stops the child
 server, hostile flags exit 2 naming the problem. Each run is bounded (short points)."""
 
+import json
 import os
 import re
 import shutil
@@ -83,10 +84,11 @@ def test_end_to_end_writes_a_config_that_loads(repo):
             best = re.search(r"Best: `([^`]*)`", report).group(1)
             instances = int(re.search(r"instances=(\d+)", best).group(1))
             assert sum(g.get("count", 1) for g in body["instance_group"]) == instances, (best, body)
-            status, reply = server.infer("simple", {"inputs": [
+            status, _, data = server.infer("simple", {"inputs": [
                 {"name": "INPUT0", "datatype": "INT32", "shape": [1, 16], "data": list(range(16))},
                 {"name": "INPUT1", "datatype": "INT32", "shape": [1, 16], "data": [1] * 16}]})
-            assert status == 200, reply
+            assert status == 200, data
+            reply = json.loads(data)
             assert reply["outputs"][0]["data"] == [i + 1 for i in range(16)]
         finally:
             server.stop()

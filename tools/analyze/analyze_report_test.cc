@@ -36,10 +36,20 @@ AnalyzeRun SampleRun() {
 TEST(AnalyzeReportTest, TableHasEveryPointAndTheSummary) {
   const std::string report = FormatReport(SampleRun());
   EXPECT_THAT(report, HasSubstr("measured 2 points of a full grid of 38 in 12.5 s"));
-  EXPECT_THAT(report, HasSubstr("| 1 | instances=1 max_batch=off | start | 1000.0 | 0.50 | 1.50 | 1.50 | 4 | 420 | met **(best)** |"));
+  EXPECT_THAT(report, HasSubstr("| 1 | instances=1 max_batch=off | start | 1000.0 | 0.50 | 1.50 | 4 | 420 | met **(best)** |"));
   EXPECT_THAT(report, HasSubstr("| 2 | instances=2 max_batch=off | instances | - |"));
   EXPECT_THAT(report, HasSubstr("failed: load refused (HTTP 400): bad   value more"));  // cell kept on one row
   EXPECT_THAT(report, HasSubstr("Best: `instances=1 max_batch=off`"));
+}
+
+TEST(AnalyzeReportTest, OtherPercentilesGetTheirOwnColumn) {
+  AnalyzeRun run = SampleRun();
+  run.objective = *ParseObjective("max-throughput:p95<=5");
+  run.search.measured[0].result.objective_latency_ms = 1.25;
+  const std::string report = FormatReport(run);
+  EXPECT_THAT(report, HasSubstr("| P99 (ms) | P95 (ms) | concurrency |"));
+  EXPECT_THAT(report, HasSubstr("| 0.50 | 1.50 | 1.25 | 4 |"));
+  EXPECT_THAT(report, HasSubstr("| - | - | - | - | - | - | failed"));
 }
 
 TEST(AnalyzeReportTest, UnmetObjectiveSaysSo) {
