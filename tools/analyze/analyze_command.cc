@@ -160,6 +160,16 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
   const StopFn stop = [&] { return g_stop.load() || server_died(); };
 
   const auto started = std::chrono::steady_clock::now();
+  if (o.baseline) {
+    auto body = LoadOverrideBody(*base);
+    if (!body.ok()) return Fail(std::string(body.status().message()), 1);
+    std::cout << "[0] the model's own config.pbtxt: measuring\n" << std::flush;
+    run.baseline = MeasurePoint(settings, *body, g_stop);
+    std::cout << "[0] -> " << (run.baseline->loaded ? StrCat(run.baseline->throughput_rps, " req/s, p99 ",
+                                                               run.baseline->p99_ms, " ms")
+                                                    : run.baseline->error)
+              << "\n" << std::flush;
+  }
   run.search = RunSearch(dimensions, context, o.objective, SearchOptions{o.min_gain_pct, o.max_points}, measure, stop);
   run.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (g_stop.load()) run.search.stop_reason = "interrupted";

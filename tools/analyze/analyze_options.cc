@@ -71,7 +71,8 @@ std::string AnalyzeHelpText() {
       "  --dimensions LIST         dimensions searched (default all: " + DimensionNames() + ")\n"
       "  --precisions LIST         pytorch PRECISION values to try (fp32, bf16, fp16,\n"
       "                            int8_dynamic; default none: the dimension is off)\n"
-      "  --binary PATH             the infera binary to serve with (default this one)\n";
+      "  --binary PATH             the infera binary to serve with (default this one)\n"
+      "  --baseline                also measure the model's own config.pbtxt first (row 0)\n";
 }
 
 absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string>& args) {
@@ -92,6 +93,10 @@ absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string
     }
     if (flag == "-h" || flag == "--help") {
       o.help = true;
+      continue;
+    }
+    if (flag == "--baseline" && !has_value) {
+      o.baseline = true;
       continue;
     }
     static const char* const kWithValue[] = {"--repository", "-m", "--model", "--objective", "--out",

@@ -31,6 +31,7 @@ struct AnalyzeOptions {
   std::vector<std::string> dimensions;  // empty: all (dimensions.h)
   std::vector<std::string> precisions;  // values of the precision dimension
   std::string binary;             // default: this executable
+  bool baseline = false;          // also measure the model's own config first
 };
 
 absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string>& args);

@@ -23,7 +23,7 @@ TEST(AnalyzeOptionsTest, DefaultsAndFlags) {
   auto all = ParseAnalyzeOptions(Args({"--out", "/tmp/x", "--time-per-point=1.5", "--max-points", "7",
                                        "--concurrency", "1:4:x2", "--min-gain", "2", "--max-queue-delay-us", "800",
                                        "--max-instances", "2", "--dimensions", "instances,max_batch",
-                                       "--precisions", "fp32,bf16", "--binary", "/bin/infera"}));
+                                       "--precisions", "fp32,bf16", "--binary", "/bin/infera", "--baseline"}));
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_DOUBLE_EQ(all->time_per_point_s, 1.5);
   EXPECT_EQ(all->max_points, 7);
@@ -32,6 +32,8 @@ TEST(AnalyzeOptionsTest, DefaultsAndFlags) {
   EXPECT_EQ(all->dimensions, (std::vector<std::string>{"instances", "max_batch"}));
   EXPECT_EQ(all->precisions, (std::vector<std::string>{"fp32", "bf16"}));
   EXPECT_EQ(all->binary, "/bin/infera");
+  EXPECT_TRUE(all->baseline);
+  EXPECT_FALSE(o->baseline);
 }
 
 TEST(AnalyzeOptionsTest, HostileFlagsNameTheProblem) {

@@ -42,17 +42,22 @@ std::string FormatReport(const AnalyzeRun& run) {
                 extra ? Percentile(run.objective) + " (ms) | " : "",
                 "concurrency | server CPU (µs/req) | objective |\n");
   out += StrCat("|---|---|---|---|---|---|", extra ? "---|" : "", "---|---|---|\n");
-  for (size_t i = 0; i < s.measured.size(); ++i) {
-    const MeasuredPoint& m = s.measured[i];
+  std::vector<MeasuredPoint> rows;
+  if (run.baseline) rows.push_back({{}, "the model's own config.pbtxt", "baseline", *run.baseline});
+  rows.insert(rows.end(), s.measured.begin(), s.measured.end());
+  const size_t first = run.baseline ? 1 : 0;  // row numbers: the baseline is 0
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const MeasuredPoint& m = rows[i];
     const PointResult& r = m.result;
+    const size_t number = i + 1 - first;
     std::string verdict = !r.loaded ? StrCat("failed: ", Cell(r.error)) : r.met ? "met" : "not met";
-    if (static_cast<int>(i) == s.best) verdict += " **(best)**";
+    if (i >= first && static_cast<int>(i - first) == s.best) verdict += " **(best)**";
     if (!r.loaded) {
-      out += StrCat("| ", i + 1, " | ", m.label, " | ", m.dimension, " | - | - | - | ", extra ? "- | " : "", "- | - | ",
+      out += StrCat("| ", number, " | ", m.label, " | ", m.dimension, " | - | - | - | ", extra ? "- | " : "", "- | - | ",
                     verdict, " |\n");
       continue;
     }
-    out += StrCat("| ", i + 1, " | ", m.label, " | ", m.dimension, " | ", Fixed(r.throughput_rps, 1), " | ",
+    out += StrCat("| ", number, " | ", m.label, " | ", m.dimension, " | ", Fixed(r.throughput_rps, 1), " | ",
                   Fixed(r.p50_ms, 2), " | ", Fixed(r.p99_ms, 2), " | ",
                   extra ? Fixed(r.objective_latency_ms, 2) + " | " : "",
                   r.concurrency > 0 ? std::to_string(r.concurrency) : "open loop", " | ",
@@ -67,6 +72,15 @@ std::string FormatReport(const AnalyzeRun& run) {
   if (best.result.met) {
     out += StrCat("Best: `", best.label, "` — ", Fixed(best.result.throughput_rps, 1), " req/s at ",
                   Percentile(run.objective), " ", Fixed(best.result.objective_latency_ms, 2), " ms (objective met).\n");
+    if (run.baseline && run.baseline->loaded) {
+      const PointResult& b = *run.baseline;
+      out += StrCat("The model's own config.pbtxt: ", Fixed(b.throughput_rps, 1), " req/s at ", Percentile(run.objective),
+                    " ", Fixed(b.objective_latency_ms, 2), " ms (objective ", b.met ? "met" : "not met", ")",
+                    b.met && b.throughput_rps > 0 && run.objective.kind == Objective::Kind::kMaxThroughput
+                        ? StrCat("; the best is ", Fixed(best.result.throughput_rps / b.throughput_rps, 2), "x its throughput")
+                        : std::string(),
+                    ".\n");
+    }
   } else {
     out += StrCat("Objective not met by any configuration. Best effort: `", best.label, "` — ",
                   Fixed(best.result.throughput_rps, 1), " req/s at ", Percentile(run.objective), " ",

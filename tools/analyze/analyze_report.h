@@ -8,6 +8,7 @@
 #ifndef INFERA_TOOLS_ANALYZE_ANALYZE_REPORT_H_
 #define INFERA_TOOLS_ANALYZE_ANALYZE_REPORT_H_
 
+#include <optional>
 #include <string>
 
 #include "tools/analyze/objective.h"
@@ -24,6 +25,9 @@ struct AnalyzeRun {
   int cores = 0;
   double time_per_point_s = 0;
   std::string error;  // a fatal problem that ended the run early (server died...)
+  // --baseline: the model's own config.pbtxt, measured the same way before the search
+  // (row 0 of the table; not a search point).
+  std::optional<PointResult> baseline;
 };
 
 // The Markdown report (also printed to stdout).

@@ -52,6 +52,22 @@ TEST(AnalyzeReportTest, OtherPercentilesGetTheirOwnColumn) {
   EXPECT_THAT(report, HasSubstr("| - | - | - | - | - | - | failed"));
 }
 
+TEST(AnalyzeReportTest, BaselineIsRowZeroAndCompared) {
+  AnalyzeRun run = SampleRun();
+  PointResult own;
+  own.loaded = own.met = true;
+  own.throughput_rps = own.score = 400;
+  own.p50_ms = 0.4;
+  own.p99_ms = own.objective_latency_ms = 1;
+  own.concurrency = 2;
+  run.baseline = own;
+  const std::string report = FormatReport(run);
+  EXPECT_THAT(report, HasSubstr("| 0 | the model's own config.pbtxt | baseline | 400.0 |"));
+  EXPECT_THAT(report, HasSubstr("| 1 | instances=1 max_batch=off | start | 1000.0 |"));
+  EXPECT_THAT(report, HasSubstr("met **(best)**"));
+  EXPECT_THAT(report, HasSubstr("the best is 2.50x its throughput"));
+}
+
 TEST(AnalyzeReportTest, UnmetObjectiveSaysSo) {
   AnalyzeRun run = SampleRun();
   run.search.measured[0].result.met = false;
