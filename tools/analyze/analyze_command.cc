@@ -165,12 +165,13 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
     if (!body.ok()) return Fail(std::string(body.status().message()), 1);
     std::cout << "[0] the model's own config.pbtxt: measuring\n" << std::flush;
     run.baseline = MeasurePoint(settings, *body, g_stop);
-    std::cout << "[0] -> " << (run.baseline->loaded ? StrCat(run.baseline->throughput_rps, " req/s, p99 ",
-                                                               run.baseline->p99_ms, " ms")
-                                                    : run.baseline->error)
-              << "\n" << std::flush;
+    char line[160];
+    std::snprintf(line, sizeof(line), "%.1f req/s, p50 %.2f ms, p99 %.2f ms (c=%d), objective %s",
+                  run.baseline->throughput_rps, run.baseline->p50_ms, run.baseline->p99_ms,
+                  run.baseline->concurrency, run.baseline->met ? "met" : "not met");
+    std::cout << "[0] -> " << (run.baseline->loaded ? std::string(line) : run.baseline->error) << "\n" << std::flush;
   }
-  run.search = RunSearch(dimensions, context, o.objective, SearchOptions{o.min_gain_pct, o.max_points}, measure, stop);
+  run.search = RunSearch(dimensions, context, o.objective, SearchOptions{o.min_gain_pct, o.max_points, o.patience}, measure, stop);
   run.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (g_stop.load()) run.search.stop_reason = "interrupted";
   server_died();

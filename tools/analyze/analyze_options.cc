@@ -66,6 +66,8 @@ std::string AnalyzeHelpText() {
       "                            objectives (default 1:16:x2; bench's RANGE syntax)\n"
       "  --min-gain PCT            a step must improve the objective by PCT % to be taken\n"
       "                            (default 5)\n"
+      "  --patience N              values tried past one that did not help before a\n"
+      "                            dimension stops (default 1)\n"
       "  --max-queue-delay-us US   largest queue delay tried (default 2000)\n"
       "  --max-instances N         largest instance count tried (default: cores)\n"
       "  --dimensions LIST         dimensions searched (default all: " + DimensionNames() + ")\n"
@@ -100,7 +102,7 @@ absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string
       continue;
     }
     static const char* const kWithValue[] = {"--repository", "-m", "--model", "--objective", "--out",
-                                             "--time-per-point", "--max-points", "--concurrency", "--min-gain",
+                                             "--time-per-point", "--max-points", "--concurrency", "--min-gain", "--patience",
                                              "--max-queue-delay-us", "--max-instances", "--dimensions",
                                              "--precisions", "--binary"};
     if (std::find(std::begin(kWithValue), std::end(kWithValue), flag) == std::end(kWithValue)) {
@@ -140,6 +142,10 @@ absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string
       auto v = ParseNumber(flag, value, 0, 1000);
       if (!v.ok()) return v.status();
       o.min_gain_pct = *v;
+    } else if (flag == "--patience") {
+      auto v = ParseInteger(flag, value, 0, 10);
+      if (!v.ok()) return v.status();
+      o.patience = static_cast<int>(*v);
     } else if (flag == "--max-queue-delay-us") {
       auto v = ParseInteger(flag, value, 100, 10'000'000);
       if (!v.ok()) return v.status();

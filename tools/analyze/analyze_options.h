@@ -26,6 +26,7 @@ struct AnalyzeOptions {
   int max_points = 40;            // [1, 1000]
   bench::RangeSpec concurrency;   // default 1:16:x2
   double min_gain_pct = 5;        // [0, 1000]
+  int patience = 1;               // [0, 10]
   int64_t max_queue_delay_us = 2000;  // [100, 10'000'000]
   int max_instances = 0;          // 0: the machine's cores
   std::vector<std::string> dimensions;  // empty: all (dimensions.h)

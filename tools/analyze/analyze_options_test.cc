@@ -21,7 +21,7 @@ TEST(AnalyzeOptionsTest, DefaultsAndFlags) {
   EXPECT_EQ(o->concurrency.ToString(), "1:16:x2");
   EXPECT_TRUE(o->precisions.empty());
   auto all = ParseAnalyzeOptions(Args({"--out", "/tmp/x", "--time-per-point=1.5", "--max-points", "7",
-                                       "--concurrency", "1:4:x2", "--min-gain", "2", "--max-queue-delay-us", "800",
+                                       "--concurrency", "1:4:x2", "--min-gain", "2", "--patience", "0", "--max-queue-delay-us", "800",
                                        "--max-instances", "2", "--dimensions", "instances,max_batch",
                                        "--precisions", "fp32,bf16", "--binary", "/bin/infera", "--baseline"}));
   ASSERT_TRUE(all.ok()) << all.status();
@@ -29,6 +29,8 @@ TEST(AnalyzeOptionsTest, DefaultsAndFlags) {
   EXPECT_EQ(all->max_points, 7);
   EXPECT_EQ(all->concurrency.Levels().size(), 3u);
   EXPECT_EQ(all->max_instances, 2);
+  EXPECT_EQ(all->patience, 0);
+  EXPECT_EQ(o->patience, 1);
   EXPECT_EQ(all->dimensions, (std::vector<std::string>{"instances", "max_batch"}));
   EXPECT_EQ(all->precisions, (std::vector<std::string>{"fp32", "bf16"}));
   EXPECT_EQ(all->binary, "/bin/infera");
@@ -55,6 +57,7 @@ TEST(AnalyzeOptionsTest, HostileFlagsNameTheProblem) {
            {Args({"--concurrency", "8:1"}), "--concurrency"},
            {Args({"--concurrency", "1:100000:+1"}), "--concurrency"},
            {Args({"--min-gain", "-5"}), "--min-gain"},
+           {Args({"--patience", "11"}), "--patience"},
            {Args({"--max-queue-delay-us", "1e12"}), "--max-queue-delay-us"},
            {Args({"--max-instances", "0"}), "--max-instances"},
            {Args({"--dimensions", "instances,threads"}), "unknown dimension 'threads'"},

@@ -59,17 +59,26 @@ class Searcher {
       return p;
     };
     switch (d.strategy) {
-      case SearchStrategy::kGreedyAscending:
+      case SearchStrategy::kGreedyAscending: {
+        int misses = 0;
         for (size_t i = start + 1; i < values.size(); ++i) {
           const ConfigPoint p = at(i);
           auto r = Measure(p, d.name);
           if (!r) return false;
           if (!r->loaded) continue;  // a refused combination: recorded, skipped
-          if (!Helps(*r, *current_result)) break;  // this dimension stopped helping
+          if (current_result->met && !r->met) break;  // broke the SLO: larger values will not mend it
+          if (!Helps(*r, *current_result)) {
+            // Stopped helping; look `patience` steps further (a plateau, or noise)
+            // before giving up on the dimension.
+            if (++misses > options_.patience) break;
+            continue;
+          }
+          misses = 0;
           *current = p;
           *current_result = *r;
         }
         return true;
+      }
       case SearchStrategy::kExhaustive: {
         const ConfigPoint from = *current;
         for (size_t i = 0; i < values.size(); ++i) {

@@ -1,7 +1,7 @@
 // The search of `infera analyze`: coordinate descent over the dimensions (dimensions.h),
 // one dimension at a time in order, each walked by its strategy, with early stop when a
-// step does not improve the objective by at least `min_gain_pct` (or breaks the SLO,
-// which makes it worse than a point that met it). Why this search: docs/analyze.md.
+// step breaks the SLO or `patience` + 1 steps in a row do not improve the objective by at
+// least `min_gain_pct`. Why this search: docs/analyze.md.
 //
 // The measurement is a function, so the strategy is tested with a fake one
 // (search_test.cc) and driven by real bench sweeps in `infera analyze`. A point is
@@ -24,6 +24,8 @@ namespace infera::analyze {
 struct SearchOptions {
   double min_gain_pct = 5;
   int max_points = 40;
+  // Greedy dimensions: values tried past one that did not help before stopping.
+  int patience = 1;
 };
 
 struct MeasuredPoint {

@@ -83,8 +83,9 @@ TEST(SearchTest, InstancesStopWhenTheyStopHelping) {
   model.useful_instances = 3;
   const SearchResult r = RunFake(model, Context(8, 0));
   EXPECT_EQ(Best(r).point.at("instances"), "3");
-  // 1, 2, 3 helped; 4 did not: the search stops there instead of trying 5..8.
-  EXPECT_EQ(model.measured, (std::vector<std::string>{"instances=1", "instances=2", "instances=3", "instances=4"}));
+  // 1, 2, 3 helped; 4 and 5 (patience 1) did not: the search stops instead of trying 6..8.
+  EXPECT_EQ(model.measured,
+            (std::vector<std::string>{"instances=1", "instances=2", "instances=3", "instances=4", "instances=5"}));
   EXPECT_TRUE(r.stop_reason.empty());
 }
 
@@ -101,6 +102,32 @@ TEST(SearchTest, FindsBatchAndDelayWithFewerPointsThanTheGrid) {
   EXPECT_TRUE(best.result.met);
   EXPECT_LT(static_cast<int64_t>(r.measured.size()), r.full_grid / 3)
       << r.measured.size() << " of " << r.full_grid;
+}
+
+TEST(SearchTest, PatienceLooksPastAPlateau) {
+  // Batch 2 is no better than off (a plateau), batch 4 is: patience 1 finds it, 0 does not.
+  struct Plateau {
+    std::vector<std::string> measured;
+    PointResult operator()(const ConfigPoint& p) {
+      measured.push_back(DescribePoint(p, Dimensions()));
+      const int batch = Int(p, "max_batch", 1);
+      PointResult r;
+      r.loaded = r.met = true;
+      r.score = r.throughput_rps = batch >= 4 ? 100.0 * batch : 100;
+      return r;
+    }
+  };
+  Plateau patient;
+  SearchOptions options;
+  options.max_points = 20;
+  const SearchResult found = RunSearch(Dimensions(), Context(1, 8), kThroughput, options,
+                                       [&](const ConfigPoint& p) { return patient(p); }, [] { return false; });
+  EXPECT_EQ(found.measured.at(found.best).point.at("max_batch"), "8");
+  Plateau hasty;
+  options.patience = 0;
+  const SearchResult missed = RunSearch(Dimensions(), Context(1, 8), kThroughput, options,
+                                        [&](const ConfigPoint& p) { return hasty(p); }, [] { return false; });
+  EXPECT_EQ(missed.measured.at(missed.best).point.at("max_batch"), "off");
 }
 
 TEST(SearchTest, BrokenSloStopsTheBatchDimension) {
