@@ -92,7 +92,27 @@ PointResult MeasurePoint(const MeasureSettings& s, const std::string& override_b
   o.percentile = s.objective.percentile;
   o.request_timeout_ms = 10000;
   if (s.server_pid > 0) o.server_pid = s.server_pid;
-  const double total_ms = s.time_per_point_s * 1000;
+  // Settle: a fifth of the point's time at the sweep's highest concurrency, discarded.
+  // Right after a load, a backend may still be compiling for batch shapes it has not
+  // seen (TorchScript's profiling executor specialises per shape); without this the
+  // first level measured those stalls instead of the configuration.
+  {
+    bench::BenchOptions settle = o;
+    bench::RangeSpec top;
+    const std::vector<double> levels = s.concurrency.Levels();
+    top.start = top.end = levels.empty() ? 1 : levels.back();
+    settle.concurrency_range = top;
+    settle.warmup_ms = static_cast<int64_t>(s.time_per_point_s * 1000 / 5);
+    settle.measurement_interval_ms = 100;
+    settle.duration_s = 0.1;
+    settle.max_duration_s = s.time_per_point_s + 30;
+    auto settled = bench::RunKServeSweep(settle, stop);
+    if (!settled.ok()) {
+      failed.error = StrCat("measurement: ", settled.status().message());
+      return failed;
+    }
+  }
+  const double total_ms = s.time_per_point_s * 1000 * 4 / 5;
   double level_ms = total_ms;
   if (s.objective.kind == Objective::Kind::kMaxThroughput) {
     o.concurrency_range = s.concurrency;

@@ -1,7 +1,9 @@
 // One configuration point of `infera analyze`: load the model with the point's config
 // (a repository load override on the analyzer's own server), then measure it with the
 // bench engine in this process (bench_command.h's RunKServeSweep) and reduce the sweep
-// to the objective (objective.h):
+// to the objective (objective.h). A fifth of the point's time first runs the load at the
+// sweep's highest concurrency and is discarded (the backend settles: shape-specialised
+// compilation after a load); the rest is measured:
 //
 //   max-throughput:pNN<=X  closed-loop concurrency sweep (`concurrency`), the point's
 //                          time split evenly over the levels (a quarter of each level
