@@ -107,6 +107,22 @@ def test_unreachable_objective_reports_best_effort(repo):
     assert "objective not met: best effort" in open(os.path.join(out, "config.pbtxt")).read()
 
 
+def test_min_latency_objective_runs_open_loop(repo):
+    out = os.path.join(repo, "out")
+    # 1.5 s points: ~90 requests per measured window, so the achieved rate is within 2 %
+    # of the offered one and the 95 % bar is not decided by one request more or less.
+    r = analyze("--repository", repo, "-m", "simple", "--objective", "min-latency:rate>=100",
+                "--out", out, "--dimensions", "instances", "--max-instances", "2", *FAST, "--time-per-point", "1.5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = open(os.path.join(out, "report.md")).read()
+    rows = report_rows(report)
+    assert [row.split("|")[2].strip() for row in rows] == ["instances=1", "instances=2"], report
+    for row in rows:  # open loop at 100 req/s: the achieved rate, not a concurrency
+        cells = [c.strip() for c in row.split("|")]
+        assert cells[7] == "open loop" and float(cells[4]) >= 0.95 * 100 and cells[-2].startswith("met"), report
+    assert "objective met" in report, report
+
+
 def test_server_death_is_a_clear_error(repo):
     out = os.path.join(repo, "out")
     # A "server" that is the real one killed after a few seconds, mid-search.
