@@ -52,7 +52,8 @@ def report_rows(report):
 def test_end_to_end_writes_a_config_that_loads(repo):
     out = os.path.join(repo, "out")
     r = analyze("--repository", repo, "-m", "simple", "--objective", "max-throughput:p99<=200ms",
-                "--out", out, "--max-instances", "2", "--max-points", "8", "--baseline", *FAST)
+                "--out", out, "--max-instances", "2", "--max-points", "6", "--baseline", *FAST,
+                "--concurrency", "1:2:x2")
     assert r.returncode == 0, r.stdout + r.stderr
     report = open(os.path.join(out, "report.md")).read()
     rows = report_rows(report)
