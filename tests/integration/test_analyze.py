@@ -40,9 +40,11 @@ model_warmup [ { name: "b4" batch_size: 4 count: 1
 @pytest.fixture
 def repo():
     d = tempfile.mkdtemp(prefix="infera-analyze-")
-    copy_model(demo_repo(), "simple", d, config_edit=with_warmup_batch_4)
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
+    try:  # removed even when the set-up fails (no demo repository)
+        copy_model(demo_repo(), "simple", d, config_edit=with_warmup_batch_4)
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def report_rows(report):
