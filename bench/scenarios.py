@@ -7,7 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
-                       [pipeline]
+                       [pipeline] [analyze]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -1026,10 +1026,65 @@ def scenario_shm():
     return summary
 
 
+def scenario_analyze():
+    """Issue 17: `infera analyze` on ResNet-18 and the ranker (max throughput under a P99
+    bound), then the configuration it wrote against the demo's hand-written one, both
+    served by one server and benched alternately (median of the repeats)."""
+    cases = [("ranker", 10.0), ("resnet18", 250.0)]
+    point_s = "1" if ARGS.quick else "3"
+    seconds = "1" if ARGS.quick else "2"
+    rows, summary = [], {}
+    for model, p99_ms in cases:
+        repo = bench_repo([model])
+        out = os.path.join(ARGS.out, f"analyze-{model}")
+        cmd = [ARGS.infera, "analyze", "--repository", repo, "-m", model, "--objective",
+               f"max-throughput:p99<={p99_ms:g}ms", "--out", out, "--time-per-point", point_s,
+               "--concurrency", "1:16:x2"]
+        started = time.time()
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=ENV)
+        took = time.time() - started
+        if result.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        with open(os.path.join(out, "report.md")) as f:
+            report = f.read()
+        grid = re.search(r"measured (\d+) points of a full grid of (\d+)", report)
+        best = re.search(r"Best: `([^`]*)`", report)
+        found = f"{model}_found"
+        shutil.copytree(os.path.join(repo, model), os.path.join(repo, found), ignore=shutil.ignore_patterns("config.pbtxt"),
+                        copy_function=lambda a, b: os.link(a, b))
+        with open(os.path.join(out, "config.pbtxt")) as f:
+            config = f.read().replace(f'name: "{model}"', f'name: "{found}"')
+        with open(os.path.join(repo, found, "config.pbtxt"), "w") as f:
+            f.write(config)
+        runs = {}
+        with start_infera(repo, "--model-control-mode", "explicit", "--load-model", model,
+                          "--load-model", found, env=ENV) as infera_proc:
+            for rep in range(ARGS.repeats):
+                for m in ([model, found] if rep % 2 == 0 else [found, model]):
+                    r = bench(infera_proc.port, m, "--concurrency-range", "1:16:x2", "--percentile", "99",
+                              "--latency-threshold", f"{p99_ms:g}", "--warmup", "500", "--duration", seconds,
+                              name=f"analyze-{m}-r{rep}")
+                    b = best_under(r, p99_ms * 1000)
+                    runs.setdefault(m, []).append(b["throughput_per_s"] if b else None)
+        shutil.rmtree(repo)
+        hand, tuned = med(runs[model]), med(runs[found])
+        ratio = tuned / hand if hand and tuned else None
+        summary[model] = {"points": grid.group(1), "grid": grid.group(2), "seconds": round(took, 1),
+                          "found": best.group(1) if best else None, "demo_rps": hand, "found_rps": tuned,
+                          "ratio": ratio, "command": " ".join(["infera"] + cmd[1:])}
+        rows.append([model, f"P99 <= {p99_ms:g} ms", f"{grid.group(1)} / {grid.group(2)}", took,
+                     best.group(1) if best else "-", hand, tuned, f"{ratio:.2f}" if ratio else "-"])
+    emit("analyze: the configuration found vs the demo's hand-written one",
+         table(["model", "objective", "points / full grid", "search s", "found",
+                "demo config req/s (median)", "found config req/s (median)", "found / demo"], rows))
+    return summary
+
+
 SCENARIOS = {"overhead": scenario_overhead, "baseline": scenario_baseline, "limit": scenario_limit,
              "batching": scenario_batching, "instances": scenario_instances, "overload": scenario_overload,
              "slo": scenario_slo, "observability": scenario_observability,
-             "memory": scenario_memory, "shm": scenario_shm, "pipeline": scenario_pipeline}
+             "memory": scenario_memory, "shm": scenario_shm, "pipeline": scenario_pipeline,
+             "analyze": scenario_analyze}
 
 
 def main():

@@ -1,6 +1,7 @@
 // infera: one binary, subcommands.
 //   infera serve --model-repository DIR [flags]
 //   infera bench -m MODEL [flags]       (the load generator, tools/bench)
+//   infera analyze --repository DIR -m MODEL --objective ...   (tools/analyze)
 //   infera --help | --version
 #include <iostream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "server/options.h"
 #include "server/server.h"
 #include "server/version.h"
+#include "tools/analyze/analyze_command.h"
 #include "tools/bench/bench_command.h"
 
 namespace {
@@ -20,6 +22,7 @@ constexpr char kUsage[] =
     "Commands:\n"
     "  serve     Serve a model repository (infera serve --help for its flags).\n"
     "  bench     Load-test a KServe v2 server (infera bench --help for its flags).\n"
+    "  analyze   Find the best model configuration for a latency objective (infera analyze --help).\n"
     "  version   Print the version.\n"
     "  help      Show this text.\n";
 
@@ -54,6 +57,7 @@ int main(int argc, char** argv) {
     return infera::RunServe(*options);
   }
   if (args[0] == "bench") return infera::bench::RunBenchCommand({args.begin() + 1, args.end()});
+  if (args[0] == "analyze") return infera::analyze::RunAnalyzeCommand({args.begin() + 1, args.end()});
   std::cerr << "infera: unknown command '" << args[0] << "'\n\n" << kUsage;
   return 2;
 }

@@ -257,6 +257,33 @@ int Fail(const std::string& message, int code) {
 
 }  // namespace
 
+absl::StatusOr<RunReport> RunKServeSweep(const BenchOptions& o, const std::atomic<bool>& stop,
+                                         const std::function<void(const LevelResult&)>& on_level) {
+  if (o.service_kind == "openai" || o.shared_memory != "none") {
+    return absl::InvalidArgumentError("RunKServeSweep: KServe tensors without shared memory only");
+  }
+  auto metadata = FetchMetadata(o);
+  if (!metadata.ok()) return metadata.status();
+  auto payloads = MakePayloads(o, *metadata);
+  if (!payloads.ok()) return payloads.status();
+  auto factory = MakeClientFactory(o, *payloads, ConnectionsPerShard(o));
+  if (!factory.ok()) return factory.status();
+  RunReport report = ReportHeader(o, *metadata, payloads->size(), {"(in-process)"});
+  report.server_stats_available = FetchStats(o).has_value();
+  std::vector<std::unique_ptr<LoadShard>> shards;
+  for (int i = 0; i < o.client_threads; ++i) {
+    auto shard = LoadShard::Create(*factory);
+    if (!shard.ok()) return shard.status();
+    shards.push_back(std::move(*shard));
+  }
+  ProgressLine progress(stdout, 0);
+  RunnerHooks hooks;
+  if (report.server_stats_available) hooks.fetch_stats = [&o] { return FetchStats(o); };
+  hooks.on_level = on_level;
+  RunSweep(o, shards, hooks, stop, progress, &report);
+  return report;
+}
+
 int RunBenchCommand(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "plot") return RunPlotCommand({args.begin() + 1, args.end()});
   auto options = ParseBenchOptions(args);

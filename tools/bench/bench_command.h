@@ -19,12 +19,28 @@
 #ifndef INFERA_TOOLS_BENCH_BENCH_COMMAND_H_
 #define INFERA_TOOLS_BENCH_BENCH_COMMAND_H_
 
+#include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "absl/status/statusor.h"
+#include "tools/bench/bench_options.h"
+#include "tools/bench/run_report.h"
 
 namespace infera::bench {
 
 int RunBenchCommand(const std::vector<std::string>& args);
+
+// The KServe tensor path of `infera bench` for callers inside this process (`infera
+// analyze`): reads the model's metadata and config, makes the payloads, runs the sweep of
+// `options` with the same load driver, histograms and report, and returns the report
+// without printing anything. `stop` ends the sweep early (what was measured is kept);
+// `on_level` (optional) sees each level as it finishes. No shared memory, no openai.
+// Errors: Unavailable / NotFound when the server or model cannot be reached, others
+// for inputs the payloads cannot be made for.
+absl::StatusOr<RunReport> RunKServeSweep(const BenchOptions& options, const std::atomic<bool>& stop,
+                                         const std::function<void(const LevelResult&)>& on_level = {});
 
 }  // namespace infera::bench
 
