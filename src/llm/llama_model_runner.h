@@ -42,6 +42,11 @@ enum class MatmulKernel { kPacked, kBlas };
 // kNone keeps fp32 (bf16 when the checkpoint is bf16). Needs MatmulKernel::kPacked.
 enum class WeightQuantization { kNone, kInt8, kInt4 };
 
+// "none", "int8", "int4": the `quantization` parameter's values.
+inline const char* WeightQuantizationName(WeightQuantization q) {
+  return q == WeightQuantization::kInt8 ? "int8" : q == WeightQuantization::kInt4 ? "int4" : "none";
+}
+
 class LlamaModelRunner : public ModelRunner {
  public:
   // Reads config.json and the weights in `model_dir`. `num_threads` >= 1. `kernel`

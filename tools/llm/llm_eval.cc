@@ -3,13 +3,15 @@
 // agreement, printed as JSON. Runs the paged model runner directly (no server).
 //
 //   llm_eval --model DIR --text FILE [--param key=value ...] [--reference-param key=value ...]
-//            [--max-tokens 1024] [--window 256] [--prompts 8] [--prompt-tokens 16]
+//            [--reference-model DIR] [--max-tokens 1024] [--window 256] [--prompts 8] [--prompt-tokens 16]
 //            [--agreement-tokens 32] [--threads 1]
 //
 // --param / --reference-param are config.pbtxt parameters (string values), parsed by
 // LlmModelOptions::FromConfig and applied by LlamaModelRunner::Load(dir, options, ...),
 // exactly as the `llm` backend does: any engine option works here unchanged. The
-// reference defaults to no parameters (fp32 weights, or bf16 for a bf16 checkpoint).
+// reference defaults to no parameters (fp32 weights, or bf16 for a bf16 checkpoint) on
+// the same model folder; --reference-model names another folder with the same
+// architecture and tokenizer (e.g. the fp32 original of a bf16 copy).
 //
 // (a) Perplexity: the text is tokenised (with the tokenizer's special tokens), cut to
 //     --max-tokens, split into windows of --window tokens (≤ max_position_embeddings),
@@ -48,7 +50,7 @@ using infera::StrCat;
 using namespace infera::llm;
 
 struct Flags {
-  std::string model, text;
+  std::string model, text, reference_model;
   std::map<std::string, std::string> params, reference_params;
   int64_t max_tokens = 1024, window = 256, prompts = 8, prompt_tokens = 16, agreement_tokens = 32;
   int threads = 1;
@@ -77,6 +79,7 @@ Flags ParseFlags(int argc, char** argv) {
     const std::string v = argv[++i];
     if (flag == "--model") f.model = v;
     else if (flag == "--text") f.text = v;
+    else if (flag == "--reference-model") f.reference_model = v;
     else if (flag == "--param" || flag == "--reference-param") {
       const size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0) Fail(2, StrCat(flag, ": '", v, "' is not key=value"));
@@ -90,6 +93,7 @@ Flags ParseFlags(int argc, char** argv) {
     else Fail(2, StrCat("unknown flag ", flag));
   }
   if (f.model.empty() || f.text.empty()) Fail(2, "--model and --text are required");
+  if (f.reference_model.empty()) f.reference_model = f.model;
   return f;
 }
 
@@ -100,13 +104,13 @@ struct Evaluated {
   int64_t num_blocks = 0;
 };
 
-Evaluated LoadConfigured(const Flags& f, const std::map<std::string, std::string>& params, int64_t max_seq_tokens,
-                         int64_t sequences) {
+Evaluated LoadConfigured(const Flags& f, const std::string& dir, const std::map<std::string, std::string>& params,
+                         int64_t max_seq_tokens, int64_t sequences) {
   inference::ModelConfig config;
   for (const auto& [k, v] : params) (*config.mutable_parameters())[k].set_string_value(v);
   auto options = LlmModelOptions::FromConfig(config);
   if (!options.ok()) Fail(1, options.status().ToString());
-  auto runner = LlamaModelRunner::Load(f.model, *options, f.threads);
+  auto runner = LlamaModelRunner::Load(dir, *options, f.threads);
   if (!runner.ok()) Fail(1, runner.status().ToString());
   Evaluated e;
   e.runner = std::move(*runner);
@@ -228,8 +232,11 @@ int main(int argc, char** argv) {
   // Sequences: one perplexity window at a time, or the prompts with their continuations.
   const int64_t gen_len = f.prompt_tokens + f.agreement_tokens;
   const int64_t per_seq_tokens = std::max(f.window, gen_len);
-  Evaluated model = LoadConfigured(f, f.params, per_seq_tokens, f.prompts);
-  Evaluated reference = LoadConfigured(f, f.reference_params, per_seq_tokens, f.prompts);
+  Evaluated model = LoadConfigured(f, f.model, f.params, per_seq_tokens, f.prompts);
+  Evaluated reference = LoadConfigured(f, f.reference_model, f.reference_params, per_seq_tokens, f.prompts);
+  if (reference.runner->vocab_size() != model.runner->vocab_size()) {
+    Fail(2, "--reference-model has a different vocabulary size");
+  }
   const int64_t max_len = model.runner->config().max_position_embeddings;
   const int64_t window = std::min(f.window, max_len);
   if (gen_len > max_len) Fail(2, StrCat("--prompt-tokens + --agreement-tokens exceed max_position_embeddings ", max_len));
@@ -282,7 +289,8 @@ int main(int argc, char** argv) {
   }
   const double total = static_cast<double>(f.prompts * f.agreement_tokens);
   std::string json = StrCat(
-      "{\"model\": \"", f.model, "\", \"params\": ", JsonParams(f.params), ", \"reference_params\": ",
+      "{\"model\": \"", f.model, "\", \"reference_model\": \"", f.reference_model, "\", \"params\": ",
+      JsonParams(f.params), ", \"reference_params\": ",
       JsonParams(f.reference_params), ", \"weight_bytes\": ", model.runner->weight_bytes(),
       ", \"reference_weight_bytes\": ", reference.runner->weight_bytes(), ", \"perplexity\": {\"tokens\": ", predicted,
       ", \"window\": ", window, ", \"model\": ", std::exp(nll_model / static_cast<double>(predicted)),
