@@ -210,6 +210,25 @@ TEST(PackedMatmulTest, Bf16SourceIsKeptExactly) {
   }
 }
 
+// Hostile weights (a corrupt checkpoint): NaN and ±Inf in some columns must not crash
+// packing or disturb the other columns; the quantised values stay in range.
+TEST(PackedMatmulTest, NonFiniteWeightsStayInTheirColumns) {
+  const int64_t n = 5, k = 40;
+  std::vector<float> w(n * k, 0.25f);
+  w[0 * k + 3] = std::nanf("");
+  w[1 * k + 7] = INFINITY;
+  w[2 * k + 33] = -INFINITY;
+  for (PackedType type : {PackedType::kInt8, PackedType::kInt4}) {
+    PackedMatrix packed = PackedMatrix::FromOutIn(w.data(), n, k, type);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      EXPECT_NEAR(packed.At(kk, 3), 0.25f, 1e-6) << PackedTypeName(type);
+      EXPECT_NEAR(packed.At(kk, 4), 0.25f, 1e-6) << PackedTypeName(type);
+    }
+    // Column 0's other weights: NaN never becomes the scale.
+    EXPECT_NEAR(packed.At(0, 0), 0.25f, 1e-6) << PackedTypeName(type);
+  }
+}
+
 TEST(PackedMatmulTest, PublicEntryUsesTheDetectedKernel) {
   const std::string isa = PackedMatmulIsa();
   EXPECT_EQ(isa, packed_matmul_internal::HasAvx512() ? "avx512f" : "portable");
