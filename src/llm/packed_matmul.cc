@@ -65,6 +65,8 @@ INFERA_AVX512 void TileAvx512(const float* x, int64_t ldx, const void* panel, in
   }
   if constexpr (T == PackedType::kInt4) {
     // Per group: its 64 fp16 scales d, then w = u·d − 8d (exact: (u − 8)·d fits fp32).
+    // The maskz forms with a full mask (here and below) are the plain instructions; the
+    // unmasked intrinsics trip g++ 12's -Wmaybe-uninitialized in its own header.
     const unsigned char* base = static_cast<const unsigned char*>(panel);
     const __m512i low4 = _mm512_set1_epi32(0xf);
     for (int64_t g0 = 0; g0 < k; g0 += kInt4Group, base += kInt4GroupBytes) {
@@ -72,19 +74,19 @@ INFERA_AVX512 void TileAvx512(const float* x, int64_t ldx, const void* panel, in
       __m512 d[4], nd[4];
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        d[j] = _mm512_cvtph_ps(_mm256_load_si256(
+        d[j] = _mm512_maskz_cvtph_ps(0xffff, _mm256_load_si256(
             reinterpret_cast<const __m256i*>(base + kInt4Group * (kW / 2) + 32 * j)));
         nd[j] = _mm512_mul_ps(d[j], _mm512_set1_ps(-8.0f));
       }
       for (int64_t i = 0; i < rows; ++i) {
         const unsigned char* row = base + i * (kW / 2);
-        const __m512i e0 = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(row)));
-        const __m512i e1 = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(row + 16)));
+        const __m512i e0 = _mm512_maskz_cvtepu8_epi32(0xffff, _mm_load_si128(reinterpret_cast<const __m128i*>(row)));
+        const __m512i e1 = _mm512_maskz_cvtepu8_epi32(0xffff, _mm_load_si128(reinterpret_cast<const __m128i*>(row + 16)));
         __m512 w[4];
-        w[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(e0, low4)), d[0], nd[0]);
-        w[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(e1, low4)), d[1], nd[1]);
-        w[2] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_maskz_srli_epi32(0xffff, e0, 4)), d[2], nd[2]);
-        w[3] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_maskz_srli_epi32(0xffff, e1, 4)), d[3], nd[3]);
+        w[0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_and_si512(e0, low4)), d[0], nd[0]);
+        w[1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_and_si512(e1, low4)), d[1], nd[1]);
+        w[2] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_maskz_srli_epi32(0xffff, e0, 4)), d[2], nd[2]);
+        w[3] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_maskz_srli_epi32(0xffff, e1, 4)), d[3], nd[3]);
         FmaRows<R>(x, ldx, g0 + i, w, acc);
       }
     }
@@ -105,8 +107,8 @@ INFERA_AVX512 void TileAvx512(const float* x, int64_t ldx, const void* panel, in
         const int8_t* wp = static_cast<const int8_t*>(panel) + kk * kW;
 #pragma GCC unroll 4
         for (int j = 0; j < 4; ++j) {
-          w[j] = _mm512_cvtepi32_ps(
-              _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(wp + 16 * j))));
+          w[j] = _mm512_maskz_cvtepi32_ps(0xffff, 
+              _mm512_maskz_cvtepi8_epi32(0xffff, _mm_load_si128(reinterpret_cast<const __m128i*>(wp + 16 * j))));
         }
       } else {
         const float* wp = static_cast<const float*>(panel) + kk * kW;
@@ -189,15 +191,88 @@ INFERA_AVX512 void MatmulAvx512(const float* x, int64_t m, int64_t ldx, const Pa
 
 // ------------------------------------------------------------------------------ portable
 
+// Quantised panels: blocks of 32 K rows are dequantised once into a float buffer
+// (int8: q as float, the column scale applied after the k loop; int4: (u − 8)·d, exact in
+// fp32 and equal to the AVX-512 kernel's values), then every row of x runs over the
+// buffer: the dequantisation is shared by all M rows, as the AVX-512 kernel shares it
+// by a tile. `acc` holds m × 64 accumulators. Each output is still one sum over k in
+// increasing order, independent of the other rows.
+__attribute__((target_clones("avx2", "default")))
+void QuantisedPanelPortable(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, int64_t p, float* acc) {
+  const bool int4 = w.type() == PackedType::kInt4;
+  const int64_t k = w.k();
+  const unsigned char* base = static_cast<const unsigned char*>(w.panel(p));
+  alignas(64) float block[kInt4Group][kW];
+  std::fill(acc, acc + m * kW, 0.0f);
+  for (int64_t g0 = 0; g0 < k; g0 += kInt4Group) {
+    const int64_t rows = std::min(kInt4Group, k - g0);
+    if (int4) {
+      const unsigned char* group = base + (g0 / kInt4Group) * kInt4GroupBytes;
+      float d[kW];
+      for (int64_t c = 0; c < kW; ++c) {
+        uint16_t h;
+        std::memcpy(&h, group + kInt4Group * (kW / 2) + 2 * c, 2);
+        d[c] = HalfToFloat(h);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        const unsigned char* row = group + r * (kW / 2);
+#pragma omp simd
+        for (int64_t b = 0; b < kW / 2; ++b) {
+          block[r][b] = static_cast<float>(static_cast<int>(row[b] & 0xf) - 8) * d[b];
+          block[r][b + kW / 2] = static_cast<float>(static_cast<int>(row[b] >> 4) - 8) * d[b + kW / 2];
+        }
+      }
+    } else {
+      const int8_t* q = reinterpret_cast<const int8_t*>(base) + g0 * kW;
+      for (int64_t r = 0; r < rows; ++r) {
+#pragma omp simd
+        for (int64_t c = 0; c < kW; ++c) block[r][c] = static_cast<float>(q[r * kW + c]);
+      }
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      const float* xr = x + i * ldx + g0;
+      float* a = acc + i * kW;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float xv = xr[r];
+#pragma omp simd
+        for (int64_t c = 0; c < kW; ++c) a[c] += xv * block[r][c];
+      }
+    }
+  }
+  if (!int4) {
+    float scale[kW];
+    std::memcpy(scale, base + k * kW, sizeof(scale));
+    for (int64_t i = 0; i < m; ++i) {
+#pragma omp simd
+      for (int64_t c = 0; c < kW; ++c) acc[i * kW + c] *= scale[c];
+    }
+  }
+}
+
 // One row at a time over a panel: 64 accumulators (8 ymm on AVX2), k in order. bf16
-// accumulates in storage order and un-permutes at the end; int8 multiplies by the
-// column scales at the end; int4 dequantises each row of a group into 64 floats first
-// (the same values as the AVX-512 kernel: (u − 8)·d is exact in fp32).
+// accumulates in storage order and un-permutes at the end. Quantised types go through
+// QuantisedPanelPortable.
 __attribute__((target_clones("avx2", "default")))
 void MatmulPortable(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,
                     int64_t ldy, bool accumulate, int64_t p0, int64_t p1) {
   const PackedType type = w.type();
   const int64_t k = w.k();
+  if (type == PackedType::kInt8 || type == PackedType::kInt4) {
+    thread_local std::vector<float> acc;
+    if (acc.size() < static_cast<size_t>(m * kW)) acc.resize(static_cast<size_t>(m * kW));
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t c0 = p * kW, cols = std::min(kW, w.n() - c0);
+      QuantisedPanelPortable(x, m, ldx, w, p, acc.data());
+      for (int64_t i = 0; i < m; ++i) {
+        float* out = y + i * ldy + c0;
+        for (int64_t c = 0; c < cols; ++c) {
+          const float v = acc[i * kW + c] + (bias ? bias[c0 + c] : 0.0f);
+          out[c] = accumulate ? out[c] + v : v;
+        }
+      }
+    }
+    return;
+  }
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t c0 = p * kW, cols = std::min(kW, w.n() - c0);
     for (int64_t i = 0; i < m; ++i) {
@@ -214,41 +289,6 @@ void MatmulPortable(const float* x, int64_t m, int64_t ldx, const PackedMatrix& 
         float ordered[kW];
         for (int64_t c = 0; c < kW; ++c) ordered[c] = acc[Bf16Slot(c)];
         std::memcpy(acc, ordered, sizeof(acc));
-      } else if (type == PackedType::kInt8) {
-        const int8_t* wp = static_cast<const int8_t*>(w.panel(p));
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const float xv = xr[kk];
-          const int8_t* row = wp + kk * kW;
-#pragma omp simd
-          for (int64_t c = 0; c < kW; ++c) acc[c] += xv * static_cast<float>(row[c]);
-        }
-        float scale[kW];
-        std::memcpy(scale, wp + k * kW, sizeof(scale));
-#pragma omp simd
-        for (int64_t c = 0; c < kW; ++c) acc[c] *= scale[c];
-      } else if (type == PackedType::kInt4) {
-        const unsigned char* base = static_cast<const unsigned char*>(w.panel(p));
-        for (int64_t g0 = 0; g0 < k; g0 += kInt4Group, base += kInt4GroupBytes) {
-          const int64_t rows = std::min(kInt4Group, k - g0);
-          float d[kW];
-          for (int64_t c = 0; c < kW; ++c) {
-            uint16_t h;
-            std::memcpy(&h, base + kInt4Group * (kW / 2) + 2 * c, 2);
-            d[c] = HalfToFloat(h);
-          }
-          for (int64_t r = 0; r < rows; ++r) {
-            const float xv = xr[g0 + r];
-            const unsigned char* row = base + r * (kW / 2);
-            float wv[kW];
-#pragma omp simd
-            for (int64_t b = 0; b < kW / 2; ++b) {
-              wv[b] = static_cast<float>(static_cast<int>(row[b] & 0xf) - 8) * d[b];
-              wv[b + kW / 2] = static_cast<float>(static_cast<int>(row[b] >> 4) - 8) * d[b + kW / 2];
-            }
-#pragma omp simd
-            for (int64_t c = 0; c < kW; ++c) acc[c] += xv * wv[c];
-          }
-        }
       } else {
         const float* wp = static_cast<const float*>(w.panel(p));
         for (int64_t kk = 0; kk < k; ++kk) {
