@@ -250,13 +250,69 @@ void QuantisedPanelPortable(const float* x, int64_t m, int64_t ldx, const Packed
 }
 
 // One row at a time over a panel: 64 accumulators (8 ymm on AVX2), k in order. bf16
-// accumulates in storage order and un-permutes at the end. Quantised types go through
-// QuantisedPanelPortable.
+// accumulates in storage order and un-permutes at the end. Quantised types: M ≤ 2
+// dequantise each k row into the FMA; more rows go through QuantisedPanelPortable. Both
+// sum over k in increasing order with the same dequantised values, so a row's result
+// does not depend on M.
 __attribute__((target_clones("avx2", "default")))
 void MatmulPortable(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,
                     int64_t ldy, bool accumulate, int64_t p0, int64_t p1) {
   const PackedType type = w.type();
   const int64_t k = w.k();
+  if ((type == PackedType::kInt8 || type == PackedType::kInt4) && m <= 2) {
+    // One or two rows: dequantising straight into the FMA (no buffer pass) is faster
+    // (measured on the AVX2 clone: 14 against 9 GB/s for int8 at M = 1).
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t c0 = p * kW, cols = std::min(kW, w.n() - c0);
+      const unsigned char* base = static_cast<const unsigned char*>(w.panel(p));
+      for (int64_t i = 0; i < m; ++i) {
+        const float* xr = x + i * ldx;
+        float acc[kW] = {};
+        if (type == PackedType::kInt8) {
+          const int8_t* wp = reinterpret_cast<const int8_t*>(base);
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const float xv = xr[kk];
+            const int8_t* row = wp + kk * kW;
+#pragma omp simd
+            for (int64_t c = 0; c < kW; ++c) acc[c] += xv * static_cast<float>(row[c]);
+          }
+          float scale[kW];
+          std::memcpy(scale, base + k * kW, sizeof(scale));
+#pragma omp simd
+          for (int64_t c = 0; c < kW; ++c) acc[c] *= scale[c];
+        } else {
+          for (int64_t g0 = 0; g0 < k; g0 += kInt4Group) {
+            const unsigned char* group = base + (g0 / kInt4Group) * kInt4GroupBytes;
+            const int64_t rows = std::min(kInt4Group, k - g0);
+            float d[kW];
+            for (int64_t c = 0; c < kW; ++c) {
+              uint16_t h;
+              std::memcpy(&h, group + kInt4Group * (kW / 2) + 2 * c, 2);
+              d[c] = HalfToFloat(h);
+            }
+            for (int64_t r = 0; r < rows; ++r) {
+              const float xv = xr[g0 + r];
+              const unsigned char* row = group + r * (kW / 2);
+              float wv[kW];
+#pragma omp simd
+              for (int64_t b = 0; b < kW / 2; ++b) {
+                wv[b] = static_cast<float>(static_cast<int>(row[b] & 0xf) - 8) * d[b];
+                wv[b + kW / 2] = static_cast<float>(static_cast<int>(row[b] >> 4) - 8) * d[b + kW / 2];
+              }
+#pragma omp simd
+              for (int64_t c = 0; c < kW; ++c) acc[c] += xv * wv[c];
+            }
+          }
+        }
+        float* out = y + i * ldy + c0;
+        for (int64_t c = 0; c < cols; ++c) {
+          const float v = acc[c] + (bias ? bias[c0 + c] : 0.0f);
+          out[c] = accumulate ? out[c] + v : v;
+        }
+      }
+    }
+    return;
+  }
   if (type == PackedType::kInt8 || type == PackedType::kInt4) {
     thread_local std::vector<float> acc;
     if (acc.size() < static_cast<size_t>(m * kW)) acc.resize(static_cast<size_t>(m * kW));
