@@ -462,7 +462,10 @@ PackedMatrix PackedMatrix::Pack(int64_t n, int64_t k, PackedType type, Get get) 
             for (int64_t r = 0; r < rows; ++r) {
               if (std::fabs(column[g0 + r]) > std::fabs(extreme)) extreme = column[g0 + r];
             }
-            const uint16_t half = FloatToHalf(extreme / -8.0f);
+            uint16_t half = FloatToHalf(extreme / -8.0f);
+            // A finite group beyond fp16's range (|w| > 8 × 65504) saturates d at ±65504
+            // (its largest weights clip) instead of an infinite d (0 · inf = NaN).
+            if (std::isfinite(extreme) && (half & 0x7fff) == 0x7c00) half = static_cast<uint16_t>((half & 0x8000) | 0x7bff);
             const float d = HalfToFloat(half);
             unsigned char* base = panel + g * kInt4GroupBytes;
             std::memcpy(base + kInt4Group * (kW / 2) + 2 * c, &half, 2);

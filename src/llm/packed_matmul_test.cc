@@ -227,6 +227,15 @@ TEST(PackedMatmulTest, NonFiniteWeightsStayInTheirColumns) {
     // Column 0's other weights: NaN never becomes the scale.
     EXPECT_NEAR(packed.At(0, 0), 0.25f, 1e-6) << PackedTypeName(type);
   }
+  // Finite but beyond fp16 (int4's scale): saturated, never NaN.
+  std::vector<float> big(2 * k, 1e6f);
+  big[5] = -2e6f;
+  PackedMatrix i4 = PackedMatrix::FromOutIn(big.data(), 2, k, PackedType::kInt4);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    EXPECT_TRUE(std::isfinite(i4.At(kk, 0))) << kk;
+    EXPECT_TRUE(std::isfinite(i4.At(kk, 1))) << kk;
+  }
+  EXPECT_EQ(i4.At(5, 0), -8.0f * 65504.0f);
 }
 
 TEST(PackedMatmulTest, PublicEntryUsesTheDetectedKernel) {
