@@ -41,9 +41,11 @@
 //
 // Dispatch: AVX-512F intrinsics when the CPU has them, else a portable C++ kernel
 // compiled for AVX2 and baseline x86-64 (target_clones), chosen once at run time. The
-// quantised types are dequantised in registers (int → fp32, times the scale) and then
-// multiplied in fp32 like the others; int8 applies its per-column scale once, after the
-// k loop.
+// quantised types are dequantised to fp32 (int4: (u − 8)·d, exact) and then multiplied
+// in fp32 like the others — in registers, shared by a tile's rows, on AVX-512; in the
+// portable kernel straight into the FMA for M ≤ 2, else through a 32-row buffer that
+// every row reads. int8 applies its per-column scale once, after the k loop. Both
+// portable paths compute the same bits for a row.
 //
 // Thread-safe: PackedMatrix is read-only after construction; PackedMatmul writes only
 // the columns of the panels it is given, so callers parallelise over panel ranges.
