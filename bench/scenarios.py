@@ -7,7 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
-                       [pipeline] [analyze]
+                       [pipeline] [analyze] [llm_quant]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -1078,13 +1078,56 @@ def scenario_analyze():
          table(["model", "objective", "points / full grid", "search s", "found",
                 "demo config req/s (median)", "found config req/s (median)", "found / demo"], rows))
     return summary
+def scenario_llm_quant():
+    """Issue 16: LLM weight quantisation. bench/llm/run_llm_bench.sh's `quant` rounds:
+    output tok/s and TTFT at C=1/8/16 for the 45.6 M bench model as fp32, bf16, int8 and
+    int4 and the fortune demo model as is (bf16), int8 and int4, one server, rows
+    round-robin; weight and KV memory from the server log (docs/llm.md, "Weight
+    quantisation")."""
+    build = os.path.relpath(ARGS.build, ROOT)
+    out = subprocess.run([os.path.join(ROOT, "bench", "llm", "run_llm_bench.sh"), build, "1", str(ARGS.repeats),
+                          "quant"], env=dict(ENV, INFERA_DEMO_REPO=ARGS.repo), capture_output=True, text=True,
+                         check=True).stdout
+    medians, memory, section = {}, [], None
+    for line in out.splitlines():
+        if line.startswith("# medians"):
+            section = "medians"
+        elif line.startswith("# memory"):
+            section = "memory"
+        elif section == "medians" and line.startswith("{"):
+            r = json.loads(line)
+            c, model = r["label"].split()[1:3]
+            medians.setdefault(model, {})[c] = r
+        elif section == "memory" and line.startswith("model"):
+            memory.append(line)
+    rows = []
+    for model, by_c in medians.items():
+        row = [model]
+        for c in ("C=1", "C=8", "C=16"):
+            r = by_c.get(c)
+            row += [r["output_tok_s"], r["ttft_ms"]["p50"]] if r else ["-", "-"]
+        rows.append(row)
+    emit("llm_quant: output tok/s and TTFT p50 (ms), medians",
+         table(["model", "C=1 tok/s", "C=1 TTFT", "C=8 tok/s", "C=8 TTFT", "C=16 tok/s", "C=16 TTFT"], rows))
+    emit("llm_quant: memory (server log)", "\n".join(f"- {m}" for m in memory))
+    return {"medians": {m: {c: r["output_tok_s"] for c, r in by_c.items()} for m, by_c in medians.items()}}
 
 
-SCENARIOS = {"overhead": scenario_overhead, "baseline": scenario_baseline, "limit": scenario_limit,
-             "batching": scenario_batching, "instances": scenario_instances, "overload": scenario_overload,
-             "slo": scenario_slo, "observability": scenario_observability,
-             "memory": scenario_memory, "shm": scenario_shm, "pipeline": scenario_pipeline,
-             "analyze": scenario_analyze}
+SCENARIOS = {
+    "overhead": scenario_overhead,
+    "baseline": scenario_baseline,
+    "limit": scenario_limit,
+    "batching": scenario_batching,
+    "instances": scenario_instances,
+    "overload": scenario_overload,
+    "slo": scenario_slo,
+    "observability": scenario_observability,
+    "memory": scenario_memory,
+    "shm": scenario_shm,
+    "pipeline": scenario_pipeline,
+    "analyze": scenario_analyze,
+    "llm_quant": scenario_llm_quant,
+}
 
 
 def main():

@@ -4,9 +4,11 @@
 `llm` backend loads it, under two names: `bench` (prefix caching on) and `bench_nocache`.
 With --ab, two more variants of `bench_nocache` for side-by-side runs in one server:
 `bench_blas` (matmul_kernel blas: the OpenBLAS path) and `bench_other_threads` (the
-other thread count: 2 when --threads is 1, else 1).
+other thread count: 2 when --threads is 1, else 1). With --quant, three more variants of
+`bench_nocache` (docs/llm.md, "Weight quantisation"): `bench_bf16` (the same weights
+stored bf16: the bf16 packing), `bench_int8` and `bench_int4` (quantization int8 / int4).
 
-    /usr/bin/python3 bench/llm/make_bench_model.py --out DIR [--threads N] [--ab]
+    /usr/bin/python3 bench/llm/make_bench_model.py --out DIR [--threads N] [--ab] [--quant]
 """
 import argparse
 import json
@@ -27,6 +29,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--max-num-seqs", type=int, default=16)
     p.add_argument("--ab", action="store_true", help="also write bench_blas and bench_other_threads")
+    p.add_argument("--quant", action="store_true", help="also write bench_bf16, bench_int8 and bench_int4")
     args = p.parse_args()
     weights = u.random_weights(CONFIG, seed=1)
     vocab = {u.bytes_to_unicode()[b]: b for b in range(256)}
@@ -38,8 +41,13 @@ def main():
         variants += [("bench_blas", {"enable_prefix_caching": "false", "matmul_kernel": "blas"}),
                      ("bench_other_threads", {"enable_prefix_caching": "false",
                                               "num_threads": 2 if args.threads == 1 else 1})]
+    if args.quant:
+        variants += [("bench_bf16", {"enable_prefix_caching": "false"}),
+                     ("bench_int8", {"enable_prefix_caching": "false", "quantization": "int8"}),
+                     ("bench_int4", {"enable_prefix_caching": "false", "quantization": "int4"})]
     for name, extra in variants:
         u.write_llm_repo(args.out, name, CONFIG, weights, tokenizer, {"eos_token": "</s>"},
+                         dtype="bfloat16" if name == "bench_bf16" else "float32",
                          parameters=dict(common, **extra), instances=1, kserve=False)
     n = sum(t.numel() for t in weights.values())
     print(json.dumps({"parameters": n, "out": args.out}))

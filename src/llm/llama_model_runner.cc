@@ -9,6 +9,7 @@
 #include "common/str_cat.h"
 #include "llm/cpu_kernels.h"
 #include "llm/llama_weights.h"
+#include "llm/llm_model_options.h"
 
 namespace infera::llm {
 namespace {
@@ -85,9 +86,9 @@ LlamaModelRunner::LlamaModelRunner(std::unique_ptr<Impl> impl) : impl_(std::move
 LlamaModelRunner::~LlamaModelRunner() = default;
 
 absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::Load(
-    const std::filesystem::path& model_dir, int num_threads, MatmulKernel kernel) {
+    const std::filesystem::path& model_dir, int num_threads, MatmulKernel kernel, WeightQuantization quantization) {
   auto impl = std::make_unique<Impl>();
-  auto weights = LlamaWeights::Load(model_dir, kernel);
+  auto weights = LlamaWeights::Load(model_dir, kernel, quantization);
   if (!weights.ok()) return weights.status();
   impl->weights = std::move(*weights);
   impl->num_threads = std::max(1, num_threads);
@@ -95,6 +96,12 @@ absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::Load(
   impl->layout.num_kv_heads = impl->weights.config.num_kv_heads;
   impl->layout.head_dim = impl->weights.config.head_dim;
   return std::unique_ptr<LlamaModelRunner>(new LlamaModelRunner(std::move(impl)));
+}
+
+absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::Load(const std::filesystem::path& model_dir,
+                                                                          const LlmModelOptions& options,
+                                                                          int num_threads) {
+  return Load(model_dir, num_threads, options.matmul_kernel, options.quantization);
 }
 
 const LlamaConfig& LlamaModelRunner::config() const { return impl_->weights.config; }

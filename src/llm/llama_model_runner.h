@@ -30,16 +30,36 @@
 
 namespace infera::llm {
 
+struct LlmModelOptions;  // llm_model_options.h
+
 // How projections are multiplied: kPacked (packed_matmul.h, the default) or kBlas
 // (OpenBLAS through ATen on [in, out] fp32 tensors; the previous path, for benchmarks).
 enum class MatmulKernel { kPacked, kBlas };
+
+// Weight-only quantisation applied at load (docs/llm.md, "Weight quantisation"): the
+// projections become int8 (per output channel) or int4 (groups of 32 along K) packed
+// matrices; the LM head becomes int8 for both; the embedding table stays fp32.
+// kNone keeps fp32 (bf16 when the checkpoint is bf16). Needs MatmulKernel::kPacked.
+enum class WeightQuantization { kNone, kInt8, kInt4 };
+
+// "none", "int8", "int4": the `quantization` parameter's values.
+inline const char* WeightQuantizationName(WeightQuantization q) {
+  return q == WeightQuantization::kInt8 ? "int8" : q == WeightQuantization::kInt4 ? "int4" : "none";
+}
 
 class LlamaModelRunner : public ModelRunner {
  public:
   // Reads config.json and the weights in `model_dir`. `num_threads` >= 1. `kernel`
   // picks the projections' matmul (llama_weights.h); kBlas is for comparisons.
+  // `quantization` other than kNone with kBlas is InvalidArgument.
   static absl::StatusOr<std::unique_ptr<LlamaModelRunner>> Load(
-      const std::filesystem::path& model_dir, int num_threads, MatmulKernel kernel = MatmulKernel::kPacked);
+      const std::filesystem::path& model_dir, int num_threads, MatmulKernel kernel = MatmulKernel::kPacked,
+      WeightQuantization quantization = WeightQuantization::kNone);
+  // The runner as the `llm` backend builds it from a model's parsed config parameters
+  // (matmul_kernel, quantization): one place, shared by the backend and
+  // tools/llm/llm_eval, so an option that changes the runner applies to both.
+  static absl::StatusOr<std::unique_ptr<LlamaModelRunner>> Load(const std::filesystem::path& model_dir,
+                                                                 const LlmModelOptions& options, int num_threads);
   ~LlamaModelRunner() override;
 
   const LlamaConfig& config() const;

@@ -43,9 +43,17 @@ absl::StatusOr<at::Tensor> ToFloat(const SafetensorsModel& st, const std::string
   return out;
 }
 
+// How a projection is stored: the kernel, and for kPacked the quantisation.
+struct Storage {
+  MatmulKernel kernel = MatmulKernel::kPacked;
+  WeightQuantization quantization = WeightQuantization::kNone;
+};
+
 // `w_out_in` is fp32 [out, in] (Hugging Face's layout, fused rows concatenated).
 // `bf16`: the checkpoint stores this weight as bf16, so packing it as bf16 is exact.
-Projection MakeProjection(const at::Tensor& w_out_in, MatmulKernel kernel, bool bf16) {
+// Quantised storage ignores it (quantised from the fp32 values, which are exact).
+Projection MakeProjection(const at::Tensor& w_out_in, Storage storage, bool bf16) {
+  const MatmulKernel kernel = storage.kernel;
   Projection p;
   p.out = w_out_in.size(0);
   p.in = w_out_in.size(1);
@@ -53,7 +61,10 @@ Projection MakeProjection(const at::Tensor& w_out_in, MatmulKernel kernel, bool 
     p.in_out = w_out_in.t().contiguous();
   } else {
     at::Tensor w = w_out_in.contiguous();
-    p.packed = PackedMatrix::FromOutIn(w.data_ptr<float>(), p.out, p.in, bf16 ? PackedType::kBF16 : PackedType::kF32);
+    PackedType type = bf16 ? PackedType::kBF16 : PackedType::kF32;
+    if (storage.quantization == WeightQuantization::kInt8) type = PackedType::kInt8;
+    if (storage.quantization == WeightQuantization::kInt4) type = PackedType::kInt4;
+    p.packed = PackedMatrix::FromOutIn(w.data_ptr<float>(), p.out, p.in, type);
   }
   return p;
 }
@@ -70,7 +81,7 @@ absl::StatusOr<at::Tensor> OptionalBias(const SafetensorsModel& st, const std::s
 }
 
 absl::StatusOr<LlamaLayerWeights> LoadLayer(const SafetensorsModel& st, const LlamaConfig& c, int64_t i,
-                                            MatmulKernel kernel) {
+                                            Storage kernel) {
   const std::string p = StrCat("model.layers.", i, ".");
   const int64_t h = c.hidden_size, d = c.head_dim, q_out = c.num_heads * d,
                 kv_out = c.num_kv_heads * d, inter = c.intermediate_size;
@@ -104,9 +115,19 @@ absl::StatusOr<LlamaLayerWeights> LoadLayer(const SafetensorsModel& st, const Ll
 
 }  // namespace
 
-absl::StatusOr<LlamaWeights> LlamaWeights::Load(const std::filesystem::path& dir, MatmulKernel kernel) {
+absl::StatusOr<LlamaWeights> LlamaWeights::Load(const std::filesystem::path& dir, MatmulKernel matmul,
+                                                WeightQuantization quantization) {
+  if (matmul == MatmulKernel::kBlas && quantization != WeightQuantization::kNone) {
+    return absl::InvalidArgumentError("parameter quantization: int8/int4 need matmul_kernel packed (the blas path is fp32)");
+  }
   LlamaWeights w;
-  w.kernel = kernel;
+  w.kernel = matmul;
+  w.quantization = quantization;
+  const Storage kernel{matmul, quantization};
+  // The LM head: int8 for both quantisations (its error reaches every logit directly;
+  // llama.cpp also keeps the output layer at higher precision in its 4-bit mixes).
+  const Storage head{matmul, quantization == WeightQuantization::kNone ? WeightQuantization::kNone
+                                                                       : WeightQuantization::kInt8};
   ASSIGN_OR_RETURN(w.config, LlamaConfig::Load(dir / "config.json"));
   ASSIGN_OR_RETURN(auto st, SafetensorsModel::Open(dir));
   const LlamaConfig& c = w.config;
@@ -115,10 +136,10 @@ absl::StatusOr<LlamaWeights> LlamaWeights::Load(const std::filesystem::path& dir
     ASSIGN_OR_RETURN(w.final_norm, ToFloat(*st, "model.norm.weight", {c.hidden_size}));
     // Some tied checkpoints still carry lm_head.weight; an untied one must.
     if (st->Has("lm_head.weight") && !c.tie_word_embeddings) {
-      ASSIGN_OR_RETURN(at::Tensor head, ToFloat(*st, "lm_head.weight", {c.vocab_size, c.hidden_size}));
-      w.lm_head = MakeProjection(head, kernel, IsBf16(*st, "lm_head.weight"));
+      ASSIGN_OR_RETURN(at::Tensor head_weight, ToFloat(*st, "lm_head.weight", {c.vocab_size, c.hidden_size}));
+      w.lm_head = MakeProjection(head_weight, head, IsBf16(*st, "lm_head.weight"));
     } else if (c.tie_word_embeddings) {
-      w.lm_head = MakeProjection(w.embed, kernel, IsBf16(*st, "model.embed_tokens.weight"));
+      w.lm_head = MakeProjection(w.embed, head, IsBf16(*st, "model.embed_tokens.weight"));
     } else {
       return absl::InvalidArgumentError(StrCat("weight 'lm_head.weight' is missing from ", dir.string(),
                                                " and config.json has tie_word_embeddings false"));

@@ -8,6 +8,9 @@
 //                      when the checkpoint is bf16 (kept exactly, half the bytes per step)
 //   kBlas              fp32 ATen tensors [in, out] for OpenBLAS (GEMV for one row, NN
 //                      GEMM otherwise): the previous path, kept for side-by-side benchmarks
+// With WeightQuantization kInt8 / kInt4 (kPacked only) every layer projection is packed
+// as PackedType kInt8 / kInt4 from its fp32 values, and the LM head as kInt8 for both
+// (docs/llm.md, "Weight quantisation").
 // Norms, biases and the embedding table are fp32 ATen tensors (F16/BF16 widened).
 //
 // IMPORTANT: internal to the model runner — the only header in src/llm that includes
@@ -51,15 +54,18 @@ struct LlamaLayerWeights {
 struct LlamaWeights {
   LlamaConfig config;
   MatmulKernel kernel = MatmulKernel::kPacked;
+  WeightQuantization quantization = WeightQuantization::kNone;
   at::Tensor embed;    // [vocab, hidden] fp32 (rows are looked up)
   Projection lm_head;  // hidden → vocab
   at::Tensor final_norm;
   std::vector<LlamaLayerWeights> layers;
   size_t num_parameters = 0;  // as stored on disk (tied embeddings counted once)
 
-  // Reads config.json and the safetensors in `dir`. Errors name the file and weight.
+  // Reads config.json and the safetensors in `dir`. Errors name the file and weight;
+  // a quantisation with kBlas is InvalidArgument.
   static absl::StatusOr<LlamaWeights> Load(const std::filesystem::path& dir,
-                                           MatmulKernel kernel = MatmulKernel::kPacked);
+                                           MatmulKernel kernel = MatmulKernel::kPacked,
+                                           WeightQuantization quantization = WeightQuantization::kNone);
   // Bytes of every projection and norm (what a batch-1 decode step reads).
   size_t BytesStreamedPerDecodeStep() const;
   // Bytes held: the above plus the embedding table and biases.

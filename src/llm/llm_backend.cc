@@ -151,8 +151,8 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(context.version_dir));
   const int threads = options.num_threads > 0 ? options.num_threads
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  ASSIGN_OR_RETURN(std::unique_ptr<LlamaModelRunner> runner, LlamaModelRunner::Load(context.version_dir, threads,
-                                                                                         options.matmul_kernel));
+  ASSIGN_OR_RETURN(std::unique_ptr<LlamaModelRunner> runner, LlamaModelRunner::Load(context.version_dir, options,
+                                                                                         threads));
   const LlamaConfig& mc = runner->config();
 
   EngineOptions engine;
@@ -185,7 +185,8 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   RETURN_IF_ERROR(runner->AllocateKvCache(engine.num_blocks, engine.block_size));
   INFERA_LOG(INFO) << "model '" << config.name() << "': " << mc.model_type << ", " << mc.num_layers << " layers x "
                    << mc.hidden_size << ", " << runner->num_parameters() / 1e6 << " M parameters ("
-                   << mc.torch_dtype << " on disk; " << runner->weight_bytes() / (1 << 20) << " MiB in memory, "
+                   << mc.torch_dtype << " on disk; " << static_cast<double>(runner->weight_bytes()) / (1 << 20)
+                   << " MiB in memory, quantization " << WeightQuantizationName(options.quantization) << ", "
                    << (options.matmul_kernel == MatmulKernel::kPacked ? StrCat("packed matmul (", PackedMatmulIsa(), ")")
                                                                       : std::string("OpenBLAS matmul"))
                    << "); KV cache " << engine.num_blocks << " blocks x " << engine.block_size << " tokens ("

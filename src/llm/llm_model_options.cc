@@ -106,7 +106,15 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
       if (v == "packed") o.matmul_kernel = MatmulKernel::kPacked;
       else if (v == "blas") o.matmul_kernel = MatmulKernel::kBlas;
       else return Bad(key, v, "packed or blas");
+    } else if (key == "quantization") {
+      if (v == "none") o.quantization = WeightQuantization::kNone;
+      else if (v == "int8") o.quantization = WeightQuantization::kInt8;
+      else if (v == "int4") o.quantization = WeightQuantization::kInt4;
+      else return Bad(key, v, "none, int8 or int4");
     }
+  }
+  if (o.quantization != WeightQuantization::kNone && o.matmul_kernel != MatmulKernel::kPacked) {
+    return absl::InvalidArgumentError("parameter quantization: int8 and int4 need matmul_kernel packed (blas is fp32)");
   }
   return o;
 }

@@ -19,6 +19,9 @@
 //   matmul_kernel              packed               packed | blas: the projections' matmul
 //                                                   (blas: the previous OpenBLAS path, for
 //                                                   side-by-side benchmarks; fp32 weights)
+//   quantization               none                 none | int8 | int4: weight-only quantisation
+//                                                   at load (docs/llm.md, "Weight quantisation");
+//                                                   int8/int4 need matmul_kernel packed
 //
 // Thread-safe (a value type).
 #ifndef INFERA_LLM_LLM_MODEL_OPTIONS_H_
@@ -48,6 +51,7 @@ struct LlmModelOptions {
   int num_threads = 0;
   int64_t max_waiting_requests = 1024;
   MatmulKernel matmul_kernel = MatmulKernel::kPacked;
+  WeightQuantization quantization = WeightQuantization::kNone;
 
   // InvalidArgument naming the parameter for a value that does not parse or is out of
   // range (the machine-dependent bounds against `machine`); unknown keys are ignored

@@ -67,5 +67,32 @@ TEST(LlmModelOptionsBoundsTest, EngineSizesHaveBounds) {
   }
 }
 
+TEST(LlmModelOptionsQuantizationTest, ParsesTheThreeValuesAndNamesTheKeyOtherwise) {
+  inference::ModelConfig empty;
+  EXPECT_EQ(LlmModelOptions::FromConfig(empty, kMachine)->quantization, WeightQuantization::kNone);
+  EXPECT_EQ(Parse("quantization", "none")->quantization, WeightQuantization::kNone);
+  EXPECT_EQ(Parse("quantization", "int8")->quantization, WeightQuantization::kInt8);
+  EXPECT_EQ(Parse("quantization", "int4")->quantization, WeightQuantization::kInt4);
+  for (const char* bad : {"", "INT8", "int3", "q4_0", "int8 ", "fp8", "int4\n"}) {
+    auto result = Parse("quantization", bad);
+    ASSERT_FALSE(result.ok()) << bad;
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr("parameter quantization"));
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr("none, int8 or int4"));
+  }
+}
+
+TEST(LlmModelOptionsQuantizationTest, QuantisedWeightsNeedThePackedKernel) {
+  inference::ModelConfig config;
+  (*config.mutable_parameters())["quantization"].set_string_value("int4");
+  (*config.mutable_parameters())["matmul_kernel"].set_string_value("blas");
+  auto result = LlmModelOptions::FromConfig(config, kMachine);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("quantization"));
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("matmul_kernel packed"));
+  (*config.mutable_parameters())["matmul_kernel"].set_string_value("packed");
+  EXPECT_TRUE(LlmModelOptions::FromConfig(config, kMachine).ok());
+}
+
 }  // namespace
 }  // namespace infera::llm

@@ -22,6 +22,16 @@
 //   32 columns as (c, c+16) pairs, so one 512-bit load widens to two fp32 vectors with
 //   one shift and one mask (the AVX-512 kernel; the portable one indexes the same way).
 //
+//   Quantised panels (weight-only, symmetric; docs/llm.md, "Weight quantisation"):
+//   kInt8  [K rows][64 int8], then [64 fp32 scales] (one per output column:
+//          W[k][c] = scale[c] · q[k][c], scale = absmax / 127)
+//   kInt4  per group g of kInt4Group (32) rows: [32 rows][32 bytes], then [64 fp16
+//          scales]; byte i of a row holds column i (low nibble) and column i + 32 (high
+//          nibble) as u = q + 8, q in [-8, 7]; W[k][c] = d[g][c] · q. The last group is
+//          zero-padded to 32 rows. d follows llama.cpp's Q4_0: the value of largest
+//          magnitude in the group / -8.
+//   Scales sit right after the weights they scale, so a call streams both once, in order.
+//
 // Kernel: for a block of rows and one panel, a tile of R rows × 64 columns is kept in
 // registers (R ≤ 6: 24 zmm accumulators) while k runs over the whole panel; the panel is
 // read from memory by the first tile and from L2 by the others. Every output element is
@@ -30,7 +40,12 @@
 // bit for bit).
 //
 // Dispatch: AVX-512F intrinsics when the CPU has them, else a portable C++ kernel
-// compiled for AVX2 and baseline x86-64 (target_clones), chosen once at run time.
+// compiled for AVX2 and baseline x86-64 (target_clones), chosen once at run time. The
+// quantised types are dequantised to fp32 (int4: (u − 8)·d, exact) and then multiplied
+// in fp32 like the others — in registers, shared by a tile's rows, on AVX-512; in the
+// portable kernel straight into the FMA for M ≤ 2, else through a 32-row buffer that
+// every row reads. int8 applies its per-column scale once, after the k loop. Both
+// portable paths compute the same bits for a row.
 //
 // Thread-safe: PackedMatrix is read-only after construction; PackedMatmul writes only
 // the columns of the panels it is given, so callers parallelise over panel ranges.
@@ -49,11 +64,17 @@
 
 namespace infera::llm {
 
-enum class PackedType { kF32, kBF16 };
+// kF32/kBF16 keep the weights (bf16 rounded to nearest even); kInt8/kInt4 quantise them
+// (see the layout above).
+enum class PackedType { kF32, kBF16, kInt8, kInt4 };
+
+// "f32", "bf16", "int8", "int4".
+const char* PackedTypeName(PackedType type);
 
 class PackedMatrix {
  public:
   static constexpr int64_t kPanelWidth = 64;
+  static constexpr int64_t kInt4Group = 32;  // K rows per int4 scale
 
   PackedMatrix() = default;
   // From W stored [n][k] row-major: Hugging Face's Linear layout (out, in). kBF16 rounds
@@ -66,13 +87,13 @@ class PackedMatrix {
   PackedType type() const { return type_; }
   int64_t num_panels() const { return (n_ + kPanelWidth - 1) / kPanelWidth; }
   size_t bytes() const { return bytes_; }
-  // Panel p's K × kPanelWidth elements (float or uint16_t bf16 bits).
-  const void* panel(int64_t p) const {
-    return data_.get() + static_cast<size_t>(p) * static_cast<size_t>(k_) * kPanelWidth * ElementBytes();
-  }
-  size_t ElementBytes() const { return type_ == PackedType::kF32 ? 4 : 2; }
+  // Panel p: K × kPanelWidth elements (float, uint16_t bf16 bits, or the quantised
+  // layout above, scales included). Panels are 64-byte aligned.
+  const void* panel(int64_t p) const { return data_.get() + static_cast<size_t>(p) * panel_bytes_; }
+  size_t panel_bytes() const { return panel_bytes_; }
 
-  // W[kk][nn] as float (tests and debugging; slow).
+  // W[kk][nn] as float: for the quantised types the dequantised value the kernels use
+  // (scale · q). Tests and debugging; slow.
   float At(int64_t kk, int64_t nn) const;
 
  private:
@@ -86,6 +107,7 @@ class PackedMatrix {
   int64_t k_ = 0;
   int64_t n_ = 0;
   PackedType type_ = PackedType::kF32;
+  size_t panel_bytes_ = 0;
   size_t bytes_ = 0;
 };
 

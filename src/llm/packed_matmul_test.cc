@@ -26,10 +26,30 @@ std::vector<float> Random(std::mt19937& rng, size_t n) {
   return v;
 }
 
-// Plain reference in double over the weights as packed (bf16-rounded for kBF16).
+bool Quantised(PackedType t) { return t == PackedType::kInt8 || t == PackedType::kInt4; }
+
+// The largest |W - dequantised W| the format allows for column j, row kk of w [n][k]:
+// int8: half a step of absmax/127 (per column); int4: one step |d| = group max / 8 (a
+// positive extreme rounds to +8, clamped to 7), d rounded to fp16 (8 × 2^-11 ≈ 0.4 %, so
+// 1 %).
+double QuantisationBound(PackedType t, const std::vector<float>& w, int64_t n, int64_t k, int64_t j, int64_t kk) {
+  (void)n;
+  double amax = 0;
+  int64_t begin = 0, end = k;
+  if (t == PackedType::kInt4) {
+    begin = kk / PackedMatrix::kInt4Group * PackedMatrix::kInt4Group;
+    end = std::min(k, begin + PackedMatrix::kInt4Group);
+  }
+  for (int64_t r = begin; r < end; ++r) amax = std::max(amax, static_cast<double>(std::fabs(w[j * k + r])));
+  if (t == PackedType::kInt8) return amax / 127.0 * 0.5 * 1.001 + 1e-12;
+  return amax / 8.0 * 1.01 + 1e-12;
+}
+
+// Plain reference in double over the weights as packed (bf16-rounded for kBF16; the
+// dequantised values for kInt8/kInt4, which must be within the format's error of W).
 void CheckAgainstReference(Kernel kernel, const Case& c, uint32_t seed) {
   SCOPED_TRACE(testing::Message() << "m=" << c.m << " k=" << c.k << " n=" << c.n
-                                  << " bf16=" << (c.type == PackedType::kBF16) << " bias=" << c.bias
+                                  << " type=" << PackedTypeName(c.type) << " bias=" << c.bias
                                   << " accumulate=" << c.accumulate);
   std::mt19937 rng(seed);
   const int64_t ldx = c.k + 3, ldy = c.n + 5;  // strided rows
@@ -47,8 +67,15 @@ void CheckAgainstReference(Kernel kernel, const Case& c, uint32_t seed) {
     for (int64_t j = 0; j < c.n; ++j) {
       double want = 0, magnitude = 0;
       for (int64_t kk = 0; kk < c.k; ++kk) {
-        const double wv = c.type == PackedType::kBF16 ? Bf16ToFloat(FloatToBf16(w[j * c.k + kk])) : w[j * c.k + kk];
-        EXPECT_EQ(packed.At(kk, j), static_cast<float>(wv));
+        double wv;
+        if (Quantised(c.type)) {
+          wv = packed.At(kk, j);
+          ASSERT_LE(std::fabs(wv - w[j * c.k + kk]), QuantisationBound(c.type, w, c.n, c.k, j, kk))
+              << "k " << kk << " column " << j;
+        } else {
+          wv = c.type == PackedType::kBF16 ? Bf16ToFloat(FloatToBf16(w[j * c.k + kk])) : w[j * c.k + kk];
+          EXPECT_EQ(packed.At(kk, j), static_cast<float>(wv));
+        }
         want += x[i * ldx + kk] * wv;
         magnitude += std::fabs(x[i * ldx + kk] * wv);
       }
@@ -76,11 +103,14 @@ std::vector<std::pair<const char*, Kernel>> Kernels() {
 }
 
 TEST(PackedMatmulTest, MatchesReferenceForEveryRowCountAndOddShapes) {
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1}, {7, 5}, {33, 64}, {64, 65}, {100, 129}, {17, 200}};
+  // K: 1, below, at and past the int4 group (32) and not multiples of it; N: not
+  // multiples of the 64-column panel.
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1},     {7, 5},   {33, 64}, {64, 65},
+                                                           {100, 129}, {17, 200}, {32, 3},  {97, 130}};
   uint32_t seed = 1;
   for (auto [name, kernel] : Kernels()) {
     SCOPED_TRACE(name);
-    for (PackedType type : {PackedType::kF32, PackedType::kBF16}) {
+    for (PackedType type : {PackedType::kF32, PackedType::kBF16, PackedType::kInt8, PackedType::kInt4}) {
       for (int64_t m = 1; m <= 17; ++m) {
         const auto [k, n] = shapes[static_cast<size_t>(m) % shapes.size()];
         CheckAgainstReference(kernel, {m, k, n, type, m % 2 == 0, m % 3 == 0}, seed++);
@@ -94,7 +124,56 @@ TEST(PackedMatmulTest, LargeRowCountsSpanSeveralRowBlocks) {
     SCOPED_TRACE(name);
     CheckAgainstReference(kernel, {101, 70, 130, PackedType::kF32, true, true}, 7);
     CheckAgainstReference(kernel, {50, 31, 64, PackedType::kBF16, false, false}, 8);
+    CheckAgainstReference(kernel, {101, 70, 130, PackedType::kInt8, true, true}, 9);
+    CheckAgainstReference(kernel, {53, 133, 70, PackedType::kInt4, true, false}, 10);
   }
+}
+
+// The portable kernel (AVX2 / baseline clones) and the AVX-512 one read the same
+// dequantised weights; they may differ only in rounding of the sums.
+TEST(PackedMatmulTest, QuantisedKernelsAgreeWithEachOther) {
+  if (!packed_matmul_internal::HasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::mt19937 rng(11);
+  const int64_t m = 5, k = 200, n = 150;
+  std::vector<float> w = Random(rng, n * k), x = Random(rng, m * k);
+  for (PackedType type : {PackedType::kInt8, PackedType::kInt4}) {
+    PackedMatrix packed = PackedMatrix::FromOutIn(w.data(), n, k, type);
+    std::vector<float> a(m * n), b(m * n);
+    packed_matmul_internal::Portable(x.data(), m, k, packed, nullptr, a.data(), n, false, 0, packed.num_panels());
+    packed_matmul_internal::Avx512(x.data(), m, k, packed, nullptr, b.data(), n, false, 0, packed.num_panels());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4) << PackedTypeName(type) << " " << i;
+  }
+}
+
+TEST(PackedMatmulTest, QuantisedSizesAndExactValues) {
+  const int64_t n = 70, k = 40;  // 2 panels; int4: 2 groups, the second of 8 rows
+  std::vector<float> w(n * k, 0.0f);
+  // Column 0: multiples of 0.5 in [-4, 3.5] (int4: d = 0.5 exactly, every value exact;
+  // Q4_0 cannot hold +4 and -4 together: -8d and +8d, the latter clamped to 7d);
+  // column 1: -1.27 .. 1.27 in steps of 0.01 (int8: scale 0.01); the rest zero.
+  for (int64_t kk = 0; kk < k; ++kk) {
+    w[0 * k + kk] = 0.5f * static_cast<float>(kk % 16 - 8);
+    w[1 * k + kk] = 0.01f * static_cast<float>(kk * 3 - 60);
+  }
+  w[1 * k + 0] = 1.27f;
+  PackedMatrix i8 = PackedMatrix::FromOutIn(w.data(), n, k, PackedType::kInt8);
+  PackedMatrix i4 = PackedMatrix::FromOutIn(w.data(), n, k, PackedType::kInt4);
+  EXPECT_EQ(i8.bytes(), static_cast<size_t>(2 * (k * 64 + 64 * 4)));
+  EXPECT_EQ(i4.bytes(), static_cast<size_t>(2 * 2 * (32 * 32 + 64 * 2)));
+  for (int64_t kk = 0; kk < k; ++kk) {
+    EXPECT_NEAR(i8.At(kk, 1), w[1 * k + kk], 1e-6) << kk;
+    EXPECT_EQ(i4.At(kk, 0), w[0 * k + kk]) << kk;
+    for (int64_t j = 2; j < n; ++j) {
+      EXPECT_EQ(i8.At(kk, j), 0.0f);
+      EXPECT_EQ(i4.At(kk, j), 0.0f);
+    }
+  }
+  // An all-zero x row gives exact zeros + bias; x = e_kk picks row kk of W.
+  std::vector<float> x(k, 0.0f), y(n, 1.0f);
+  x[5] = 1.0f;
+  PackedMatmul(x.data(), 1, k, i4, nullptr, y.data(), n, false, 0, i4.num_panels());
+  EXPECT_EQ(y[0], w[0 * k + 5]);
+  EXPECT_EQ(y[2], 0.0f);
 }
 
 TEST(PackedMatmulTest, PanelRangeWritesOnlyItsColumns) {
@@ -129,6 +208,34 @@ TEST(PackedMatmulTest, Bf16SourceIsKeptExactly) {
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t kk = 0; kk < k; ++kk) EXPECT_EQ(packed.At(kk, j), Bf16ToFloat(bits[j * k + kk]));
   }
+}
+
+// Hostile weights (a corrupt checkpoint): NaN and ±Inf in some columns must not crash
+// packing or disturb the other columns; the quantised values stay in range.
+TEST(PackedMatmulTest, NonFiniteWeightsStayInTheirColumns) {
+  const int64_t n = 5, k = 40;
+  std::vector<float> w(n * k, 0.25f);
+  w[0 * k + 3] = std::nanf("");
+  w[1 * k + 7] = INFINITY;
+  w[2 * k + 33] = -INFINITY;
+  for (PackedType type : {PackedType::kInt8, PackedType::kInt4}) {
+    PackedMatrix packed = PackedMatrix::FromOutIn(w.data(), n, k, type);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      EXPECT_NEAR(packed.At(kk, 3), 0.25f, 1e-6) << PackedTypeName(type);
+      EXPECT_NEAR(packed.At(kk, 4), 0.25f, 1e-6) << PackedTypeName(type);
+    }
+    // Column 0's other weights: NaN never becomes the scale.
+    EXPECT_NEAR(packed.At(0, 0), 0.25f, 1e-6) << PackedTypeName(type);
+  }
+  // Finite but beyond fp16 (int4's scale): saturated, never NaN.
+  std::vector<float> big(2 * k, 1e6f);
+  big[5] = -2e6f;
+  PackedMatrix i4 = PackedMatrix::FromOutIn(big.data(), 2, k, PackedType::kInt4);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    EXPECT_TRUE(std::isfinite(i4.At(kk, 0))) << kk;
+    EXPECT_TRUE(std::isfinite(i4.At(kk, 1))) << kk;
+  }
+  EXPECT_EQ(i4.At(5, 0), -8.0f * 65504.0f);
 }
 
 TEST(PackedMatmulTest, PublicEntryUsesTheDetectedKernel) {

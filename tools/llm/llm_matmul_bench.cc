@@ -1,0 +1,58 @@
+// llm_matmul_bench: the packed-matmul kernels alone on the 45.6 M bench model's projection
+// shapes (docs/benchmarks.md, "LLM weight quantisation"): every PackedType (f32, bf16,
+// int8, int4) × M = 1, 8, 16 × the AVX-512 kernel and the portable one (its AVX2 clone on
+// an AVX2 machine), one thread, same random weights. Prints one JSON line per case: the
+// median of --reps calls and the packed bytes streamed per millisecond.
+//
+//   llm_matmul_bench [--reps 15]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "llm/packed_matmul.h"
+
+int main(int argc, char** argv) {
+  using namespace infera::llm;
+  using Clock = std::chrono::steady_clock;
+  int reps = 15;
+  if (argc == 3 && std::string(argv[1]) == "--reps") reps = std::max(1, std::atoi(argv[2]));
+  struct Shape {
+    const char* name;
+    int64_t k, n;
+  };
+  const std::vector<Shape> shapes = {
+      {"qkv", 512, 1536}, {"o", 512, 512}, {"gate_up", 512, 2816}, {"down", 1408, 512}, {"lm_head", 512, 32000}};
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  for (const Shape& s : shapes) {
+    std::vector<float> w(static_cast<size_t>(s.k * s.n));
+    for (float& f : w) f = normal(rng);
+    for (PackedType type : {PackedType::kF32, PackedType::kBF16, PackedType::kInt8, PackedType::kInt4}) {
+      const PackedMatrix packed = PackedMatrix::FromOutIn(w.data(), s.n, s.k, type);
+      for (int64_t m : {1, 8, 16}) {
+        std::vector<float> x(static_cast<size_t>(m * s.k)), y(static_cast<size_t>(m * s.n));
+        for (float& f : x) f = normal(rng);
+        for (bool avx512 : {true, false}) {
+          if (avx512 && !packed_matmul_internal::HasAvx512()) continue;
+          auto kernel = avx512 ? &packed_matmul_internal::Avx512 : &packed_matmul_internal::Portable;
+          std::vector<double> ms;
+          for (int r = 0; r < reps + 1; ++r) {
+            const auto t0 = Clock::now();
+            kernel(x.data(), m, s.k, packed, nullptr, y.data(), s.n, false, 0, packed.num_panels());
+            if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+          }
+          std::sort(ms.begin(), ms.end());
+          const double median = ms[ms.size() / 2];
+          std::printf("{\"matmul\": \"%s\", \"type\": \"%s\", \"m\": %ld, \"kernel\": \"%s\", \"ms\": %.4f, "
+                      "\"bytes\": %zu, \"gb_s\": %.2f}\n",
+                      s.name, PackedTypeName(type), static_cast<long>(m), avx512 ? "avx512f" : "portable", median,
+                      packed.bytes(), static_cast<double>(packed.bytes()) / median / 1e6);
+        }
+      }
+    }
+  }
+  return 0;
+}
