@@ -106,6 +106,10 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
       if (v == "packed") o.matmul_kernel = MatmulKernel::kPacked;
       else if (v == "blas") o.matmul_kernel = MatmulKernel::kBlas;
       else return Bad(key, v, "packed or blas");
+    } else if (key == "kv_cache_dtype") {
+      const std::optional<KvCacheDtype> dtype = ParseKvCacheDtype(v);
+      if (!dtype) return Bad(key, v, "fp32, bf16 or fp16");
+      o.kv_cache_dtype = *dtype;
     }
   }
   return o;

@@ -19,6 +19,9 @@
 //   matmul_kernel              packed               packed | blas: the projections' matmul
 //                                                   (blas: the previous OpenBLAS path, for
 //                                                   side-by-side benchmarks; fp32 weights)
+//   kv_cache_dtype             (kDefaultKvCacheDtype)  fp32 | bf16 | fp16: the KV cache's
+//                                                   element type (16-bit: twice the tokens
+//                                                   per byte; kv_cache_dtype.h)
 //
 // Thread-safe (a value type).
 #ifndef INFERA_LLM_LLM_MODEL_OPTIONS_H_
@@ -28,6 +31,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "llm/kv_cache_dtype.h"
 #include "llm/llama_model_runner.h"
 #include "llm/scheduler.h"
 #include "model_config.pb.h"
@@ -48,6 +52,7 @@ struct LlmModelOptions {
   int num_threads = 0;
   int64_t max_waiting_requests = 1024;
   MatmulKernel matmul_kernel = MatmulKernel::kPacked;
+  KvCacheDtype kv_cache_dtype = kDefaultKvCacheDtype;
 
   // InvalidArgument naming the parameter for a value that does not parse or is out of
   // range (the machine-dependent bounds against `machine`); unknown keys are ignored
