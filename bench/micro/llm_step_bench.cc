@@ -1,7 +1,7 @@
 // llm_step_bench: in-process timings behind docs/benchmarks.md's LLM rows.
 //
 //   llm_step_bench --model DIR [--threads N] [--context 64] [--steps 30]
-//                  [--kernels packed,blas] [--batches 1,4,8,16]
+//                  [--kernels packed,blas] [--batches 1,4,8,16] [--kv-dtypes fp32,bf16,fp16]
 //   llm_step_bench --matmul 1,4,8,16 [--threads N]     projections alone, packed vs BLAS
 //
 // Prints JSON lines:
@@ -12,7 +12,9 @@
 //                                                   one prefill step of B·context tokens,
 //                                                   then decode steps of B sequences; each
 //                                                   runner (one per --kernels entry, same
-//                                                   process) takes its turn step by step
+//                                                   process) takes its turn step by step;
+//                                                   with --kv-dtypes one runner per kernel x
+//                                                   KV-cache dtype, named "kernel/dtype"
 //   {"batch": B, "decode_speedup_packed_vs_blas": ..., "prefill_speedup": ...}
 //   {"attention": "paged_kernel"|"aten_gather", "batch": 16, "ms_per_layer": ...}
 #include <ATen/ATen.h>
@@ -238,6 +240,7 @@ int main(int argc, char** argv) {
   std::string matmul_rows;
   std::vector<std::string> kernels = {"packed", "blas"};
   std::vector<int> batches = {1, 4, 8, 16};
+  std::vector<std::string> kv_dtypes;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--model") model = value;
@@ -246,6 +249,7 @@ int main(int argc, char** argv) {
     else if (flag == "--steps") steps = std::stoi(value);
     else if (flag == "--matmul") matmul_rows = value;
     else if (flag == "--kernels") kernels = Split(value);
+    else if (flag == "--kv-dtypes") kv_dtypes = Split(value);
     else if (flag == "--batches") {
       batches.clear();
       for (const std::string& b : Split(value)) batches.push_back(std::stoi(b));
@@ -263,16 +267,32 @@ int main(int argc, char** argv) {
   const double gbs = MemcpyGbPerSecond();
   std::cout << "{\"memcpy_gb_s\": " << gbs << "}\n";
   std::vector<NamedRunner> runners;
-  for (const std::string& name : kernels) {
-    auto kernel = name == "blas" ? infera::llm::MatmulKernel::kBlas : infera::llm::MatmulKernel::kPacked;
+  // Enough blocks for the largest batch at context + steps (DecodeSteps hands out
+  // consecutive blocks to every sequence of every batch size in turn).
+  int64_t blocks = 0;
+  for (int b : batches) blocks += static_cast<int64_t>(b) * ((context + steps + 16) / 16 + 1);
+  blocks = std::max<int64_t>(blocks, 1200);
+  const bool name_dtype = !kv_dtypes.empty();
+  if (kv_dtypes.empty()) kv_dtypes = {"fp32"};
+  for (const std::string& kernel_name : kernels)
+  for (const std::string& dtype_name : kv_dtypes) {
+    const std::string name = name_dtype ? kernel_name + "/" + dtype_name : kernel_name;
+    auto kernel = kernel_name == "blas" ? infera::llm::MatmulKernel::kBlas : infera::llm::MatmulKernel::kPacked;
+    const auto dtype = infera::llm::ParseKvCacheDtype(dtype_name);
+    if (!dtype) {
+      std::cerr << "--kv-dtypes: '" << dtype_name << "' is not fp32, bf16 or fp16\n";
+      return 2;
+    }
     auto runner = LlamaModelRunner::Load(model, threads, kernel);
     if (!runner.ok()) {
       std::cerr << runner.status() << "\n";
       return 1;
     }
-    if (!(*runner)->AllocateKvCache(1200, 16).ok()) return 1;
+    if (!(*runner)->AllocateKvCache(blocks, 16, *dtype).ok()) return 1;
     const double bytes = static_cast<double>((*runner)->bytes_per_decode_step());
     std::cout << "{\"kernel\": \"" << name << "\", \"parameters\": " << (*runner)->num_parameters()
+              << ", \"kv_bytes_per_token\": " << (*runner)->kv_bytes_per_token(*dtype)
+              << ", \"kv_attention_isa\": \"" << infera::llm::KvKernelIsaName(infera::llm::BestKvKernelIsa()) << "\""
               << ", \"bytes_per_decode_step\": " << bytes << ", \"bandwidth_bound_ms\": " << bytes / (gbs * 1e9) * 1e3
               << "}\n";
     runners.push_back({name, std::move(*runner)});
