@@ -3,6 +3,8 @@
 //   llm_step_bench --model DIR [--threads N] [--context 64] [--steps 30]
 //                  [--kernels packed,blas] [--batches 1,4,8,16] [--kv-dtypes fp32,bf16,fp16]
 //   llm_step_bench --matmul 1,4,8,16 [--threads N]     projections alone, packed vs BLAS
+//   llm_step_bench --kv-attention CONTEXT [--batches 16]  decode attention alone (one
+//                  thread, 8 KV heads x 64) per KV-cache dtype x supported ISA, round-robin
 //
 // Prints JSON lines:
 //   {"memcpy_gb_s": ...}                            best of 5 copies of 256 MiB
@@ -17,6 +19,8 @@
 //                                                   KV-cache dtype, named "kernel/dtype"
 //   {"batch": B, "decode_speedup_packed_vs_blas": ..., "prefill_speedup": ...}
 //   {"attention": "paged_kernel"|"aten_gather", "batch": 16, "ms_per_layer": ...}
+//   {"kv_attention": "avx512f/bf16", "batch": B, "context": C, "ms_per_layer": p50,
+//    "kv_mib": ..., "gb_s": ...}                   --kv-attention
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -232,6 +236,64 @@ void CompareMatmul(const std::vector<int64_t>& rows, int reps) {
   }
 }
 
+// Decode attention of `batch` sequences at `context` tokens (8 KV heads x 64, one query
+// head per KV head) on one thread, for every KV-cache dtype on every ISA this CPU runs,
+// interleaved round by round so they share the machine's load. gb_s: K/V bytes read per
+// second.
+void CompareKvAttention(int batch, int context, int rounds) {
+  using infera::llm::KvCacheDtype;
+  using infera::llm::KvKernelIsa;
+  const int64_t heads = 8, d = 64, bs = 16, blocks_per_seq = (context + bs - 1) / bs;
+  const int64_t num_blocks = batch * blocks_per_seq, elems = num_blocks * bs * heads * d;
+  at::Tensor k32 = at::randn({elems}), v32 = at::randn({elems}), q = at::randn({batch, heads, d});
+  std::vector<uint16_t> k16[2], v16[2];
+  const KvCacheDtype half_types[2] = {KvCacheDtype::kBFloat16, KvCacheDtype::kFloat16};
+  for (int i = 0; i < 2; ++i) {
+    k16[i].resize(elems);
+    v16[i].resize(elems);
+    infera::llm::StoreKvRow(k32.data_ptr<float>(), elems, half_types[i], k16[i].data());
+    infera::llm::StoreKvRow(v32.data_ptr<float>(), elems, half_types[i], v16[i].data());
+  }
+  std::vector<std::vector<int32_t>> tables(batch);
+  for (int s = 0; s < batch; ++s) {
+    for (int64_t b = 0; b < blocks_per_seq; ++b) tables[s].push_back(static_cast<int32_t>(b * batch + s));
+  }
+  const infera::llm::PagedKvLayout layout{bs, heads, d};
+  struct Variant {
+    KvKernelIsa isa;
+    KvCacheDtype dtype;
+    const void *k, *v;
+    std::vector<double> ms;
+  };
+  std::vector<Variant> variants;
+  for (KvKernelIsa isa : {KvKernelIsa::kPortable, KvKernelIsa::kAvx2, KvKernelIsa::kAvx512}) {
+    if (!infera::llm::KvKernelIsaSupported(isa)) continue;
+    variants.push_back({isa, KvCacheDtype::kFloat32, k32.data_ptr<float>(), v32.data_ptr<float>(), {}});
+    for (int i = 0; i < 2; ++i) variants.push_back({isa, half_types[i], k16[i].data(), v16[i].data(), {}});
+  }
+  std::vector<float> scratch(context), out(d);
+  for (int r = 0; r < rounds; ++r) {
+    for (Variant& v : variants) {
+      auto t0 = Clock::now();
+      for (int s = 0; s < batch; ++s) {
+        for (int64_t h = 0; h < heads; ++h) {
+          infera::llm::PagedAttentionHeadOn(v.isa, q.data_ptr<float>() + (s * heads + h) * d, v.k, v.v, v.dtype,
+                                            tables[s].data(), context, h, layout, 0.125f, scratch.data(), out.data());
+        }
+      }
+      v.ms.push_back(Ms(t0, Clock::now()));
+    }
+  }
+  for (Variant& v : variants) {
+    const double p50 = Median(v.ms);
+    const double bytes = 2.0 * batch * context * heads * d * static_cast<double>(infera::llm::KvCacheElementSize(v.dtype));
+    std::cout << "{\"kv_attention\": \"" << infera::llm::KvKernelIsaName(v.isa) << "/"
+              << infera::llm::KvCacheDtypeName(v.dtype) << "\", \"batch\": " << batch << ", \"context\": " << context
+              << ", \"ms_per_layer\": " << p50 << ", \"kv_mib\": " << bytes / (1 << 20)
+              << ", \"gb_s\": " << bytes / (p50 / 1e3) / 1e9 << "}\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -241,6 +303,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> kernels = {"packed", "blas"};
   std::vector<int> batches = {1, 4, 8, 16};
   std::vector<std::string> kv_dtypes;
+  int kv_attention_context = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--model") model = value;
@@ -250,6 +313,7 @@ int main(int argc, char** argv) {
     else if (flag == "--matmul") matmul_rows = value;
     else if (flag == "--kernels") kernels = Split(value);
     else if (flag == "--kv-dtypes") kv_dtypes = Split(value);
+    else if (flag == "--kv-attention") kv_attention_context = std::stoi(value);
     else if (flag == "--batches") {
       batches.clear();
       for (const std::string& b : Split(value)) batches.push_back(std::stoi(b));
@@ -262,6 +326,10 @@ int main(int argc, char** argv) {
     for (const std::string& r : Split(matmul_rows)) rows.push_back(std::stoll(r));
     std::cout << "{\"packed_matmul_isa\": \"" << infera::llm::PackedMatmulIsa() << "\"}\n";
     CompareMatmul(rows, 20);
+    return 0;
+  }
+  if (kv_attention_context > 0) {
+    for (int batch : batches) CompareKvAttention(batch, kv_attention_context, 15);
     return 0;
   }
   const double gbs = MemcpyGbPerSecond();
