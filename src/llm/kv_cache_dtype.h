@@ -19,7 +19,7 @@ namespace infera::llm {
 enum class KvCacheDtype { kFloat32, kBFloat16, kFloat16 };
 
 // The parameter's default (measured in docs/llm.md, "KV-cache dtype").
-inline constexpr KvCacheDtype kDefaultKvCacheDtype = KvCacheDtype::kFloat32;
+inline constexpr KvCacheDtype kDefaultKvCacheDtype = KvCacheDtype::kFloat16;
 
 // "fp32", "bf16", "fp16" (the parameter's values).
 const char* KvCacheDtypeName(KvCacheDtype dtype);
