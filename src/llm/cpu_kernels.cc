@@ -1,5 +1,6 @@
 #include "llm/cpu_kernels.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -216,6 +217,14 @@ constexpr AttentionFn kAttention[3][3] = {
      AttentionAvx512<KvCacheDtype::kFloat16>},
 };
 
+// CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports has no "f16c"). Every CPU
+// with AVX2 has it in practice; checked anyway. The OS-support (XSAVE) side is AVX's,
+// which __builtin_cpu_supports("avx2") already checks.
+bool HasF16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+
 }  // namespace
 
 const char* KvKernelIsaName(KvKernelIsa isa) {
@@ -231,7 +240,7 @@ bool KvKernelIsaSupported(KvKernelIsa isa) {
   switch (isa) {
     case KvKernelIsa::kPortable: return true;
     case KvKernelIsa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c();
     case KvKernelIsa::kAvx512: return __builtin_cpu_supports("avx512f");
   }
   return false;
