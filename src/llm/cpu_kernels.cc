@@ -65,7 +65,7 @@ template <KvCacheDtype D>
 inline float WidenScalar(Elem<D> x) {
   if constexpr (D == KvCacheDtype::kFloat32) return x;
   else if constexpr (D == KvCacheDtype::kBFloat16) return Bf16ToFloat(x);
-  else return HalfToFloat(x);
+  else return HalfToFloatInline(x);
 }
 
 struct PortableOps {

@@ -23,6 +23,7 @@
 #define INFERA_LLM_CPU_KERNELS_H_
 
 #include <cstdint>
+#include <cstring>
 
 #include "llm/kv_cache_dtype.h"
 
@@ -45,6 +46,28 @@ struct PagedKvLayout {
   int64_t head_dim = 64;
   int64_t SlotStride() const { return num_kv_heads * head_dim; }
 };
+
+// IEEE half → float, exact for every input (api/float16.h's HalfToFloat, inlined for the
+// portable kernel's inner loop: shift the exponent/mantissa into place and rebias;
+// subnormals renormalised by one float subtraction; inf/NaN keep their payload).
+inline float HalfToFloatInline(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t bits = static_cast<uint32_t>(h & 0x7fffu) << 13;
+  const uint32_t exponent = bits & 0x0f800000u;
+  bits += (127u - 15u) << 23;
+  float f;
+  if (exponent == 0x0f800000u) {
+    bits += (128u - 16u) << 23;  // inf / NaN
+  } else if (exponent == 0) {
+    bits += 1u << 23;  // subnormal or zero: 2^-14 · (1 + m) − 2^-14 = 2^-14 · m, exact
+    std::memcpy(&f, &bits, sizeof f);
+    f -= 6.103515625e-05f;
+    std::memcpy(&bits, &f, sizeof f);
+  }
+  bits |= sign;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
 
 enum class KvKernelIsa { kPortable, kAvx2, kAvx512 };
 const char* KvKernelIsaName(KvKernelIsa isa);  // "portable", "avx2+f16c", "avx512f"

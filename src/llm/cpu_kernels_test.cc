@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -69,6 +70,18 @@ TEST(StoreKvRowTest, MatchesScalarConversions) {
   EXPECT_EQ(HalfToFloat(half[11]), 0.0f);
   EXPECT_TRUE(std::isnan(Bf16ToFloat(bf[15])));
   EXPECT_TRUE(std::isnan(HalfToFloat(half[15])));
+}
+
+// The portable kernel's inlined half → float equals api/float16.h's on all 65,536 inputs
+// (bit for bit, NaN payloads and signed zeros included).
+TEST(StoreKvRowTest, InlineHalfWideningIsExact) {
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const float a = HalfToFloatInline(static_cast<uint16_t>(h)), b = HalfToFloat(static_cast<uint16_t>(h));
+    uint32_t ua, ub;
+    std::memcpy(&ua, &a, 4);
+    std::memcpy(&ub, &b, 4);
+    ASSERT_EQ(ua, ub) << std::hex << h;
+  }
 }
 
 // A cache of `dtype` filled with random values, and the same values widened to double.
