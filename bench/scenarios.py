@@ -7,7 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
-                       [pipeline] [analyze] [llm_quant]
+                       [pipeline] [analyze] [llm_quant] [kv_dtype]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -1113,6 +1113,66 @@ def scenario_llm_quant():
     return {"medians": {m: {c: r["output_tok_s"] for c, r in by_c.items()} for m, by_c in medians.items()}}
 
 
+def scenario_kv_dtype():
+    """Issue 16: the LLM's KV-cache dtype (`kv_cache_dtype` fp32 | bf16 | fp16, docs/llm.md)
+    side by side in one server on the 45.6 M-parameter bench model (bench/llm/
+    make_bench_model.py, prefix caching off): streaming completions with long prompts
+    (1024 tokens; --quick: 256) and 64 output tokens at C=1/8/16, the three models in turn
+    within every round, and the KV capacity each gets from the same 512 MiB budget (the
+    load log). decode tok/s = C x 1000 / TPOT p50 (the decode rate while C run)."""
+    prompt = 256 if ARGS.quick else 1024
+    dtypes = ("fp32", "bf16", "fp16")
+    repo = tempfile.mkdtemp(prefix="bench-kv-")
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "llm", "make_bench_model.py"), "--out", repo],
+                   check=True, capture_output=True, timeout=300)
+    for dtype in dtypes:
+        dst = os.path.join(repo, f"bench_kv_{dtype}")
+        shutil.copytree(os.path.join(repo, "bench_nocache"), dst, copy_function=lambda s, d: os.link(s, d))
+        path = os.path.join(dst, "config.pbtxt")
+        with open(path) as f:
+            text = f.read().replace('name: "bench_nocache"', f'name: "bench_kv_{dtype}"')
+        os.unlink(path)
+        with open(path, "w") as f:
+            f.write(text + f'parameters {{ key: "kv_cache_dtype" value: {{ string_value: "{dtype}" }} }}\n')
+    for name in ("bench", "bench_nocache"):
+        shutil.rmtree(os.path.join(repo, name))
+    results = {d: {c: [] for c in (1, 8, 16)} for d in dtypes}
+    capacity = {}
+    with start_infera(repo) as proc:
+        for dtype in dtypes:
+            m = re.search(rf"model 'bench_kv_{dtype}': .*KV cache \w+ (\d+) blocks x (\d+) tokens = (\d+) tokens "
+                          rf"\((\d+) MiB", proc.text())
+            capacity[dtype] = (int(m.group(3)), int(m.group(4))) if m else (None, None)
+        for _ in range(ARGS.repeats):
+            for c in (1, 8, 16):
+                for dtype in dtypes:
+                    out = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "llm", "openai_bench.py"),
+                                          "--port", str(proc.port), "--model", f"bench_kv_{dtype}",
+                                          "--concurrency", str(c), "--requests", str(max(2, c)), "--warmup", "1",
+                                          "--prompt-tokens", str(prompt), "--max-tokens", "64",
+                                          "--seed", str(len(results[dtype][c]))],
+                                         capture_output=True, text=True, timeout=1800)
+                    results[dtype][c].append(json.loads(out.stdout))
+    shutil.rmtree(repo)
+    rows = []
+    for c in (1, 8, 16):
+        base = med([c * 1e3 / r["tpot_ms"]["p50"] for r in results["fp32"][c]])
+        for dtype in dtypes:
+            runs = results[dtype][c]
+            decode = med([c * 1e3 / r["tpot_ms"]["p50"] for r in runs])
+            rows.append([str(c), dtype, med([r["output_tok_s"] for r in runs]), decode,
+                         f"{decode / base:.2f}x" if base else "-", med([r["ttft_ms"]["p50"] for r in runs]),
+                         sum(r["errors"] for r in runs)])
+    emit(f"kv_dtype: bench model, {prompt}-token prompts, 64 output tokens (medians of {ARGS.repeats}; load "
+         f"average {load_average()})",
+         table(["C", "kv_cache_dtype", "output tok/s", "decode tok/s", "decode vs fp32", "TTFT p50 ms", "errors"],
+               rows) + "\n\n" +
+         table(["kv_cache_dtype", "KV tokens in 512 MiB", "tokens per GiB"],
+               [[d, f"{capacity[d][0]:,}" if capacity[d][0] else "-",
+                 f"{capacity[d][0] * 1024 // capacity[d][1]:,}" if capacity[d][0] else "-"] for d in dtypes]))
+    return {"results": results, "capacity": capacity}
+
+
 SCENARIOS = {
     "overhead": scenario_overhead,
     "baseline": scenario_baseline,
@@ -1127,6 +1187,7 @@ SCENARIOS = {
     "pipeline": scenario_pipeline,
     "analyze": scenario_analyze,
     "llm_quant": scenario_llm_quant,
+    "kv_dtype": scenario_kv_dtype,
 }
 
 

@@ -1,8 +1,10 @@
 // llm_step_bench: in-process timings behind docs/benchmarks.md's LLM rows.
 //
 //   llm_step_bench --model DIR [--threads N] [--context 64] [--steps 30]
-//                  [--kernels packed,blas] [--batches 1,4,8,16]
+//                  [--kernels packed,blas] [--batches 1,4,8,16] [--kv-dtypes fp32,bf16,fp16]
 //   llm_step_bench --matmul 1,4,8,16 [--threads N]     projections alone, packed vs BLAS
+//   llm_step_bench --kv-attention CONTEXT [--batches 16]  decode attention alone (one
+//                  thread, 8 KV heads x 64) per KV-cache dtype x supported ISA, round-robin
 //
 // Prints JSON lines:
 //   {"memcpy_gb_s": ...}                            best of 5 copies of 256 MiB
@@ -12,9 +14,13 @@
 //                                                   one prefill step of B·context tokens,
 //                                                   then decode steps of B sequences; each
 //                                                   runner (one per --kernels entry, same
-//                                                   process) takes its turn step by step
+//                                                   process) takes its turn step by step;
+//                                                   with --kv-dtypes one runner per kernel x
+//                                                   KV-cache dtype, named "kernel/dtype"
 //   {"batch": B, "decode_speedup_packed_vs_blas": ..., "prefill_speedup": ...}
 //   {"attention": "paged_kernel"|"aten_gather", "batch": 16, "ms_per_layer": ...}
+//   {"kv_attention": "avx512f/bf16", "batch": B, "context": C, "ms_per_layer": p50,
+//    "kv_mib": ..., "gb_s": ...}                   --kv-attention
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -230,6 +236,64 @@ void CompareMatmul(const std::vector<int64_t>& rows, int reps) {
   }
 }
 
+// Decode attention of `batch` sequences at `context` tokens (8 KV heads x 64, one query
+// head per KV head) on one thread, for every KV-cache dtype on every ISA this CPU runs,
+// interleaved round by round so they share the machine's load. gb_s: K/V bytes read per
+// second.
+void CompareKvAttention(int batch, int context, int rounds) {
+  using infera::llm::KvCacheDtype;
+  using infera::llm::KvKernelIsa;
+  const int64_t heads = 8, d = 64, bs = 16, blocks_per_seq = (context + bs - 1) / bs;
+  const int64_t num_blocks = batch * blocks_per_seq, elems = num_blocks * bs * heads * d;
+  at::Tensor k32 = at::randn({elems}), v32 = at::randn({elems}), q = at::randn({batch, heads, d});
+  std::vector<uint16_t> k16[2], v16[2];
+  const KvCacheDtype half_types[2] = {KvCacheDtype::kBFloat16, KvCacheDtype::kFloat16};
+  for (int i = 0; i < 2; ++i) {
+    k16[i].resize(elems);
+    v16[i].resize(elems);
+    infera::llm::StoreKvRow(k32.data_ptr<float>(), elems, half_types[i], k16[i].data());
+    infera::llm::StoreKvRow(v32.data_ptr<float>(), elems, half_types[i], v16[i].data());
+  }
+  std::vector<std::vector<int32_t>> tables(batch);
+  for (int s = 0; s < batch; ++s) {
+    for (int64_t b = 0; b < blocks_per_seq; ++b) tables[s].push_back(static_cast<int32_t>(b * batch + s));
+  }
+  const infera::llm::PagedKvLayout layout{bs, heads, d};
+  struct Variant {
+    KvKernelIsa isa;
+    KvCacheDtype dtype;
+    const void *k, *v;
+    std::vector<double> ms;
+  };
+  std::vector<Variant> variants;
+  for (KvKernelIsa isa : {KvKernelIsa::kPortable, KvKernelIsa::kAvx2, KvKernelIsa::kAvx512}) {
+    if (!infera::llm::KvKernelIsaSupported(isa)) continue;
+    variants.push_back({isa, KvCacheDtype::kFloat32, k32.data_ptr<float>(), v32.data_ptr<float>(), {}});
+    for (int i = 0; i < 2; ++i) variants.push_back({isa, half_types[i], k16[i].data(), v16[i].data(), {}});
+  }
+  std::vector<float> scratch(context), out(d);
+  for (int r = 0; r < rounds; ++r) {
+    for (Variant& v : variants) {
+      auto t0 = Clock::now();
+      for (int s = 0; s < batch; ++s) {
+        for (int64_t h = 0; h < heads; ++h) {
+          infera::llm::PagedAttentionHeadOn(v.isa, q.data_ptr<float>() + (s * heads + h) * d, v.k, v.v, v.dtype,
+                                            tables[s].data(), context, h, layout, 0.125f, scratch.data(), out.data());
+        }
+      }
+      v.ms.push_back(Ms(t0, Clock::now()));
+    }
+  }
+  for (Variant& v : variants) {
+    const double p50 = Median(v.ms);
+    const double bytes = 2.0 * batch * context * heads * d * static_cast<double>(infera::llm::KvCacheElementSize(v.dtype));
+    std::cout << "{\"kv_attention\": \"" << infera::llm::KvKernelIsaName(v.isa) << "/"
+              << infera::llm::KvCacheDtypeName(v.dtype) << "\", \"batch\": " << batch << ", \"context\": " << context
+              << ", \"ms_per_layer\": " << p50 << ", \"kv_mib\": " << bytes / (1 << 20)
+              << ", \"gb_s\": " << bytes / (p50 / 1e3) / 1e9 << "}\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -238,6 +302,8 @@ int main(int argc, char** argv) {
   std::string matmul_rows;
   std::vector<std::string> kernels = {"packed", "blas"};
   std::vector<int> batches = {1, 4, 8, 16};
+  std::vector<std::string> kv_dtypes;
+  int kv_attention_context = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--model") model = value;
@@ -246,6 +312,8 @@ int main(int argc, char** argv) {
     else if (flag == "--steps") steps = std::stoi(value);
     else if (flag == "--matmul") matmul_rows = value;
     else if (flag == "--kernels") kernels = Split(value);
+    else if (flag == "--kv-dtypes") kv_dtypes = Split(value);
+    else if (flag == "--kv-attention") kv_attention_context = std::stoi(value);
     else if (flag == "--batches") {
       batches.clear();
       for (const std::string& b : Split(value)) batches.push_back(std::stoi(b));
@@ -260,19 +328,39 @@ int main(int argc, char** argv) {
     CompareMatmul(rows, 20);
     return 0;
   }
+  if (kv_attention_context > 0) {
+    for (int batch : batches) CompareKvAttention(batch, kv_attention_context, 15);
+    return 0;
+  }
   const double gbs = MemcpyGbPerSecond();
   std::cout << "{\"memcpy_gb_s\": " << gbs << "}\n";
   std::vector<NamedRunner> runners;
-  for (const std::string& name : kernels) {
-    auto kernel = name == "blas" ? infera::llm::MatmulKernel::kBlas : infera::llm::MatmulKernel::kPacked;
+  // Enough blocks for the largest batch at context + steps (DecodeSteps hands out
+  // consecutive blocks to every sequence of every batch size in turn).
+  int64_t blocks = 0;
+  for (int b : batches) blocks += static_cast<int64_t>(b) * ((context + steps + 16) / 16 + 1);
+  blocks = std::max<int64_t>(blocks, 1200);
+  const bool name_dtype = !kv_dtypes.empty();
+  if (kv_dtypes.empty()) kv_dtypes = {"fp32"};
+  for (const std::string& kernel_name : kernels)
+  for (const std::string& dtype_name : kv_dtypes) {
+    const std::string name = name_dtype ? kernel_name + "/" + dtype_name : kernel_name;
+    auto kernel = kernel_name == "blas" ? infera::llm::MatmulKernel::kBlas : infera::llm::MatmulKernel::kPacked;
+    const auto dtype = infera::llm::ParseKvCacheDtype(dtype_name);
+    if (!dtype) {
+      std::cerr << "--kv-dtypes: '" << dtype_name << "' is not fp32, bf16 or fp16\n";
+      return 2;
+    }
     auto runner = LlamaModelRunner::Load(model, threads, kernel);
     if (!runner.ok()) {
       std::cerr << runner.status() << "\n";
       return 1;
     }
-    if (!(*runner)->AllocateKvCache(1200, 16).ok()) return 1;
+    if (!(*runner)->AllocateKvCache(blocks, 16, *dtype).ok()) return 1;
     const double bytes = static_cast<double>((*runner)->bytes_per_decode_step());
     std::cout << "{\"kernel\": \"" << name << "\", \"parameters\": " << (*runner)->num_parameters()
+              << ", \"kv_bytes_per_token\": " << (*runner)->kv_bytes_per_token(*dtype)
+              << ", \"kv_attention_isa\": \"" << infera::llm::KvKernelIsaName(infera::llm::BestKvKernelIsa()) << "\""
               << ", \"bytes_per_decode_step\": " << bytes << ", \"bandwidth_bound_ms\": " << bytes / (gbs * 1e9) * 1e3
               << "}\n";
     runners.push_back({name, std::move(*runner)});

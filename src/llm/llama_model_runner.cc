@@ -4,7 +4,6 @@
 #include <ATen/Parallel.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "common/str_cat.h"
 #include "llm/cpu_kernels.h"
@@ -66,7 +65,8 @@ struct LlamaModelRunner::Impl {
   LlamaWeights weights;
   int num_threads = 1;
   std::vector<float> inv_freq;
-  at::Tensor kv_cache;  // [L, 2, num_blocks, block_size, Hkv, D]
+  at::Tensor kv_cache;  // [L, 2, num_blocks, block_size, Hkv, D] of kv_dtype
+  KvCacheDtype kv_dtype = KvCacheDtype::kFloat32;
   int64_t num_blocks = 0;
   PagedKvLayout layout;
 
@@ -76,9 +76,10 @@ struct LlamaModelRunner::Impl {
   void Attention(int64_t l, const SchedulerOutput& step, const StepBatch& batch,
                  const at::Tensor& qkv, at::Tensor& out);
   at::Tensor Norm(const at::Tensor& x, const at::Tensor& weight) const;
-  float* CacheBase(int64_t layer, int kv) {
-    return kv_cache.data_ptr<float>() + (layer * 2 + kv) * num_blocks * layout.block_size *
-                                            layout.SlotStride();
+  // The first element of one layer's K (kv = 0) or V (kv = 1) cache.
+  void* CacheBase(int64_t layer, int kv) {
+    return static_cast<char*>(kv_cache.data_ptr()) +
+           (layer * 2 + kv) * num_blocks * layout.block_size * layout.SlotStride() * KvCacheElementSize(kv_dtype);
   }
 };
 
@@ -112,20 +113,28 @@ size_t LlamaModelRunner::bytes_per_decode_step() const {
 }
 size_t LlamaModelRunner::weight_bytes() const { return impl_->weights.BytesInMemory(); }
 
-int64_t LlamaModelRunner::kv_bytes_per_token() const {
+int64_t LlamaModelRunner::kv_bytes_per_token(KvCacheDtype dtype) const {
   const LlamaConfig& c = impl_->weights.config;
-  return c.num_layers * 2 * c.num_kv_heads * c.head_dim * static_cast<int64_t>(sizeof(float));
+  return c.num_layers * 2 * c.num_kv_heads * c.head_dim * KvCacheElementSize(dtype);
 }
 
-absl::Status LlamaModelRunner::AllocateKvCache(int64_t num_blocks, int64_t block_size) {
+KvCacheDtype LlamaModelRunner::kv_cache_dtype() const { return impl_->kv_dtype; }
+
+absl::Status LlamaModelRunner::AllocateKvCache(int64_t num_blocks, int64_t block_size, KvCacheDtype dtype) {
   const LlamaConfig& c = impl_->weights.config;
+  // 16-bit caches hold raw bf16/fp16 words (StoreKvRow / PagedAttentionHead); the ATen
+  // dtype only sizes and labels the storage.
+  const at::ScalarType type = dtype == KvCacheDtype::kFloat32    ? at::kFloat
+                              : dtype == KvCacheDtype::kBFloat16 ? at::kBFloat16
+                                                                 : at::kHalf;
   try {
-    impl_->kv_cache = at::zeros({c.num_layers, 2, num_blocks, block_size, c.num_kv_heads, c.head_dim},
-                                at::kFloat);
+    impl_->kv_cache = at::Tensor();  // a reallocation never holds both
+    impl_->kv_cache = at::zeros({c.num_layers, 2, num_blocks, block_size, c.num_kv_heads, c.head_dim}, type);
   } catch (const std::exception& e) {
-    return absl::ResourceExhaustedError(StrCat("cannot allocate the KV cache (", num_blocks,
-                                               " blocks of ", block_size, " tokens): ", e.what()));
+    return absl::ResourceExhaustedError(StrCat("cannot allocate the KV cache (", num_blocks, " blocks of ",
+                                               block_size, " tokens, ", KvCacheDtypeName(dtype), "): ", e.what()));
   }
+  impl_->kv_dtype = dtype;
   impl_->num_blocks = num_blocks;
   impl_->layout.block_size = block_size;
   return absl::OkStatus();
@@ -193,9 +202,10 @@ void LlamaModelRunner::Impl::RopeAndStore(int64_t l, const StepBatch& batch, at:
   const int64_t d = c.head_dim, half = d / 2, width = qkv.size(1);
   const int64_t q_width = c.num_heads * d, kv_width = c.num_kv_heads * d;
   float* base = qkv.data_ptr<float>();
-  float* k_cache = CacheBase(l, 0);
-  float* v_cache = CacheBase(l, 1);
-  const int64_t stride = layout.SlotStride();
+  char* k_cache = static_cast<char*>(CacheBase(l, 0));
+  char* v_cache = static_cast<char*>(CacheBase(l, 1));
+  const int64_t slot_bytes = layout.SlotStride() * KvCacheElementSize(kv_dtype);
+  const KvCacheDtype dtype = kv_dtype;
   at::parallel_for(0, static_cast<int64_t>(batch.ids.size()), 8, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* cos = batch.rope_cos.data() + t * half;
@@ -203,8 +213,8 @@ void LlamaModelRunner::Impl::RopeAndStore(int64_t l, const StepBatch& batch, at:
       float* row = base + t * width;
       ApplyRope(row, c.num_heads, d, cos, sin);
       ApplyRope(row + q_width, c.num_kv_heads, d, cos, sin);
-      std::memcpy(k_cache + batch.slots[t] * stride, row + q_width, kv_width * sizeof(float));
-      std::memcpy(v_cache + batch.slots[t] * stride, row + q_width + kv_width, kv_width * sizeof(float));
+      StoreKvRow(row + q_width, kv_width, dtype, k_cache + batch.slots[t] * slot_bytes);
+      StoreKvRow(row + q_width + kv_width, kv_width, dtype, v_cache + batch.slots[t] * slot_bytes);
     }
   });
 }
@@ -218,8 +228,9 @@ void LlamaModelRunner::Impl::Attention(int64_t l, const SchedulerOutput& step,
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const float* q_base = qkv.data_ptr<float>();
   float* out_base = out.data_ptr<float>();
-  const float* k_cache = CacheBase(l, 0);
-  const float* v_cache = CacheBase(l, 1);
+  const void* k_cache = CacheBase(l, 0);
+  const void* v_cache = CacheBase(l, 1);
+  const KvCacheDtype dtype = kv_dtype;
   const int64_t items = static_cast<int64_t>(batch.ids.size()) * heads;
   at::parallel_for(0, items, 4, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scratch;
@@ -228,7 +239,7 @@ void LlamaModelRunner::Impl::Attention(int64_t l, const SchedulerOutput& step,
       const ScheduledSequence& seq = step.sequences[batch.seq_of_token[t]];
       const int64_t context = batch.positions[t] + 1;  // causal: itself and everything before
       if (static_cast<int64_t>(scratch.size()) < context) scratch.resize(context);
-      PagedAttentionHead(q_base + t * width + h * d, k_cache, v_cache, seq.block_ids.data(), context,
+      PagedAttentionHead(q_base + t * width + h * d, k_cache, v_cache, dtype, seq.block_ids.data(), context,
                          h / group, layout, scale, scratch.data(), out_base + t * heads * d + h * d);
     }
   });

@@ -9,8 +9,10 @@
 // GEMMs are ATen (OpenBLAS); the rest are cpu_kernels.h, parallelised with
 // at::parallel_for over the engine thread's intra-op threads.
 //
-// KV cache: one fp32 tensor [num_layers, 2 (K, V), num_blocks, block_size, num_kv_heads,
-// head_dim] allocated once by AllocateKvCache().
+// KV cache: one tensor [num_layers, 2 (K, V), num_blocks, block_size, num_kv_heads,
+// head_dim] of the chosen KvCacheDtype (fp32, bf16 or fp16) allocated once by
+// AllocateKvCache(); K/V are narrowed when written and widened to fp32 by the attention
+// kernel (cpu_kernels.h), so compute stays fp32.
 //
 // This header is LibTorch-free; only the .cc files include ATen.
 //
@@ -25,6 +27,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "llm/kv_cache_dtype.h"
 #include "llm/llama_config.h"
 #include "llm/model_runner.h"
 
@@ -66,11 +69,14 @@ class LlamaModelRunner : public ModelRunner {
   size_t num_parameters() const;
   size_t weight_bytes() const;          // bytes of weights held in memory
   size_t bytes_per_decode_step() const;  // weights a batch-1 decode step streams
-  int64_t kv_bytes_per_token() const;    // num_layers · 2 · num_kv_heads · head_dim · 4
+  // num_layers · 2 · num_kv_heads · head_dim · element size of `dtype` (4 or 2).
+  int64_t kv_bytes_per_token(KvCacheDtype dtype = KvCacheDtype::kFloat32) const;
 
-  // Allocates (zeroed) cache memory for `num_blocks` blocks of `block_size` tokens.
-  // ResourceExhausted when the allocation fails.
-  absl::Status AllocateKvCache(int64_t num_blocks, int64_t block_size);
+  // Allocates (zeroed) cache memory for `num_blocks` blocks of `block_size` tokens with
+  // elements of `dtype`. ResourceExhausted when the allocation fails.
+  absl::Status AllocateKvCache(int64_t num_blocks, int64_t block_size,
+                               KvCacheDtype dtype = KvCacheDtype::kFloat32);
+  KvCacheDtype kv_cache_dtype() const;
 
   absl::StatusOr<ModelRunnerOutput> Execute(const SchedulerOutput& step) override;
   int64_t vocab_size() const override;

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "llm/text_imports.h"
+#include "llm/cpu_kernels.h"
 #include "llm/llama_model_runner.h"
 #include "llm/llm_metrics_series.h"
 #include "llm/llm_model_options.h"
@@ -180,17 +181,21 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
     }
   }
   const int64_t kv_bytes = options.KvCacheBytes(PhysicalRamBytes());
-  const int64_t block_bytes = runner->kv_bytes_per_token() * options.block_size;
+  // Element size included: a 16-bit cache holds twice the tokens of the same budget.
+  const int64_t block_bytes = runner->kv_bytes_per_token(options.kv_cache_dtype) * options.block_size;
   engine.num_blocks = static_cast<int32_t>(std::min<int64_t>(kv_bytes / block_bytes, 1 << 30));
-  RETURN_IF_ERROR(runner->AllocateKvCache(engine.num_blocks, engine.block_size));
+  RETURN_IF_ERROR(runner->AllocateKvCache(engine.num_blocks, engine.block_size, options.kv_cache_dtype));
   INFERA_LOG(INFO) << "model '" << config.name() << "': " << mc.model_type << ", " << mc.num_layers << " layers x "
                    << mc.hidden_size << ", " << runner->num_parameters() / 1e6 << " M parameters ("
                    << mc.torch_dtype << " on disk; " << static_cast<double>(runner->weight_bytes()) / (1 << 20)
                    << " MiB in memory, quantization " << WeightQuantizationName(options.quantization) << ", "
                    << (options.matmul_kernel == MatmulKernel::kPacked ? StrCat("packed matmul (", PackedMatmulIsa(), ")")
                                                                       : std::string("OpenBLAS matmul"))
-                   << "); KV cache " << engine.num_blocks << " blocks x " << engine.block_size << " tokens ("
-                   << engine.num_blocks * block_bytes / (1 << 20) << " MiB); max_model_len " << sc.max_model_len
+                   << "); KV cache " << KvCacheDtypeName(options.kv_cache_dtype) << " " << engine.num_blocks
+                   << " blocks x " << engine.block_size << " tokens = "
+                   << static_cast<int64_t>(engine.num_blocks) * engine.block_size << " tokens ("
+                   << static_cast<int64_t>(engine.num_blocks) * block_bytes / (1 << 20) << " MiB, attention "
+                   << KvKernelIsaName(BestKvKernelIsa()) << "); max_model_len " << sc.max_model_len
                    << ", max_num_seqs " << sc.max_num_seqs << ", " << threads << " threads";
   int instances = 0;
   for (const auto& g : config.instance_group()) instances += g.count();

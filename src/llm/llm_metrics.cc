@@ -47,6 +47,7 @@ LlmMetrics::~LlmMetrics() {
   series_->AddRunning(-last_running_);
   series_->AddWaiting(-last_waiting_);
   series_->AddKvBlocks(-last_used_blocks_, -data_.num_kv_blocks);
+  series_->AddKvCapacityTokens(-data_.num_kv_blocks * data_.block_size);
 }
 
 LlmMetricsSnapshot LlmMetrics::Snapshot() const {
@@ -56,7 +57,10 @@ LlmMetricsSnapshot LlmMetrics::Snapshot() const {
 
 void LlmMetrics::SetKvCacheShape(int64_t num_blocks, int64_t block_size) {
   absl::MutexLock lock(&mu_);
-  if (series_) series_->AddKvBlocks(0, num_blocks - data_.num_kv_blocks);
+  if (series_) {
+    series_->AddKvBlocks(0, num_blocks - data_.num_kv_blocks);
+    series_->AddKvCapacityTokens(num_blocks * block_size - data_.num_kv_blocks * data_.block_size);
+  }
   data_.num_kv_blocks = num_blocks;
   data_.block_size = block_size;
 }

@@ -10,7 +10,8 @@
 // them, and the last release removes them — creation and removal under one mutex.
 //
 // Counters and histograms simply add up over versions. Gauges are summed: each engine
-// passes deltas of its own values (running, waiting, KV blocks in use and in total), so
+// passes deltas of its own values (running, waiting, KV blocks in use and in total, KV
+// capacity in tokens), so
 // a version that unloads takes its share with it; the KV usage ratio is
 // Σ used blocks / Σ blocks.
 //
@@ -50,12 +51,15 @@ class LlmMetricsSeries {
   void AddRunning(int64_t delta) { metrics_->SetRunning(static_cast<double>(running_ += delta)); }
   void AddWaiting(int64_t delta) { metrics_->SetWaiting(static_cast<double>(waiting_ += delta)); }
   void AddKvBlocks(int64_t used_delta, int64_t total_delta);
+  void AddKvCapacityTokens(int64_t delta) {
+    metrics_->SetKvCacheCapacityTokens(static_cast<double>(kv_capacity_tokens_ += delta));
+  }
 
   explicit LlmMetricsSeries(std::unique_ptr<infera::LlmMetrics> metrics) : metrics_(std::move(metrics)) {}
 
  private:
   std::unique_ptr<infera::LlmMetrics> metrics_;
-  std::atomic<int64_t> running_{0}, waiting_{0}, kv_used_{0}, kv_total_{0};
+  std::atomic<int64_t> running_{0}, waiting_{0}, kv_used_{0}, kv_total_{0}, kv_capacity_tokens_{0};
 };
 
 }  // namespace infera::llm

@@ -111,6 +111,10 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
       else if (v == "int8") o.quantization = WeightQuantization::kInt8;
       else if (v == "int4") o.quantization = WeightQuantization::kInt4;
       else return Bad(key, v, "none, int8 or int4");
+    } else if (key == "kv_cache_dtype") {
+      const std::optional<KvCacheDtype> dtype = ParseKvCacheDtype(v);
+      if (!dtype) return Bad(key, v, "fp32, bf16 or fp16");
+      o.kv_cache_dtype = *dtype;
     }
   }
   if (o.quantization != WeightQuantization::kNone && o.matmul_kernel != MatmulKernel::kPacked) {

@@ -22,6 +22,9 @@
 //   quantization               none                 none | int8 | int4: weight-only quantisation
 //                                                   at load (docs/llm.md, "Weight quantisation");
 //                                                   int8/int4 need matmul_kernel packed
+//   kv_cache_dtype             (kDefaultKvCacheDtype)  fp32 | bf16 | fp16: the KV cache's
+//                                                   element type (16-bit: twice the tokens
+//                                                   per byte; kv_cache_dtype.h)
 //
 // Thread-safe (a value type).
 #ifndef INFERA_LLM_LLM_MODEL_OPTIONS_H_
@@ -31,6 +34,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "llm/kv_cache_dtype.h"
 #include "llm/llama_model_runner.h"
 #include "llm/scheduler.h"
 #include "model_config.pb.h"
@@ -52,6 +56,7 @@ struct LlmModelOptions {
   int64_t max_waiting_requests = 1024;
   MatmulKernel matmul_kernel = MatmulKernel::kPacked;
   WeightQuantization quantization = WeightQuantization::kNone;
+  KvCacheDtype kv_cache_dtype = kDefaultKvCacheDtype;
 
   // InvalidArgument naming the parameter for a value that does not parse or is out of
   // range (the machine-dependent bounds against `machine`); unknown keys are ignored

@@ -94,5 +94,20 @@ TEST(LlmModelOptionsQuantizationTest, QuantisedWeightsNeedThePackedKernel) {
   EXPECT_TRUE(LlmModelOptions::FromConfig(config, kMachine).ok());
 }
 
+// kv_cache_dtype: the three names; anything else names the key and the accepted values.
+TEST(LlmModelOptionsKvCacheDtypeTest, ParsesTheThreeDtypesAndRejectsOthers) {
+  EXPECT_EQ(LlmModelOptions::FromConfig(inference::ModelConfig(), kMachine)->kv_cache_dtype, kDefaultKvCacheDtype);
+  EXPECT_EQ(Parse("kv_cache_dtype", "fp32")->kv_cache_dtype, KvCacheDtype::kFloat32);
+  EXPECT_EQ(Parse("kv_cache_dtype", "bf16")->kv_cache_dtype, KvCacheDtype::kBFloat16);
+  EXPECT_EQ(Parse("kv_cache_dtype", "fp16")->kv_cache_dtype, KvCacheDtype::kFloat16);
+  for (const char* bad : {"", "auto", "FP16", "float16", "fp8", "int8", " bf16", "bf16\n"}) {
+    auto result = Parse("kv_cache_dtype", bad);
+    ASSERT_FALSE(result.ok()) << bad;
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr("kv_cache_dtype"));
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr("fp32, bf16 or fp16"));
+  }
+}
+
 }  // namespace
 }  // namespace infera::llm

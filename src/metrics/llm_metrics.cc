@@ -59,6 +59,7 @@ LlmMetrics::LlmMetrics(const LlmMetricFamilies& families, const std::string& mod
   running_ = &families_.running->Add(labels);
   waiting_ = &families_.waiting->Add(labels);
   kv_usage_ = &families_.kv_cache_usage->Add(labels);
+  kv_capacity_ = &families_.kv_cache_capacity->Add(labels);
   prefix_queries_ = &families_.prefix_cache_queries->Add(labels);
   prefix_hits_ = &families_.prefix_cache_hits->Add(labels);
   preemptions_ = &families_.preemptions->Add(labels);
@@ -85,6 +86,7 @@ LlmMetrics::~LlmMetrics() {
   families_.running->Remove(running_);
   families_.waiting->Remove(waiting_);
   families_.kv_cache_usage->Remove(kv_usage_);
+  families_.kv_cache_capacity->Remove(kv_capacity_);
   families_.prefix_cache_queries->Remove(prefix_queries_);
   families_.prefix_cache_hits->Remove(prefix_hits_);
   families_.preemptions->Remove(preemptions_);

@@ -52,6 +52,7 @@ struct LlmMetricFamilies {
   prometheus::Family<prometheus::Histogram>* request_prefill_time;
   prometheus::Family<prometheus::Histogram>* request_decode_time;
   prometheus::Family<prometheus::Histogram>* request_inference_time;
+  prometheus::Family<prometheus::Gauge>* kv_cache_capacity;
 };
 
 class LlmMetrics {
@@ -85,6 +86,7 @@ class LlmMetrics {
   void SetRunning(double n) { running_->Set(n); }
   void SetWaiting(double n) { waiting_->Set(n); }
   void SetKvCacheUsage(double ratio) { kv_usage_->Set(ratio); }
+  void SetKvCacheCapacityTokens(double tokens) { kv_capacity_->Set(tokens); }
   void AddPrefixCacheQueries(double tokens) { prefix_queries_->Increment(tokens); }
   void AddPrefixCacheHits(double tokens) { prefix_hits_->Increment(tokens); }
   void AddPreemptions(double n) { preemptions_->Increment(n); }
@@ -100,6 +102,7 @@ class LlmMetrics {
   prometheus::Gauge* running_;
   prometheus::Gauge* waiting_;
   prometheus::Gauge* kv_usage_;
+  prometheus::Gauge* kv_capacity_;
   prometheus::Counter* prefix_queries_;
   prometheus::Counter* prefix_hits_;
   prometheus::Counter* preemptions_;

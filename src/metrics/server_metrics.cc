@@ -90,6 +90,8 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
              "Ended LLM requests: first token to last token.", r),
       &Build(BuildHistogram(), "infera_llm_request_inference_time_seconds",
              "Ended LLM requests: first scheduled to last token.", r),
+      &Build(BuildGauge(), "infera_llm_kv_cache_capacity_tokens",
+             "Tokens the KV cache holds (blocks x block size; depends on kv_cache_dtype).", r),
   };
   http_requests_ = &Build(BuildCounter(), "infera_http_requests_total", "HTTP responses by status code.", r);
   http_inflight_ = &Build(BuildGauge(), "infera_http_inflight_requests", "HTTP requests being served.", r).Add({});

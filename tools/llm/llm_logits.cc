@@ -2,7 +2,7 @@
 // next-token logits as JSON, for the Python reference test (tests/integration/test_llm.py).
 //
 //   llm_logits --model DIR --prompt 1,2,3 [--prompt 4,5 ...] [--chunk C] [--block-size B]
-//              [--threads N] [--generate K] [--matmul packed|blas]
+//              [--threads N] [--generate K] [--matmul packed|blas] [--kv-cache-dtype fp32|bf16|fp16]
 //
 // Every prompt is fed in chunks of C tokens (all prompts in the same steps, so chunked
 // prefill of several sequences is batched), with logits taken after every chunk; blocks
@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   int64_t chunk = 1 << 30, block_size = 4, generate = 0;
   int threads = 1;
   MatmulKernel kernel = MatmulKernel::kPacked;
+  KvCacheDtype kv_dtype = KvCacheDtype::kFloat32;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--model") model = value;
@@ -60,6 +61,11 @@ int main(int argc, char** argv) {
     else if (flag == "--threads") threads = std::stoi(value);
     else if (flag == "--generate") generate = std::stoll(value);
     else if (flag == "--matmul") kernel = value == "blas" ? MatmulKernel::kBlas : MatmulKernel::kPacked;
+    else if (flag == "--kv-cache-dtype") {
+      auto dtype = ParseKvCacheDtype(value);
+      if (!dtype) { std::cerr << "--kv-cache-dtype: '" << value << "' is not fp32, bf16 or fp16\n"; return 2; }
+      kv_dtype = *dtype;
+    }
     else { std::cerr << "unknown flag " << flag << "\n"; return 2; }
   }
   auto runner = LlamaModelRunner::Load(model, threads, kernel);
@@ -70,7 +76,7 @@ int main(int argc, char** argv) {
     max_tokens += static_cast<int64_t>(s.tokens.size()) + generate;
   }
   const int64_t num_blocks = max_tokens / block_size + 2 * static_cast<int64_t>(seqs.size()) + 1;
-  if (auto st = (*runner)->AllocateKvCache(num_blocks, block_size); !st.ok()) {
+  if (auto st = (*runner)->AllocateKvCache(num_blocks, block_size, kv_dtype); !st.ok()) {
     std::cerr << st << "\n";
     return 1;
   }
