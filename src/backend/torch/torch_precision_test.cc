@@ -28,7 +28,7 @@ using ::testing::Not;
 // dense [8] FP32 + ids [3] INT64 -> scores [4] FP32: a Linear layer plus a summed embedding.
 constexpr char kLinearSource[] = R"(
 def forward(self, dense, ids):
-    return torch._C._nn.linear(dense, self.weight, self.bias) + torch.embedding(self.table, ids).sum(1)
+    return torch.linear(dense, self.weight, self.bias) + torch.embedding(self.table, ids).sum(1)
 )";
 constexpr char kLinearConfig[] = R"(
   max_batch_size: 8
@@ -205,8 +205,10 @@ TEST_F(TorchPrecisionTest, ValidationFiguresMatchAnIndependentComputation) {
   bf16.to(at::kBFloat16);
   // The pipeline the backend applies by default (OPTIMIZE_FOR_INFERENCE), so rounding
   // happens at the same places.
-  fp32 = torch::jit::optimize_for_inference(torch::jit::freeze(fp32));
-  bf16 = torch::jit::optimize_for_inference(torch::jit::freeze(bf16));
+  fp32 = torch::jit::freeze(fp32);
+  fp32 = torch::jit::optimize_for_inference(fp32);
+  bf16 = torch::jit::freeze(bf16);
+  bf16 = torch::jit::optimize_for_inference(bf16);
   c10::InferenceMode guard;
   double max_error = 0, min_cosine = 1;
   int64_t agree = 0, rows = 0;
@@ -240,7 +242,8 @@ TEST_F(TorchPrecisionTest, ServerOutputEqualsInProcessLibTorchAtTheSamePrecision
   torch::jit::Module reference = torch::jit::load(path());
   reference.eval();
   reference.to(at::kBFloat16);
-  reference = torch::jit::optimize_for_inference(torch::jit::freeze(reference));
+  reference = torch::jit::freeze(reference);
+  reference = torch::jit::optimize_for_inference(reference);
   c10::InferenceMode guard;
   const std::vector<Tensor> inputs = LinearInputs();
   const at::Tensor dense = torch::from_blob(const_cast<uint8_t*>(inputs[0].data.data()), {2, 8},
