@@ -1,6 +1,7 @@
 #include "backend/torch/precision_figures.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 
@@ -26,34 +27,36 @@ std::string Figure(double value) {
 
 }  // namespace
 
+double Cosine(const float* a, const float* b, int64_t n) {
+  double dot = 0, norm_a = 0, norm_b = 0;
+  for (int64_t c = 0; c < n; ++c) {
+    if (!std::isfinite(a[c]) || !std::isfinite(b[c])) return 0;
+    dot += static_cast<double>(a[c]) * b[c];
+    norm_a += static_cast<double>(a[c]) * a[c];
+    norm_b += static_cast<double>(b[c]) * b[c];
+  }
+  if (norm_a == 0 && norm_b == 0) return 1;
+  if (norm_a == 0 || norm_b == 0) return 0;
+  return dot / (std::sqrt(norm_a) * std::sqrt(norm_b));
+}
+
 void PrecisionComparison::Add(const float* reference, const float* reduced, int64_t rows,
                               int64_t cols, bool classifier) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* a = reference + r * cols;
     const float* b = reduced + r * cols;
-    double dot = 0, norm_a = 0, norm_b = 0;
-    bool finite = true;
     for (int64_t c = 0; c < cols; ++c) {
-      if (!std::isfinite(a[c]) || !std::isfinite(b[c])) finite = false;
       const double error = std::fabs(static_cast<double>(a[c]) - b[c]);
       if (!(error <= figures_.max_abs_error)) {  // also takes NaN
         figures_.max_abs_error = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
       }
-      dot += static_cast<double>(a[c]) * b[c];
-      norm_a += static_cast<double>(a[c]) * a[c];
-      norm_b += static_cast<double>(b[c]) * b[c];
     }
-    double cosine;
-    if (!finite) {
-      cosine = 0;
-    } else if (norm_a == 0 && norm_b == 0) {
-      cosine = 1;
-    } else if (norm_a == 0 || norm_b == 0) {
-      cosine = 0;
+    if (cols == 1) {
+      scalar_reference_.push_back(a[0]);
+      scalar_reduced_.push_back(b[0]);
     } else {
-      cosine = dot / (std::sqrt(norm_a) * std::sqrt(norm_b));
+      figures_.cosine = std::min(figures_.cosine, Cosine(a, b, cols));
     }
-    if (cosine < figures_.cosine) figures_.cosine = cosine;
     if (classifier && cols >= 2) {
       ++classifier_rows_;
       if (ArgMax(a, cols) == ArgMax(b, cols)) ++agreeing_rows_;
@@ -64,6 +67,10 @@ void PrecisionComparison::Add(const float* reference, const float* reduced, int6
 
 PrecisionFigures PrecisionComparison::figures() const {
   PrecisionFigures out = figures_;
+  if (!scalar_reference_.empty()) {
+    out.cosine = std::min(out.cosine, Cosine(scalar_reference_.data(), scalar_reduced_.data(),
+                                             static_cast<int64_t>(scalar_reference_.size())));
+  }
   if (classifier_rows_ > 0) {
     out.top1_agreement = static_cast<double>(agreeing_rows_) / static_cast<double>(classifier_rows_);
   }

@@ -38,6 +38,9 @@ class PrecisionComparison {
   // `classifier` (a 2-D [batch, classes] output, classes >= 2) the argmax is compared.
   // A row that is all zeros in both has cosine 1; zero in one only has cosine 0.
   // Non-finite values make the row's cosine 0 and the error infinite.
+  // With cols == 1 (one scalar per sample, e.g. a ranker's score) a per-row cosine is
+  // only a sign test, so those values are pooled and figures() takes one cosine over
+  // all of them.
   void Add(const float* reference, const float* reduced, int64_t rows, int64_t cols,
            bool classifier);
 
@@ -47,7 +50,11 @@ class PrecisionComparison {
   PrecisionFigures figures_;
   int64_t classifier_rows_ = 0;
   int64_t agreeing_rows_ = 0;
+  std::vector<float> scalar_reference_, scalar_reduced_;  // cols == 1 outputs, pooled
 };
+
+// Cosine similarity of two vectors, with the zero / non-finite rules of Add().
+double Cosine(const float* a, const float* b, int64_t n);
 
 // OK when `figures` meet the floors in `options`; else FailedPrecondition naming the
 // precision, each figure and the floor it missed.

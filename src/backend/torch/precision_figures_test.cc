@@ -65,6 +65,18 @@ TEST(PrecisionFiguresTest, ZeroAndNonFiniteRows) {
   EXPECT_TRUE(std::isinf(with_nan.figures().max_abs_error));
 }
 
+TEST(PrecisionFiguresTest, ScalarOutputsArePooledIntoOneCosine) {
+  // Per row, (1) vs (2) would be cosine 1; pooled: (1, 2) . (2, 1) / 5 = 0.8.
+  const std::vector<float> ref = {1, 2};
+  const std::vector<float> got = {2, 1};
+  PrecisionComparison comparison;
+  comparison.Add(ref.data(), got.data(), 1, 1, false);
+  comparison.Add(ref.data() + 1, got.data() + 1, 1, 1, false);
+  EXPECT_NEAR(comparison.figures().cosine, 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(comparison.figures().max_abs_error, 1.0);
+  EXPECT_EQ(comparison.figures().num_samples, 2);
+}
+
 TEST(PrecisionFiguresTest, FloorsNameTheFigures) {
   TorchModelOptions options;
   options.precision = Precision::kInt8Dynamic;

@@ -24,7 +24,8 @@
 //   VALIDATE_PRECISION           bool, default false: at load, compare the chosen precision
 //                                with fp32 on a fixed seeded input set.
 //   PRECISION_MIN_COSINE         float in [0, 1], default 0.99; needs VALIDATE_PRECISION.
-//   PRECISION_MIN_TOP1_AGREEMENT float in [0, 1], default 0.95; needs VALIDATE_PRECISION.
+//   PRECISION_MIN_TOP1_AGREEMENT float in [0, 1], default 0 (report only: the shape cannot
+//                                tell a classifier from an embedding); needs VALIDATE_PRECISION.
 //                                Below either floor the load fails.
 // Bools accept true/false, 1/0, yes/no, on/off (any case). A value that does not parse
 // is an InvalidArgument naming the key. Keys this backend does not use are reported in
@@ -61,7 +62,7 @@ struct TorchModelOptions {
   Precision precision = Precision::kFp32;
   bool validate_precision = false;
   double min_cosine = 0.99;
-  double min_top1_agreement = 0.95;
+  double min_top1_agreement = 0.0;
   // config.default_model_filename, or "model.pt"; a plain file name.
   std::string model_filename = "model.pt";
   std::vector<std::string> ignored_keys;  // sorted

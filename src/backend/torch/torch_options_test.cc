@@ -134,7 +134,7 @@ TEST(TorchOptionsTest, PrecisionParameters) {
   EXPECT_EQ(defaults->precision, Precision::kFp32);
   EXPECT_FALSE(defaults->validate_precision);
   EXPECT_DOUBLE_EQ(defaults->min_cosine, 0.99);
-  EXPECT_DOUBLE_EQ(defaults->min_top1_agreement, 0.95);
+  EXPECT_DOUBLE_EQ(defaults->min_top1_agreement, 0.0);
   for (auto [text, precision] : {std::pair{"fp32", Precision::kFp32},
                                  std::pair{"BF16", Precision::kBf16},
                                  std::pair{"fp16", Precision::kFp16},
