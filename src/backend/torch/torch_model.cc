@@ -86,6 +86,16 @@ absl::Status ApplyPrecision(const TorchModelOptions& options, torch::jit::Module
                       StrCat(what, ": converting the weights failed"), [&] {
                         module.to(options.precision == Precision::kBf16 ? at::kBFloat16
                                                                         : at::kHalf);
+                        // oneDNN's reduced-precision convolutions want NHWC: 4-D
+                        // weights (and inputs, at the boundary) go channels-last
+                        // (docs/optimisation.md has the measurement).
+                        torch::NoGradGuard no_grad;
+                        for (at::Tensor parameter : module.parameters()) {
+                          if (parameter.dim() == 4) {
+                            parameter.set_data(
+                                parameter.contiguous(at::MemoryFormat::ChannelsLast));
+                          }
+                        }
                         return absl::OkStatus();
                       });
     case Precision::kInt8Dynamic: {
@@ -232,7 +242,10 @@ absl::StatusOr<std::vector<c10::IValue>> TorchInstance::BuildArguments(
     // The model boundary of a reduced precision: floating inputs only (ids stay int64).
     if (state.compute_dtype && tensor.is_floating_point() &&
         tensor.scalar_type() != *state.compute_dtype) {
-      tensor = tensor.to(*state.compute_dtype);
+      tensor = tensor.dim() == 4
+                   ? tensor.to(*state.compute_dtype, /*non_blocking=*/false, /*copy=*/false,
+                               at::MemoryFormat::ChannelsLast)
+                   : tensor.to(*state.compute_dtype);
     }
     slots[state.inputs.position[it->second]] = std::move(tensor);
   }

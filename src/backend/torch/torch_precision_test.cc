@@ -282,6 +282,46 @@ TEST_F(TorchPrecisionTest, ClassifierOutputsGetTop1Agreement) {
   EXPECT_EQ(reported["infera.precision.quantized_layers"], "1");
 }
 
+TEST_F(TorchPrecisionTest, Bf16ConvolutionRunsChannelsLastAndMatchesLibTorch) {
+  torch::jit::Module module("ConvModule");
+  module.register_parameter("weight", torch::randn({4, 3, 3, 3}), false);
+  module.register_parameter("bias", torch::randn({4}), false);
+  module.define("def forward(self, x):\n"
+                "  return torch.conv2d(x, self.weight, self.bias, [1, 1], [1, 1]).mean([2, 3])\n");
+  module.save(path());
+  const char* config = R"(
+    max_batch_size: 4
+    input { name: "x" data_type: TYPE_FP32 dims: [ 3, 8, 8 ] }
+    output { name: "y" data_type: TYPE_FP32 dims: [ 4 ] })";
+  auto model = Load(std::string(config) + Parameter("PRECISION", "bf16") +
+                    Parameter("VALIDATE_PRECISION", "true"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_GT(std::stod(Reported(**model)["infera.precision.cosine"]), 0.99);
+  const at::Tensor x = torch::randn({2, 3, 8, 8});
+  auto got = RunOnce(**model, {Tensor{"x", DataType::kFp32, {2, 3, 8, 8},
+                                      Buffer::Copy(x.data_ptr<float>(), x.numel() * 4)}});
+  ASSERT_TRUE(got.ok()) << got.status();
+  // In process: bf16 weights and input, both channels-last, frozen and optimised.
+  torch::jit::Module reference = torch::jit::load(path());
+  reference.eval();
+  reference.to(at::kBFloat16);
+  {
+    torch::NoGradGuard no_grad;
+    for (at::Tensor p : reference.parameters()) {
+      if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+    }
+  }
+  reference = torch::jit::freeze(reference);
+  reference = torch::jit::optimize_for_inference(reference);
+  c10::InferenceMode guard;
+  const at::Tensor want =
+      reference.forward({x.to(at::kBFloat16).contiguous(at::MemoryFormat::ChannelsLast)})
+          .toTensor().to(at::kFloat).contiguous();
+  const std::vector<float> served = Floats((*got)[0]);
+  ASSERT_EQ(want.numel(), static_cast<int64_t>(served.size()));
+  for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(want.data_ptr<float>()[i], served[i]) << i;
+}
+
 TEST(ValidationBatchesTest, DeterministicShapedAndBounded) {
   inference::ModelConfig config;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
