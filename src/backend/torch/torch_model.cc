@@ -441,6 +441,13 @@ absl::Status ProbePrecision(const ModelLoadContext& context, const LoadFacts& fa
     INFERA_LOG(INFO) << "pytorch: model '" << model << "': PRECISION " << precision
                      << " measured speed-up over fp32 at load: " << Number(speedup)
                      << "x (batch 1, 1 thread, median of <= 5 runs)";
+    if (speedup < 0.9) {
+      // E.g. bf16 on a CPU without AVX512-BF16/AMX: ATen's portable kernels are correct
+      // but far slower than fp32.
+      INFERA_LOG(WARNING) << "pytorch: model '" << model << "': PRECISION " << precision
+                          << " ran slower than fp32 on this CPU at load (" << Number(speedup)
+                          << "x); fp32 may serve it faster (docs/optimisation.md)";
+    }
   }
   if (!options.validate_precision) return absl::OkStatus();
   ASSIGN_OR_RETURN(PrecisionFigures figures,

@@ -322,6 +322,30 @@ TEST_F(TorchPrecisionTest, Bf16ConvolutionRunsChannelsLastAndMatchesLibTorch) {
   for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(want.data_ptr<float>()[i], served[i]) << i;
 }
 
+// What a CPU without oneDNN's bf16 kernels (AVX2 only) runs: ATen's portable bf16
+// convolution. Turning oneDNN off for the process takes the same path here.
+TEST_F(TorchPrecisionTest, Bf16LoadsAndAnswersOnThePortablePathWithoutOneDnn) {
+  torch::jit::Module module("ConvModule");
+  module.register_parameter("weight", torch::randn({4, 3, 3, 3}), false);
+  module.register_parameter("bias", torch::randn({4}), false);
+  module.define("def forward(self, x):\n"
+                "  return torch.conv2d(x, self.weight, self.bias, [1, 1], [1, 1]).mean([2, 3])\n");
+  module.save(path());
+  const char* config = R"(
+    max_batch_size: 4
+    input { name: "x" data_type: TYPE_FP32 dims: [ 3, 8, 8 ] }
+    output { name: "y" data_type: TYPE_FP32 dims: [ 4 ] })";
+  const bool mkldnn = at::globalContext().userEnabledMkldnn();
+  at::globalContext().setUserEnabledMkldnn(false);
+  auto model = Load(std::string(config) + Parameter("PRECISION", "bf16") +
+                    Parameter("VALIDATE_PRECISION", "true"));
+  at::globalContext().setUserEnabledMkldnn(mkldnn);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto reported = Reported(**model);
+  EXPECT_GT(std::stod(reported["infera.precision.cosine"]), 0.99);
+  EXPECT_TRUE(reported.count("infera.precision.speedup"));
+}
+
 TEST(ValidationBatchesTest, DeterministicShapedAndBounded) {
   inference::ModelConfig config;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
