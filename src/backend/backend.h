@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -83,6 +84,12 @@ class LoadedModel {
   // that whoever waits on it lets go; called when a retiring version's drain time is
   // over. Default: there is none.
   virtual void CancelOutstandingWork() {}
+  // Read-only facts the backend learned at load (e.g. a reduced precision's measured
+  // speed-up and accuracy), as (key, value) pairs; the model config answer shows them
+  // among its `parameters`. Default: none.
+  virtual std::vector<std::pair<std::string, std::string>> ReportedParameters() const {
+    return {};
+  }
 };
 
 // One runtime.

@@ -94,6 +94,11 @@ absl::Status BuildModelConfig(const ModelManager& manager, std::string_view name
                               std::optional<int64_t> version, inference::ModelConfigResponse* response) {
   ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> model, manager.GetModelVersion(name, version));
   *response->mutable_config() = model->config();
+  // Load-time facts (e.g. infera.precision.cosine) as read-only parameters: the place a
+  // Triton user looks for how a version was set up, the same over HTTP and gRPC.
+  for (auto& [key, value] : model->loaded_model().ReportedParameters()) {
+    (*response->mutable_config()->mutable_parameters())[key].set_string_value(value);
+  }
   return absl::OkStatus();
 }
 

@@ -6,7 +6,9 @@
 //   BuildServerMetadata   name, version, kServerExtensions
 //   BuildModelMetadata    versions (the one asked for, else every ready one), platform,
 //                         inputs / outputs with KServe datatypes and client shapes
-//   BuildModelConfig      the config the version serves with
+//   BuildModelConfig      the config the version serves with, plus the backend's
+//                         load-time facts (LoadedModel::ReportedParameters) as read-only
+//                         `parameters` entries (e.g. infera.precision.cosine)
 //   BuildModelStatistics  name "" = every model (then no version), version unset =
 //                         every ready version; integers as ModelStatistics::Snapshot()
 //   BuildRepositoryIndex  every model (version) with its state and reason

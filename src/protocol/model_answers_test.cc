@@ -17,6 +17,36 @@ constexpr char kSimple[] = R"pb(
   output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 2 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 2 ] } ]
 )pb";
 
+// A backend whose loaded model reports load-time facts (as the pytorch backend does for
+// PRECISION) and whose instances echo nothing: only the config answer is under test.
+class ReportingBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "reporting"; }
+  absl::Status ValidateConfig(const inference::ModelConfig&) const override {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const ModelLoadContext&) override {
+    return std::make_unique<Loaded>();
+  }
+
+ private:
+  class Instance final : public ModelInstance {
+   public:
+    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor>) override {
+      return absl::InternalError("not used");
+    }
+  };
+  class Loaded final : public LoadedModel {
+   public:
+    absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions&) override {
+      return std::make_unique<Instance>();
+    }
+    std::vector<std::pair<std::string, std::string>> ReportedParameters() const override {
+      return {{"infera.precision", "bf16"}, {"infera.precision.cosine", "0.99998"}};
+    }
+  };
+};
+
 class ModelAnswersTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,6 +78,33 @@ class ModelAnswersTest : public ::testing::Test {
   std::unique_ptr<ModelManager> manager_;
   TraceSettings settings_{TraceSettings::FromFraction(1, true), true};
 };
+
+TEST(ModelAnswersReportedTest, ConfigAnswerCarriesTheBackendsReportedParameters) {
+  TestModelRepository repo{"protocol_reported_test"};
+  repo.AddModel("simple", kSimple);
+  repo.AddModel("reporting", R"pb(
+    name: "reporting" backend: "reporting" max_batch_size: 0
+    input [ { name: "IN" data_type: TYPE_FP32 dims: [ 1 ] } ]
+    output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 1 ] } ]
+    parameters { key: "PRECISION" value: { string_value: "bf16" } }
+  )pb");
+  BackendRegistry registry;
+  registry.Register(CreateAddSubBackend());
+  registry.Register(std::make_unique<ReportingBackend>());
+  auto manager = repo.Load(&registry);
+  ASSERT_TRUE(manager.ok()) << manager.status();
+  inference::ModelConfigResponse reporting;
+  ASSERT_TRUE(BuildModelConfig(**manager, "reporting", std::nullopt, &reporting).ok());
+  const auto& parameters = reporting.config().parameters();
+  ASSERT_TRUE(parameters.contains("infera.precision"));
+  EXPECT_EQ(parameters.at("infera.precision").string_value(), "bf16");
+  EXPECT_EQ(parameters.at("infera.precision.cosine").string_value(), "0.99998");
+  EXPECT_EQ(parameters.at("PRECISION").string_value(), "bf16");  // the config's own stay
+  // A backend that reports nothing leaves the config as it is.
+  inference::ModelConfigResponse simple;
+  ASSERT_TRUE(BuildModelConfig(**manager, "simple", std::nullopt, &simple).ok());
+  EXPECT_TRUE(simple.config().parameters().empty());
+}
 
 TEST_F(ModelAnswersTest, MetadataAndErrorsUseTritonsWording) {
   inference::ModelMetadataResponse metadata;

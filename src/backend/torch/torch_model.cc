@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "backend/torch/io_binding.h"
+#include "backend/torch/precision_figures.h"
+#include "backend/torch/precision_probe.h"
+#include "backend/torch/torch_precision.h"
 #include "backend/torch/torch_tensor.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -61,11 +64,61 @@ auto CatchAll(absl::StatusCode code, std::string_view what, Fn&& fn) -> decltype
   return absl::Status(code, StrCat(what, ": ", Summarize(message)));
 }
 
-// Loads `path` onto the CPU, in eval mode, optimised when asked. `optimized` (may be
-// null) reports whether optimize_for_inference was applied.
+// What LoadModule did, for the load log and the config answer.
+struct LoadFacts {
+  bool optimized = false;     // optimize_for_inference applied
+  int quantized_layers = -1;  // int8_dynamic: Linear layers rewritten; else -1
+};
+
+// Converts a loaded module to `options.precision` (docs/optimisation.md): bf16/fp16
+// weights before freezing (freeze turns parameters into graph constants, which .to()
+// would miss); int8_dynamic freezes and rewrites Linear layers. A failure is an error:
+// a module that cannot run at the asked precision must not serve as fp32.
+absl::Status ApplyPrecision(const TorchModelOptions& options, torch::jit::Module& module,
+                            LoadFacts* facts) {
+  const std::string what = StrCat("PRECISION ", PrecisionName(options.precision));
+  switch (options.precision) {
+    case Precision::kFp32:
+      return absl::OkStatus();
+    case Precision::kBf16:
+    case Precision::kFp16:
+      return CatchAll(absl::StatusCode::kInvalidArgument,
+                      StrCat(what, ": converting the weights failed"), [&] {
+                        module.to(options.precision == Precision::kBf16 ? at::kBFloat16
+                                                                        : at::kHalf);
+                        // oneDNN's reduced-precision convolutions want NHWC: 4-D
+                        // weights (and inputs, at the boundary) go channels-last
+                        // (docs/optimisation.md has the measurement).
+                        torch::NoGradGuard no_grad;
+                        for (at::Tensor parameter : module.parameters()) {
+                          if (parameter.dim() == 4) {
+                            parameter.set_data(
+                                parameter.contiguous(at::MemoryFormat::ChannelsLast));
+                          }
+                        }
+                        return absl::OkStatus();
+                      });
+    case Precision::kInt8Dynamic: {
+      RETURN_IF_ERROR(SelectQuantizedEngine().status());
+      RETURN_IF_ERROR(CatchAll(absl::StatusCode::kInvalidArgument,
+                               StrCat(what, ": torch::jit::freeze failed"), [&] {
+                                 module = torch::jit::freeze(module);
+                                 return absl::OkStatus();
+                               }));
+      ASSIGN_OR_RETURN(facts->quantized_layers, QuantizeLinearDynamic(module));
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Loads `path` onto the CPU, in eval mode, at the configured precision, optimised when
+// asked; `facts` (may be null) reports what was done.
 absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
                                               const TorchModelOptions& options,
-                                              bool* optimized) {
+                                              LoadFacts* facts) {
+  LoadFacts ignored;
+  if (facts == nullptr) facts = &ignored;
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
     return absl::NotFoundError(StrCat("model file '", path.string(), "' does not exist"));
@@ -85,13 +138,14 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
         "torch.jit.save() of a traced or scripted module)"));
   }
   RETURN_IF_ERROR(loaded);
-  if (optimized) *optimized = false;
+  RETURN_IF_ERROR(ApplyPrecision(options, module, facts));
   if (!options.optimize_for_inference) return module;
+  const bool frozen_already = options.precision == Precision::kInt8Dynamic;
   // freeze() clones, so a failure part-way leaves `module` usable.
   absl::StatusOr<torch::jit::Module> frozen =
       CatchAll(absl::StatusCode::kInternal, "freeze + optimize_for_inference failed",
                [&]() -> absl::StatusOr<torch::jit::Module> {
-                 torch::jit::Module out = torch::jit::freeze(module);
+                 torch::jit::Module out = frozen_already ? module : torch::jit::freeze(module);
                  return torch::jit::optimize_for_inference(out);
                });
   if (!frozen.ok()) {
@@ -100,7 +154,7 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
                            "silences this)";
     return module;
   }
-  if (optimized) *optimized = true;
+  facts->optimized = true;
   return *std::move(frozen);
 }
 
@@ -117,7 +171,22 @@ struct ModelState {
   // for Optional[Tensor], or nullopt when it is required.
   std::vector<std::optional<c10::IValue>> fallback;
   std::vector<DataType> output_types;  // per config output
+  // bf16/fp16: the dtype floating inputs are cast to (outputs are cast back to the
+  // config's dtype); nullopt: no casts.
+  std::optional<at::ScalarType> compute_dtype;
+  // Load-time facts for the config answer (LoadedModel::ReportedParameters).
+  std::vector<std::pair<std::string, std::string>> reported;
 };
+
+std::optional<at::ScalarType> TorchFloatType(DataType type) {
+  switch (type) {
+    case DataType::kFp16: return at::kHalf;
+    case DataType::kBf16: return at::kBFloat16;
+    case DataType::kFp32: return at::kFloat;
+    case DataType::kFp64: return at::kDouble;
+    default: return std::nullopt;
+  }
+}
 
 class TorchInstance final : public ModelInstance {
  public:
@@ -170,6 +239,14 @@ absl::StatusOr<std::vector<c10::IValue>> TorchInstance::BuildArguments(
       return absl::InvalidArgumentError(StrCat("unexpected input '", input.name, "'"));
     }
     ASSIGN_OR_RETURN(at::Tensor tensor, ToTorchTensor(input));
+    // The model boundary of a reduced precision: floating inputs only (ids stay int64).
+    if (state.compute_dtype && tensor.is_floating_point() &&
+        tensor.scalar_type() != *state.compute_dtype) {
+      tensor = tensor.dim() == 4
+                   ? tensor.to(*state.compute_dtype, /*non_blocking=*/false, /*copy=*/false,
+                               at::MemoryFormat::ChannelsLast)
+                   : tensor.to(*state.compute_dtype);
+    }
     slots[state.inputs.position[it->second]] = std::move(tensor);
   }
   std::vector<c10::IValue> arguments;
@@ -217,10 +294,18 @@ absl::StatusOr<std::vector<Tensor>> TorchInstance::CollectOutputs(const c10::IVa
                                         state.outputs.index[i], " is a ", value.tagKind(),
                                         ", not a Tensor"));
     }
+    at::Tensor result_tensor = value.toTensor();
+    // Back to the declared dtype, so clients see no change; only what the model computes
+    // in the reduced dtype is cast (any other mismatch stays the model's fault).
+    const std::optional<at::ScalarType> declared = TorchFloatType(state.output_types[i]);
+    if (state.compute_dtype && declared && result_tensor.defined() &&
+        result_tensor.scalar_type() == *state.compute_dtype && *declared != *state.compute_dtype) {
+      result_tensor = result_tensor.to(*declared);
+    }
     ASSIGN_OR_RETURN(Tensor tensor,
                      FromTorchTensor(config.name(), state.output_types[i],
                                      inference::DataType_Name(config.data_type()),
-                                     value.toTensor()));
+                                     std::move(result_tensor)));
     outputs.push_back(std::move(tensor));
   }
   return outputs;
@@ -255,6 +340,10 @@ class TorchLoadedModel final : public LoadedModel {
  public:
   explicit TorchLoadedModel(std::shared_ptr<const ModelState> state) : state_(std::move(state)) {}
 
+  std::vector<std::pair<std::string, std::string>> ReportedParameters() const override {
+    return state_->reported;
+  }
+
   absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(
       const InstanceOptions& options) override {
     const int threads = state_->options.intra_op_threads > 0 ? state_->options.intra_op_threads
@@ -273,23 +362,27 @@ class TorchLoadedModel final : public LoadedModel {
   const std::shared_ptr<const ModelState> state_;
 };
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<LoadedModel>> LoadTorchModel(const ModelLoadContext& context,
-                                                            const TorchModelOptions& options) {
+// Loads the file at `options.precision` and binds it to the config. `arguments` (may be
+// null) receives forward()'s arguments, for the log.
+absl::StatusOr<std::shared_ptr<ModelState>> BuildState(const ModelLoadContext& context,
+                                                       const TorchModelOptions& options,
+                                                       LoadFacts* facts,
+                                                       std::vector<ForwardArgument>* arguments) {
   auto state = std::make_shared<ModelState>();
   state->config = *context.config;
   state->options = options;
   state->path = context.version_dir / options.model_filename;
-  bool optimized = false;
-  ASSIGN_OR_RETURN(state->module, LoadModule(state->path, options, &optimized));
+  ASSIGN_OR_RETURN(state->module, LoadModule(state->path, options, facts));
+  if (options.precision == Precision::kBf16) state->compute_dtype = at::kBFloat16;
+  if (options.precision == Precision::kFp16) state->compute_dtype = at::kHalf;
 
-  std::vector<ForwardArgument> arguments;
+  std::vector<ForwardArgument> ignored;
+  if (arguments == nullptr) arguments = &ignored;
   RETURN_IF_ERROR(CatchAll(absl::StatusCode::kInvalidArgument,
                            StrCat("cannot read forward() of '", state->path.string(), "'"),
-                           [&] { return InspectForward(state->module, &arguments,
+                           [&] { return InspectForward(state->module, arguments,
                                                        &state->fallback); }));
-  ASSIGN_OR_RETURN(state->inputs, BindInputs(state->config, arguments));
+  ASSIGN_OR_RETURN(state->inputs, BindInputs(state->config, *arguments));
   ASSIGN_OR_RETURN(state->outputs, BindOutputs(state->config));
   for (int i = 0; i < state->config.input_size(); ++i) {
     state->input_index[state->config.input(i).name()] = i;
@@ -297,16 +390,100 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadTorchModel(const ModelLoadConte
   for (const inference::ModelOutput& output : state->config.output()) {
     state->output_types.push_back(FromConfigDataType(output.data_type()));
   }
+  return state;
+}
+
+std::string Number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+  return buffer;
+}
+
+// The load-time probe of a reduced precision (docs/optimisation.md): a trial run (a
+// missing kernel fails the load here, not at the first request), the measured speed-up
+// over fp32 and, with VALIDATE_PRECISION, the accuracy figures and their floors. Fills
+// `state->reported`.
+absl::Status ProbePrecision(const ModelLoadContext& context, const LoadFacts& facts,
+                            const std::shared_ptr<ModelState>& state) {
+  const TorchModelOptions& options = state->options;
+  const std::string precision(PrecisionName(options.precision));
+  const std::string model = state->config.name();
+  TorchModelOptions fp32_options = options;
+  fp32_options.precision = Precision::kFp32;
+  ASSIGN_OR_RETURN(std::shared_ptr<ModelState> reference,
+                   BuildState(context, fp32_options, nullptr, nullptr));
+  // One thread: the figure compares the two precisions, not the instance's budget.
+  TorchInstance fp32(reference, reference->module, 1);
+  TorchInstance reduced(state, state->module, 1);
+  const int64_t id_bound = SmallestEmbeddingRows(reference->module);
+  const std::vector<Tensor> sample = ValidationBatches(state->config, id_bound, 1).front();
+
+  auto& reported = state->reported;
+  reported.emplace_back("infera.precision", precision);
+  if (facts.quantized_layers >= 0) {
+    reported.emplace_back("infera.precision.quantized_layers", std::to_string(facts.quantized_layers));
+    if (facts.quantized_layers == 0) {
+      INFERA_LOG(WARNING) << "pytorch: model '" << model << "': PRECISION int8_dynamic "
+                          << "quantised 0 Linear layers (no aten::linear with a constant fp32 "
+                          << "weight); the model computes in fp32";
+    }
+  }
+  if (options.precision != Precision::kFp32) {
+    absl::Status trial = reduced.Execute(sample).status();
+    if (!trial.ok()) {
+      return absl::Status(trial.code(), StrCat(
+          "PRECISION ", precision, ": a trial run failed: ", trial.message(),
+          options.precision == Precision::kFp16 ? " (LibTorch 1.13 lacks many fp16 CPU "
+                                                  "kernels; try PRECISION bf16)" : ""));
+    }
+    ASSIGN_OR_RETURN(double speedup, MeasureSpeedup(sample, fp32, reduced));
+    reported.emplace_back("infera.precision.speedup", Number(speedup));
+    INFERA_LOG(INFO) << "pytorch: model '" << model << "': PRECISION " << precision
+                     << " measured speed-up over fp32 at load: " << Number(speedup)
+                     << "x (batch 1, 1 thread, median of <= 5 runs)";
+    if (speedup < 0.9) {
+      // E.g. bf16 on a CPU without AVX512-BF16/AMX: ATen's portable kernels are correct
+      // but far slower than fp32.
+      INFERA_LOG(WARNING) << "pytorch: model '" << model << "': PRECISION " << precision
+                          << " ran slower than fp32 on this CPU at load (" << Number(speedup)
+                          << "x); fp32 may serve it faster (docs/optimisation.md)";
+    }
+  }
+  if (!options.validate_precision) return absl::OkStatus();
+  ASSIGN_OR_RETURN(PrecisionFigures figures,
+                   ComparePrecision(ValidationBatches(state->config, id_bound), fp32, reduced));
+  reported.emplace_back("infera.precision.max_abs_error", Number(figures.max_abs_error));
+  reported.emplace_back("infera.precision.cosine", Number(figures.cosine));
+  if (figures.top1_agreement) {
+    reported.emplace_back("infera.precision.top1_agreement", Number(*figures.top1_agreement));
+  }
+  INFERA_LOG(INFO) << "pytorch: model '" << model << "': PRECISION " << precision
+                   << " validated against fp32: " << DescribeFigures(figures);
+  return CheckPrecisionFloors(figures, options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LoadedModel>> LoadTorchModel(const ModelLoadContext& context,
+                                                            const TorchModelOptions& options) {
+  LoadFacts facts;
+  std::vector<ForwardArgument> arguments;
+  ASSIGN_OR_RETURN(std::shared_ptr<ModelState> state,
+                   BuildState(context, options, &facts, &arguments));
   if (!options.ignored_keys.empty()) {
     INFERA_LOG(WARNING) << "pytorch: model '" << state->config.name()
                         << "': ignoring parameters not used by this backend: "
                         << StrJoin(options.ignored_keys, ", ");
   }
+  if (options.precision != Precision::kFp32 || options.validate_precision) {
+    RETURN_IF_ERROR(ProbePrecision(context, facts, state));
+  }
   INFERA_LOG(INFO) << "pytorch: loaded " << state->path.string() << " (inputs bound by "
                    << (state->inputs.by_index ? "index" : "name") << " to forward"
                    << DescribeArguments(arguments) << ", optimize_for_inference "
-                   << (optimized ? "applied" : options.optimize_for_inference ? "failed" : "off")
-                   << ")";
+                   << (facts.optimized ? "applied"
+                       : options.optimize_for_inference ? "failed" : "off")
+                   << ", precision " << PrecisionName(options.precision) << ")";
   return std::make_unique<TorchLoadedModel>(std::move(state));
 }
 

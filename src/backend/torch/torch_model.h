@@ -5,6 +5,12 @@
 //        put in eval mode; with OPTIMIZE_FOR_INFERENCE it is frozen and passed through
 //        torch::jit::optimize_for_inference (a failure there logs a warning and keeps the
 //        plain module). Inputs/outputs are bound to forward() once (io_binding.h).
+//        PRECISION (docs/optimisation.md): bf16/fp16 convert the weights (4-D ones
+//        channels-last) before freezing; int8_dynamic freezes and rewrites Linear layers
+//        (torch_precision.h). A non-fp32 precision then gets a trial run, a measured
+//        speed-up over a second, fp32 load of the file and, with VALIDATE_PRECISION, the
+//        accuracy figures and floors (precision_probe.h); any failure fails the load.
+//        The results are the LoadedModel's ReportedParameters().
 // Instances: share the loaded module (TorchScript methods may run concurrently from
 //        several threads) unless ENABLE_WEIGHT_SHARING is false, in which case every
 //        instance after the first loads and optimises its own copy.
@@ -12,7 +18,9 @@
 //        budget (at::set_num_threads is per calling thread with this LibTorch's OpenMP
 //        pool; see docs/torch_backend.md), under c10::InferenceMode (or NoGradGuard) and
 //        with DISABLE_OPTIMIZED_EXECUTION applied (a thread-local executor flag). Inputs
-//        and outputs are not copied (torch_tensor.h). Every LibTorch exception becomes a
+//        and outputs are not copied (torch_tensor.h), except at a bf16/fp16 boundary:
+//        floating inputs are cast to the compute dtype, floating outputs back to the
+//        config's dtype. Every LibTorch exception becomes a
 //        Status; none escapes. A model's own fault (an exception in forward(), outputs
 //        of the wrong count, type or dtype) is Internal, never InvalidArgument.
 //

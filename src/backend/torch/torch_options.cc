@@ -18,6 +18,10 @@ constexpr std::string_view kInferenceMode = "INFERENCE_MODE";
 constexpr std::string_view kDisableOptimizedExecution = "DISABLE_OPTIMIZED_EXECUTION";
 constexpr std::string_view kOptimizeForInference = "OPTIMIZE_FOR_INFERENCE";
 constexpr std::string_view kEnableWeightSharing = "ENABLE_WEIGHT_SHARING";
+constexpr std::string_view kPrecision = "PRECISION";
+constexpr std::string_view kValidatePrecision = "VALIDATE_PRECISION";
+constexpr std::string_view kMinCosine = "PRECISION_MIN_COSINE";
+constexpr std::string_view kMinTop1 = "PRECISION_MIN_TOP1_AGREEMENT";
 
 std::string Lower(std::string_view text) {
   std::string out(text);
@@ -51,6 +55,30 @@ absl::Status SetThreads(std::string_view key, std::string_view value, int max_th
   if (ec != std::errc() || end != value.data() + value.size() || parsed < 0 ||
       parsed > max_threads) {
     return BadValue(key, value, StrCat("an integer from 0 to ", max_threads, " (4 per core)"));
+  }
+  *out = parsed;
+  return absl::OkStatus();
+}
+
+absl::Status SetPrecision(std::string_view key, std::string_view value, Precision* out) {
+  const std::string lower = Lower(value);
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16,
+                      Precision::kInt8Dynamic}) {
+    if (lower == PrecisionName(p)) {
+      *out = p;
+      return absl::OkStatus();
+    }
+  }
+  return BadValue(key, value, "one of fp32, bf16, fp16, int8_dynamic");
+}
+
+// A fraction in [0, 1]; from_chars for double rejects trailing text, so "0.9x" fails.
+absl::Status SetFraction(std::string_view key, std::string_view value, double* out) {
+  double parsed = -1;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
+      !(parsed >= 0.0 && parsed <= 1.0)) {
+    return BadValue(key, value, "a number from 0 to 1");
   }
   *out = parsed;
   return absl::OkStatus();
@@ -109,9 +137,20 @@ absl::Status CheckTensors(const google::protobuf::RepeatedPtrField<TensorConfig>
 
 }  // namespace
 
+std::string_view PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp16: return "fp16";
+    case Precision::kInt8Dynamic: return "int8_dynamic";
+  }
+  return "fp32";
+}
+
 absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelConfig& config,
                                                          const MachineLimits& machine) {
   TorchModelOptions options;
+  std::string_view floor_key;  // a floor that was set, if any
   if (!config.default_model_filename().empty()) {
     RETURN_IF_ERROR(CheckModelFilename(config.default_model_filename()));
     options.model_filename = config.default_model_filename();
@@ -128,9 +167,26 @@ absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelC
       RETURN_IF_ERROR(SetBool(key, value, &options.optimize_for_inference));
     } else if (key == kEnableWeightSharing) {
       RETURN_IF_ERROR(SetBool(key, value, &options.share_weights));
+    } else if (key == kPrecision) {
+      RETURN_IF_ERROR(SetPrecision(key, value, &options.precision));
+    } else if (key == kValidatePrecision) {
+      RETURN_IF_ERROR(SetBool(key, value, &options.validate_precision));
+    } else if (key == kMinCosine) {
+      RETURN_IF_ERROR(SetFraction(key, value, &options.min_cosine));
+      floor_key = kMinCosine;
+    } else if (key == kMinTop1) {
+      RETURN_IF_ERROR(SetFraction(key, value, &options.min_top1_agreement));
+      floor_key = kMinTop1;
     } else {
       options.ignored_keys.push_back(key);
     }
+  }
+  // A floor is only checked by validation; a floor that would silently do nothing is
+  // a config mistake.
+  if (!floor_key.empty() && !options.validate_precision) {
+    return absl::InvalidArgumentError(StrCat("parameters: '", floor_key, "' is set but '",
+                                             kValidatePrecision, "' is not true; the floor "
+                                             "is only checked by load-time validation"));
   }
   // protobuf's map iterates in no particular order; sorted keys make logs stable.
   std::sort(options.ignored_keys.begin(), options.ignored_keys.end());

@@ -16,6 +16,17 @@
 //   ENABLE_WEIGHT_SHARING        bool, default true: instances share one module; false
 //                                loads (and optimises) the file once per instance, as
 //                                Triton does by default.
+//   PRECISION                    fp32 (default) | bf16 | fp16 | int8_dynamic (infera's own):
+//                                the arithmetic the module runs in, applied at load
+//                                (docs/optimisation.md). bf16/fp16 convert the weights and
+//                                cast floating inputs/outputs at the boundary; int8_dynamic
+//                                rewrites Linear layers to quantized::linear_dynamic.
+//   VALIDATE_PRECISION           bool, default false: at load, compare the chosen precision
+//                                with fp32 on a fixed seeded input set.
+//   PRECISION_MIN_COSINE         float in [0, 1], default 0.99; needs VALIDATE_PRECISION.
+//   PRECISION_MIN_TOP1_AGREEMENT float in [0, 1], default 0 (report only: the shape cannot
+//                                tell a classifier from an embedding); needs VALIDATE_PRECISION.
+//                                Below either floor the load fails.
 // Bools accept true/false, 1/0, yes/no, on/off (any case). A value that does not parse
 // is an InvalidArgument naming the key. Keys this backend does not use are reported in
 // `ignored_keys` (the loader logs them) rather than rejected, so Triton repositories
@@ -37,12 +48,21 @@
 
 namespace infera {
 
+enum class Precision { kFp32, kBf16, kFp16, kInt8Dynamic };
+
+// "fp32", "bf16", "fp16", "int8_dynamic".
+std::string_view PrecisionName(Precision precision);
+
 struct TorchModelOptions {
   int intra_op_threads = 0;  // 0: use InstanceOptions::intra_op_threads
   bool inference_mode = true;
   bool disable_optimized_execution = false;
   bool optimize_for_inference = true;
   bool share_weights = true;
+  Precision precision = Precision::kFp32;
+  bool validate_precision = false;
+  double min_cosine = 0.99;
+  double min_top1_agreement = 0.0;
   // config.default_model_filename, or "model.pt"; a plain file name.
   std::string model_filename = "model.pt";
   std::vector<std::string> ignored_keys;  // sorted

@@ -127,5 +127,54 @@ TEST(TorchOptionsTest, NeedsInputsAndOutputs) {
       HasSubstr("input 'i': is_shape_tensor"));
 }
 
+
+TEST(TorchOptionsTest, PrecisionParameters) {
+  auto defaults = ParseTorchModelOptions(Config(kTensors));
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->precision, Precision::kFp32);
+  EXPECT_FALSE(defaults->validate_precision);
+  EXPECT_DOUBLE_EQ(defaults->min_cosine, 0.99);
+  EXPECT_DOUBLE_EQ(defaults->min_top1_agreement, 0.0);
+  for (auto [text, precision] : {std::pair{"fp32", Precision::kFp32},
+                                 std::pair{"BF16", Precision::kBf16},
+                                 std::pair{"fp16", Precision::kFp16},
+                                 std::pair{"int8_dynamic", Precision::kInt8Dynamic}}) {
+    auto options = ParseTorchModelOptions(Config(std::string(kTensors) + Parameter("PRECISION", text)));
+    ASSERT_TRUE(options.ok()) << text;
+    EXPECT_EQ(options->precision, precision);
+    EXPECT_TRUE(options->ignored_keys.empty());
+  }
+  auto options = ParseTorchModelOptions(Config(
+      std::string(kTensors) + Parameter("VALIDATE_PRECISION", "true") +
+      Parameter("PRECISION_MIN_COSINE", "0.5") + Parameter("PRECISION_MIN_TOP1_AGREEMENT", "1")));
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_TRUE(options->validate_precision);
+  EXPECT_DOUBLE_EQ(options->min_cosine, 0.5);
+  EXPECT_DOUBLE_EQ(options->min_top1_agreement, 1.0);
+  EXPECT_EQ(PrecisionName(Precision::kInt8Dynamic), "int8_dynamic");
+}
+
+TEST(TorchOptionsTest, BadPrecisionValuesNameTheKey) {
+  const std::string validate = Parameter("VALIDATE_PRECISION", "true");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {Parameter("PRECISION", "int4"), "'PRECISION' has value 'int4', expected one of fp32"},
+      {Parameter("PRECISION", ""), "'PRECISION' has value ''"},
+      {Parameter("VALIDATE_PRECISION", "maybe"), "'VALIDATE_PRECISION' has value 'maybe'"},
+      {validate + Parameter("PRECISION_MIN_COSINE", "1.5"), "'PRECISION_MIN_COSINE' has value '1.5', expected a number from 0 to 1"},
+      {validate + Parameter("PRECISION_MIN_COSINE", "-0.1"), "'PRECISION_MIN_COSINE' has value '-0.1'"},
+      {validate + Parameter("PRECISION_MIN_COSINE", "nan"), "'PRECISION_MIN_COSINE' has value 'nan'"},
+      {validate + Parameter("PRECISION_MIN_COSINE", "0.9x"), "'PRECISION_MIN_COSINE' has value '0.9x'"},
+      {validate + Parameter("PRECISION_MIN_TOP1_AGREEMENT", ""), "'PRECISION_MIN_TOP1_AGREEMENT' has value ''"},
+      {validate + Parameter("PRECISION_MIN_TOP1_AGREEMENT", "2"), "'PRECISION_MIN_TOP1_AGREEMENT' has value '2'"},
+      {Parameter("PRECISION_MIN_COSINE", "0.9"), "'PRECISION_MIN_COSINE' is set but 'VALIDATE_PRECISION' is not true"},
+      {Parameter("PRECISION_MIN_TOP1_AGREEMENT", "0.9"), "'PRECISION_MIN_TOP1_AGREEMENT' is set but"},
+  };
+  for (const auto& [parameters, message] : cases) {
+    const absl::Status status = ValidateTorchConfig(Config(std::string(kTensors) + parameters));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << parameters;
+    EXPECT_THAT(status.message(), HasSubstr(message)) << parameters;
+  }
+}
+
 }  // namespace
 }  // namespace infera
