@@ -66,6 +66,9 @@ class KServeRoutes {
     std::string model_name;
     std::string request_id;
     SharedMemoryOutputs shared_memory_outputs;  // outputs to write into regions
+    // The version serving the request (null before it is resolved): its statistics get
+    // the encode and write times. Held until the answer's last byte is written.
+    std::shared_ptr<ModelVersion> model;
     void Finish(absl::StatusOr<InferResponse> result) &&;
   };
   void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;

@@ -11,6 +11,7 @@
 #define INFERA_MANAGER_MODEL_STATISTICS_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -53,6 +54,13 @@ struct StatisticsSnapshot {
   Duration compute_output;
   std::vector<BatchSize> batch_stats;  // only sizes that ran, ascending
   Failures failures;
+  // Frontend stages (not in Triton's statistics; read by the diagnosis): request body →
+  // InferRequest, InferResponse → body, and (HTTP) response handed to the socket → last
+  // byte taken. `write_failed` counts answers whose client was gone (a disconnect).
+  Duration decode;
+  Duration encode;
+  Duration write;
+  uint64_t write_failed = 0;
 };
 
 class ModelStatistics {
@@ -71,15 +79,27 @@ class ModelStatistics {
   // stage durations (shared by its requests).
   void RecordExecution(uint64_t num_requests, uint64_t batch_rows, uint64_t input_ns,
                        uint64_t infer_ns, uint64_t output_ns);
+  // Frontend stages, recorded by the transports (relaxed atomic adds).
+  void RecordDecode(uint64_t ns) { decode_.Add(1, ns); }
+  void RecordEncode(uint64_t ns) { encode_.Add(1, ns); }
+  // One response write; `completed` false when the client was gone.
+  void RecordWrite(uint64_t ns, bool completed) {
+    write_.Add(1, ns);
+    if (!completed) write_failed_.fetch_add(1, std::memory_order_relaxed);
+  }
   StatisticsSnapshot Snapshot() const;
 
   ModelMetrics* metrics() const { return metrics_.get(); }
+
+  // When these counters started (all zero then): the start of the version's history.
+  std::chrono::steady_clock::time_point created() const { return created_; }
 
   // Latencies of successful requests (cumulative; for windowed quantiles).
   const LatencyHistogram& latency() const { return latency_; }
 
  private:
   std::shared_ptr<ModelMetrics> metrics_;  // shared with a reload of this version
+  const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   LatencyHistogram latency_;
   struct AtomicDuration {
     std::atomic<uint64_t> count{0};
@@ -96,6 +116,8 @@ class ModelStatistics {
   std::atomic<uint64_t> inference_count_{0};
   std::atomic<uint64_t> execution_count_{0};
   AtomicDuration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_;
+  AtomicDuration decode_, encode_, write_;
+  std::atomic<uint64_t> write_failed_{0};
   struct AtomicBatchSize {
     AtomicDuration input, infer, output;
   };
