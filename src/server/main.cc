@@ -11,6 +11,7 @@
 #include "server/server.h"
 #include "server/version.h"
 #include "tools/bench/bench_command.h"
+#include "tools/diagnose/diagnose_command.h"
 
 namespace {
 
@@ -20,6 +21,7 @@ constexpr char kUsage[] =
     "Commands:\n"
     "  serve     Serve a model repository (infera serve --help for its flags).\n"
     "  bench     Load-test a KServe v2 server (infera bench --help for its flags).\n"
+    "  diagnose  Where a model's time goes (infera diagnose --help for its flags).\n"
     "  version   Print the version.\n"
     "  help      Show this text.\n";
 
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
     return infera::RunServe(*options);
   }
   if (args[0] == "bench") return infera::bench::RunBenchCommand({args.begin() + 1, args.end()});
+  if (args[0] == "diagnose") return infera::diagnose::RunDiagnoseCommand({args.begin() + 1, args.end()});
   std::cerr << "infera: unknown command '" << args[0] << "'\n\n" << kUsage;
   return 2;
 }
