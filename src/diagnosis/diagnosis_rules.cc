@@ -74,7 +74,7 @@ std::optional<Diagnosis> ClientBound(const WindowSummary& w) {
   const uint64_t gone = w.write_failed + w.failures.cancelled;
   const double gone_ratio = static_cast<double>(gone) / static_cast<double>(std::max<uint64_t>(w.requests, 1));
   const bool disconnects = gone_ratio >= kClientGoneRatio;
-  const bool slow_reads = w.write.share >= kWriteShare;
+  const bool slow_reads = w.write.share >= kWriteShare && w.write.mean_us >= kWriteOverEncode * w.encode.mean_us;
   if (!disconnects && !slow_reads) return std::nullopt;
   Diagnosis d;
   d.bottleneck_class = "client_bound";
@@ -83,8 +83,8 @@ std::optional<Diagnosis> ClientBound(const WindowSummary& w) {
                                      " answers written to a client that was gone (",
                                      Percent(gone_ratio), " of requests)")));
   d.evidence.push_back(Figure("write_share", w.write.share, "ratio",
-                              StrCat("response write ", Fixed(w.write.mean_us, 0),
-                                     " us per request vs server time ", Fixed(w.server_us, 0), " us")));
+                              StrCat("response write ", Fixed(w.write.mean_us, 0), " us per request vs server time ",
+                                     Fixed(w.server_us, 0), " us (encode ", Fixed(w.encode.mean_us, 0), " us)")));
   if (disconnects) {
     d.summary = StrCat("clients go away before their answer: ", Percent(gone_ratio),
                        " of requests were cancelled or answered to a closed connection");

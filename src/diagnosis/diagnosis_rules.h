@@ -19,10 +19,14 @@ namespace infera::diagnosis {
 inline constexpr uint64_t kMinRequests = 20;
 // memory_bound (LLM): KV-cache use at or above this with sequences waiting.
 inline constexpr double kKvCacheFull = 0.90;
-// client_bound: disconnects (write failures + cancellations) per request, or write
-// time's share of server + write time, at or above these.
+// client_bound: disconnects (write failures + cancellations) per request at or above
+// kClientGoneRatio; or slow reads: write time's share of server + write time at or
+// above kWriteShare while writing takes at least kWriteOverEncode times as long as
+// encoding the body did (a large body on a fast link writes about as fast as it was
+// encoded: that is serialisation, not the client).
 inline constexpr double kClientGoneRatio = 0.05;
 inline constexpr double kWriteShare = 0.30;
+inline constexpr double kWriteOverEncode = 2.0;
 // queueing: queue share of server time with utilisation at or above; or rejections
 // (queue full) per request at or above.
 inline constexpr double kQueueShare = 0.30;

@@ -202,11 +202,22 @@ TEST(DiagnosisRulesTest, ClientBoundBySlowReads) {
   w.write.mean_us = 300;
   w.queue.share = 0.9;  // client problems are checked before queueing
   w.utilisation = 0.95;
+  w.encode.mean_us = 150;  // write = 2 × encode: the reader is slower than the encoder
   const Diagnosis d = Diagnose(w);
   EXPECT_EQ(d.bottleneck_class, "client_bound");
   EXPECT_THAT(d.summary, HasSubstr("read slowly"));
   w.write.share = kWriteShare - 0.01;
   EXPECT_EQ(ClassOf(w), "queueing");
+}
+
+// A big body written about as fast as it was encoded is serialisation, not the client.
+TEST(DiagnosisRulesTest, WriteAsFastAsEncodeIsNotClientBound) {
+  WindowSummary w = Base();
+  w.write.share = 0.4;
+  w.write.mean_us = 300;
+  w.encode.mean_us = 151;
+  w.serialisation_share = 0.9;
+  EXPECT_EQ(ClassOf(w), "serialisation_bound");
 }
 
 TEST(DiagnosisRulesTest, MemoryBoundByPreemptionsEvenWithFewRequests) {

@@ -182,15 +182,17 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
     }
   }
   const rapidjson::Value& stages = MemberAt(doc, "stages");
-  out << "\nSTAGES (mean per request)      us   share\n";
+  out << "\nSTAGES (mean per request)          us   share\n";
   for (const char* stage : {"decode", "queue", "compute_input", "compute_infer", "compute_output", "encode",
                             "write"}) {
     const rapidjson::Value& s = MemberAt(stages, stage);
     std::string us = Fixed(NumberAt(s, "mean_us"), 1);
-    out << "  " << Pad(stage, 24) << std::string(us.size() < 10 ? 10 - us.size() : 0, ' ') << us << "  "
+    out << "  " << Pad(stage, 24) << std::string(us.size() < 14 ? 14 - us.size() : 0, ' ') << us << "  "
         << Fixed(NumberAt(s, "share") * 100, 0) << " %\n";
   }
-  out << "  " << Pad("server time", 24) << Fixed(NumberAt(stages, "server_us"), 1) << "\n";
+  const std::string server_us = Fixed(NumberAt(stages, "server_us"), 1);
+  out << "  " << Pad("server time", 24) << std::string(server_us.size() < 14 ? 14 - server_us.size() : 0, ' ')
+      << server_us << "\n";
   out << "\nBATCH SIZES ";
   const rapidjson::Value& sizes = MemberAt(doc, "batch_sizes");
   if (sizes.IsObject()) {
