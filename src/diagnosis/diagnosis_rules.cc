@@ -19,6 +19,23 @@ Evidence UtilisationEvidence(const WindowSummary& w) {
                        " instance(s)"));
 }
 
+// The part of the queue wait that is waiting for a free instance: the batcher holds a
+// request at most max_queue_delay_microseconds to fill a batch (Triton's semantics), so
+// whatever a request waited beyond that, it waited for an instance. Share of server time.
+double InstanceWaitShare(const WindowSummary& w) {
+  if (w.server_us <= 0) return 0;
+  const double batching_bound = w.facts.dynamic_batching ? static_cast<double>(w.facts.max_queue_delay_us) : 0.0;
+  return std::max(0.0, w.queue.mean_us - batching_bound) / w.server_us;
+}
+
+Evidence InstanceWaitEvidence(const WindowSummary& w) {
+  return Figure("instance_wait_share", InstanceWaitShare(w), "ratio",
+                w.facts.dynamic_batching
+                    ? StrCat("queue wait beyond the batcher's ", w.facts.max_queue_delay_us,
+                             " us delay: requests waiting for a free instance")
+                    : "no dynamic batching: every queued moment is waiting for a free instance");
+}
+
 Evidence QueueEvidence(const WindowSummary& w) {
   return Figure("queue_share", w.queue.share, "ratio",
                 StrCat("queue wait ", Fixed(w.queue.mean_us, 0), " us of ", Fixed(w.server_us, 0),
@@ -107,16 +124,19 @@ std::optional<Diagnosis> ClientBound(const WindowSummary& w) {
 std::optional<Diagnosis> Queueing(const WindowSummary& w) {
   const double rejected_ratio =
       static_cast<double>(w.failures.rejected) / static_cast<double>(std::max<uint64_t>(w.requests, 1));
-  const bool saturated = w.queue.share >= kQueueShare && w.utilisation >= kBusyUtilisation;
+  // Utilisation is evidence, not a condition: over a window with idle stretches it is
+  // diluted, while requests waiting for an instance are saturation by definition.
+  const bool saturated = InstanceWaitShare(w) >= kQueueShare;
   const bool rejecting = rejected_ratio >= kRejectedRatio;
   if (!saturated && !rejecting) return std::nullopt;
   Diagnosis d;
   d.bottleneck_class = "queueing";
-  d.summary = StrCat("instances are saturated: utilisation ", Percent(w.utilisation), ", requests wait ",
-                     Percent(w.queue.share), " of their server time in the queue",
+  d.summary = StrCat("instances are saturated: requests wait ", Percent(InstanceWaitShare(w)),
+                     " of their server time for a free instance (utilisation ", Percent(w.utilisation), ")",
                      rejecting ? StrCat(", ", Percent(rejected_ratio), " rejected (queue full)") : "");
   d.evidence.push_back(UtilisationEvidence(w));
   d.evidence.push_back(QueueEvidence(w));
+  d.evidence.push_back(InstanceWaitEvidence(w));
   d.evidence.push_back(Figure("rejections", static_cast<double>(w.failures.rejected), "requests",
                               StrCat(Percent(rejected_ratio), " of requests refused (queue full)")));
   d.evidence.push_back(Figure("timeouts", static_cast<double>(w.failures.timeout), "requests",
@@ -150,8 +170,10 @@ std::optional<Diagnosis> BatchingIneffective(const WindowSummary& w) {
   const double lambda = w.rate_per_second;
   const bool small_batches = w.facts.dynamic_batching && w.executions > 0 &&
                              w.mean_batch_size <= kSmallBatch && lambda >= kBatchingRate;
+  // The queue is the batcher's delay: long, and (queueing having been ruled out) not
+  // spent waiting for an instance.
   const bool delay_dominates = w.facts.dynamic_batching && w.facts.max_queue_delay_us > 0 &&
-                               w.queue.share >= kQueueShare && w.utilisation < kIdleUtilisation;
+                               w.queue.share >= kQueueShare && InstanceWaitShare(w) < kQueueShare;
   const bool not_configured =
       !w.facts.dynamic_batching && w.utilisation >= kBatchWorthUtilisation && lambda >= kBatchingRate;
   if (!small_batches && !delay_dominates && !not_configured) return std::nullopt;
@@ -167,14 +189,15 @@ std::optional<Diagnosis> BatchingIneffective(const WindowSummary& w) {
   const double target = std::min<double>(static_cast<double>(w.facts.max_batch_size), 4.0);
   if (delay_dominates) {
     d.summary = StrCat("requests wait for batches to fill: queue ", Percent(w.queue.share),
-                       " of server time while instances are ", Percent(w.utilisation), " busy");
+                       " of server time, within the batcher's ", w.facts.max_queue_delay_us, " us delay");
     d.evidence.push_back(QueueEvidence(w));
+    d.evidence.push_back(InstanceWaitEvidence(w));
     const uint64_t lower = w.facts.max_queue_delay_us / 2;
     d.actions.push_back({StrCat("lower max_queue_delay_microseconds from ", w.facts.max_queue_delay_us, " to ",
                                 lower),
                          StrCat("up to ", w.facts.max_queue_delay_us - lower,
                                 " us less queue wait per request (now ", Fixed(w.queue.mean_us, 0),
-                                " us); instances have room (", Percent(w.utilisation), " busy)")});
+                                " us), for smaller batches (mean ", Fixed(w.mean_batch_size, 1), " now)")});
     return d;
   }
   if (not_configured) {

@@ -27,17 +27,18 @@ inline constexpr double kKvCacheFull = 0.90;
 inline constexpr double kClientGoneRatio = 0.05;
 inline constexpr double kWriteShare = 0.30;
 inline constexpr double kWriteOverEncode = 2.0;
-// queueing: queue share of server time with utilisation at or above; or rejections
-// (queue full) per request at or above.
+// queueing: the share of server time spent waiting for a free instance (the queue wait
+// beyond the batcher's max_queue_delay) at or above kQueueShare; or rejections (queue
+// full) per request at or above kRejectedRatio. compute_bound suggests more instances
+// for throughput at utilisation kBusyUtilisation and above.
 inline constexpr double kQueueShare = 0.30;
 inline constexpr double kBusyUtilisation = 0.80;
 inline constexpr double kRejectedRatio = 0.01;
-// batching_ineffective: mean batch at or below, at a rate at or above; idle instances
-// below kIdleUtilisation while requests queue (the batcher's delay); without dynamic
-// batching, utilisation at or above kBatchWorthUtilisation.
+// batching_ineffective: mean batch at or below kSmallBatch at a rate at or above
+// kBatchingRate; a queue share of kQueueShare or more that is the batcher's delay;
+// without dynamic batching, utilisation at or above kBatchWorthUtilisation.
 inline constexpr double kSmallBatch = 1.5;
 inline constexpr double kBatchingRate = 20.0;
-inline constexpr double kIdleUtilisation = 0.50;
 inline constexpr double kBatchWorthUtilisation = 0.50;
 // Below this concurrency (Little's law) clients send one request at a time.
 inline constexpr double kSerialConcurrency = 1.2;

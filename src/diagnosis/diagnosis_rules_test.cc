@@ -41,6 +41,12 @@ WindowSummary Base() {
 
 std::string ClassOf(const WindowSummary& w) { return Diagnose(w).bottleneck_class; }
 
+// Queue wait as `share` of the server time (mean and share kept consistent).
+void SetQueue(WindowSummary& w, double share) {
+  w.queue.share = share;
+  w.queue.mean_us = share * w.server_us;
+}
+
 TEST(DiagnosisRulesTest, BaseIsHealthy) {
   const Diagnosis d = Diagnose(Base());
   EXPECT_EQ(d.bottleneck_class, "healthy");
@@ -50,15 +56,17 @@ TEST(DiagnosisRulesTest, BaseIsHealthy) {
 TEST(DiagnosisRulesTest, IdleBelowMinimumRequests) {
   WindowSummary w = Base();
   w.requests = kMinRequests - 1;
-  w.queue.share = 0.9;  // would be queueing with enough requests
+  SetQueue(w, 0.9);  // would be queueing with enough requests
   w.utilisation = 0.99;
   EXPECT_EQ(ClassOf(w), "idle");
   w.requests = kMinRequests;
   EXPECT_EQ(ClassOf(w), "queueing");
 }
 
-TEST(DiagnosisRulesTest, QueueingNeedsBusyInstancesAndQueueShare) {
+TEST(DiagnosisRulesTest, QueueingWhenRequestsWaitForAnInstance) {
   WindowSummary w = Base();
+  w.queue.mean_us = 620;
+  w.server_us = 1000;
   w.queue.share = 0.62;
   w.utilisation = 0.97;
   w.instances = 1;
@@ -69,13 +77,29 @@ TEST(DiagnosisRulesTest, QueueingNeedsBusyInstancesAndQueueShare) {
   EXPECT_THAT(d.actions[0].action, HasSubstr("add 1 instance (instance_group count 1 -> 2)"));
   EXPECT_THAT(d.actions[0].expected_effect, HasSubstr("97 % -> about 48 %"));
   EXPECT_THAT(d.actions[0].expected_effect, HasSubstr("62 %"));
-  // Borderlines: just under either threshold is not queueing.
-  w.utilisation = kBusyUtilisation - 0.01;
+  // Utilisation diluted by idle stretches of the window does not hide it.
+  w.utilisation = 0.5;
+  EXPECT_EQ(ClassOf(w), "queueing");
+  // Borderline: just under the share is not queueing.
+  w.queue.mean_us = 290;
+  w.queue.share = 0.29;
   EXPECT_NE(ClassOf(w), "queueing");
-  w.utilisation = kBusyUtilisation;
-  w.queue.share = kQueueShare - 0.01;
-  EXPECT_NE(ClassOf(w), "queueing");
-  w.queue.share = kQueueShare;
+  w.queue.mean_us = 300;
+  w.queue.share = 0.30;
+  EXPECT_EQ(ClassOf(w), "queueing");
+}
+
+// With dynamic batching, the queue wait up to max_queue_delay may be the batcher's:
+// only the wait beyond it counts as waiting for an instance.
+TEST(DiagnosisRulesTest, QueueWithinTheBatchingDelayIsNotQueueing) {
+  WindowSummary w = Base();
+  w.facts = ModelFacts{8, true, 500, false};
+  w.mean_batch_size = 3;
+  w.server_us = 1000;
+  w.queue.mean_us = 790;  // 290 beyond the delay: 29 %
+  w.queue.share = 0.79;
+  EXPECT_EQ(ClassOf(w), "batching_ineffective");
+  w.queue.mean_us = 800;  // 300 beyond: 30 %
   EXPECT_EQ(ClassOf(w), "queueing");
 }
 
@@ -91,7 +115,7 @@ TEST(DiagnosisRulesTest, QueueingFromRejections) {
 
 TEST(DiagnosisRulesTest, QueueingAddsInstancesToReachSeventyPercent) {
   WindowSummary w = Base();
-  w.queue.share = 0.8;
+  SetQueue(w, 0.8);
   w.utilisation = 1.0;
   w.instances = 4;  // 4 / 0.7 = 5.7 -> 6 instances
   EXPECT_THAT(Diagnose(w).actions[0].action, HasSubstr("add 2 instances (instance_group count 4 -> 6)"));
@@ -157,16 +181,18 @@ TEST(DiagnosisRulesTest, BatchingIneffectiveWithSerialClientsSaysDelayCannotHelp
   EXPECT_THAT(d.actions[0].action, HasSubstr("send several rows per request"));
 }
 
-TEST(DiagnosisRulesTest, BatchingDelayDominatesWithIdleInstances) {
+TEST(DiagnosisRulesTest, BatchingDelayDominates) {
   WindowSummary w = Base();
   w.facts = ModelFacts{8, true, 5000, false};
   w.mean_batch_size = 3;
-  w.queue.share = 0.7;
+  w.server_us = 6000;
+  w.queue.mean_us = 4000;  // within the 5000 us delay
+  w.queue.share = 0.67;
   w.utilisation = 0.2;
   const Diagnosis d = Diagnose(w);
   EXPECT_EQ(d.bottleneck_class, "batching_ineffective");
   EXPECT_THAT(d.actions[0].action, HasSubstr("lower max_queue_delay_microseconds from 5000 to 2500"));
-  w.utilisation = kIdleUtilisation;  // busy enough: the queue is not the batcher's
+  SetQueue(w, kQueueShare - 0.01);  // a short queue is no problem
   EXPECT_EQ(ClassOf(w), "healthy");
 }
 
@@ -200,7 +226,7 @@ TEST(DiagnosisRulesTest, ClientBoundBySlowReads) {
   WindowSummary w = Base();
   w.write.share = kWriteShare;
   w.write.mean_us = 300;
-  w.queue.share = 0.9;  // client problems are checked before queueing
+  SetQueue(w, 0.9);  // client problems are checked before queueing
   w.utilisation = 0.95;
   w.encode.mean_us = 150;  // write = 2 × encode: the reader is slower than the encoder
   const Diagnosis d = Diagnose(w);

@@ -31,7 +31,8 @@ parameters {{ key: "delay_ms" value {{ string_value: "{delay}" }} }}
 """
 
 MODELS = {
-    # 1 instance, 30 ms per execution, 8 clients at once: requests queue.
+    # 1 instance, 30 ms per execution, 8 clients at once: requests queue (2.4 s of work,
+    # so the moments between the load and the first request barely dilute utilisation).
     "queued": dict(max_batch=0, instances=1, delay=30, extra=""),
     # 1 instance, 10 ms per execution, one client at a time: compute is the time.
     "computed": dict(max_batch=0, instances=1, delay=10, extra=""),
@@ -50,8 +51,8 @@ def server():
     # identity with large JSON tensors: decode/encode dominate.
     copy_model(demo_repo(), "identity_fp32", repo, new_name="jsonheavy")
     copy_model(demo_repo(), "identity_fp32", repo, new_name="slowread")
-    # The fortune LLM with a KV cache of a few blocks: concurrent long generations
-    # cannot all stay resident and get preempted.
+    # The fortune LLM with a KV cache of 10 blocks of 16 tokens: a 100-token generation
+    # needs 7, so any two that overlap cannot both stay resident and one is preempted.
     copy_model(demo_repo(), "fortune", repo, new_name="tinykv",
                config_edit=lambda text: text.replace('"64MiB"', '"480KiB"').replace(
                    'key: "max_model_len" value: { string_value: "512" }',
@@ -110,14 +111,14 @@ def test_queueing_with_one_saturated_instance(server):
 
     def client(_):
         conn = server.connection()
-        for _ in range(5):
+        for _ in range(10):
             infer_fault(server, "queued", conn)
         conn.close()
 
     run_clients(8, client)
     d = diagnosis(server, "queued")
     assert d["bottleneck"]["class"] == "queueing", d
-    assert d["requests"] == 40
+    assert d["requests"] == 80
     names = [e["name"] for e in d["evidence"]]
     assert "instance_utilisation" in names and "queue_share" in names
     assert d["actions"][0]["action"].startswith("add ")
@@ -128,10 +129,10 @@ def test_queueing_with_one_saturated_instance(server):
         assert key in d, key
     assert d["model"] == "queued" and d["version"] == "1"
     assert d["instances"]["count"] == 1
-    assert d["batch_sizes"] == {"1": 40}
-    assert d["stages"]["queue"]["count"] == 40
-    assert d["stages"]["decode"]["count"] == 40 and d["stages"]["encode"]["count"] == 40
-    assert d["stages"]["write"]["count"] == 40
+    assert d["batch_sizes"] == {"1": 80}
+    assert d["stages"]["queue"]["count"] == 80
+    assert d["stages"]["decode"]["count"] == 80 and d["stages"]["encode"]["count"] == 80
+    assert d["stages"]["write"]["count"] == 80
 
 
 def test_compute_bound_with_serial_requests(server):
@@ -242,7 +243,7 @@ def test_memory_bound_llm_with_tiny_kv_cache(server):
     load(server, "tinykv")
 
     def client(i):
-        body = json.dumps({"model": "tinykv", "prompt": f"fortune {i} says", "max_tokens": 60, "temperature": 0,
+        body = json.dumps({"model": "tinykv", "prompt": f"fortune {i} says", "max_tokens": 100, "temperature": 0,
                            "ignore_eos": True})
         status, _, data = server.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
         assert status == 200, data
