@@ -34,10 +34,11 @@ MODELS = {
     # 1 instance, 30 ms per execution, 8 clients at once: requests queue (2.4 s of work,
     # so the moments between the load and the first request barely dilute utilisation).
     "queued": dict(max_batch=0, instances=1, delay=30, extra=""),
-    # 1 instance, 10 ms per execution, one client at a time: compute is the time.
-    "computed": dict(max_batch=0, instances=1, delay=10, extra=""),
+    # 1 instance, 20 ms per execution, one client at a time: compute is the time (20 ms,
+    # so a worker's wake-up on a loaded machine stays a small share of it).
+    "computed": dict(max_batch=0, instances=1, delay=20, extra=""),
     # dynamic batching on, but single requests one at a time: batches of 1.
-    "unbatched": dict(max_batch=8, instances=1, delay=1, extra="dynamic_batching { }"),
+    "unbatched": dict(max_batch=8, instances=1, delay=20, extra="dynamic_batching { }"),
     # 200 ms per execution: clients that hang up get their requests cancelled.
     "abandoned": dict(max_batch=0, instances=1, delay=200, extra=""),
 }
