@@ -5,7 +5,8 @@ hostile input (unknown model, bad window).
 The server runs in explicit mode and each scenario loads its own model right before
 its load, so the default window (the version's life since load) covers that load and
 nothing else. Loads are bounded request counts; the tests assert classes, never
-timings.
+timings. The CLI, idle and gRPC tests read models an earlier scenario loaded (pytest
+runs a file's tests in order).
 """
 
 import json
@@ -301,3 +302,21 @@ def test_hostile_requests(server):
     assert server.get_json("/v2/models/%zz/diagnosis")[0] == 400
     server.assert_serving()
     assert server.get_json("/v2/models/queued/diagnosis")[0] == 200
+
+
+def test_grpc_infer_records_decode_and_encode(server):
+    from grpc_stubs import pb, pb_grpc
+    from test_grpc import channel_to
+
+    before = diagnosis(server, "computed", "?window=300")["stages"]
+    with channel_to(server) as channel:
+        stub = pb_grpc.GRPCInferenceServiceStub(channel)
+        request = pb.ModelInferRequest(model_name="computed")
+        request.inputs.add(name="INPUT0", datatype="FP32", shape=[2]).contents.fp32_contents.extend([1.0, 2.0])
+        for _ in range(3):
+            stub.ModelInfer(request)
+    after = diagnosis(server, "computed", "?window=300")["stages"]
+    assert after["decode"]["count"] == before["decode"]["count"] + 3
+    assert after["encode"]["count"] == before["encode"]["count"] + 3
+    # gRPC writes are flow-controlled inside the library: no write time is recorded.
+    assert after["write"]["count"] == before["write"]["count"]
