@@ -163,8 +163,11 @@ def test_batching_ineffective_with_single_requests(server):
 
 def test_serialisation_bound_with_large_json_tensors(server):
     load(server, "jsonheavy")
-    values = [float(i % 1000) / 7.0 for i in range(50000)]
-    payload = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [len(values)], "data": values}]})
+    # 100k JSON numbers in; the answer comes back as binary (400 KB), so the write to
+    # this Python reader stays small next to the JSON decode even on a loaded machine.
+    values = [float(i % 1000) / 7.0 for i in range(100000)]
+    payload = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [len(values)], "data": values}],
+                          "outputs": [{"name": "OUTPUT0", "parameters": {"binary_data": True}}]})
     conn = server.connection()
     for _ in range(20):
         conn.request("POST", "/v2/models/jsonheavy/infer", body=payload)
@@ -175,7 +178,7 @@ def test_serialisation_bound_with_large_json_tensors(server):
     d = diagnosis(server, "jsonheavy")
     assert d["bottleneck"]["class"] == "serialisation_bound", d
     assert any("binary tensors" in a["action"] for a in d["actions"])
-    assert d["stages"]["decode"]["share"] > 0 and d["stages"]["encode"]["share"] > 0
+    assert d["stages"]["decode"]["share"] >= 0.3
 
 
 def test_client_bound_when_clients_hang_up(server):
