@@ -21,11 +21,12 @@ inline constexpr uint64_t kMinRequests = 20;
 inline constexpr double kKvCacheFull = 0.90;
 // client_bound: disconnects (write failures + cancellations) per request at or above
 // kClientGoneRatio; or slow reads: write time's share of server + write time at or
-// above kWriteShare while writing takes at least kWriteOverEncode times as long as
+// above kWriteShare (the client takes at least as long to read the answer as the server
+// took to produce it) while writing takes at least kWriteOverEncode times as long as
 // encoding the body did (a large body on a fast link writes about as fast as it was
 // encoded: that is serialisation, not the client).
 inline constexpr double kClientGoneRatio = 0.05;
-inline constexpr double kWriteShare = 0.30;
+inline constexpr double kWriteShare = 0.50;
 inline constexpr double kWriteOverEncode = 2.0;
 // queueing: the share of server time spent waiting for a free instance (the queue wait
 // beyond the batcher's max_queue_delay) at or above kQueueShare; or rejections (queue

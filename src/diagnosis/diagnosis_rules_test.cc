@@ -239,7 +239,7 @@ TEST(DiagnosisRulesTest, ClientBoundBySlowReads) {
 // A big body written about as fast as it was encoded is serialisation, not the client.
 TEST(DiagnosisRulesTest, WriteAsFastAsEncodeIsNotClientBound) {
   WindowSummary w = Base();
-  w.write.share = 0.4;
+  w.write.share = 0.6;
   w.write.mean_us = 300;
   w.encode.mean_us = 151;
   w.serialisation_share = 0.9;
