@@ -51,10 +51,9 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
   request->cancellation = std::move(cancellation);
   const uint64_t limit = options.max_response_bytes;
   std::string request_id = request->id;
-  ModelVersion& version = **model;
-  version.Infer(std::move(*request),
-                  [response, limit, model = *std::move(model), shm = *std::move(shm), trace = std::move(trace), request_id = std::move(request_id),
-                   done = std::move(done)](absl::StatusOr<InferResponse> result) mutable {
+  (*model)->Infer(std::move(*request),
+                  [response, limit, stages = (*model)->statistics().frontend_stages(), shm = *std::move(shm),
+                   trace = std::move(trace), request_id = std::move(request_id), done = std::move(done)](absl::StatusOr<InferResponse> result) mutable {
                     if (!result.ok()) return Answer(trace, request_id, result.status(), done);
                     if (trace) trace->Ran(result->timings);
                     if (absl::Status written = shm.WriteInto(*result); !written.ok()) {
@@ -69,7 +68,7 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
                       response->Clear();
                     }
                     const auto encode_end = std::chrono::steady_clock::now();
-                    model->statistics().RecordEncode(
+                    stages->RecordEncode(
                         static_cast<uint64_t>(std::chrono::nanoseconds(encode_end - encode_start).count()));
                     if (trace) trace->Serialized(encode_start, encode_end);
                     Answer(trace, request_id, std::move(encoded), done);

@@ -182,7 +182,7 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   if (!model.ok()) return std::move(completion).Finish(model.status());
   (*model)->statistics().RecordDecode(
       static_cast<uint64_t>(std::chrono::nanoseconds(decode_end - decode_start).count()));
-  completion.model = *model;
+  completion.stages = (*model)->statistics().frontend_stages();
   infer.model_name = path.name;
   infer.model_version = path.version;
   infer.arrival_time = request.received_time;
@@ -218,10 +218,7 @@ void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result)
       }
     }
     const auto encode_end = std::chrono::steady_clock::now();
-    if (model) {
-      model->statistics().RecordEncode(
-          static_cast<uint64_t>(std::chrono::nanoseconds(encode_end - encode_start).count()));
-    }
+    if (stages) stages->RecordEncode(static_cast<uint64_t>(std::chrono::nanoseconds(encode_end - encode_start).count()));
     if (trace) {
       trace->Ran(result->timings);
       trace->Serialized(encode_start, encode_end);
@@ -242,12 +239,10 @@ void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result)
                       << " status=" << response.status << " ms="
                       << std::chrono::duration<double, std::milli>(end - received_time).count()
                       << (trace_id.empty() ? "" : " trace_id=") << trace_id;
-  if (!model) return std::move(responder).Send(std::move(response));
-  // The handle rides with the response until its last byte is written (bounded by the
-  // server's write timeout), then records the write time.
-  std::move(responder).Send(std::move(response), [version = std::move(model)](std::chrono::nanoseconds write_time,
-                                                                               bool completed) {
-    version->statistics().RecordWrite(static_cast<uint64_t>(write_time.count()), completed);
+  if (!stages) return std::move(responder).Send(std::move(response));
+  std::move(responder).Send(std::move(response), [stages = std::move(stages)](std::chrono::nanoseconds write_time,
+                                                                              bool completed) {
+    stages->RecordWrite(static_cast<uint64_t>(write_time.count()), completed);
   });
 }
 

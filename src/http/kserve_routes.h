@@ -66,9 +66,10 @@ class KServeRoutes {
     std::string model_name;
     std::string request_id;
     SharedMemoryOutputs shared_memory_outputs;  // outputs to write into regions
-    // The version serving the request (null before it is resolved): its statistics get
-    // the encode and write times. Held until the answer's last byte is written.
-    std::shared_ptr<ModelVersion> model;
+    // The serving version's frontend stage counters (null before it is resolved): they
+    // get the encode and write times. Not the version itself, whose counted handle must
+    // not be held while the request queues or its answer is written.
+    std::shared_ptr<ModelStatistics::FrontendStages> stages;
     void Finish(absl::StatusOr<InferResponse> result) &&;
   };
   void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;
