@@ -218,13 +218,14 @@ void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result)
       }
     }
     const auto encode_end = std::chrono::steady_clock::now();
-    if (stages) stages->RecordEncode(static_cast<uint64_t>(std::chrono::nanoseconds(encode_end - encode_start).count()));
+    if (stages) {
+      stages->RecordEncode(static_cast<uint64_t>(std::chrono::nanoseconds(encode_end - encode_start).count()));
+    }
     if (trace) {
       trace->Ran(result->timings);
       trace->Serialized(encode_start, encode_end);
     }
   }
-
   const auto end = std::chrono::steady_clock::now();
   std::string trace_id;
   if (trace) {
