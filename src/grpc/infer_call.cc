@@ -39,19 +39,21 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
   std::optional<InferTrace> trace = InferTrace::Start(options.trace, message.model_name(),
                                                       metadata.traceparent, received);
   absl::StatusOr<InferRequest> request = DecodeModelInferRequest(message, std::move(owner));
+  const auto decoded = std::chrono::steady_clock::now();
   if (!request.ok()) return Answer(trace, message.id(), request.status(), done);
-  if (trace) trace->Parsed(std::chrono::steady_clock::now());
+  if (trace) trace->Parsed(decoded);
   absl::StatusOr<SharedMemoryOutputs> shm = BindSharedMemory(options.shared_memory, *request);
   if (!shm.ok()) return Answer(trace, request->id, shm.status(), done);
   auto model = manager.GetModelVersion(request->model_name, request->model_version,
                                        RoutingKey(request->parameters, metadata.routing_key));
   if (!model.ok()) return Answer(trace, request->id, model.status(), done);
+  (*model)->statistics().RecordDecode(static_cast<uint64_t>(std::chrono::nanoseconds(decoded - received).count()));
   request->cancellation = std::move(cancellation);
   const uint64_t limit = options.max_response_bytes;
   std::string request_id = request->id;
   (*model)->Infer(std::move(*request),
-                  [response, limit, shm = *std::move(shm), trace = std::move(trace), request_id = std::move(request_id),
-                   done = std::move(done)](absl::StatusOr<InferResponse> result) mutable {
+                  [response, limit, stages = (*model)->statistics().frontend_stages(), shm = *std::move(shm),
+                   trace = std::move(trace), request_id = std::move(request_id), done = std::move(done)](absl::StatusOr<InferResponse> result) mutable {
                     if (!result.ok()) return Answer(trace, request_id, result.status(), done);
                     if (trace) trace->Ran(result->timings);
                     if (absl::Status written = shm.WriteInto(*result); !written.ok()) {
@@ -65,7 +67,10 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
                                  "-byte gRPC message limit (--grpc-max-message-bytes)"));
                       response->Clear();
                     }
-                    if (trace) trace->Serialized(encode_start, std::chrono::steady_clock::now());
+                    const auto encode_end = std::chrono::steady_clock::now();
+                    stages->RecordEncode(
+                        static_cast<uint64_t>(std::chrono::nanoseconds(encode_end - encode_start).count()));
+                    if (trace) trace->Serialized(encode_start, encode_end);
                     Answer(trace, request_id, std::move(encoded), done);
                   });
 }

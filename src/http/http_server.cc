@@ -71,11 +71,11 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Any thread. Runs inline when already on this session's thread.
-  void Send(HttpResponse response) {
-    net::dispatch(socket_.get_executor(),
-                  [self = shared_from_this(), response = std::move(response)]() mutable {
-                    self->Write(std::move(response));
-                  });
+  void Send(HttpResponse response, HttpResponder::WriteCallback on_written = nullptr) {
+    net::dispatch(socket_.get_executor(), [self = shared_from_this(), response = std::move(response),
+                                           on_written = std::move(on_written)]() mutable {
+      self->Write(std::move(response), std::move(on_written));
+    });
   }
 
   // Streaming: any thread; each hops onto the session's thread.
@@ -287,7 +287,7 @@ class Session : public std::enable_shared_from_this<Session> {
                        });
   }
 
-  void Write(HttpResponse response) {
+  void Write(HttpResponse response, HttpResponder::WriteCallback on_written) {
     ++responses_started_;
     const auto bytes = static_cast<int64_t>(response.body.size());
     if (!state_->budget->TryReserve(bytes)) {
@@ -300,6 +300,7 @@ class Session : public std::enable_shared_from_this<Session> {
                                            " bytes of responses that clients have not read "
                                            "(--http-max-buffered-response-bytes); retry later"));
       keep_alive_ = false;
+      on_written = nullptr;
       state_->budget->Add(static_cast<int64_t>(response.body.size()));
       response_buffered_ = static_cast<int64_t>(response.body.size());
     } else {
@@ -315,6 +316,8 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.keep_alive(keep_alive_ && !state_->draining.load(std::memory_order_relaxed));
     response_.prepare_payload();
     response_serializer_.emplace(response_);
+    on_written_ = std::move(on_written);
+    write_start_ = std::chrono::steady_clock::now();
     WriteSome();
   }
 
@@ -331,6 +334,13 @@ class Session : public std::enable_shared_from_this<Session> {
                              self->response_buffered_ = 0;
                              self->response_.body().clear();
                              self->response_.body().shrink_to_fit();
+                             if (self->on_written_) {
+                               const bool completed =
+                                   !ec && !(self->current_token_ && self->current_token_->IsCancelled());
+                               auto on_written = std::move(self->on_written_);
+                               self->on_written_ = nullptr;
+                               on_written(std::chrono::steady_clock::now() - self->write_start_, completed);
+                             }
                              self->OnWrite(ec);
                            });
   }
@@ -474,7 +484,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Fail(int status, std::string message) {
     INFERA_LOG(VERBOSE) << "HTTP " << status << ": " << message;
     keep_alive_ = false;
-    Write(ErrorResponse(status, message));
+    Write(ErrorResponse(status, message), nullptr);
   }
 
   void Close() {
@@ -497,6 +507,9 @@ class Session : public std::enable_shared_from_this<Session> {
   http::response<http::string_body> response_;
   std::optional<http::response_serializer<http::string_body>> response_serializer_;
   int64_t response_buffered_ = 0;  // bytes of response_ counted in buffered_bytes
+  // The response being written: its write-completion hook and first write's time.
+  HttpResponder::WriteCallback on_written_;
+  std::chrono::steady_clock::time_point write_start_{};
   bool write_pending_ = false;
   bool write_watch_armed_ = false;
   bool write_timed_out_ = false;
@@ -542,6 +555,11 @@ HttpResponder::~HttpResponder() {
 void HttpResponder::Send(HttpResponse response) && {
   std::shared_ptr<http_internal::Session> session = std::move(session_);
   if (session) session->Send(std::move(response));
+}
+
+void HttpResponder::Send(HttpResponse response, WriteCallback on_written) && {
+  std::shared_ptr<http_internal::Session> session = std::move(session_);
+  if (session) session->Send(std::move(response), std::move(on_written));
 }
 
 HttpStream HttpResponder::StartStream(HttpResponse head) && {

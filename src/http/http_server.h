@@ -65,6 +65,13 @@ class HttpResponder {
   ~HttpResponder();
 
   void Send(HttpResponse response) &&;
+  // The same, and once the response is written `on_written` runs on the connection's I/O
+  // thread with the time from its first socket write to the last byte taken, and
+  // whether the client was still there (false: the write failed or the client had
+  // closed the connection). Must be cheap. Not called when the response is replaced by
+  // a 503 over the buffer bound.
+  using WriteCallback = std::function<void(std::chrono::nanoseconds write_time, bool completed)>;
+  void Send(HttpResponse response, WriteCallback on_written) &&;
 
   // Starts a streamed response: `head`'s status, content type and headers now, the
   // body as a sequence of chunks (chunked transfer encoding; Server-Sent Events use

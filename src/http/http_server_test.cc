@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <thread>
@@ -117,6 +118,57 @@ TEST(HttpServerTest, ClientDisconnectCancelsTheRequestToken) {
   EXPECT_TRUE(cancelled.WaitForNotificationWithTimeout(absl::Seconds(10)));
   waiter.join();
   (*server)->Shutdown(std::chrono::milliseconds(1000));
+}
+
+// Send's write callback: once per response, after its last byte; `completed` tells a
+// client that read it from one that had gone.
+TEST(HttpServerTest, WriteCallbackReportsTheWriteAndWhetherTheClientWasThere) {
+  absl::Notification written, got_slow, gone_reported;
+  std::atomic<int> calls{0};
+  std::atomic<bool> read_completed{false}, gone_completed{true};
+  std::shared_ptr<const CancellationToken> slow_token;
+  std::thread waiter;
+  auto server = HttpServer::Start({"127.0.0.1", 0, 1}, [&](HttpRequest request, HttpResponder responder) {
+    if (request.path() == "/fast") {
+      return std::move(responder).Send(HttpResponse{200, "text/plain", "hello", {}},
+                                       [&](std::chrono::nanoseconds time, bool completed) {
+                                         EXPECT_GE(time.count(), 0);
+                                         read_completed = completed;
+                                         ++calls;
+                                         written.Notify();
+                                       });
+    }
+    slow_token = responder.cancellation();
+    got_slow.Notify();
+    // Answer only after the client has gone.
+    waiter = std::thread([&, responder = std::move(responder)]() mutable {
+      while (!slow_token->IsCancelled()) std::this_thread::yield();
+      std::move(responder).Send(HttpResponse{200, "text/plain", "late", {}},
+                                [&](std::chrono::nanoseconds, bool completed) {
+                                  gone_completed = completed;
+                                  gone_reported.Notify();
+                                });
+    });
+  });
+  ASSERT_TRUE(server.ok());
+  {
+    RawClient client((*server)->port());
+    client.Send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_THAT(client.ReadUntil("hello"), HasSubstr("hello"));
+    ASSERT_TRUE(written.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_TRUE(read_completed);
+    EXPECT_EQ(calls, 1);
+  }
+  {
+    RawClient client((*server)->port());
+    client.Send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+    got_slow.WaitForNotification();
+  }  // client closes its socket before the answer
+  EXPECT_TRUE(gone_reported.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_FALSE(gone_completed);
+  waiter.join();
+  (*server)->Shutdown(std::chrono::milliseconds(1000));
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(HttpServerTest, PipelinedRequestDoesNotCancelTheCurrentOne) {

@@ -151,12 +151,13 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   InferCompletion completion{std::move(responder), {},
                              InferTrace::Start(options_.trace, path.name, request.Header("traceparent"),
                                                request.received_time),
-                             request.received_time, path.name, "", {}};
+                             request.received_time, path.name, "", {}, nullptr};
   // A raw binary request (Inference-Header-Content-Length: 0) is the single input's bytes;
   // decoding it needs the model's config, so its version is chosen first (routed by
   // X-Routing-Key alone: the request has no parameters).
   std::shared_ptr<ModelVersion> raw_model;
   absl::StatusOr<InferRequest> decoded = absl::UnknownError("not decoded");
+  const auto decode_start = std::chrono::steady_clock::now();
   if (header_length == 0) {
     auto version = manager_.GetModelVersion(path.name, path.version,
                                             RoutingKey(Parameters{}, request.Header("x-routing-key")));
@@ -167,8 +168,9 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   } else {
     decoded = DecodeInferRequest(std::move(request.body), header_length, options_.max_input_elements);
   }
+  const auto decode_end = std::chrono::steady_clock::now();
   if (!decoded.ok()) return std::move(completion).Finish(decoded.status());
-  if (completion.trace) completion.trace->Parsed(std::chrono::steady_clock::now());
+  if (completion.trace) completion.trace->Parsed(decode_end);
   InferRequest& infer = *decoded;
   auto shared_memory = BindSharedMemory(options_.shared_memory, infer);
   if (!shared_memory.ok()) return std::move(completion).Finish(shared_memory.status());
@@ -178,6 +180,9 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
                          : manager_.GetModelVersion(path.name, path.version,
                                                     RoutingKey(infer.parameters, request.Header("x-routing-key")));
   if (!model.ok()) return std::move(completion).Finish(model.status());
+  (*model)->statistics().RecordDecode(
+      static_cast<uint64_t>(std::chrono::nanoseconds(decode_end - decode_start).count()));
+  completion.stages = (*model)->statistics().frontend_stages();
   infer.model_name = path.name;
   infer.model_version = path.version;
   infer.arrival_time = request.received_time;
@@ -212,9 +217,13 @@ void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result)
                                       std::to_string(*encoded->json_header_length));
       }
     }
+    const auto encode_end = std::chrono::steady_clock::now();
+    if (stages) {
+      stages->RecordEncode(static_cast<uint64_t>(std::chrono::nanoseconds(encode_end - encode_start).count()));
+    }
     if (trace) {
       trace->Ran(result->timings);
-      trace->Serialized(encode_start, std::chrono::steady_clock::now());
+      trace->Serialized(encode_start, encode_end);
     }
   }
   const auto end = std::chrono::steady_clock::now();
@@ -231,7 +240,11 @@ void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result)
                       << " status=" << response.status << " ms="
                       << std::chrono::duration<double, std::milli>(end - received_time).count()
                       << (trace_id.empty() ? "" : " trace_id=") << trace_id;
-  std::move(responder).Send(std::move(response));
+  if (!stages) return std::move(responder).Send(std::move(response));
+  std::move(responder).Send(std::move(response), [stages = std::move(stages)](std::chrono::nanoseconds write_time,
+                                                                              bool completed) {
+    stages->RecordWrite(static_cast<uint64_t>(write_time.count()), completed);
+  });
 }
 
 }  // namespace infera

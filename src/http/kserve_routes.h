@@ -66,6 +66,10 @@ class KServeRoutes {
     std::string model_name;
     std::string request_id;
     SharedMemoryOutputs shared_memory_outputs;  // outputs to write into regions
+    // The serving version's frontend stage counters (null before it is resolved): they
+    // get the encode and write times. Not the version itself, whose counted handle must
+    // not be held while the request queues or its answer is written.
+    std::shared_ptr<ModelStatistics::FrontendStages> stages;
     void Finish(absl::StatusOr<InferResponse> result) &&;
   };
   void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;

@@ -86,6 +86,14 @@ StatisticsSnapshot ModelStatistics::Snapshot() const {
   s.compute_input = compute_input_.Load();
   s.compute_infer = compute_infer_.Load();
   s.compute_output = compute_output_.Load();
+  const FrontendStages& stages = *frontend_stages_;
+  const auto load = [](const FrontendStages::Counter& c) {
+    return StatisticsSnapshot::Duration{c.count.load(std::memory_order_relaxed), c.ns.load(std::memory_order_relaxed)};
+  };
+  s.decode = load(stages.decode_);
+  s.encode = load(stages.encode_);
+  s.write = load(stages.write_);
+  s.write_failed = stages.write_failed_.load(std::memory_order_relaxed);
   s.failures = {bad_request_.load(std::memory_order_relaxed), rejected_.load(std::memory_order_relaxed),
                 timeout_.load(std::memory_order_relaxed), cancelled_.load(std::memory_order_relaxed),
                 backend_error_.load(std::memory_order_relaxed)};

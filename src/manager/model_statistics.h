@@ -11,6 +11,7 @@
 #define INFERA_MANAGER_MODEL_STATISTICS_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -53,6 +54,13 @@ struct StatisticsSnapshot {
   Duration compute_output;
   std::vector<BatchSize> batch_stats;  // only sizes that ran, ascending
   Failures failures;
+  // Frontend stages (not in Triton's statistics; read by the diagnosis): request body →
+  // InferRequest, InferResponse → body, and (HTTP) response handed to the socket → last
+  // byte taken. `write_failed` counts answers whose client was gone (a disconnect).
+  Duration decode;
+  Duration encode;
+  Duration write;
+  uint64_t write_failed = 0;
 };
 
 class ModelStatistics {
@@ -71,15 +79,50 @@ class ModelStatistics {
   // stage durations (shared by its requests).
   void RecordExecution(uint64_t num_requests, uint64_t batch_rows, uint64_t input_ns,
                        uint64_t infer_ns, uint64_t output_ns);
+  // The transports' stage counters (decode, encode, write), in an object of their own
+  // so that a request being answered records into them without holding its version:
+  // a held version handle would keep an unload or a shutdown drain waiting.
+  class FrontendStages {
+   public:
+    void RecordDecode(uint64_t ns) { decode_.Add(1, ns); }
+    void RecordEncode(uint64_t ns) { encode_.Add(1, ns); }
+    // One response write; `completed` false when the client was gone.
+    void RecordWrite(uint64_t ns, bool completed) {
+      write_.Add(1, ns);
+      if (!completed) write_failed_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+   private:
+    friend class ModelStatistics;
+    struct Counter {
+      std::atomic<uint64_t> count{0};
+      std::atomic<uint64_t> ns{0};
+      void Add(uint64_t n, uint64_t duration_ns) {
+        count.fetch_add(n, std::memory_order_relaxed);
+        ns.fetch_add(duration_ns, std::memory_order_relaxed);
+      }
+    };
+    Counter decode_, encode_, write_;
+    std::atomic<uint64_t> write_failed_{0};
+  };
+  // Shared with requests in flight; never null.
+  const std::shared_ptr<FrontendStages>& frontend_stages() const { return frontend_stages_; }
+  void RecordDecode(uint64_t ns) { frontend_stages_->RecordDecode(ns); }
+  void RecordEncode(uint64_t ns) { frontend_stages_->RecordEncode(ns); }
+  void RecordWrite(uint64_t ns, bool completed) { frontend_stages_->RecordWrite(ns, completed); }
   StatisticsSnapshot Snapshot() const;
 
   ModelMetrics* metrics() const { return metrics_.get(); }
+
+  // When these counters started (all zero then): the start of the version's history.
+  std::chrono::steady_clock::time_point created() const { return created_; }
 
   // Latencies of successful requests (cumulative; for windowed quantiles).
   const LatencyHistogram& latency() const { return latency_; }
 
  private:
   std::shared_ptr<ModelMetrics> metrics_;  // shared with a reload of this version
+  const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   LatencyHistogram latency_;
   struct AtomicDuration {
     std::atomic<uint64_t> count{0};
@@ -96,6 +139,7 @@ class ModelStatistics {
   std::atomic<uint64_t> inference_count_{0};
   std::atomic<uint64_t> execution_count_{0};
   AtomicDuration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_;
+  const std::shared_ptr<FrontendStages> frontend_stages_ = std::make_shared<FrontendStages>();
   struct AtomicBatchSize {
     AtomicDuration input, infer, output;
   };

@@ -48,5 +48,25 @@ TEST(ModelStatisticsTest, RecordRequestCountsOutcomesLikeInfer) {
   EXPECT_THAT(text, HasSubstr(R"(infera_queue_duration_seconds_bucket{model="fortune",version="1",le="0.001"} 1)"));
 }
 
+// The frontend stages (decode, encode, write) are counted apart from Triton's stages;
+// a write whose client was gone counts as a write failure too.
+TEST(ModelStatisticsTest, RecordsFrontendStages) {
+  ModelStatistics stats;
+  stats.RecordDecode(1'000);
+  stats.RecordDecode(3'000);
+  stats.RecordEncode(500);
+  stats.RecordWrite(2'000, true);
+  stats.RecordWrite(7'000, false);
+  const StatisticsSnapshot s = stats.Snapshot();
+  EXPECT_EQ(s.decode.count, 2u);
+  EXPECT_EQ(s.decode.ns, 4'000u);
+  EXPECT_EQ(s.encode.count, 1u);
+  EXPECT_EQ(s.encode.ns, 500u);
+  EXPECT_EQ(s.write.count, 2u);
+  EXPECT_EQ(s.write.ns, 9'000u);
+  EXPECT_EQ(s.write_failed, 1u);
+  EXPECT_EQ(s.success.count, 0u);  // stages are not outcomes
+}
+
 }  // namespace
 }  // namespace infera

@@ -272,6 +272,7 @@ absl::StatusOr<InferResponse> ModelVersion::CompleteComposite(InferResponse resp
 }
 
 size_t ModelVersion::QueueDepth() const { return scheduler_->QueueDepth(); }
+Scheduler::Load ModelVersion::CumulativeLoad() const { return scheduler_->CumulativeLoad(); }
 
 void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   absl::StatusOr<int64_t> rows = PrepareRequest(*config_, request);

@@ -81,6 +81,8 @@ class ModelVersion {
   // behind the OpenAI API); callers downcast to the backend's type they know.
   LoadedModel& loaded_model() const { return *loaded_; }
   size_t QueueDepth() const;
+  // The scheduler's cumulative load (busy time over all instances, instance count).
+  Scheduler::Load CumulativeLoad() const;
 
   // Runs `request` (model name/version already resolved). `callback` is called exactly
   // once: synchronously with InvalidArgument for a request that breaks the config or

@@ -13,6 +13,7 @@
 #include "server/version.h"
 #include "tools/analyze/analyze_command.h"
 #include "tools/bench/bench_command.h"
+#include "tools/diagnose/diagnose_command.h"
 
 namespace {
 
@@ -23,6 +24,7 @@ constexpr char kUsage[] =
     "  serve     Serve a model repository (infera serve --help for its flags).\n"
     "  bench     Load-test a KServe v2 server (infera bench --help for its flags).\n"
     "  analyze   Find the best model configuration for a latency objective (infera analyze --help).\n"
+    "  diagnose  Where a model's time goes (infera diagnose --help for its flags).\n"
     "  version   Print the version.\n"
     "  help      Show this text.\n";
 
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "bench") return infera::bench::RunBenchCommand({args.begin() + 1, args.end()});
   if (args[0] == "analyze") return infera::analyze::RunAnalyzeCommand({args.begin() + 1, args.end()});
+  if (args[0] == "diagnose") return infera::diagnose::RunDiagnoseCommand({args.begin() + 1, args.end()});
   std::cerr << "infera: unknown command '" << args[0] << "'\n\n" << kUsage;
   return 2;
 }

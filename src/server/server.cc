@@ -121,6 +121,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
   server->shared_memory_routes_ = std::make_unique<SharedMemoryRoutes>(server->shared_memory_, http_guard);
   server->embeddings_routes_ = std::make_unique<EmbeddingsRoutes>(*server->manager_);
+  diagnosis::DiagnosisSampler::Options diagnosis_options;
+  diagnosis_options.llm_probe = [](const ModelVersion& version) -> std::optional<diagnosis::LlmSample> {
+    const auto* llm = dynamic_cast<const llm::LlmModel*>(&version.loaded_model());
+    if (llm == nullptr) return std::nullopt;
+    const llm::LlmMetricsSnapshot metrics = llm->engine().Metrics();
+    return diagnosis::LlmSample{metrics.preemptions, metrics.generation_tokens, metrics.kv_cache_usage,
+                                metrics.num_running, metrics.num_waiting,
+                                llm->engine().options().scheduler.max_num_seqs};
+  };
+  server->diagnosis_sampler_ =
+      std::make_unique<diagnosis::DiagnosisSampler>(*server->manager_, std::move(diagnosis_options));
+  server->diagnosis_routes_ = std::make_unique<diagnosis::DiagnosisRoutes>(*server->diagnosis_sampler_);
 
   HttpServer::Options http_options;
   http_options.address = options.http_address;
@@ -152,6 +164,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
     if (request.path() == "/v2/logging") return std::move(responder).Send(HandleLoggingRequest(request, guard));
     if (SharedMemoryRoutes::Matches(request.path())) {
       return std::move(responder).Send(raw->shared_memory_routes_->Handle(request));
+    }
+    if (diagnosis::DiagnosisRoutes::Matches(request.path())) {
+      return std::move(responder).Send(raw->diagnosis_routes_->Handle(request));
     }
     if (RepositoryRoutes::Matches(request.path())) {
       return raw->repository_routes_->Handle(std::move(request), std::move(responder));

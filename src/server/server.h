@@ -20,6 +20,8 @@
 
 #include "absl/status/statusor.h"
 #include "backend/backend_registry.h"
+#include "diagnosis/diagnosis_routes.h"
+#include "diagnosis/diagnosis_sampler.h"
 #include "grpc/grpc_server.h"
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
@@ -73,6 +75,9 @@ class Server {
   std::unique_ptr<SharedMemoryRoutes> shared_memory_routes_;
   std::unique_ptr<OpenAiRoutes> openai_routes_;
   std::unique_ptr<EmbeddingsRoutes> embeddings_routes_;
+  // The bottleneck diagnosis (docs/diagnosis.md): one sampling thread for all models.
+  std::unique_ptr<diagnosis::DiagnosisSampler> diagnosis_sampler_;
+  std::unique_ptr<diagnosis::DiagnosisRoutes> diagnosis_routes_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> metrics_http_;  // --metrics-port

@@ -1,0 +1,325 @@
+"""The bottleneck diagnosis (docs/diagnosis.md) over real sockets: each class produced
+by a fault-injection model and a load shape, the JSON contract, `infera diagnose`, and
+hostile input (unknown model, bad window).
+
+The server runs in explicit mode and each scenario loads its own model right before
+its load, so the default window (the version's life since load) covers that load and
+nothing else. Loads are bounded request counts; the tests assert classes, never
+timings. The CLI, idle and gRPC tests read models an earlier scenario loaded (pytest
+runs a file's tests in order).
+"""
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import threading
+
+import pytest
+
+from infera_server import BINARY, InferaServer, copy_model, demo_repo, wait_for, write_model
+
+FAULT = """
+name: "{name}"
+backend: "fault_injection"
+max_batch_size: {max_batch}
+input [ {{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 2 ] }} ]
+output [ {{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 2 ] }} ]
+instance_group [ {{ count: {instances} kind: KIND_CPU }} ]
+parameters {{ key: "delay_ms" value {{ string_value: "{delay}" }} }}
+{extra}
+"""
+
+MODELS = {
+    # 1 instance, 30 ms per execution, 8 clients at once: requests queue (2.4 s of work,
+    # so the moments between the load and the first request barely dilute utilisation).
+    "queued": dict(max_batch=0, instances=1, delay=30, extra=""),
+    # 1 instance, 20 ms per execution, one client at a time: compute is the time (20 ms,
+    # so a worker's wake-up on a loaded machine stays a small share of it).
+    "computed": dict(max_batch=0, instances=1, delay=20, extra=""),
+    # dynamic batching on, but single requests one at a time: batches of 1.
+    "unbatched": dict(max_batch=8, instances=1, delay=20, extra="dynamic_batching { }"),
+    # 200 ms per execution: clients that hang up get their requests cancelled.
+    "abandoned": dict(max_batch=0, instances=1, delay=200, extra=""),
+}
+
+
+@pytest.fixture(scope="module")
+def server():
+    repo = tempfile.mkdtemp(prefix="infera-diagnosis-")
+    for name, params in MODELS.items():
+        write_model(repo, name, FAULT.format(name=name, **params))
+    # identity with large JSON tensors: decode/encode dominate.
+    copy_model(demo_repo(), "identity_fp32", repo, new_name="jsonheavy")
+    copy_model(demo_repo(), "identity_fp32", repo, new_name="slowread")
+    # The fortune LLM with a KV cache of 10 blocks of 16 tokens: a 100-token generation
+    # needs 7, so any two that overlap cannot both stay resident and one is preempted.
+    copy_model(demo_repo(), "fortune", repo, new_name="tinykv",
+               config_edit=lambda text: text.replace('"64MiB"', '"480KiB"').replace(
+                   'key: "max_model_len" value: { string_value: "512" }',
+                   'key: "max_model_len" value: { string_value: "128" }'))
+    s = InferaServer(repo, "--model-control-mode", "explicit")
+    s.wait_ready()
+    yield s
+    s.stop()
+
+
+def load(server, name):
+    status, _, body = server.request("POST", f"/v2/repository/models/{name}/load", "")
+    assert status == 200, body
+
+
+def infer_fault(server, name, conn=None):
+    payload = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [1, 2] if MODELS[name]["max_batch"]
+                                      else [2], "data": [1.0, 2.0]}]})
+    own = conn is None
+    conn = conn or server.connection()
+    try:
+        conn.request("POST", f"/v2/models/{name}/infer", body=payload)
+        response = conn.getresponse()
+        body = response.read()
+        assert response.status == 200, body
+    finally:
+        if own:
+            conn.close()
+
+
+def diagnosis(server, name, query=""):
+    status, body = server.get_json(f"/v2/models/{name}/diagnosis{query}")
+    assert status == 200, body
+    return body
+
+
+def run_clients(count, work):
+    errors = []
+
+    def client(i):
+        try:
+            work(i)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+
+
+def test_queueing_with_one_saturated_instance(server):
+    load(server, "queued")
+
+    def client(_):
+        conn = server.connection()
+        for _ in range(10):
+            infer_fault(server, "queued", conn)
+        conn.close()
+
+    run_clients(8, client)
+    d = diagnosis(server, "queued")
+    assert d["bottleneck"]["class"] == "queueing", d
+    assert d["requests"] == 80
+    names = [e["name"] for e in d["evidence"]]
+    assert "instance_utilisation" in names and "queue_share" in names
+    assert d["actions"][0]["action"].startswith("add ")
+    assert "instance_group count 1 ->" in d["actions"][0]["action"]
+    # The contract the console renders.
+    for key in ("model", "version", "window_seconds", "requests", "bottleneck", "evidence", "actions", "stages",
+                "batch_sizes", "instances", "rejections", "timeouts", "client"):
+        assert key in d, key
+    assert d["model"] == "queued" and d["version"] == "1"
+    assert d["instances"]["count"] == 1
+    assert d["batch_sizes"] == {"1": 80}
+    assert d["stages"]["queue"]["count"] == 80
+    assert d["stages"]["decode"]["count"] == 80 and d["stages"]["encode"]["count"] == 80
+    assert d["stages"]["write"]["count"] == 80
+
+
+def test_compute_bound_with_serial_requests(server):
+    load(server, "computed")
+    conn = server.connection()
+    for _ in range(25):
+        infer_fault(server, "computed", conn)
+    conn.close()
+    d = diagnosis(server, "computed")
+    assert d["bottleneck"]["class"] == "compute_bound", d
+    assert d["evidence"][0]["name"] == "compute_share"
+
+
+def test_batching_ineffective_with_single_requests(server):
+    load(server, "unbatched")
+    conn = server.connection()
+    for _ in range(40):
+        infer_fault(server, "unbatched", conn)
+    conn.close()
+    d = diagnosis(server, "unbatched")
+    assert d["bottleneck"]["class"] == "batching_ineffective", d
+    assert d["mean_batch_size"] == 1.0
+    # One client at a time: no queue delay can help, and the answer says so.
+    assert any("several rows per request" in a["action"] for a in d["actions"]), d["actions"]
+
+
+def test_serialisation_bound_with_large_json_tensors(server):
+    load(server, "jsonheavy")
+    # 100k JSON numbers in; the answer comes back as binary (400 KB), so the write to
+    # this Python reader stays small next to the JSON decode even on a loaded machine.
+    values = [float(i % 1000) / 7.0 for i in range(100000)]
+    payload = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [len(values)], "data": values}],
+                          "outputs": [{"name": "OUTPUT0", "parameters": {"binary_data": True}}]})
+    conn = server.connection()
+    for _ in range(20):
+        conn.request("POST", "/v2/models/jsonheavy/infer", body=payload)
+        response = conn.getresponse()
+        assert response.status == 200
+        response.read()
+    conn.close()
+    d = diagnosis(server, "jsonheavy")
+    assert d["bottleneck"]["class"] == "serialisation_bound", d
+    assert any("binary tensors" in a["action"] for a in d["actions"])
+    assert d["stages"]["decode"]["share"] >= 0.3
+
+
+def test_client_bound_when_clients_hang_up(server):
+    load(server, "abandoned")
+    payload = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [2], "data": [1, 2]}]})
+    request = (f"POST /v2/models/abandoned/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(payload)}\r\n\r\n{payload}").encode()
+    sockets = []
+    for _ in range(24):
+        s = socket.create_connection(("127.0.0.1", server.port))
+        s.sendall(request)
+        sockets.append(s)
+    # Every request has reached the model before its client hangs up.
+    wait_for(lambda: diagnosis(server, "abandoned", "?window=300")["stages"]["decode"]["count"] == 24)
+    for s in sockets:
+        s.close()
+
+    def all_answered():
+        d = diagnosis(server, "abandoned")
+        return d if d["requests"] == 24 else None
+
+    d = wait_for(all_answered)
+    assert d["bottleneck"]["class"] == "client_bound", d
+    gone = d["client"]["cancelled"] + d["client"]["write_failures"]
+    assert gone >= 23, d["client"]
+    assert d["evidence"][0]["name"] == "client_disconnects"
+
+
+def binary_infer_request(values):
+    """An HTTP request to slowread with a binary FP32 input of `values` zeros, asking
+    for a binary output (the response body is about 4 bytes per value)."""
+    header = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [values],
+                                     "parameters": {"binary_data_size": 4 * values}}],
+                         "outputs": [{"name": "OUTPUT0", "parameters": {"binary_data": True}}]}).encode()
+    body = header + bytes(4 * values)
+    return (f"POST /v2/models/slowread/infer HTTP/1.1\r\nHost: x\r\n"
+            f"Inference-Header-Content-Length: {len(header)}\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+def test_client_bound_when_a_client_reads_slowly(server):
+    load(server, "slowread")
+    for _ in range(19):
+        reply = server.raw(binary_infer_request(4), shutdown_write=True)
+        assert reply.startswith(b"HTTP/1.1 200"), reply[:200]
+    # One 16 MB answer to a client with a small receive buffer that reads nothing for
+    # half a second after sending: more than the socket buffers hold, so the server's
+    # write waits on the reader.
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", server.port))
+    s.sendall(binary_infer_request(4 << 20))
+    threading.Event().wait(0.5)  # the load shape: a reader that stalls
+    received = 0
+    while received < (16 << 20):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        received += len(chunk)
+    s.close()
+    d = wait_for(lambda: (lambda d: d if d["stages"]["write"]["count"] == 20 else None)(diagnosis(server, "slowread")))
+    assert d["bottleneck"]["class"] == "client_bound", d
+    assert "read slowly" in d["bottleneck"]["summary"]
+    assert d["client"]["write_share"] >= 0.5
+
+
+def test_memory_bound_llm_with_tiny_kv_cache(server):
+    load(server, "tinykv")
+
+    def client(i):
+        body = json.dumps({"model": "tinykv", "prompt": f"fortune {i} says", "max_tokens": 100, "temperature": 0,
+                           "ignore_eos": True})
+        status, _, data = server.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+        assert status == 200, data
+
+    run_clients(8, client)
+    d = diagnosis(server, "tinykv")
+    assert d["bottleneck"]["class"] == "memory_bound", d
+    assert d["llm"]["preemptions"] > 0
+    assert any("kv_cache_memory_bytes" in a["action"] for a in d["actions"])
+
+
+def test_idle_without_traffic(server):
+    d = diagnosis(server, "queued", "?window=1")
+    # The queueing load above is more than a second old by now, or still inside: either
+    # way a 1-second window holds fewer than 20 requests.
+    assert d["bottleneck"]["class"] == "idle", d
+    assert d["window_seconds"] <= 2.0
+
+
+def test_cli_table_and_json(server):
+    url = f"http://127.0.0.1:{server.port}"
+    table = subprocess.run([BINARY, "diagnose", "--url", url, "-m", "computed"], capture_output=True, text=True,
+                           timeout=30)
+    assert table.returncode == 0, table.stderr
+    assert "BOTTLENECK  compute_bound" in table.stdout
+    assert "STAGES (mean per request)" in table.stdout and "ACTIONS" in table.stdout
+    js = subprocess.run([BINARY, "diagnose", "--url", url, "-m", "computed", "--json", "--window", "300"],
+                        capture_output=True, text=True, timeout=30)
+    assert js.returncode == 0, js.stderr
+    assert json.loads(js.stdout)["bottleneck"]["class"] == "compute_bound"
+    missing = subprocess.run([BINARY, "diagnose", "--url", url, "-m", "nope"], capture_output=True, text=True,
+                             timeout=30)
+    assert missing.returncode == 1 and "404" in missing.stderr
+    bad = subprocess.run([BINARY, "diagnose", "--url", url, "-m", "computed", "--window", "0"], capture_output=True,
+                         text=True, timeout=30)
+    assert bad.returncode == 2 and "--window" in bad.stderr
+
+
+def test_hostile_requests(server):
+    # Unknown model: the same status and text as the other model endpoints.
+    status, body = server.get_json("/v2/models/nope/diagnosis")
+    stats_status, stats_body = server.get_json("/v2/models/nope/stats")
+    assert status == 404 == stats_status
+    assert body == stats_body
+    assert server.get_json("/v2/models/queued/versions/9/diagnosis")[0] == 404
+    assert server.get_json("/v2/models/queued/versions/x/diagnosis")[0] == 400
+    for query in ("?window=0", "?window=301", "?window=abc", "?window=", "?window=1e3", "?window=5&window=6",
+                  "?window=" + "9" * 40):
+        status, body = server.get_json(f"/v2/models/queued/diagnosis{query}")
+        assert status == 400 and "window" in body["error"], (query, body)
+    status, body = server.get_json("/v2/models/queued/diagnosis?x=1")
+    assert status == 400 and "'x'" in body["error"]
+    assert server.request("POST", "/v2/models/queued/diagnosis", "{}")[0] == 405
+    assert server.get_json("/v2/models/%zz/diagnosis")[0] == 400
+    server.assert_serving()
+    assert server.get_json("/v2/models/queued/diagnosis")[0] == 200
+
+
+def test_grpc_infer_records_decode_and_encode(server):
+    from grpc_stubs import pb, pb_grpc
+    from test_grpc import channel_to
+
+    before = diagnosis(server, "computed", "?window=300")["stages"]
+    with channel_to(server) as channel:
+        stub = pb_grpc.GRPCInferenceServiceStub(channel)
+        request = pb.ModelInferRequest(model_name="computed")
+        request.inputs.add(name="INPUT0", datatype="FP32", shape=[2]).contents.fp32_contents.extend([1.0, 2.0])
+        for _ in range(3):
+            stub.ModelInfer(request)
+    after = diagnosis(server, "computed", "?window=300")["stages"]
+    assert after["decode"]["count"] == before["decode"]["count"] + 3
+    assert after["encode"]["count"] == before["encode"]["count"] + 3
+    # gRPC writes are flow-controlled inside the library: no write time is recorded.
+    assert after["write"]["count"] == before["write"]["count"]

@@ -1,0 +1,254 @@
+#include "tools/diagnose/diagnose_command.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "common/json_reader.h"
+#include "common/status.h"
+#include "common/str_cat.h"
+#include "rapidjson/document.h"
+#include "tools/bench/simple_http.h"
+
+namespace infera::diagnose {
+namespace {
+
+constexpr char kHelp[] =
+    "infera diagnose: where a model's time goes, from the server's own timings.\n\n"
+    "Usage: infera diagnose --url http://HOST:PORT -m MODEL [flags]\n\n"
+    "  --url URL             the server's HTTP endpoint (default http://127.0.0.1:8000)\n"
+    "  -m, --model NAME      the model to diagnose (required)\n"
+    "  --model-version V     a version (default: the one an unversioned request gets)\n"
+    "  --window S            seconds of history, 1..300 (server default 60)\n"
+    "  --json                print the server's JSON instead of the table\n"
+    "  -h, --help            this text\n";
+
+template <typename T>
+bool ParseNumber(const std::string& text, T* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+absl::Status ParseUrl(const std::string& url, DiagnoseOptions* options) {
+  constexpr std::string_view kScheme = "http://";
+  std::string_view rest = url;
+  if (rest.substr(0, kScheme.size()) != kScheme) {
+    return absl::InvalidArgumentError(StrCat("--url '", url, "' must start with http://"));
+  }
+  rest.remove_prefix(kScheme.size());
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  const size_t colon = rest.rfind(':');
+  if (rest.find('/') != std::string_view::npos || colon == std::string_view::npos || colon == 0) {
+    return absl::InvalidArgumentError(StrCat("--url '", url, "' must be http://HOST:PORT"));
+  }
+  int port = 0;
+  if (!ParseNumber(std::string(rest.substr(colon + 1)), &port) || port < 1 || port > 65535) {
+    return absl::InvalidArgumentError(StrCat("--url '", url, "': the port must be 1..65535"));
+  }
+  options->host = std::string(rest.substr(0, colon));
+  if (options->host.size() > 2 && options->host.front() == '[' && options->host.back() == ']') {
+    options->host = options->host.substr(1, options->host.size() - 2);
+  }
+  options->port = static_cast<uint16_t>(port);
+  return absl::OkStatus();
+}
+
+std::string PercentEncode(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buffer[4];
+      std::snprintf(buffer, sizeof(buffer), "%%%02X", c);
+      out += buffer;
+    }
+  }
+  return out;
+}
+
+std::string Fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
+  return buffer;
+}
+
+double NumberAt(const rapidjson::Value& object, const char* key) {
+  if (!object.IsObject()) return 0;
+  auto it = object.FindMember(key);
+  return it != object.MemberEnd() && it->value.IsNumber() ? it->value.GetDouble() : 0;
+}
+
+std::string StringAt(const rapidjson::Value& object, const char* key) {
+  if (!object.IsObject()) return "";
+  auto it = object.FindMember(key);
+  return it != object.MemberEnd() && it->value.IsString()
+             ? std::string(it->value.GetString(), it->value.GetStringLength())
+             : "";
+}
+
+const rapidjson::Value& MemberAt(const rapidjson::Value& object, const char* key) {
+  static const rapidjson::Value kNull;
+  if (!object.IsObject()) return kNull;
+  auto it = object.FindMember(key);
+  return it != object.MemberEnd() ? it->value : kNull;
+}
+
+std::string Pad(std::string text, size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<DiagnoseOptions> ParseDiagnoseArgs(const std::vector<std::string>& args) {
+  DiagnoseOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    auto value = [&]() -> absl::StatusOr<std::string> {
+      if (i + 1 >= args.size()) return absl::InvalidArgumentError(StrCat(flag, " needs a value"));
+      return args[++i];
+    };
+    if (flag == "-h" || flag == "--help") {
+      options.help = true;
+    } else if (flag == "--json") {
+      options.json = true;
+    } else if (flag == "--url") {
+      ASSIGN_OR_RETURN(std::string url, value());
+      RETURN_IF_ERROR(ParseUrl(url, &options));
+    } else if (flag == "-m" || flag == "--model") {
+      ASSIGN_OR_RETURN(options.model, value());
+    } else if (flag == "--model-version") {
+      ASSIGN_OR_RETURN(std::string text, value());
+      int64_t version = 0;
+      if (!ParseNumber(text, &version) || version < 1) {
+        return absl::InvalidArgumentError(StrCat("--model-version '", text, "' must be an integer >= 1"));
+      }
+      options.version = version;
+    } else if (flag == "--window") {
+      ASSIGN_OR_RETURN(std::string text, value());
+      int window = 0;
+      if (!ParseNumber(text, &window) || window < 1 || window > 300) {
+        return absl::InvalidArgumentError(StrCat("--window '", text, "' must be whole seconds 1..300"));
+      }
+      options.window_seconds = window;
+    } else {
+      return absl::InvalidArgumentError(StrCat("unknown flag '", flag, "'"));
+    }
+  }
+  if (!options.help && options.model.empty()) return absl::InvalidArgumentError("-m MODEL is required");
+  return options;
+}
+
+std::string DiagnosisPath(const DiagnoseOptions& options) {
+  std::string path = StrCat("/v2/models/", PercentEncode(options.model));
+  if (options.version) path += StrCat("/versions/", *options.version);
+  path += "/diagnosis";
+  if (options.window_seconds) path += StrCat("?window=", *options.window_seconds);
+  return path;
+}
+
+absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
+  rapidjson::Document doc;
+  RETURN_IF_ERROR(ReadJson(json, "diagnosis", doc));
+  const rapidjson::Value& bottleneck = MemberAt(doc, "bottleneck");
+  if (!doc.IsObject() || !bottleneck.IsObject()) {
+    return absl::InvalidArgumentError("the answer is not a diagnosis (no \"bottleneck\" object)");
+  }
+  std::ostringstream out;
+  out << "model " << StringAt(doc, "model") << " version " << StringAt(doc, "version") << ": last "
+      << Fixed(NumberAt(doc, "window_seconds"), 1) << " s, " << Fixed(NumberAt(doc, "requests"), 0)
+      << " requests (" << Fixed(NumberAt(doc, "rate_per_second"), 1) << " req/s, concurrency "
+      << Fixed(NumberAt(doc, "concurrency"), 2) << ")\n\n";
+  out << "BOTTLENECK  " << StringAt(bottleneck, "class") << "\n  " << StringAt(bottleneck, "summary") << "\n";
+  const rapidjson::Value& evidence = MemberAt(doc, "evidence");
+  if (evidence.IsArray() && !evidence.Empty()) {
+    out << "\nEVIDENCE\n";
+    for (const auto& e : evidence.GetArray()) {
+      const std::string unit = StringAt(e, "unit");
+      const double value = NumberAt(e, "value");
+      const std::string shown = unit == "ratio" ? Fixed(value * 100, 0) + " %" : Fixed(value, 1) + " " + unit;
+      out << "  " << Pad(StringAt(e, "name"), 22) << Pad(shown, 16) << StringAt(e, "detail") << "\n";
+    }
+  }
+  const rapidjson::Value& actions = MemberAt(doc, "actions");
+  if (actions.IsArray() && !actions.Empty()) {
+    out << "\nACTIONS\n";
+    int n = 0;
+    for (const auto& a : actions.GetArray()) {
+      out << "  " << ++n << ". " << StringAt(a, "action") << "\n     -> " << StringAt(a, "expected_effect") << "\n";
+    }
+  }
+  const rapidjson::Value& stages = MemberAt(doc, "stages");
+  out << "\nSTAGES (mean per request)          us   share\n";
+  for (const char* stage : {"decode", "queue", "compute_input", "compute_infer", "compute_output", "encode",
+                            "write"}) {
+    const rapidjson::Value& s = MemberAt(stages, stage);
+    std::string us = Fixed(NumberAt(s, "mean_us"), 1);
+    out << "  " << Pad(stage, 24) << std::string(us.size() < 14 ? 14 - us.size() : 0, ' ') << us << "  "
+        << Fixed(NumberAt(s, "share") * 100, 0) << " %\n";
+  }
+  const std::string server_us = Fixed(NumberAt(stages, "server_us"), 1);
+  out << "  " << Pad("server time", 24) << std::string(server_us.size() < 14 ? 14 - server_us.size() : 0, ' ')
+      << server_us << "\n";
+  out << "\nBATCH SIZES ";
+  const rapidjson::Value& sizes = MemberAt(doc, "batch_sizes");
+  if (sizes.IsObject()) {
+    for (const auto& m : sizes.GetObject()) {
+      if (m.value.IsNumber()) out << " " << m.name.GetString() << ": " << Fixed(m.value.GetDouble(), 0);
+    }
+  }
+  out << "  (mean " << Fixed(NumberAt(doc, "mean_batch_size"), 2) << ")\n";
+  const rapidjson::Value& instances = MemberAt(doc, "instances");
+  out << "INSTANCES    " << Fixed(NumberAt(instances, "count"), 0) << ", utilisation "
+      << Fixed(NumberAt(instances, "utilisation") * 100, 0) << " %\n";
+  const rapidjson::Value& client = MemberAt(doc, "client");
+  out << "FAILURES     rejected " << Fixed(NumberAt(doc, "rejections"), 0) << ", timeouts "
+      << Fixed(NumberAt(doc, "timeouts"), 0) << ", cancelled " << Fixed(NumberAt(client, "cancelled"), 0)
+      << ", write failures " << Fixed(NumberAt(client, "write_failures"), 0) << "\n";
+  const rapidjson::Value& llm = MemberAt(doc, "llm");
+  if (llm.IsObject()) {
+    out << "LLM          preemptions " << Fixed(NumberAt(llm, "preemptions"), 0) << ", KV cache "
+        << Fixed(NumberAt(llm, "kv_cache_usage") * 100, 0) << " %, running " << Fixed(NumberAt(llm, "num_running"), 0)
+        << ", waiting " << Fixed(NumberAt(llm, "num_waiting"), 0) << ", "
+        << Fixed(NumberAt(llm, "tokens_per_second"), 1) << " tokens/s\n";
+  }
+  return out.str();
+}
+
+int RunDiagnoseCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<DiagnoseOptions> options = ParseDiagnoseArgs(args);
+  if (!options.ok()) {
+    std::cerr << "infera diagnose: " << options.status().message() << "\n\n" << kHelp;
+    return 2;
+  }
+  if (options->help) {
+    std::cout << kHelp;
+    return 0;
+  }
+  absl::StatusOr<bench::HttpReply> reply = bench::SimpleHttpGet(options->host, options->port,
+                                                                DiagnosisPath(*options), 10000);
+  if (!reply.ok()) {
+    std::cerr << "infera diagnose: " << reply.status().message() << "\n";
+    return 1;
+  }
+  if (reply->status != 200) {
+    std::cerr << "infera diagnose: HTTP " << reply->status << ": " << reply->body << "\n";
+    return 1;
+  }
+  if (options->json) {
+    std::cout << reply->body << "\n";
+    return 0;
+  }
+  absl::StatusOr<std::string> table = RenderDiagnosisTable(reply->body);
+  if (!table.ok()) {
+    std::cerr << "infera diagnose: " << table.status().message() << "\n";
+    return 1;
+  }
+  std::cout << *table;
+  return 0;
+}
+
+}  // namespace infera::diagnose
