@@ -72,7 +72,9 @@ std::string AnalyzeHelpText() {
       "  --max-instances N         largest instance count tried (default: cores)\n"
       "  --dimensions LIST         dimensions searched (default all: " + DimensionNames() + ")\n"
       "  --precisions LIST         pytorch PRECISION values to try (fp32, bf16, fp16,\n"
-      "                            int8_dynamic; default none: the dimension is off)\n"
+      "                            int8_dynamic; default fp32,bf16,int8_dynamic; non-fp32\n"
+      "                            points load with VALIDATE_PRECISION, so one below the\n"
+      "                            backend's accuracy floors is refused, not measured)\n"
       "  --binary PATH             the infera binary to serve with (default this one)\n"
       "  --baseline                also measure the model's own config.pbtxt first (row 0)\n";
 }

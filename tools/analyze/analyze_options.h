@@ -30,7 +30,9 @@ struct AnalyzeOptions {
   int64_t max_queue_delay_us = 2000;  // [100, 10'000'000]
   int max_instances = 0;          // 0: the machine's cores
   std::vector<std::string> dimensions;  // empty: all (dimensions.h)
-  std::vector<std::string> precisions;  // values of the precision dimension
+  // Values of the precision dimension (pytorch models only); fp16 is not in the default:
+  // LibTorch 1.13 has no CPU half kernels for convolutions or Linear (docs/optimisation.md).
+  std::vector<std::string> precisions = {"fp32", "bf16", "int8_dynamic"};
   std::string binary;             // default: this executable
   bool baseline = false;          // also measure the model's own config first
 };

@@ -19,7 +19,7 @@ TEST(AnalyzeOptionsTest, DefaultsAndFlags) {
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->out, "analyze-simple");
   EXPECT_EQ(o->concurrency.ToString(), "1:16:x2");
-  EXPECT_TRUE(o->precisions.empty());
+  EXPECT_EQ(o->precisions, (std::vector<std::string>{"fp32", "bf16", "int8_dynamic"}));
   auto all = ParseAnalyzeOptions(Args({"--out", "/tmp/x", "--time-per-point=1.5", "--max-points", "7",
                                        "--concurrency", "1:4:x2", "--min-gain", "2", "--patience", "0", "--max-queue-delay-us", "800",
                                        "--max-instances", "2", "--dimensions", "instances,max_batch",

@@ -10,6 +10,7 @@ namespace {
 
 constexpr char kPytorchPlatform[] = "pytorch_libtorch";
 constexpr char kPrecisionKey[] = "PRECISION";
+constexpr char kValidatePrecisionKey[] = "VALIDATE_PRECISION";
 
 absl::StatusOr<int64_t> ParseInt(const std::string& name, const std::string& value, int64_t low, int64_t high) {
   int64_t v = 0;
@@ -90,6 +91,9 @@ std::vector<Dimension> MakeDimensions() {
                [](const std::string& value, inference::ModelConfig& config) -> absl::Status {
                  if (value.empty()) return absl::InvalidArgumentError("dimension precision: empty value");
                  (*config.mutable_parameters())[kPrecisionKey].set_string_value(value);
+                 // A reduced precision is compared with fp32 at load: below the backend's
+                 // accuracy floors the load fails and the point is recorded as refused.
+                 if (value != "fp32") (*config.mutable_parameters())[kValidatePrecisionKey].set_string_value("true");
                  return absl::OkStatus();
                }});
   return d;
