@@ -20,6 +20,8 @@
 
 #include "absl/status/statusor.h"
 #include "backend/backend_registry.h"
+#include "console/console_routes.h"
+#include "console/console_stream.h"
 #include "grpc/grpc_server.h"
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
@@ -73,6 +75,10 @@ class Server {
   std::unique_ptr<SharedMemoryRoutes> shared_memory_routes_;
   std::unique_ptr<OpenAiRoutes> openai_routes_;
   std::unique_ptr<EmbeddingsRoutes> embeddings_routes_;
+  // The web console (docs/console.md): its stream reads the manager, so it is declared
+  // after it (destroyed first) and ended first by Shutdown().
+  std::unique_ptr<ConsoleStream> console_stream_;
+  std::unique_ptr<ConsoleRoutes> console_routes_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> metrics_http_;  // --metrics-port
