@@ -2,7 +2,10 @@
 // running infera. Run by tests/integration/test_console.py, which starts the server
 // (explicit model control, an admin token) and checks the JSON this prints last.
 //
-//   node console_test.mjs <base url> <admin token> <image file> <expected top label>
+//   node console_test.mjs <base url> <admin token> <image file> <expected top label> [plain base url]
+// The first server runs in explicit mode with the admin token and serves identity_fp32,
+// resnet18_classify (+ its steps), fortune and `canaried` (versions 1 and 2, a canary);
+// the optional second one has no admin API (model control mode none).
 //   SCREENSHOT_DIR=docs/images node console_test.mjs ...   also writes console-*.png
 //
 // Every step waits on a condition in the page (bounded by STEP_TIMEOUT), never on a
@@ -12,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const [base, token, imagePath, expectedTopLabel] = process.argv.slice(2);
+const [base, token, imagePath, expectedTopLabel, plainBase] = process.argv.slice(2);
 const STEP_TIMEOUT = 15000;
 const shots = process.env.SCREENSHOT_DIR;
 const results = {};
@@ -170,6 +173,11 @@ try {
   await page.waitForFunction((sel) => document.querySelector(sel)?.cells[2].querySelector('span').textContent === 'READY',
     row('identity_fp32'));
   results.after_load = 'READY';
+  // The canary's Promote button (with the token): the verdict becomes PROMOTED.
+  await page.click(`${row('canaried')} button[data-action="promote"]`);
+  await page.waitForFunction((sel) => /PROMOTED/.test(document.querySelector(sel)?.cells[6].textContent || ''),
+    row('canaried'));
+  results.canary_after_promote = await page.textContent(`${row('canaried')} td:nth-child(7)`);
   // The token never reached a URL or the browser's storage.
   const leaked = await page.evaluate((t) => location.href.includes(t) ||
     JSON.stringify({ ...localStorage }).includes(t) || JSON.stringify({ ...sessionStorage }).includes(t), token);
@@ -188,6 +196,17 @@ try {
   // Only the refusals this test provoked may appear as failed loads.
   const unexpected = consoleErrors.filter((e) => !/status of (401|404)/.test(e));
   if (unexpected.length) throw new Error(`console errors: ${unexpected.join(' | ')}`);
+
+  // 8. A server without the admin API: no admin buttons, no token field.
+  if (plainBase) {
+    step = 'no-admin';
+    await page.goto(plainBase + '/console');
+    await page.waitForFunction(() => /control mode none/.test(document.querySelector('#server-status').textContent));
+    await page.waitForSelector('#models tbody tr');
+    results.plain_action_buttons = await page.locator('#models button[data-action]').count();
+    if (results.plain_action_buttons !== 0) throw new Error('admin buttons without the admin API');
+    if (await page.isVisible('#admin-token')) throw new Error('token field without an admin token');
+  }
   step = 'done';
 } catch (e) {
   console.log(JSON.stringify({ ok: false, step, error: String(e && e.message || e), results, consoleErrors }));

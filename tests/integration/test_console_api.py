@@ -16,12 +16,24 @@ from console_client import ConsoleStream
 from infera_server import InferaServer, copy_model, demo_repo, wait_for, write_model
 
 
+CANARIED = """name: "canaried"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+version_policy { specific { versions: [ 1, 2 ] } }
+parameters { key: "canary.version" value { string_value: "2" } }
+parameters { key: "canary.weight_percent" value { string_value: "20" } }
+"""
+
+
 @pytest.fixture(scope="module")
 def repo():
     with tempfile.TemporaryDirectory() as d:
         copy_model(demo_repo(), "identity_fp32", d)
         copy_model(demo_repo(), "simple", d)
         write_model(d, "broken", 'name: "broken"\nbackend: "no_such_backend"\n')
+        write_model(d, "canaried", CANARIED, versions=(1, 2))
         yield d
 
 
@@ -118,6 +130,15 @@ def test_stream_lists_the_repository_index_and_shows_load(server):
         identity = next(m for m in first["models"] if m["name"] == "identity_fp32")
         assert identity["instances"][0]["kind"] == "KIND_CPU"
         assert identity["llm"] is None
+        assert identity["canary"] is None
+        # Both versions of the canaried model, each with the split and its verdict.
+        canaried = [m for m in first["models"] if m["name"] == "canaried"]
+        assert sorted(m["version"] for m in canaried) == [1, 2]
+        for m in canaried:
+            assert m["canary"]["canary_version"] == 2 and m["canary"]["baseline_version"] == 1
+            assert m["canary"]["weight_percent"] == 20 and m["canary"]["state"] == "ACTIVE"
+        assert first["server"]["control_mode"] == "none"
+        assert first["server"]["admin_token_required"] is False
         before = identity["counters"]["requests"]
         # Load from another thread until the stream shows a non-zero request rate.
         stop = threading.Event()
