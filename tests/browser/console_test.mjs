@@ -73,6 +73,7 @@ try {
   // 2. A chart updates under load.
   step = 'chart';
   await page.click('button.link[data-model="identity_fp32"]');
+  if (await page.isVisible('.tabs button[data-tab="chat"]')) throw new Error('a chat tab for a non-LLM model');
   await page.waitForFunction(() => /requests: \d+/.test(document.querySelector('#chart-updates').textContent));
   const before = await page.evaluate(() => ({
     updates: parseInt(document.querySelector('#chart-updates').textContent.match(/updates: (\d+)/)[1], 10),
@@ -120,6 +121,7 @@ try {
   await page.click('button.link[data-model="resnet18_classify"]');
   await page.waitForSelector('#playground-form fieldset[data-input="IMAGE"] input[type="file"]');
   await page.setInputFiles('#playground-form input[type="file"]', imagePath);
+  await page.waitForSelector('#playground-form img.preview:not([hidden])');  // the upload's preview
   await page.click('#playground-run');
   await page.waitForFunction(() => {
     const row = [...document.querySelectorAll('#playground-outputs tbody tr')].find((r) => r.cells[0].textContent === 'LABELS');

@@ -25,9 +25,14 @@ def main():
     os.makedirs(out, exist_ok=True)
     os.environ["SCREENSHOT_DIR"] = out
     server_fixture = test_console.server.__wrapped__()
+    plain_fixture = test_console.plain_server.__wrapped__()
     server = next(server_fixture)
     try:
-        test_console.test_console_in_chromium(server)
+        plain = next(plain_fixture)
+        try:
+            test_console.test_console_in_chromium(server, plain)
+        finally:
+            next(plain_fixture, None)
     finally:
         next(server_fixture, None)
     print("wrote", sorted(f for f in os.listdir(out) if f.startswith("console-")))

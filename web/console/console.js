@@ -160,6 +160,11 @@ function showTab(tab) {
 
 function select(name) {
   state.selected = name;
+  // The chat is for LLMs (backend "llm"); the other views for every model.
+  const row = state.last && servingRow(name);
+  const llm = !!row && row.backend === 'llm';
+  document.querySelector('.tabs button[data-tab="chat"]').hidden = !llm;
+  if (state.tab === 'chat' && !llm) state.tab = 'charts';
   state.updates = 0;
   for (const c of Object.values(charts)) if (c.clear) c.clear();
   $('detail').hidden = false;
@@ -201,8 +206,15 @@ async function buildPlayground() {
     if (input.datatype === 'BYTES') {
       fs.append(el('label', { for: `${id}-text` }, `${input.name} as text (one element per line)`),
         el('textarea', { id: `${id}-text`, rows: '2', 'data-role': 'text' }));
-      fs.append(el('label', { for: `${id}-file` }, `${input.name} from a file (e.g. an image)`),
-        el('input', { id: `${id}-file`, type: 'file', 'data-role': 'file' }));
+      const preview = el('img', { class: 'preview', alt: `preview of the file for ${input.name}`, hidden: '' });
+      const file = el('input', { id: `${id}-file`, type: 'file', 'data-role': 'file' });
+      file.addEventListener('change', () => {
+        const f = file.files[0];
+        if (preview.src) URL.revokeObjectURL(preview.src);
+        preview.hidden = !(f && f.type.startsWith('image/'));
+        if (!preview.hidden) preview.src = URL.createObjectURL(f);
+      });
+      fs.append(el('label', { for: `${id}-file` }, `${input.name} from a file (e.g. an image)`), file, preview);
     } else {
       fs.append(el('label', { for: `${id}-data` }, `${input.name} values (comma separated; empty: zeros)`),
         el('textarea', { id: `${id}-data`, rows: '2', 'data-role': 'data' }));
