@@ -143,10 +143,10 @@ void ConsoleStream::Run() {
 }
 
 void ConsoleStream::Shutdown() {
+  absl::MutexLock shutting_down(&shutdown_mu_);  // concurrent calls wait for the first
   std::list<Subscriber> ending;
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_ && !ticker_.joinable()) return;
     stopping_ = true;
   }
   if (ticker_.joinable()) ticker_.join();

@@ -91,7 +91,8 @@ class ConsoleStream {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t snapshots_ ABSL_GUARDED_BY(mu_) = 0;
   StatsWindow window_;  // the ticker thread's alone
-  std::thread ticker_;
+  absl::Mutex shutdown_mu_;  // serialises Shutdown() (joining the ticker)
+  std::thread ticker_ ABSL_GUARDED_BY(shutdown_mu_);
 };
 
 }  // namespace infera

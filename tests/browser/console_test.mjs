@@ -152,6 +152,11 @@ try {
     throw new Error(`chat: ${results.chat_updates} updates, text '${results.chat_text}'`);
   }
   await shoot(page, 'chat');
+  if (shots) {  // the LLM's charts (tokens/s, TTFT/TPOT, KV cache), for the docs only
+    await page.click('.tabs button[data-tab="charts"]');
+    await page.waitForFunction(() => !document.querySelector('#chart-tokens').closest('figure').hidden);
+    await shoot(page, 'llm');
+  }
   if (consoleErrors.length) throw new Error(`console errors: ${consoleErrors.join(' | ')}`);
 
   // 6. Admin actions need the token: refused without it, unload + load with it.

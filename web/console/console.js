@@ -4,7 +4,7 @@
 import { LineChart, BarChart } from '/console/chart.js';
 
 const $ = (id) => document.getElementById(id);
-const state = { last: null, selected: null, updates: 0, tab: 'charts', chatBusy: false };
+const state = { last: null, selected: null, updates: 0, tab: 'charts', chatBusy: false, tableStructure: '' };
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -55,38 +55,56 @@ async function admin(path, label) {
   }
 }
 
+function canaryText(m) {
+  if (!m.canary) return '';
+  return `v${m.canary.canary_version} ${m.canary.weight_percent}% ${m.canary.state}` +
+    (m.canary.reason ? ` (${m.canary.reason})` : '');
+}
+
+function liveCells(m) {
+  return [m.queue_depth ?? '–', m.rates ? m.rates.requests.toFixed(1) : '–',
+    m.latency_ms ? m.latency_ms.p99.toFixed(2) : '–'];
+}
+
+// The table is rebuilt only when its structure changes (rows, states, canaries, the
+// buttons); otherwise only the live figures are updated in place, so a click or the
+// keyboard focus is never lost to a re-render.
 function modelRows(models) {
   const tbody = $('models').tBodies[0];
-  const server = state.last.server;
-  const explicit = server.control_mode === 'explicit';
+  const explicit = state.last.server.control_mode === 'explicit';
+  const structure = JSON.stringify([explicit, models.map((m) => [m.name, m.version, m.state, m.reason, canaryText(m)])]);
+  if (structure === state.tableStructure) {
+    [...tbody.rows].forEach((tr, i) => {
+      liveCells(models[i]).forEach((v, j) => {
+        if (tr.cells[3 + j].textContent !== String(v)) tr.cells[3 + j].textContent = v;
+      });
+    });
+    return;
+  }
+  state.tableStructure = structure;
   const rows = [];
   for (const m of models) {
     const name = el('button', { type: 'button', class: 'link', 'data-model': m.name,
       onclick: () => select(m.name) }, m.name);
     const stateCell = el('td', {}, el('span', { class: `state-${m.state}` }, m.state));
     if (m.reason) stateCell.append(el('div', { class: 'reason' }, m.reason));
-    let canary = '';
-    if (m.canary) canary = `v${m.canary.canary_version} ${m.canary.weight_percent}% ${m.canary.state}` +
-      (m.canary.reason ? ` (${m.canary.reason})` : '');
     const actions = el('td');
+    const path = (what) => `/v2/repository/models/${encodeURIComponent(m.name)}/${what}`;
     if (explicit) {
       actions.append(el('button', { type: 'button', 'data-action': 'load', 'data-model': m.name,
-        onclick: () => admin(`/v2/repository/models/${encodeURIComponent(m.name)}/load`, `load ${m.name}`) }, 'Load'), ' ');
+        onclick: () => admin(path('load'), `load ${m.name}`) }, 'Load'), ' ');
       actions.append(el('button', { type: 'button', 'data-action': 'unload', 'data-model': m.name,
-        onclick: () => admin(`/v2/repository/models/${encodeURIComponent(m.name)}/unload`, `unload ${m.name}`) }, 'Unload'));
+        onclick: () => admin(path('unload'), `unload ${m.name}`) }, 'Unload'));
     }
     if (m.canary && m.canary.state === 'ACTIVE') {
       actions.append(' ', el('button', { type: 'button', 'data-action': 'promote', 'data-model': m.name,
-        onclick: () => admin(`/v2/repository/models/${encodeURIComponent(m.name)}/canary/promote`, `promote ${m.name}`) }, 'Promote'));
+        onclick: () => admin(path('canary/promote'), `promote ${m.name}`) }, 'Promote'));
     }
     rows.push(el('tr', { 'data-model': m.name },
       el('td', {}, name), el('td', {}, m.version ?? '–'), stateCell,
-      el('td', {}, m.queue_depth ?? '–'),
-      el('td', {}, m.rates ? m.rates.requests.toFixed(1) : '–'),
-      el('td', {}, m.latency_ms ? m.latency_ms.p99.toFixed(2) : '–'),
-      el('td', {}, canary), actions));
+      ...liveCells(m).map((v) => el('td', {}, v)), el('td', {}, canaryText(m)), actions));
   }
-  // Keep focus on the same button across re-renders (keyboard users).
+  // Keep the keyboard focus on the same control across a rebuild.
   const focused = document.activeElement;
   const key = focused && tbody.contains(focused) ?
     [focused.dataset.model, focused.dataset.action || 'select'] : null;
