@@ -1047,20 +1047,28 @@ def scenario_console():
 
     def open_streams(n):
         conns, stop = [], threading.Event()
-        for _ in range(n):
+        deadline = time.time() + 10
+        while len(conns) < n:
             c = http.client.HTTPConnection("127.0.0.1", proc.port, timeout=30)
             c.request("GET", "/v2/console/stream?interval_ms=250")
             r = c.getresponse()
+            if r.status == 503 and time.time() < deadline:  # closed ones leave at the next tick
+                c.close()
+                time.sleep(0.1)
+                continue
             assert r.status == 200, r.status
             conns.append((c, r))
         received = [0]
 
         def drain(r):
-            while not stop.is_set():
-                chunk = r.read1(65536)
-                if not chunk:
-                    return
-                received[0] += len(chunk)
+            try:
+                while not stop.is_set():
+                    chunk = r.read1(65536)
+                    if not chunk:
+                        return
+                    received[0] += len(chunk)
+            except (OSError, AttributeError, ValueError, http.client.HTTPException):
+                return  # closed by close()
 
         threads = [threading.Thread(target=drain, args=(r,), daemon=True) for _, r in conns]
         for t in threads:
@@ -1069,6 +1077,8 @@ def scenario_console():
         def close():
             stop.set()
             for c, _ in conns:
+                if c.sock:
+                    c.sock.shutdown(socket.SHUT_RDWR)
                 c.close()
             for t in threads:
                 t.join(timeout=5)
