@@ -152,10 +152,21 @@ try {
     throw new Error(`chat: ${results.chat_updates} updates, text '${results.chat_text}'`);
   }
   await shoot(page, 'chat');
-  if (shots) {  // the LLM's charts (tokens/s, TTFT/TPOT, KV cache), for the docs only
+  if (shots) {  // the LLM's charts (tokens/s, TTFT/TPOT, KV cache) under load, for the docs only
     await page.click('.tabs button[data-tab="charts"]');
     await page.waitForFunction(() => !document.querySelector('#chart-tokens').closest('figure').hidden);
+    let generating = true;
+    const generate = async () => {
+      while (generating) {
+        await fetch(base + '/v1/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ model: 'fortune', max_tokens: 48, messages: [{ role: 'user', content: 'a fortune' }] }) });
+      }
+    };
+    const generators = [generate(), generate(), generate()];
+    await page.waitForFunction(() => parseInt(document.querySelector('#chart-updates').textContent.match(/updates: (\d+)/)[1], 10) >= 12);
     await shoot(page, 'llm');
+    generating = false;
+    await Promise.all(generators);
   }
   if (consoleErrors.length) throw new Error(`console errors: ${consoleErrors.join(' | ')}`);
 

@@ -32,6 +32,7 @@ def repo():
     with tempfile.TemporaryDirectory() as d:
         copy_model(demo_repo(), "identity_fp32", d)
         copy_model(demo_repo(), "simple", d)
+        copy_model(demo_repo(), "fortune", d)
         write_model(d, "broken", 'name: "broken"\nbackend: "no_such_backend"\n')
         write_model(d, "canaried", CANARIED, versions=(1, 2))
         yield d
@@ -222,3 +223,27 @@ def test_shutdown_with_open_stream_is_prompt(repo):
     assert time.time() - started < 10
     stream.close()
     s.stop()
+
+
+def test_llm_figures_follow_a_generation(server):
+    stream = ConsoleStream(server.port, "?interval_ms=250")
+    try:
+        fortune = lambda d: next(m for m in d["models"] if m["name"] == "fortune")  # noqa: E731
+        first = fortune(stream.next_stats())
+        assert first["backend"] == "llm"
+        llm = first["llm"]
+        assert llm is not None and 0 <= llm["kv_cache_usage"] <= 1
+        assert llm["running"] == 0 and llm["waiting"] == 0
+        before = llm["generation_tokens"]
+        body = json.dumps({"model": "fortune", "max_tokens": 8, "temperature": 0,
+                           "messages": [{"role": "user", "content": "a fortune"}]})
+        status, _, answer = server.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+        assert status == 200, answer
+        produced = json.loads(answer)["usage"]["completion_tokens"]
+        after = stream.next_stats(lambda d: fortune(d)["llm"]["generation_tokens"] >= before + produced)
+        llm = fortune(after)["llm"]
+        assert llm["ttft_ms"]["p50"] > 0 and llm["prompt_tokens"] > 0
+        if produced > 1:
+            assert llm["tpot_ms"]["p50"] > 0
+    finally:
+        stream.close()

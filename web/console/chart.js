@@ -30,7 +30,9 @@ export class LineChart {
     if (max <= 0) max = 1;
     ctx.font = '11px system-ui, sans-serif';
     ctx.fillStyle = '#4a4a4a';
-    ctx.fillText(`max ${max.toPrecision(3)}`, 4, 11);
+    const maxLabel = `max ${max.toPrecision(3)}`;
+    ctx.fillText(maxLabel, 4, 11);
+    let labelX = 12 + ctx.measureText(maxLabel).width;
     this.series.forEach((s, i) => {
       ctx.strokeStyle = COLORS[i % COLORS.length];
       ctx.lineWidth = 2;
@@ -43,7 +45,9 @@ export class LineChart {
       ctx.stroke();
       ctx.fillStyle = COLORS[i % COLORS.length];
       const last = s.length ? s[s.length - 1] : 0;
-      ctx.fillText(`${this.names[i]} ${last.toFixed(2)}`, 80 + i * 95, 11);
+      const label = `${this.names[i]} ${last.toFixed(2)}`;
+      ctx.fillText(label, labelX, 11);
+      labelX += ctx.measureText(label).width + 10;
     });
   }
 }
