@@ -26,6 +26,34 @@ async function api(path, init) {
   return { status: r.status, body: await r.json().catch(() => null) };
 }
 
+// WCAG contrast of every visible element's own text against its effective background
+// (the nearest ancestor with an opaque background); returns the ones under 4.5:1.
+function lowContrast(page) {
+  return page.evaluate(() => {
+    const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const background = (e) => {
+      for (; e; e = e.parentElement) {
+        const c = rgb(getComputedStyle(e).backgroundColor);
+        if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+      }
+      return [255, 255, 255];
+    };
+    const bad = [];
+    for (const e of document.querySelectorAll('body *')) {
+      const own = [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+      if (!own || !e.getClientRects().length || e.closest('[hidden]')) continue;
+      const a = lum(rgb(getComputedStyle(e).color).slice(0, 3)), b = lum(background(e));
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      if (ratio < 4.5) bad.push(`${e.tagName}#${e.id}.${e.className} '${e.textContent.trim().slice(0, 20)}' ${ratio.toFixed(2)}`);
+    }
+    return bad;
+  });
+}
+
 async function shoot(page, name) {
   if (shots) await page.screenshot({ path: join(shots, `console-${name}.png`), fullPage: true });
 }
@@ -65,6 +93,8 @@ try {
   const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, textarea, select')]
     .filter((e) => !e.closest('[hidden]') && e.labels.length === 0).map((e) => e.id));
   if (unlabelled.length) throw new Error(`fields without a label: ${unlabelled}`);
+  const lowOnLoad = await lowContrast(page);
+  if (lowOnLoad.length) throw new Error(`text under 4.5:1 contrast: ${lowOnLoad.join('; ')}`);
   await page.keyboard.press('Tab');
   const focused = await page.evaluate(() => document.activeElement.tagName);
   if (!['BUTTON', 'INPUT', 'A'].includes(focused)) throw new Error(`first Tab stop is a ${focused}`);
@@ -211,6 +241,8 @@ try {
   });
   results.diagnosis = await page.textContent('#diagnosis-view');
   await shoot(page, 'diagnosis');
+  const lowLater = await lowContrast(page);
+  if (lowLater.length) throw new Error(`text under 4.5:1 contrast: ${lowLater.join('; ')}`);
   // Only the refusals this test provoked may appear as failed loads.
   const unexpected = consoleErrors.filter((e) => !/status of (401|404)/.test(e));
   if (unexpected.length) throw new Error(`console errors: ${unexpected.join(' | ')}`);

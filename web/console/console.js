@@ -256,7 +256,6 @@ async function runInference(meta) {
   result.textContent = 'running…';
   const inputs = [];
   const binary = [];
-  const batchDims = meta.inputs.length && meta.inputs[0].shape;
   for (const input of meta.inputs) {
     const fs = document.querySelector(`#playground-form fieldset[data-input="${CSS.escape(input.name)}"]`);
     const shape = input.shape.map((d, j) => {
@@ -301,7 +300,6 @@ async function runInference(meta) {
       inputs.push({ name: input.name, datatype: input.datatype, shape, data });
     }
   }
-  void batchDims;
   const header = new TextEncoder().encode(JSON.stringify({ inputs }));
   const body = binary.length ? concatBytes([header, ...binary]) : header;
   const headers = { 'Content-Type': binary.length ? 'application/octet-stream' : 'application/json' };
