@@ -98,6 +98,12 @@ try {
   await page.keyboard.press('Tab');
   const focused = await page.evaluate(() => document.activeElement.tagName);
   if (!['BUTTON', 'INPUT', 'A'].includes(focused)) throw new Error(`first Tab stop is a ${focused}`);
+  // Keyboard focus is visible, and a model opens from the keyboard alone.
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  if (outline === 'none') throw new Error('no visible focus outline');
+  await page.focus('button.link[data-model="identity_fp32"]');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#detail:not([hidden])');
   await shoot(page, 'models');
 
   // 2. A chart updates under load.
