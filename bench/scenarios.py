@@ -7,7 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
-                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision]
+                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -1313,6 +1313,102 @@ def scenario_precision():
     return summary
 
 
+def scenario_console():
+    """What the web console's stream costs (docs/console.md): the server's CPU with 0, 1
+    and 32 open /v2/console/stream subscribers at 250 ms (idle server, CPU seconds from
+    /proc over a window), and `simple` at concurrency 16 with 0 vs 32 subscribers,
+    alternately. One snapshot per tick is shared by every subscriber, so 32 should cost
+    about what 1 does."""
+    import http.client
+    import threading
+
+    repo = bench_repo(["simple", "identity_fp32"])
+    proc = start_infera(repo)
+    window = 2.0 if ARGS.quick else 6.0
+    seconds = "1.5" if ARGS.quick else "4"
+
+    def cpu_seconds():
+        with open(f"/proc/{proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def open_streams(n):
+        conns, stop = [], threading.Event()
+        deadline = time.time() + 10
+        while len(conns) < n:
+            c = http.client.HTTPConnection("127.0.0.1", proc.port, timeout=30)
+            c.request("GET", "/v2/console/stream?interval_ms=250")
+            r = c.getresponse()
+            if r.status == 503 and time.time() < deadline:  # closed ones leave at the next tick
+                c.close()
+                time.sleep(0.1)
+                continue
+            assert r.status == 200, r.status
+            conns.append((c, r))
+        received = [0]
+
+        def drain(r):
+            try:
+                while not stop.is_set():
+                    chunk = r.read1(65536)
+                    if not chunk:
+                        return
+                    received[0] += len(chunk)
+            except (OSError, AttributeError, ValueError, http.client.HTTPException):
+                return  # closed by close()
+
+        threads = [threading.Thread(target=drain, args=(r,), daemon=True) for _, r in conns]
+        for t in threads:
+            t.start()
+
+        def close():
+            stop.set()
+            for c, _ in conns:
+                if c.sock:
+                    c.sock.shutdown(socket.SHUT_RDWR)
+                c.close()
+            for t in threads:
+                t.join(timeout=5)
+        return close, received
+
+    idle, load = {}, {}
+    try:
+        for rep in range(ARGS.repeats):
+            for n in (0, 1, 32):
+                close, received = open_streams(n)
+                try:
+                    time.sleep(0.5)  # first events out
+                    before, start_bytes = cpu_seconds(), received[0]
+                    time.sleep(window)
+                    idle.setdefault(n, []).append(((cpu_seconds() - before) / window * 1e3,
+                                                   (received[0] - start_bytes) / window))
+                finally:
+                    close()
+            for n in ((0, 32) if rep % 2 == 0 else (32, 0)):
+                close, _ = open_streams(n)
+                try:
+                    r = bench(proc.port, "simple", "--concurrency-range", "16", "--duration", seconds,
+                              "--server-pid", str(proc.pid), name=f"console-{rep}-{n}")
+                    load.setdefault(n, []).append(level(r))
+                finally:
+                    close()
+    finally:
+        proc.stop()
+        shutil.rmtree(repo)
+    rows = [[f"{n} subscriber(s)", med([v[0] for v in idle[n]]), med([v[1] / 1024 for v in idle[n]])]
+            for n in (0, 1, 32)]
+    emit(f"console stream: idle server CPU, 250 ms interval (load average {load_average()})",
+         table(["streams", "server CPU ms/s", "KiB/s sent"], rows))
+    lrows = []
+    for n in (0, 32):
+        levels = load[n]
+        lrows.append([f"{n} subscribers", med([l["throughput_per_s"] for l in levels]),
+                      med([l["latency"]["p99_us"] for l in levels]),
+                      med([l.get("server_cpu_us_per_request") for l in levels])])
+    emit("console stream: simple, conc 16, 0 vs 32 subscribers",
+         table(["side", "req/s", "P99 µs", "server CPU µs/req"], lrows))
+
+
 SCENARIOS = {
     "overhead": scenario_overhead,
     "baseline": scenario_baseline,
@@ -1329,6 +1425,7 @@ SCENARIOS = {
     "llm_quant": scenario_llm_quant,
     "kv_dtype": scenario_kv_dtype,
     "precision": scenario_precision,
+    "console": scenario_console,
 }
 
 

@@ -39,6 +39,7 @@ TOOL_PKGS=(
   curl
   prometheus             # promtool: checks and unit-tests deploy/monitoring rules (make test)
   python3-yaml           # reads the rendered manifests and rule files (tests/deploy)
+  chromium               # the web console's browser test (tests/browser, driven headless by playwright-core)
 )
 # Peers that `make bench` compares infera with.
 BENCH_PKGS=(

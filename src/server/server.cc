@@ -13,6 +13,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
+#include "console/console_readings.h"
 #include "http/http_status.h"
 #include "http/logging_routes.h"
 #include "http/trace_routes.h"
@@ -133,6 +134,24 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->diagnosis_sampler_ =
       std::make_unique<diagnosis::DiagnosisSampler>(*server->manager_, std::move(diagnosis_options));
   server->diagnosis_routes_ = std::make_unique<diagnosis::DiagnosisRoutes>(*server->diagnosis_sampler_);
+  {
+    ConsoleStream::Options console_options;
+    const ModelManager* manager = server->manager_.get();
+    console_options.read_models = [manager] {
+      return ReadConsoleModels(*manager, [](const ModelVersion& v) -> std::optional<llm::LlmMetricsSnapshot> {
+        const auto* model = dynamic_cast<const llm::LlmModel*>(&v.loaded_model());
+        if (model == nullptr) return std::nullopt;
+        return model->engine().Metrics();
+      });
+    };
+    const std::string control_mode = options.model_control_mode;
+    const bool token_required = !options.admin_token.empty();
+    console_options.read_server = [raw, control_mode, token_required] {
+      return ConsoleServerReading{std::string(kInferaVersion), raw->IsReady(), control_mode, token_required, 0};
+    };
+    server->console_stream_ = std::make_unique<ConsoleStream>(std::move(console_options));
+    server->console_routes_ = std::make_unique<ConsoleRoutes>(*server->console_stream_);
+  }
 
   HttpServer::Options http_options;
   http_options.address = options.http_address;
@@ -152,6 +171,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   const EmbeddingsRoutes* embeddings = server->embeddings_routes_.get();
   auto http = HttpServer::Start(http_options, [raw, routes, openai, embeddings, guard = std::move(http_guard)](
                                                   HttpRequest request, HttpResponder responder) {
+    if (ConsoleRoutes::Matches(request.path())) {
+      return raw->console_routes_->Handle(std::move(request), std::move(responder));
+    }
     if (IsTraceSettingPath(request.path())) {
       return std::move(responder).Send(
           HandleTraceSettingRequest(request, *raw->manager_, *raw->trace_settings_, guard));
@@ -265,6 +287,8 @@ void Server::Shutdown() {
   if (shut_down_.exchange(true)) return;
   INFERA_LOG(INFO) << "shutting down: finishing in-flight requests (up to "
                    << options_.exit_timeout_secs << " s)";
+  // Open console streams would hold the HTTP drain until its timeout: end them first.
+  if (console_stream_) console_stream_->Shutdown();
   const std::chrono::seconds grace(options_.exit_timeout_secs);
   const absl::Time drain_deadline = absl::Now() + absl::FromChrono(grace);
   // 1. Intake stops: each transport stops accepting (connections, calls) at once, then

@@ -22,6 +22,8 @@
 #include "backend/backend_registry.h"
 #include "diagnosis/diagnosis_routes.h"
 #include "diagnosis/diagnosis_sampler.h"
+#include "console/console_routes.h"
+#include "console/console_stream.h"
 #include "grpc/grpc_server.h"
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
@@ -78,6 +80,10 @@ class Server {
   // The bottleneck diagnosis (docs/diagnosis.md): one sampling thread for all models.
   std::unique_ptr<diagnosis::DiagnosisSampler> diagnosis_sampler_;
   std::unique_ptr<diagnosis::DiagnosisRoutes> diagnosis_routes_;
+  // The web console (docs/console.md): its stream reads the manager, so it is declared
+  // after it (destroyed first) and ended first by Shutdown().
+  std::unique_ptr<ConsoleStream> console_stream_;
+  std::unique_ptr<ConsoleRoutes> console_routes_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> metrics_http_;  // --metrics-port

@@ -1,0 +1,274 @@
+// Drives the web console in Debian's chromium (headless, via playwright-core) against a
+// running infera. Run by tests/integration/test_console.py, which starts the server
+// (explicit model control, an admin token) and checks the JSON this prints last.
+//
+//   node console_test.mjs <base url> <admin token> <image file> <expected top label> [plain base url]
+// The first server runs in explicit mode with the admin token and serves identity_fp32,
+// resnet18_classify (+ its steps), fortune and `canaried` (versions 1 and 2, a canary);
+// the optional second one has no admin API (model control mode none).
+//   SCREENSHOT_DIR=docs/images node console_test.mjs ...   also writes console-*.png
+//
+// Every step waits on a condition in the page (bounded by STEP_TIMEOUT), never on a
+// fixed sleep. Exits non-zero naming the failed step.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [base, token, imagePath, expectedTopLabel, plainBase] = process.argv.slice(2);
+const STEP_TIMEOUT = 15000;
+const shots = process.env.SCREENSHOT_DIR;
+const results = {};
+let step = 'launch';
+
+async function api(path, init) {
+  const r = await fetch(base + path, init);
+  return { status: r.status, body: await r.json().catch(() => null) };
+}
+
+// WCAG contrast of every visible element's own text against its effective background
+// (the nearest ancestor with an opaque background); returns the ones under 4.5:1.
+function lowContrast(page) {
+  return page.evaluate(() => {
+    const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const background = (e) => {
+      for (; e; e = e.parentElement) {
+        const c = rgb(getComputedStyle(e).backgroundColor);
+        if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+      }
+      return [255, 255, 255];
+    };
+    const bad = [];
+    for (const e of document.querySelectorAll('body *')) {
+      const own = [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+      if (!own || !e.getClientRects().length || e.closest('[hidden]')) continue;
+      const a = lum(rgb(getComputedStyle(e).color).slice(0, 3)), b = lum(background(e));
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      if (ratio < 4.5) bad.push(`${e.tagName}#${e.id}.${e.className} '${e.textContent.trim().slice(0, 20)}' ${ratio.toFixed(2)}`);
+    }
+    return bad;
+  });
+}
+
+async function shoot(page, name) {
+  if (shots) await page.screenshot({ path: join(shots, `console-${name}.png`), fullPage: true });
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'infera-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1280, height: 900 },
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const consoleErrors = [];
+try {
+  const page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT);
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`${step}: ${m.text()}`); });
+  page.on('pageerror', (e) => consoleErrors.push(`${step}: uncaught ${e.message}`));
+
+  // 1. The page loads from / (redirect) and lists what the repository index lists.
+  step = 'load';
+  const response = await page.goto(base + '/');
+  if (!page.url().endsWith('/console')) throw new Error(`/ did not land on /console: ${page.url()}`);
+  if (!response.headers()['content-security-policy']) throw new Error('no Content-Security-Policy');
+  await page.waitForSelector('#models tbody tr');
+  const index = (await api('/v2/repository/index', { method: 'POST', body: '{}' })).body;
+  const want = index.map((m) => `${m.name}|${m.version ?? ''}|${m.state}`).sort();
+  await page.waitForFunction((w) => {
+    const rows = [...document.querySelectorAll('#models tbody tr')].map((tr) =>
+      `${tr.cells[0].textContent}|${tr.cells[1].textContent === '–' ? '' : tr.cells[1].textContent}|${tr.cells[2].querySelector('span').textContent}`);
+    return JSON.stringify(rows.sort()) === JSON.stringify(w);
+  }, want);
+  results.models = want.length;
+
+  // Accessibility basics: every field has a label, controls are buttons, Tab reaches them.
+  step = 'a11y';
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, textarea, select')]
+    .filter((e) => !e.closest('[hidden]') && e.labels.length === 0).map((e) => e.id));
+  if (unlabelled.length) throw new Error(`fields without a label: ${unlabelled}`);
+  const lowOnLoad = await lowContrast(page);
+  if (lowOnLoad.length) throw new Error(`text under 4.5:1 contrast: ${lowOnLoad.join('; ')}`);
+  await page.keyboard.press('Tab');
+  const focused = await page.evaluate(() => document.activeElement.tagName);
+  if (!['BUTTON', 'INPUT', 'A'].includes(focused)) throw new Error(`first Tab stop is a ${focused}`);
+  // Keyboard focus is visible, and a model opens from the keyboard alone.
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  if (outline === 'none') throw new Error('no visible focus outline');
+  await page.focus('button.link[data-model="identity_fp32"]');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#detail:not([hidden])');
+  await shoot(page, 'models');
+
+  // 2. A chart updates under load.
+  step = 'chart';
+  await page.click('button.link[data-model="identity_fp32"]');
+  if (await page.isVisible('.tabs button[data-tab="chat"]')) throw new Error('a chat tab for a non-LLM model');
+  await page.waitForFunction(() => /requests: \d+/.test(document.querySelector('#chart-updates').textContent));
+  const before = await page.evaluate(() => ({
+    updates: parseInt(document.querySelector('#chart-updates').textContent.match(/updates: (\d+)/)[1], 10),
+    pixels: document.querySelector('#chart-throughput').toDataURL(),
+  }));
+  let loading = true;
+  const load = (async () => {
+    let sent = 0;
+    while (loading) {
+      await fetch(base + '/v2/models/identity_fp32/infer', { method: 'POST',
+        body: JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [2], data: [1, 2] }] }) });
+      sent += 1;
+    }
+    return sent;
+  })();
+  try {
+    await page.waitForFunction((b) => {
+      const text = document.querySelector('#chart-updates').textContent;
+      const updates = parseInt(text.match(/updates: (\d+)/)[1], 10);
+      const rate = parseFloat(document.querySelector('#models tr[data-model="identity_fp32"]').cells[4].textContent);
+      return updates >= b.updates + 2 && rate > 0 &&
+        document.querySelector('#chart-throughput').toDataURL() !== b.pixels;
+    }, before);
+  } finally {
+    loading = false;
+  }
+  results.load_requests = await load;
+  await shoot(page, 'charts');
+
+  // 3. An inference round-trips from the playground (identity: out = in).
+  step = 'playground';
+  await page.click('.tabs button[data-tab="playground"]');
+  await page.waitForSelector('#playground-form fieldset[data-input="INPUT0"]');
+  await page.fill('#playground-form input[data-dim="0"]', '3');
+  await page.fill('#playground-form textarea[data-role="data"]', '1.5, 2, -3');
+  await page.click('#playground-run');
+  await page.waitForSelector('#playground-outputs');
+  const out = await page.textContent('#playground-outputs .output-data');
+  if (JSON.stringify(JSON.parse(out)) !== '[1.5,2,-3]') throw new Error(`identity answered ${out}`);
+  results.playground = out;
+  await shoot(page, 'playground');
+
+  // 4. Image classification: a JPEG through the resnet18_classify pipeline.
+  step = 'image';
+  await page.click('button.link[data-model="resnet18_classify"]');
+  await page.waitForSelector('#playground-form fieldset[data-input="IMAGE"] input[type="file"]');
+  await page.setInputFiles('#playground-form input[type="file"]', imagePath);
+  await page.waitForSelector('#playground-form img.preview:not([hidden])');  // the upload's preview
+  await page.click('#playground-run');
+  await page.waitForFunction(() => {
+    const row = [...document.querySelectorAll('#playground-outputs tbody tr')].find((r) => r.cells[0].textContent === 'LABELS');
+    return row && row.cells[3].textContent.length > 2;
+  });
+  const labels = await page.evaluate(() => JSON.parse([...document.querySelectorAll('#playground-outputs tbody tr')]
+    .find((r) => r.cells[0].textContent === 'LABELS').cells[3].textContent));
+  if (labels[0] !== expectedTopLabel) throw new Error(`top label ${labels[0]}, the server says ${expectedTopLabel}`);
+  results.image_top = labels[0];
+  await shoot(page, 'image');
+
+  // 5. The chat streams a reply token by token (several DOM updates).
+  step = 'chat';
+  await page.click('button.link[data-model="fortune"]');
+  await page.click('.tabs button[data-tab="chat"]');
+  await page.fill('#chat-max-tokens', '24');
+  await page.fill('#chat-temperature', '0');
+  await page.evaluate(() => {
+    window.__chatUpdates = 0;
+    new MutationObserver((records) => { window.__chatUpdates += records.length; })
+      .observe(document.querySelector('#chat-log'), { childList: true, subtree: true, characterData: true });
+  });
+  await page.click('#chat-send');
+  await page.waitForSelector('#chat-log .assistant[data-done="true"]');
+  results.chat_updates = await page.evaluate(() => window.__chatUpdates);
+  results.chat_text = await page.textContent('#chat-log .assistant');
+  if (results.chat_updates < 4 || !results.chat_text.trim()) {
+    throw new Error(`chat: ${results.chat_updates} updates, text '${results.chat_text}'`);
+  }
+  await shoot(page, 'chat');
+  if (shots) {  // the LLM's charts (tokens/s, TTFT/TPOT, KV cache) under load, for the docs only
+    await page.click('.tabs button[data-tab="charts"]');
+    await page.waitForFunction(() => !document.querySelector('#chart-tokens').closest('figure').hidden);
+    let generating = true;
+    const generate = async () => {
+      while (generating) {
+        await fetch(base + '/v1/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ model: 'fortune', max_tokens: 48, messages: [{ role: 'user', content: 'a fortune' }] }) });
+      }
+    };
+    const generators = [generate(), generate(), generate()];
+    await page.waitForFunction(() => parseInt(document.querySelector('#chart-updates').textContent.match(/updates: (\d+)/)[1], 10) >= 12);
+    await shoot(page, 'llm');
+    generating = false;
+    await Promise.all(generators);
+  }
+  if (consoleErrors.length) throw new Error(`console errors: ${consoleErrors.join(' | ')}`);
+
+  // 6. Admin actions need the token: refused without it, unload + load with it.
+  step = 'admin';
+  const row = (name) => `#models tr[data-model="${name}"]`;
+  const stateOf = (name) => page.evaluate((sel) => document.querySelector(sel)?.cells[2].querySelector('span').textContent, row(name));
+  await page.waitForSelector('#admin-token');
+  await page.click(`${row('identity_fp32')} button[data-action="unload"]`);
+  await page.waitForFunction(() => /refused \(401\)/.test(document.querySelector('#admin-result').textContent));
+  results.without_token = await page.textContent('#admin-result');
+  if ((await stateOf('identity_fp32')) !== 'READY') throw new Error('unload without the token changed the model');
+  await page.fill('#admin-token', token);
+  await page.click(`${row('identity_fp32')} button[data-action="unload"]`);
+  await page.waitForFunction((sel) => {
+    const span = document.querySelector(sel)?.cells[2].querySelector('span');
+    return span && span.textContent !== 'READY';
+  }, row('identity_fp32'));
+  results.after_unload = await stateOf('identity_fp32');
+  await shoot(page, 'admin');
+  await page.click(`${row('identity_fp32')} button[data-action="load"]`);
+  await page.waitForFunction((sel) => document.querySelector(sel)?.cells[2].querySelector('span').textContent === 'READY',
+    row('identity_fp32'));
+  results.after_load = 'READY';
+  // The canary's Promote button (with the token): the verdict becomes PROMOTED.
+  await page.click(`${row('canaried')} button[data-action="promote"]`);
+  await page.waitForFunction((sel) => /PROMOTED/.test(document.querySelector(sel)?.cells[6].textContent || ''),
+    row('canaried'));
+  results.canary_after_promote = await page.textContent(`${row('canaried')} td:nth-child(7)`);
+  // The token never reached a URL or the browser's storage.
+  const leaked = await page.evaluate((t) => location.href.includes(t) ||
+    JSON.stringify({ ...localStorage }).includes(t) || JSON.stringify({ ...sessionStorage }).includes(t), token);
+  if (leaked) throw new Error('the admin token was stored or put in a URL');
+
+  // 7. The diagnosis panel (this server may not have the endpoint).
+  step = 'diagnosis';
+  await page.click('button.link[data-model="identity_fp32"]');
+  await page.click('.tabs button[data-tab="diagnosis"]');
+  await page.waitForFunction(() => {
+    const t = document.querySelector('#diagnosis-view').textContent;
+    return t && t !== 'loading…';
+  });
+  results.diagnosis = await page.textContent('#diagnosis-view');
+  await shoot(page, 'diagnosis');
+  const lowLater = await lowContrast(page);
+  if (lowLater.length) throw new Error(`text under 4.5:1 contrast: ${lowLater.join('; ')}`);
+  // Only the refusals this test provoked may appear as failed loads.
+  const unexpected = consoleErrors.filter((e) => !/status of (401|404)/.test(e));
+  if (unexpected.length) throw new Error(`console errors: ${unexpected.join(' | ')}`);
+
+  // 8. A server without the admin API: no admin buttons, no token field.
+  if (plainBase) {
+    step = 'no-admin';
+    await page.goto(plainBase + '/console');
+    await page.waitForFunction(() => /control mode none/.test(document.querySelector('#server-status').textContent));
+    await page.waitForSelector('#models tbody tr');
+    results.plain_action_buttons = await page.locator('#models button[data-action]').count();
+    if (results.plain_action_buttons !== 0) throw new Error('admin buttons without the admin API');
+    if (await page.isVisible('#admin-token')) throw new Error('token field without an admin token');
+  }
+  step = 'done';
+} catch (e) {
+  console.log(JSON.stringify({ ok: false, step, error: String(e && e.message || e), results, consoleErrors }));
+  process.exitCode = 1;
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+if (step === 'done') console.log(JSON.stringify({ ok: true, results }));

@@ -1,0 +1,100 @@
+"""The web console in a real browser: Debian's chromium, headless, driven by
+playwright-core (tests/browser/console_test.mjs) against the real server, started here
+with explicit model control and an admin token. The script checks: the page loads
+without console errors, the model list matches /v2/repository/index, a chart updates
+under load, a playground inference and an image classification round-trip, the chat
+streams token by token, admin unload/load is refused without the token and works with
+it, a canary is promoted, the diagnosis panel answers, and a server without the admin
+API shows no admin buttons. docs/console.md."""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+
+import pytest
+
+from infera_server import InferaServer, copy_model, demo_repo, write_model
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BROWSER = os.path.join(ROOT, "tests", "browser")
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+TOKEN = "console-test-token"
+CANARIED = """name: "canaried"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+version_policy { specific { versions: [ 1, 2 ] } }
+parameters { key: "canary.version" value { string_value: "2" } }
+parameters { key: "canary.weight_percent" value { string_value: "20" } }
+"""
+MODELS = ["identity_fp32", "resnet18_classify", "resnet18_preprocess", "resnet18", "resnet18_top5", "fortune"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not os.path.exists(CHROMIUM):
+        raise RuntimeError(f"{CHROMIUM} is missing: scripts/install_deps.sh installs chromium")
+    subprocess.run([os.path.join(BROWSER, "npm_install.sh")], check=True, timeout=600)
+    with tempfile.TemporaryDirectory() as repo:
+        for name in MODELS:
+            copy_model(demo_repo(), name, repo)
+        write_model(repo, "canaried", CANARIED, versions=(1, 2))
+        s = InferaServer(repo, "--model-control-mode", "explicit", "--load-model", "*", "--admin-token", TOKEN)
+        try:
+            s.wait_ready()
+            yield s
+        finally:
+            s.stop()
+
+
+@pytest.fixture(scope="module")
+def plain_server():
+    """A server without the admin API (model control mode none): no admin buttons."""
+    with tempfile.TemporaryDirectory() as repo:
+        copy_model(demo_repo(), "identity_fp32", repo)
+        s = InferaServer(repo)
+        try:
+            s.wait_ready()
+            yield s
+        finally:
+            s.stop()
+
+
+def top_label(server, image):
+    """The pipeline's top label for `image`, asked over plain HTTP (binary tensor)."""
+    header = json.dumps({"inputs": [{"name": "IMAGE", "datatype": "BYTES", "shape": [1, 1],
+                                     "parameters": {"binary_data_size": len(image) + 4}}]}).encode()
+    status, _, body = server.request("POST", "/v2/models/resnet18_classify/infer",
+                                     header + struct.pack("<I", len(image)) + image,
+                                     {"Inference-Header-Content-Length": str(len(header))})
+    assert status == 200, body
+    outputs = {o["name"]: o for o in json.loads(body)["outputs"]}
+    return outputs["LABELS"]["data"][0]
+
+
+def test_console_in_chromium(server, plain_server):
+    image_path = os.path.join(demo_repo(), ".images", "chelsea.jpg")
+    with open(image_path, "rb") as f:
+        expected = top_label(server, f.read())
+    run = subprocess.run(["node", os.path.join(BROWSER, "console_test.mjs"), f"http://127.0.0.1:{server.port}",
+                          TOKEN, image_path, expected, f"http://127.0.0.1:{plain_server.port}"],
+                         capture_output=True, text=True, timeout=120, cwd=BROWSER)
+    lines = [l for l in run.stdout.splitlines() if l.startswith("{")]
+    assert lines, f"no result (exit {run.returncode}):\n{run.stdout}\n{run.stderr}\n{server.log()[-3000:]}"
+    result = json.loads(lines[-1])
+    assert result["ok"], f"{json.dumps(result, indent=1)}\n{run.stderr}\n{server.log()[-3000:]}"
+    r = result["results"]
+    assert r["playground"].replace(" ", "") == "[1.5,2,-3]"
+    assert r["image_top"] == expected
+    assert r["chat_updates"] >= 4 and r["chat_text"].strip()
+    assert "refused (401)" in r["without_token"]
+    assert r["after_unload"] != "READY" and r["after_load"] == "READY"
+    assert "PROMOTED" in r["canary_after_promote"]
+    assert r["plain_action_buttons"] == 0
+    assert r["diagnosis"]
+    # The server is still healthy after the session.
+    server.assert_serving()

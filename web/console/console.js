@@ -1,0 +1,410 @@
+// The infera web console (docs/console.md). Plain ES module, no framework, no storage:
+// the admin token lives only in the password field and is sent as
+// `Authorization: Bearer <token>`, never in a URL.
+import { LineChart, BarChart } from '/console/chart.js';
+
+const $ = (id) => document.getElementById(id);
+const state = { last: null, selected: null, updates: 0, tab: 'charts', chatBusy: false, tableStructure: '' };
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+const charts = {
+  throughput: new LineChart($('chart-throughput'), ['req/s', 'errors/s']),
+  latency: new LineChart($('chart-latency'), ['p50', 'p99']),
+  breakdown: new LineChart($('chart-breakdown'), ['queue', 'infer', 'in+out']),
+  tokens: new LineChart($('chart-tokens'), ['tok/s']),
+  ttft: new LineChart($('chart-ttft'), ['ttft', 'tpot']),
+  kv: new LineChart($('chart-kv'), ['kv %', 'running', 'waiting']),
+  errors: new BarChart($('chart-errors')),
+  batches: new BarChart($('chart-batches')),
+};
+
+function adminHeaders() {
+  const token = $('admin-token').value;
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+async function errorText(response) {
+  try {
+    const body = await response.json();
+    return body.error || JSON.stringify(body);
+  } catch {
+    return response.statusText;
+  }
+}
+
+async function admin(path, label) {
+  const out = $('admin-result');
+  out.textContent = `${label}…`;
+  out.className = '';
+  const response = await fetch(path, { method: 'POST', headers: adminHeaders() });
+  if (response.ok) {
+    out.textContent = `${label}: done`;
+  } else {
+    out.textContent = `${label}: refused (${response.status}) ${await errorText(response)}`;
+    out.className = 'error';
+  }
+}
+
+function canaryText(m) {
+  if (!m.canary) return '';
+  return `v${m.canary.canary_version} ${m.canary.weight_percent}% ${m.canary.state}` +
+    (m.canary.reason ? ` (${m.canary.reason})` : '');
+}
+
+function liveCells(m) {
+  return [m.queue_depth ?? '–', m.rates ? m.rates.requests.toFixed(1) : '–',
+    m.latency_ms ? m.latency_ms.p99.toFixed(2) : '–'];
+}
+
+// The table is rebuilt only when its structure changes (rows, states, canaries, the
+// buttons); otherwise only the live figures are updated in place, so a click or the
+// keyboard focus is never lost to a re-render.
+function modelRows(models) {
+  const tbody = $('models').tBodies[0];
+  const explicit = state.last.server.control_mode === 'explicit';
+  const structure = JSON.stringify([explicit, models.map((m) => [m.name, m.version, m.state, m.reason, canaryText(m)])]);
+  if (structure === state.tableStructure) {
+    [...tbody.rows].forEach((tr, i) => {
+      liveCells(models[i]).forEach((v, j) => {
+        if (tr.cells[3 + j].textContent !== String(v)) tr.cells[3 + j].textContent = v;
+      });
+    });
+    return;
+  }
+  state.tableStructure = structure;
+  const rows = [];
+  for (const m of models) {
+    const name = el('button', { type: 'button', class: 'link', 'data-model': m.name,
+      onclick: () => select(m.name) }, m.name);
+    const stateCell = el('td', {}, el('span', { class: `state-${m.state}` }, m.state));
+    if (m.reason) stateCell.append(el('div', { class: 'reason' }, m.reason));
+    const actions = el('td');
+    const path = (what) => `/v2/repository/models/${encodeURIComponent(m.name)}/${what}`;
+    if (explicit) {
+      actions.append(el('button', { type: 'button', 'data-action': 'load', 'data-model': m.name,
+        onclick: () => admin(path('load'), `load ${m.name}`) }, 'Load'), ' ');
+      actions.append(el('button', { type: 'button', 'data-action': 'unload', 'data-model': m.name,
+        onclick: () => admin(path('unload'), `unload ${m.name}`) }, 'Unload'));
+    }
+    if (m.canary && m.canary.state === 'ACTIVE') {
+      actions.append(' ', el('button', { type: 'button', 'data-action': 'promote', 'data-model': m.name,
+        onclick: () => admin(path('canary/promote'), `promote ${m.name}`) }, 'Promote'));
+    }
+    rows.push(el('tr', { 'data-model': m.name },
+      el('td', {}, name), el('td', {}, m.version ?? '–'), stateCell,
+      ...liveCells(m).map((v) => el('td', {}, v)), el('td', {}, canaryText(m)), actions));
+  }
+  // Keep the keyboard focus on the same control across a rebuild.
+  const focused = document.activeElement;
+  const key = focused && tbody.contains(focused) ?
+    [focused.dataset.model, focused.dataset.action || 'select'] : null;
+  tbody.replaceChildren(...rows);
+  if (key) {
+    const sel = key[1] === 'select' ? `button.link[data-model="${CSS.escape(key[0])}"]` :
+      `button[data-action="${key[1]}"][data-model="${CSS.escape(key[0])}"]`;
+    const again = tbody.querySelector(sel);
+    if (again) again.focus();
+  }
+}
+
+function servingRow(name) {
+  const rows = state.last.models.filter((m) => m.name === name);
+  return rows.filter((m) => m.counters).pop() || rows.pop();
+}
+
+function updateCharts() {
+  if (!state.selected || !state.last) return;
+  const m = servingRow(state.selected);
+  if (!m) return;
+  $('detail-summary').textContent = `${m.name} v${m.version ?? '–'} ${m.state}` +
+    (m.instances ? ` · instances: ${m.instances.map((g) => `${g.name || 'group'} ${g.kind}×${g.count}`).join(', ') || 'default'}` : '') +
+    (m.queue_depth !== undefined ? ` · queue depth ${m.queue_depth}` : '') +
+    (m.max_batch_size !== undefined ? ` · max batch ${m.max_batch_size}` : '');
+  if (!m.counters) return;
+  charts.throughput.push([m.rates.requests, m.rates.errors]);
+  charts.latency.push([m.latency_ms.p50, m.latency_ms.p99]);
+  const b = m.breakdown_ms;
+  charts.breakdown.push([b.queue, b.compute_infer, b.compute_input + b.compute_output]);
+  charts.errors.draw(Object.entries(m.failures).map(([label, value]) => ({ label, value })));
+  charts.batches.draw(m.batch_sizes.map((x) => ({ label: x.batch_size, value: x.executions })));
+  for (const f of document.querySelectorAll('.llm-only')) f.hidden = !m.llm;
+  if (m.llm) {
+    charts.tokens.push([m.llm.tokens_per_s]);
+    charts.ttft.push([m.llm.ttft_ms.p50, m.llm.tpot_ms.p50]);
+    charts.kv.push([m.llm.kv_cache_usage * 100, m.llm.running, m.llm.waiting]);
+  }
+  state.updates += 1;
+  $('chart-updates').textContent = `updates: ${state.updates} · requests: ${m.counters.requests}`;
+}
+
+function onStats(event) {
+  state.last = JSON.parse(event.data);
+  const s = state.last.server;
+  $('server-status').textContent = `infera ${s.version} · ${s.ready ? 'ready' : 'not ready'} · ` +
+    `control mode ${s.control_mode} · ${state.last.models.length} model rows`;
+  $('admin-form').hidden = !s.admin_token_required;
+  modelRows(state.last.models);
+  updateCharts();
+}
+
+function connect() {
+  const source = new EventSource('/v2/console/stream');
+  source.addEventListener('stats', onStats);
+  source.addEventListener('end', () => {
+    $('server-status').textContent = 'server shut down';
+    source.close();
+  });
+  source.onerror = () => { $('server-status').textContent = 'stream interrupted, reconnecting…'; };
+}
+
+function showTab(tab) {
+  state.tab = tab;
+  for (const b of document.querySelectorAll('.tabs button')) b.setAttribute('aria-pressed', String(b.dataset.tab === tab));
+  for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== `tab-${tab}`;
+  if (tab === 'config') loadConfig();
+  if (tab === 'playground') buildPlayground();
+  if (tab === 'diagnosis') loadDiagnosis();
+}
+
+function select(name) {
+  state.selected = name;
+  // The chat is for LLMs (backend "llm"); the other views for every model.
+  const row = state.last && servingRow(name);
+  const llm = !!row && row.backend === 'llm';
+  document.querySelector('.tabs button[data-tab="chat"]').hidden = !llm;
+  if (state.tab === 'chat' && !llm) state.tab = 'charts';
+  state.updates = 0;
+  for (const c of Object.values(charts)) if (c.clear) c.clear();
+  $('detail').hidden = false;
+  $('detail-heading').textContent = `Model ${name}`;
+  showTab(state.tab);
+  updateCharts();
+}
+
+async function loadConfig() {
+  const r = await fetch(`/v2/models/${encodeURIComponent(state.selected)}/config`);
+  $('config-view').textContent = r.ok ? JSON.stringify(await r.json(), null, 2) : `config: ${await errorText(r)}`;
+}
+
+// ---- Playground: a form generated from the model's metadata ----
+const NUMERIC = new Set(['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64',
+  'FP16', 'FP32', 'FP64', 'BF16']);
+
+async function buildPlayground() {
+  const form = $('playground-form');
+  const name = state.selected;
+  const r = await fetch(`/v2/models/${encodeURIComponent(name)}`);
+  if (!r.ok) {
+    form.replaceChildren(el('p', { class: 'error' }, `metadata: ${await errorText(r)}`));
+    return;
+  }
+  const meta = await r.json();
+  const fields = [];
+  meta.inputs.forEach((input, i) => {
+    const id = `pg-${i}`;
+    fields.push(el('fieldset', { 'data-input': input.name },
+      el('legend', {}, `${input.name} · ${input.datatype} · shape [${input.shape.join(', ')}]`)));
+    const fs = fields[fields.length - 1];
+    input.shape.forEach((d, j) => {
+      if (d === -1) {
+        fs.append(el('label', { for: `${id}-dim${j}` }, `dimension ${j} of ${input.name}`),
+          el('input', { id: `${id}-dim${j}`, type: 'number', min: '1', value: '1', 'data-dim': String(j) }));
+      }
+    });
+    if (input.datatype === 'BYTES') {
+      fs.append(el('label', { for: `${id}-text` }, `${input.name} as text (one element per line)`),
+        el('textarea', { id: `${id}-text`, rows: '2', 'data-role': 'text' }));
+      const preview = el('img', { class: 'preview', alt: `preview of the file for ${input.name}`, hidden: '' });
+      const file = el('input', { id: `${id}-file`, type: 'file', 'data-role': 'file' });
+      file.addEventListener('change', () => {
+        const f = file.files[0];
+        if (preview.src) URL.revokeObjectURL(preview.src);
+        preview.hidden = !(f && f.type.startsWith('image/'));
+        if (!preview.hidden) preview.src = URL.createObjectURL(f);
+      });
+      fs.append(el('label', { for: `${id}-file` }, `${input.name} from a file (e.g. an image)`), file, preview);
+    } else {
+      fs.append(el('label', { for: `${id}-data` }, `${input.name} values (comma separated; empty: zeros)`),
+        el('textarea', { id: `${id}-data`, rows: '2', 'data-role': 'data' }));
+    }
+  });
+  fields.push(el('button', { type: 'submit', id: 'playground-run' }, 'Run inference'));
+  form.replaceChildren(...fields);
+  form.onsubmit = (e) => { e.preventDefault(); runInference(meta); };
+}
+
+function concatBytes(parts) {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const p of parts) { out.set(p, off); off += p.length; }
+  return out;
+}
+
+async function runInference(meta) {
+  const result = $('playground-result');
+  result.textContent = 'running…';
+  const inputs = [];
+  const binary = [];
+  for (const input of meta.inputs) {
+    const fs = document.querySelector(`#playground-form fieldset[data-input="${CSS.escape(input.name)}"]`);
+    const shape = input.shape.map((d, j) => {
+      if (d !== -1) return d;
+      const v = fs.querySelector(`input[data-dim="${j}"]`);
+      return Math.max(1, parseInt(v.value, 10) || 1);
+    });
+    if (input.datatype === 'BYTES') {
+      const file = fs.querySelector('input[data-role="file"]').files[0];
+      let elements;
+      if (file) {
+        elements = [new Uint8Array(await file.arrayBuffer())];
+      } else {
+        const text = fs.querySelector('textarea[data-role="text"]').value;
+        elements = text.split('\n').map((line) => new TextEncoder().encode(line));
+      }
+      const count = shape.reduce((a, b) => a * b, 1);
+      if (elements.length !== count) {
+        // Fill the variable dimension from what was given.
+        const j = input.shape.indexOf(-1);
+        if (j >= 0) shape[j] = elements.length / (count / shape[j]);
+      }
+      const parts = [];
+      for (const e of elements) {
+        const len = new Uint8Array(4);
+        new DataView(len.buffer).setUint32(0, e.length, true);
+        parts.push(len, e);
+      }
+      const data = concatBytes(parts);
+      inputs.push({ name: input.name, datatype: 'BYTES', shape, parameters: { binary_data_size: data.length } });
+      binary.push(data);
+    } else {
+      const count = shape.reduce((a, b) => a * b, 1);
+      const text = fs.querySelector('textarea[data-role="data"]').value.trim();
+      let data = text ? text.split(/[\s,]+/).filter(Boolean).map(Number) : new Array(count).fill(0);
+      if (input.datatype === 'BOOL') data = data.map((v) => v !== 0);
+      if (data.length !== count) {
+        result.replaceChildren(el('p', { class: 'error' },
+          `${input.name}: ${data.length} values given, shape [${shape.join(', ')}] needs ${count}`));
+        return;
+      }
+      inputs.push({ name: input.name, datatype: input.datatype, shape, data });
+    }
+  }
+  const header = new TextEncoder().encode(JSON.stringify({ inputs }));
+  const body = binary.length ? concatBytes([header, ...binary]) : header;
+  const headers = { 'Content-Type': binary.length ? 'application/octet-stream' : 'application/json' };
+  if (binary.length) headers['Inference-Header-Content-Length'] = String(header.length);
+  const t0 = performance.now();
+  const r = await fetch(`/v2/models/${encodeURIComponent(meta.name)}/infer`, { method: 'POST', headers, body });
+  const ms = performance.now() - t0;
+  if (!r.ok) {
+    result.replaceChildren(el('p', { class: 'error' }, `infer failed (${r.status}): ${await errorText(r)}`));
+    return;
+  }
+  const answer = await r.json();
+  const rows = answer.outputs.map((o) => el('tr', {}, el('td', {}, o.name), el('td', {}, o.datatype),
+    el('td', {}, `[${o.shape.join(', ')}]`), el('td', { class: 'output-data' },
+      JSON.stringify(o.data).slice(0, 2000))));
+  result.replaceChildren(el('p', { id: 'playground-timing' }, `round trip ${ms.toFixed(1)} ms`),
+    el('table', { id: 'playground-outputs' },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'output'), el('th', { scope: 'col' }, 'type'),
+        el('th', { scope: 'col' }, 'shape'), el('th', { scope: 'col' }, 'data'))),
+      el('tbody', {}, ...rows)));
+}
+
+// ---- Chat: /v1/chat/completions, streamed ----
+async function chat(e) {
+  e.preventDefault();
+  if (state.chatBusy) return;
+  state.chatBusy = true;
+  $('chat-send').disabled = true;
+  const log = $('chat-log');
+  const text = $('chat-input').value;
+  log.append(el('p', { class: 'user' }, `you: ${text}`));
+  const reply = el('p', { class: 'assistant' });
+  log.append(reply);
+  try {
+    const r = await fetch('/v1/chat/completions', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: state.selected, stream: true,
+        messages: [{ role: 'user', content: text }],
+        temperature: Number($('chat-temperature').value), top_p: Number($('chat-top-p').value),
+        max_tokens: parseInt($('chat-max-tokens').value, 10) }),
+    });
+    if (!r.ok) {
+      reply.textContent = `error (${r.status}): ${await errorText(r)}`;
+      reply.classList.add('error');
+      return;
+    }
+    const reader = r.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let cut;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const event = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        for (const line of event.split('\n')) {
+          if (!line.startsWith('data: ')) continue;
+          const data = line.slice(6);
+          if (data === '[DONE]') continue;
+          const chunk = JSON.parse(data);
+          const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+          if (delta && delta.content) reply.append(document.createTextNode(delta.content));
+        }
+      }
+    }
+    reply.dataset.done = 'true';
+  } finally {
+    state.chatBusy = false;
+    $('chat-send').disabled = false;
+  }
+}
+
+// ---- Diagnosis ----
+async function loadDiagnosis() {
+  const view = $('diagnosis-view');
+  view.textContent = 'loading…';
+  const r = await fetch(`/v2/models/${encodeURIComponent(state.selected)}/diagnosis`);
+  if (r.status === 404) {
+    const text = await errorText(r);
+    // An unknown model is also 404: say which.
+    view.textContent = /unknown model/i.test(text) ? text : 'diagnosis not available on this server';
+    return;
+  }
+  if (!r.ok) {
+    view.replaceChildren(el('p', { class: 'error' }, `diagnosis failed (${r.status}): ${await errorText(r)}`));
+    return;
+  }
+  const d = await r.json();
+  const b = d.bottleneck || {};
+  view.replaceChildren(
+    el('p', {}, el('strong', { id: 'diagnosis-class' }, b.class || 'unknown'), ` — ${b.summary || ''}`),
+    el('p', { class: 'muted' }, `${d.requests ?? 0} requests over ${d.window_seconds ?? '?'} s (version ${d.version ?? '–'})`),
+    el('table', { id: 'diagnosis-evidence' },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'evidence'), el('th', { scope: 'col' }, 'value'),
+        el('th', { scope: 'col' }, 'detail'))),
+      el('tbody', {}, ...(d.evidence || []).map((e) => el('tr', {}, el('td', {}, e.name),
+        el('td', {}, `${e.value} ${e.unit || ''}`), el('td', {}, e.detail || ''))))),
+    el('ul', { id: 'diagnosis-actions' }, ...(d.actions || []).map((a) =>
+      el('li', {}, el('strong', {}, a.action), a.expected_effect ? ` — ${a.expected_effect}` : ''))));
+}
+
+for (const b of document.querySelectorAll('.tabs button')) b.addEventListener('click', () => showTab(b.dataset.tab));
+$('chat-form').addEventListener('submit', chat);
+$('diagnosis-refresh').addEventListener('click', loadDiagnosis);
+$('admin-form').addEventListener('submit', (e) => e.preventDefault());
+connect();
