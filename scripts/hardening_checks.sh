@@ -28,7 +28,7 @@ DEMO_REPO=$(realpath "${DEMO_REPO:-demo-models}")
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 # The integration suites run under ASan: those that drive the most server code per second
 # (docs/reliability.md says why these).
-ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api|integration_hostile_input|integration_config_limits|integration_reload_safety|integration_shutdown|integration_triton_wire|integration_shared_memory|integration_ensemble|integration_image_preprocess|integration_postprocess_backends|integration_tokenize_backend}
+ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api|integration_hostile_input|integration_config_limits|integration_reload_safety|integration_shutdown|integration_triton_wire|integration_shared_memory|integration_ensemble|integration_image_preprocess|integration_postprocess_backends|integration_tokenize_backend|integration_console_api}
 CCACHE=$(command -v ccache || true)
 PYTHON=${PYTHON:-/usr/bin/python3}
 # Sanitized objects carry line tables only, so the build directory need not be part of
@@ -75,9 +75,9 @@ stage_fuzz() {
 
 stage_tsan() {
   configure build-tsan -DCMAKE_CXX_COMPILER=clang++ -DINFERA_SANITIZE=thread
-  echo "== tsan: scheduling_test llm_test http_test (clang, TSan)"
-  cmake --build build-tsan -j "$JOBS" --target scheduling_test llm_test http_test
-  (cd build-tsan && ctest --output-on-failure -j "$JOBS" -R '^(scheduling_test|llm_test|http_test)$')
+  echo "== tsan: scheduling_test llm_test http_test console_test (clang, TSan)"
+  cmake --build build-tsan -j "$JOBS" --target scheduling_test llm_test http_test console_test
+  (cd build-tsan && ctest --output-on-failure -j "$JOBS" -R "^(scheduling_test|llm_test|http_test|console_test)$")
 }
 
 stage_asan-test() {
