@@ -16,6 +16,7 @@
 #include "backend/torch/io_binding.h"
 #include "backend/torch/precision_figures.h"
 #include "backend/torch/precision_probe.h"
+#include "backend/torch/torch_errors.h"
 #include "backend/torch/torch_precision.h"
 #include "backend/torch/torch_tensor.h"
 #include "common/logging.h"
@@ -25,44 +26,6 @@
 
 namespace infera {
 namespace {
-
-// The line of a LibTorch message worth showing a client: the last "...Error: ..." line
-// of a TorchScript traceback, else the first line.
-std::string Summarize(std::string_view message) {
-  std::string_view first, error_line;
-  size_t start = 0;
-  while (start < message.size()) {
-    size_t end = message.find('\n', start);
-    if (end == std::string_view::npos) end = message.size();
-    const std::string_view line = message.substr(start, end - start);
-    if (!line.empty() && first.empty()) first = line;
-    const size_t colon = line.find(": ");
-    if (colon != std::string_view::npos && colon >= 5 &&
-        line.substr(colon - 5, 5) == "Error" && line.find(' ') > colon) {
-      error_line = line;
-    }
-    start = end + 1;
-  }
-  return std::string(error_line.empty() ? first : error_line);
-}
-
-// Runs `fn` (returning Status or StatusOr), turning any exception into `code` with
-// `what` prefixed. The full message goes to the verbose log.
-template <typename Fn>
-auto CatchAll(absl::StatusCode code, std::string_view what, Fn&& fn) -> decltype(fn()) {
-  std::string message;
-  try {
-    return fn();
-  } catch (const c10::Error& e) {
-    message = e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    message = e.what();
-  } catch (...) {
-    message = "unknown exception";
-  }
-  INFERA_LOG(VERBOSE) << what << ": " << message;
-  return absl::Status(code, StrCat(what, ": ", Summarize(message)));
-}
 
 // What LoadModule did, for the load log and the config answer.
 struct LoadFacts {
@@ -82,7 +45,7 @@ absl::Status ApplyPrecision(const TorchModelOptions& options, torch::jit::Module
       return absl::OkStatus();
     case Precision::kBf16:
     case Precision::kFp16:
-      return CatchAll(absl::StatusCode::kInvalidArgument,
+      return CatchTorchErrors(absl::StatusCode::kInvalidArgument,
                       StrCat(what, ": converting the weights failed"), [&] {
                         module.to(options.precision == Precision::kBf16 ? at::kBFloat16
                                                                         : at::kHalf);
@@ -100,7 +63,7 @@ absl::Status ApplyPrecision(const TorchModelOptions& options, torch::jit::Module
                       });
     case Precision::kInt8Dynamic: {
       RETURN_IF_ERROR(SelectQuantizedEngine().status());
-      RETURN_IF_ERROR(CatchAll(absl::StatusCode::kInvalidArgument,
+      RETURN_IF_ERROR(CatchTorchErrors(absl::StatusCode::kInvalidArgument,
                                StrCat(what, ": torch::jit::freeze failed"), [&] {
                                  module = torch::jit::freeze(module);
                                  return absl::OkStatus();
@@ -124,7 +87,7 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
     return absl::NotFoundError(StrCat("model file '", path.string(), "' does not exist"));
   }
   torch::jit::Module module;
-  absl::Status loaded = CatchAll(absl::StatusCode::kInvalidArgument,
+  absl::Status loaded = CatchTorchErrors(absl::StatusCode::kInvalidArgument,
                                  StrCat("cannot load TorchScript model file '", path.string(), "'"),
                                  [&] {
                                    module = torch::jit::load(path.string(), torch::kCPU);
@@ -143,7 +106,7 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
   const bool frozen_already = options.precision == Precision::kInt8Dynamic;
   // freeze() clones, so a failure part-way leaves `module` usable.
   absl::StatusOr<torch::jit::Module> frozen =
-      CatchAll(absl::StatusCode::kInternal, "freeze + optimize_for_inference failed",
+      CatchTorchErrors(absl::StatusCode::kInternal, "freeze + optimize_for_inference failed",
                [&]() -> absl::StatusOr<torch::jit::Module> {
                  torch::jit::Module out = frozen_already ? module : torch::jit::freeze(module);
                  return torch::jit::optimize_for_inference(out);
@@ -194,7 +157,7 @@ class TorchInstance final : public ModelInstance {
       : state_(std::move(state)), module_(std::move(module)), threads_(threads) {}
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
-    return CatchAll(absl::StatusCode::kInternal, "model execution failed",
+    return CatchTorchErrors(absl::StatusCode::kInternal, "model execution failed",
                     [&] { return ExecuteUnguarded(inputs); });
   }
 
@@ -378,7 +341,7 @@ absl::StatusOr<std::shared_ptr<ModelState>> BuildState(const ModelLoadContext& c
 
   std::vector<ForwardArgument> ignored;
   if (arguments == nullptr) arguments = &ignored;
-  RETURN_IF_ERROR(CatchAll(absl::StatusCode::kInvalidArgument,
+  RETURN_IF_ERROR(CatchTorchErrors(absl::StatusCode::kInvalidArgument,
                            StrCat("cannot read forward() of '", state->path.string(), "'"),
                            [&] { return InspectForward(state->module, arguments,
                                                        &state->fallback); }));

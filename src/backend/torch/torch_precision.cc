@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backend/torch/torch_errors.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -21,21 +22,6 @@ namespace {
 
 using torch::jit::Node;
 using torch::jit::Value;
-
-// Runs `fn`, turning a LibTorch exception into `code` with `what` prefixed (first line).
-template <typename Fn>
-auto Guard(absl::StatusCode code, std::string_view what, Fn&& fn) -> decltype(fn()) {
-  std::string message;
-  try {
-    return fn();
-  } catch (const c10::Error& e) {
-    message = e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    message = e.what();
-  }
-  INFERA_LOG(VERBOSE) << what << ": " << message;
-  return absl::Status(code, StrCat(what, ": ", message.substr(0, message.find('\n'))));
-}
 
 std::vector<Node*> AllNodes(std::shared_ptr<torch::jit::Graph> graph) {
   std::vector<Node*> nodes;
@@ -87,7 +73,7 @@ absl::StatusOr<std::string> SelectQuantizedEngine() {
 }
 
 absl::StatusOr<int> QuantizeLinearDynamic(torch::jit::Module& frozen) {
-  return Guard(absl::StatusCode::kInternal, "int8_dynamic rewrite failed",
+  return CatchTorchErrors(absl::StatusCode::kInternal, "int8_dynamic rewrite failed",
                [&]() -> absl::StatusOr<int> {
     std::shared_ptr<torch::jit::Graph> graph = frozen.get_method("forward").graph();
     const c10::Symbol linear_dynamic = c10::Symbol::fromQualString("quantized::linear_dynamic");
