@@ -100,6 +100,31 @@ def test_end_to_end_writes_a_config_that_loads(repo):
         shutil.rmtree(fresh, ignore_errors=True)
 
 
+def test_precision_dimension_on_a_pytorch_model_records_a_refused_precision():
+    # The ranker (the smallest pytorch demo model): fp32 is measured; fp16 loads with
+    # VALIDATE_PRECISION and LibTorch 1.13 has no CPU half kernels for its Linear layers,
+    # so the load fails (the server answers 503 for a failed load) and the point is
+    # recorded as refused, not measured.
+    d = tempfile.mkdtemp(prefix="infera-analyze-prec-")
+    try:
+        copy_model(demo_repo(), "ranker", d)
+        out = os.path.join(d, "out")
+        r = analyze("--repository", d, "-m", "ranker", "--objective", "max-throughput:p99<=500ms",
+                    "--out", out, "--dimensions", "precision", "--precisions", "fp32,fp16",
+                    "--time-per-point", "0.5", "--concurrency", "1:2:x2")
+        assert r.returncode == 0, r.stdout + r.stderr
+        report = open(os.path.join(out, "report.md")).read()
+        rows = report_rows(report)
+        assert [row.split("|")[2].strip() for row in rows] == ["precision=fp32", "precision=fp16"], report
+        assert "failed" not in rows[0] and "met" in rows[0], report
+        assert "failed: load refused (HTTP 5" in rows[1] and "PRECISION fp16" in rows[1], report
+        assert "Best: `precision=fp32`" in report, report
+        config = open(os.path.join(out, "config.pbtxt")).read()
+        assert re.search(r'key: "PRECISION"\s*value \{\s*string_value: "fp32"', config), config
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_unreachable_objective_reports_best_effort(repo):
     out = os.path.join(repo, "out")
     r = analyze("--repository", repo, "-m", "simple", "--objective", "max-throughput:p99<=0.000001ms",

@@ -62,6 +62,27 @@ TEST(ConfigRenderTest, PrecisionIsAParameter) {
   EXPECT_EQ(config->parameters().at("PRECISION").string_value(), "bf16");
 }
 
+TEST(ConfigRenderTest, ReducedPrecisionPointsLoadWithValidation) {
+  // bf16 / int8_dynamic / fp16 are compared with fp32 at load (the backend's floors):
+  // a point below them is refused, not measured.
+  for (const char* value : {"bf16", "int8_dynamic", "fp16"}) {
+    auto config = ApplyPoint(Base(), {{"precision", value}}, Dimensions());
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(config->parameters().at("PRECISION").string_value(), value);
+    ASSERT_TRUE(config->parameters().contains("VALIDATE_PRECISION")) << value;
+    EXPECT_EQ(config->parameters().at("VALIDATE_PRECISION").string_value(), "true") << value;
+    // The written config keeps both, so a production load validates the same way.
+    auto text = RenderConfigText(*config, "test");
+    ASSERT_TRUE(text.ok()) << text.status();
+    EXPECT_THAT(*text, HasSubstr("VALIDATE_PRECISION")) << value;
+  }
+  // fp32 is the reference itself: nothing to validate.
+  auto fp32 = ApplyPoint(Base(), {{"precision", "fp32"}}, Dimensions());
+  ASSERT_TRUE(fp32.ok()) << fp32.status();
+  EXPECT_EQ(fp32->parameters().at("PRECISION").string_value(), "fp32");
+  EXPECT_FALSE(fp32->parameters().contains("VALIDATE_PRECISION"));
+}
+
 TEST(ConfigRenderTest, HostilePointsNameTheProblem) {
   auto unknown = ApplyPoint(Base(), {{"threads", "4"}}, Dimensions());
   ASSERT_FALSE(unknown.ok());
