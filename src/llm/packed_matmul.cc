@@ -265,26 +265,26 @@ inline void QuantisedPanelPortable(const float* x, int64_t m, int64_t ldx, const
           for (int64_t c = 0; c < kW; ++c) a[c] += xv * block[r][c];
         }
       }
-      continue;
-    }
-    for (int64_t i = 0; i < m; ++i) {
-      const float* xr = x + i * ldx + g0;
-      float* a = acc + i * kW;
-      Vec8 t[kW / 8];
+    } else {
+      for (int64_t i = 0; i < m; ++i) {
+        const float* xr = x + i * ldx + g0;
+        float* a = acc + i * kW;
+        Vec8 t[kW / 8];
 #pragma GCC unroll 8
-      for (int64_t j = 0; j < kW / 8; ++j) std::memcpy(&t[j], a + 8 * j, sizeof(Vec8));
-      for (int64_t r = 0; r < rows; ++r) {
-        const float s = xr[r];
-        const Vec8 xv = {s, s, s, s, s, s, s, s};
+        for (int64_t j = 0; j < kW / 8; ++j) std::memcpy(&t[j], a + 8 * j, sizeof(Vec8));
+        for (int64_t r = 0; r < rows; ++r) {
+          const float s = xr[r];
+          const Vec8 xv = {s, s, s, s, s, s, s, s};
 #pragma GCC unroll 8
-        for (int64_t j = 0; j < kW / 8; ++j) {
-          Vec8 wv;
-          std::memcpy(&wv, &block[r][8 * j], sizeof(Vec8));
-          t[j] += xv * wv;
+          for (int64_t j = 0; j < kW / 8; ++j) {
+            Vec8 wv;
+            std::memcpy(&wv, &block[r][8 * j], sizeof(Vec8));
+            t[j] += xv * wv;
+          }
         }
-      }
 #pragma GCC unroll 8
-      for (int64_t j = 0; j < kW / 8; ++j) std::memcpy(a + 8 * j, &t[j], sizeof(Vec8));
+        for (int64_t j = 0; j < kW / 8; ++j) std::memcpy(a + 8 * j, &t[j], sizeof(Vec8));
+      }
     }
   }
   if (!int4) {
