@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/float16.h"
+#include "llm/cpu_kernels.h"  // HalfToFloatInline
 
 // Built with -O3 (see CMakeLists.txt). The AVX-512 kernel is intrinsics in functions
 // with target("avx512f"); the portable kernel is plain loops, built for AVX2 + FMA and
@@ -233,7 +234,7 @@ inline void QuantisedPanelPortable(const float* x, int64_t m, int64_t ldx, const
       for (int64_t c = 0; c < kW; ++c) {
         uint16_t h;
         std::memcpy(&h, group + kInt4Group * (kW / 2) + 2 * c, 2);
-        d[c] = HalfToFloat(h);
+        d[c] = HalfToFloatInline(h);
       }
       for (int64_t r = 0; r < rows; ++r) {
         const unsigned char* row = group + r * (kW / 2);
@@ -336,7 +337,7 @@ inline void MatmulPortableBody(const float* x, int64_t m, int64_t ldx, const Pac
             for (int64_t c = 0; c < kW; ++c) {
               uint16_t h;
               std::memcpy(&h, group + kInt4Group * (kW / 2) + 2 * c, 2);
-              d[c] = HalfToFloat(h);
+              d[c] = HalfToFloatInline(h);
             }
             for (int64_t r = 0; r < rows; ++r) {
               const float xv = xr[g0 + r];
