@@ -11,8 +11,12 @@
 #include "api/float16.h"
 
 // Built with -O3 -fopenmp-simd (see CMakeLists.txt): the `omp simd` reductions below
-// vectorise without -ffast-math; target_clones picks AVX-512/AVX2 code at load time.
-#define INFERA_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
+// vectorise without -ffast-math; target_clones picks AVX-512 / AVX + FMA code at load
+// time. The middle clone is "fma" (which implies AVX: 256-bit vectors), not "avx2" (no
+// FMA) nor "arch=x86-64-v3" (clang 14's resolver never selects it): an AVX2 + FMA CPU
+// picks it (docs/llm.md, "Weight quantisation"). clang 14 emits no clones here at all
+// (the declarations in cpu_kernels.h lack the attribute); g++ 12 does.
+#define INFERA_KERNEL __attribute__((target_clones("avx512f", "fma", "default")))
 
 namespace infera::llm {
 

@@ -40,7 +40,8 @@
 // bit for bit).
 //
 // Dispatch: AVX-512F intrinsics when the CPU has them, else a portable C++ kernel
-// compiled for AVX2 and baseline x86-64 (target_clones), chosen once at run time. The
+// compiled twice — for AVX2 + FMA (AMD EPYC, Intel since Haswell) and for baseline
+// x86-64 — chosen once at run time. The
 // quantised types are dequantised to fp32 (int4: (u − 8)·d, exact) and then multiplied
 // in fp32 like the others — in registers, shared by a tile's rows, on AVX-512; in the
 // portable kernel straight into the FMA for M ≤ 2, else through a 32-row buffer that
@@ -117,13 +118,17 @@ class PackedMatrix {
 void PackedMatmul(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias,
                   float* y, int64_t ldy, bool accumulate, int64_t panel_begin, int64_t panel_end);
 
-// Which kernel PackedMatmul runs on this CPU: "avx512f" or "portable".
+// Which kernel PackedMatmul runs on this CPU: "avx512f", "avx2+fma" or "portable".
 const char* PackedMatmulIsa();
 
-// The two kernels behind PackedMatmul, for tests and benchmarks (Avx512 needs the CPU
-// feature: check HasAvx512 first).
+// The three kernels behind PackedMatmul, for tests and benchmarks (Avx512 and Avx2 need
+// their CPU features: check HasAvx512 / HasAvx2 first). Avx2 and Portable are the same
+// C++ body built for AVX2 + FMA and for baseline x86-64.
 namespace packed_matmul_internal {
 bool HasAvx512();
+bool HasAvx2();  // AVX2 and FMA
+void Avx2(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,
+          int64_t ldy, bool accumulate, int64_t panel_begin, int64_t panel_end);
 void Avx512(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,
             int64_t ldy, bool accumulate, int64_t panel_begin, int64_t panel_end);
 void Portable(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,

@@ -98,6 +98,7 @@ void CheckAgainstReference(Kernel kernel, const Case& c, uint32_t seed) {
 
 std::vector<std::pair<const char*, Kernel>> Kernels() {
   std::vector<std::pair<const char*, Kernel>> kernels = {{"portable", &packed_matmul_internal::Portable}};
+  if (packed_matmul_internal::HasAvx2()) kernels.emplace_back("avx2+fma", &packed_matmul_internal::Avx2);
   if (packed_matmul_internal::HasAvx512()) kernels.emplace_back("avx512f", &packed_matmul_internal::Avx512);
   return kernels;
 }
@@ -129,20 +130,47 @@ TEST(PackedMatmulTest, LargeRowCountsSpanSeveralRowBlocks) {
   }
 }
 
-// The portable kernel (AVX2 / baseline clones) and the AVX-512 one read the same
-// dequantised weights; they may differ only in rounding of the sums.
-TEST(PackedMatmulTest, QuantisedKernelsAgreeWithEachOther) {
-  if (!packed_matmul_internal::HasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+// The baseline build, the AVX2 + FMA build and the AVX-512 kernel read the same
+// dequantised weights; they may differ only in rounding of the sums (FMA or not).
+TEST(PackedMatmulTest, KernelsAgreeWithEachOther) {
+  const std::vector<std::pair<const char*, Kernel>> kernels = Kernels();
+  if (kernels.size() < 2) GTEST_SKIP() << "only the baseline kernel runs on this CPU";
   std::mt19937 rng(11);
-  const int64_t m = 5, k = 200, n = 150;
-  std::vector<float> w = Random(rng, n * k), x = Random(rng, m * k);
-  for (PackedType type : {PackedType::kInt8, PackedType::kInt4}) {
+  const int64_t k = 200, n = 150;
+  std::vector<float> w = Random(rng, n * k), x = Random(rng, 16 * k);
+  for (PackedType type : {PackedType::kF32, PackedType::kBF16, PackedType::kInt8, PackedType::kInt4}) {
     PackedMatrix packed = PackedMatrix::FromOutIn(w.data(), n, k, type);
-    std::vector<float> a(m * n), b(m * n);
-    packed_matmul_internal::Portable(x.data(), m, k, packed, nullptr, a.data(), n, false, 0, packed.num_panels());
-    packed_matmul_internal::Avx512(x.data(), m, k, packed, nullptr, b.data(), n, false, 0, packed.num_panels());
-    for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4) << PackedTypeName(type) << " " << i;
+    for (int64_t m : {1, 2, 5, 16}) {  // both quantised paths of the C++ body (M <= 2 and more)
+      std::vector<float> a(m * n);
+      packed_matmul_internal::Portable(x.data(), m, k, packed, nullptr, a.data(), n, false, 0, packed.num_panels());
+      for (size_t e = 1; e < kernels.size(); ++e) {
+        std::vector<float> b(m * n);
+        kernels[e].second(x.data(), m, k, packed, nullptr, b.data(), n, false, 0, packed.num_panels());
+        for (size_t i = 0; i < a.size(); ++i) {
+          ASSERT_NEAR(a[i], b[i], 1e-4) << kernels[e].first << " " << PackedTypeName(type) << " m=" << m << " " << i;
+        }
+      }
+    }
   }
+}
+
+// The AVX2 build really fuses: on an FMA chain whose exact result differs from the
+// separately rounded one, it gives the fused bits and the baseline build the other.
+// (1 + 2^-12)² = 1 + 2^-11 + 2^-24 is a tie between two floats: rounded alone it is
+// 1 + 2^-11 (even), and adding −(1 + 2^-11) gives 0; fused, the sum is 2^-24 exactly.
+TEST(PackedMatmulTest, Avx2BuildUsesFusedMultiplyAdd) {
+  if (!packed_matmul_internal::HasAvx2()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  const int64_t k = 2, n = 1;
+  const float e = std::ldexp(1.0f, -12);
+  // The chain is acc = x0·w0 (exact here), then acc += x1·w1 (the inexact product).
+  const std::vector<float> w = {-(1.0f + 2 * e), 1.0f + e};  // [n][k]
+  const std::vector<float> x = {1.0f, 1.0f + e};
+  PackedMatrix packed = PackedMatrix::FromOutIn(w.data(), n, k, PackedType::kF32);
+  float fused = 1, plain = 1;
+  packed_matmul_internal::Avx2(x.data(), 1, k, packed, nullptr, &fused, n, false, 0, 1);
+  packed_matmul_internal::Portable(x.data(), 1, k, packed, nullptr, &plain, n, false, 0, 1);
+  EXPECT_EQ(fused, std::ldexp(1.0f, -24));
+  EXPECT_EQ(plain, 0.0f);
 }
 
 TEST(PackedMatmulTest, QuantisedSizesAndExactValues) {
@@ -240,7 +268,9 @@ TEST(PackedMatmulTest, NonFiniteWeightsStayInTheirColumns) {
 
 TEST(PackedMatmulTest, PublicEntryUsesTheDetectedKernel) {
   const std::string isa = PackedMatmulIsa();
-  EXPECT_EQ(isa, packed_matmul_internal::HasAvx512() ? "avx512f" : "portable");
+  EXPECT_EQ(isa, packed_matmul_internal::HasAvx512() ? "avx512f"
+                 : packed_matmul_internal::HasAvx2() ? "avx2+fma"
+                                                     : "portable");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // llm_matmul_bench: the packed-matmul kernels alone on the 45.6 M bench model's projection
 // shapes (docs/benchmarks.md, "LLM weight quantisation"): every PackedType (f32, bf16,
-// int8, int4) × M = 1, 8, 16 × the AVX-512 kernel and the portable one (its AVX2 clone on
-// an AVX2 machine), one thread, same random weights. Prints one JSON line per case: the
+// int8, int4) × M = 1, 8, 16 × each kernel this CPU runs (avx512f, avx2+fma: the portable
+// body built for AVX2 + FMA, portable: the same body for baseline x86-64), one thread,
+// same random weights. Prints one JSON line per case: the
 // median of --reps calls and the packed bytes streamed per millisecond.
 //
 //   llm_matmul_bench [--reps 15]
@@ -35,9 +36,16 @@ int main(int argc, char** argv) {
       for (int64_t m : {1, 8, 16}) {
         std::vector<float> x(static_cast<size_t>(m * s.k)), y(static_cast<size_t>(m * s.n));
         for (float& f : x) f = normal(rng);
-        for (bool avx512 : {true, false}) {
-          if (avx512 && !packed_matmul_internal::HasAvx512()) continue;
-          auto kernel = avx512 ? &packed_matmul_internal::Avx512 : &packed_matmul_internal::Portable;
+        const struct {
+          const char* name;
+          bool supported;
+          decltype(&packed_matmul_internal::Portable) fn;
+        } kernels[] = {{"avx512f", packed_matmul_internal::HasAvx512(), &packed_matmul_internal::Avx512},
+                       {"avx2+fma", packed_matmul_internal::HasAvx2(), &packed_matmul_internal::Avx2},
+                       {"portable", true, &packed_matmul_internal::Portable}};
+        for (const auto& kern : kernels) {
+          if (!kern.supported) continue;
+          auto kernel = kern.fn;
           std::vector<double> ms;
           for (int r = 0; r < reps + 1; ++r) {
             const auto t0 = Clock::now();
@@ -48,7 +56,7 @@ int main(int argc, char** argv) {
           const double median = ms[ms.size() / 2];
           std::printf("{\"matmul\": \"%s\", \"type\": \"%s\", \"m\": %ld, \"kernel\": \"%s\", \"ms\": %.4f, "
                       "\"bytes\": %zu, \"gb_s\": %.2f}\n",
-                      s.name, PackedTypeName(type), static_cast<long>(m), avx512 ? "avx512f" : "portable", median,
+                      s.name, PackedTypeName(type), static_cast<long>(m), kern.name, median,
                       packed.bytes(), static_cast<double>(packed.bytes()) / median / 1e6);
         }
       }
