@@ -263,7 +263,7 @@ try {
   const seq0 = await page.evaluate(() => Number(document.querySelector('#diagnosis-view').dataset.seq));
   await page.focus('#diagnosis-refresh');
   const [answer] = await Promise.all([
-    page.waitForResponse((r) => r.url().endsWith(diagnosisPath)),
+    page.waitForResponse((r) => r.url().endsWith(`${diagnosisPath}?window=60`)),
     page.keyboard.press('Enter'),
   ]);
   const shown = await answer.json();
@@ -275,7 +275,8 @@ try {
   const panel = await page.evaluate(() => ({
     class: document.querySelector('#diagnosis-class').textContent,
     summary: document.querySelector('#diagnosis-summary').textContent,
-    window: document.querySelector('#diagnosis-window').textContent,
+    window: (({ textContent, dataset }) => ({ text: textContent, requests: dataset.requests,
+      seconds: dataset.windowSeconds }))(document.querySelector('#diagnosis-window')),
     status: document.querySelector('#diagnosis-status').textContent,
     evidence: [...document.querySelectorAll('#diagnosis-evidence tbody tr')].map((tr) => ({
       name: tr.cells[0].textContent, value: JSON.parse(tr.cells[1].dataset.value),
@@ -294,8 +295,9 @@ try {
   if (JSON.stringify(got) !== JSON.stringify(wantPanel)) {
     throw new Error(`panel ${JSON.stringify(got)} != endpoint ${JSON.stringify(wantPanel)}`);
   }
-  if (!panel.window.startsWith(`${shown.requests} requests over ${shown.window_seconds} s`)) {
-    throw new Error(`window line '${panel.window}' for ${shown.requests} requests / ${shown.window_seconds} s`);
+  if (panel.window.requests !== String(shown.requests) || panel.window.seconds !== String(shown.window_seconds) ||
+      !panel.window.text.startsWith(`${shown.requests} requests over ${shown.window_seconds.toFixed(1)} s`)) {
+    throw new Error(`window line ${JSON.stringify(panel.window)} for ${shown.requests} requests / ${shown.window_seconds} s`);
   }
   if (!panel.status.includes('queueing')) throw new Error(`status line '${panel.status}'`);
   // ... and the endpoint asked independently just before and after says the same: the
@@ -322,6 +324,13 @@ try {
   results.diagnosis = { class: panel.class, evidence: panel.evidence.map((e) => e.name),
     actions: panel.actions.map((a) => a.action), requests: shown.requests, auto_refreshed: true };
   await shoot(page, 'diagnosis');
+  // A shorter window: the panel asks for it and shows the span the server covered.
+  await page.selectOption('#diagnosis-window-select', '10');
+  await page.waitForFunction(() => {
+    const w = document.querySelector('#diagnosis-window');
+    return w && Number(w.dataset.windowSeconds) <= 10.5;
+  });
+  await page.selectOption('#diagnosis-window-select', '60');
   const lowLater = await lowContrast(page);
   if (lowLater.length) throw new Error(`text under 4.5:1 contrast: ${lowLater.join('; ')}`);
   // Only the refusals this test provoked may appear as failed loads.

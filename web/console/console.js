@@ -379,8 +379,9 @@ async function chat(e) {
 }
 
 // ---- Diagnosis ----
-// Fetched when the tab opens, by the Refresh button, and every DIAGNOSIS_PERIOD_MS while
-// the tab is shown with auto-refresh ticked. One request at a time; each carries a
+// Fetched (over the chosen window: 10, 60 or 300 s) when the tab opens, by the Refresh
+// button, when the window changes, and every DIAGNOSIS_PERIOD_MS while the tab is shown
+// with auto-refresh ticked. One request at a time; each carries a
 // sequence number and an answer is drawn only if it is the newest asked for and still
 // for the selected model. The aria-live status line changes only when the class (or an
 // error) does, so a screen reader is not told the same verdict every 5 s.
@@ -406,8 +407,9 @@ function renderDiagnosis(d) {
   $('diagnosis-view').replaceChildren(
     el('p', {}, el('strong', { id: 'diagnosis-class' }, b.class || 'unknown'), ' — ',
       el('span', { id: 'diagnosis-summary' }, b.summary || '')),
-    el('p', { class: 'muted', id: 'diagnosis-window' },
-      `${d.requests ?? 0} requests over ${d.window_seconds ?? '?'} s (version ${d.version ?? '–'})`),
+    el('p', { class: 'muted', id: 'diagnosis-window', 'data-requests': String(d.requests),
+      'data-window-seconds': String(d.window_seconds) },
+      `${d.requests ?? 0} requests over ${Number(d.window_seconds).toFixed(1)} s (version ${d.version ?? '–'})`),
     el('table', { id: 'diagnosis-evidence' },
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'evidence'), el('th', { scope: 'col' }, 'value'),
         el('th', { scope: 'col' }, 'detail'))),
@@ -442,7 +444,8 @@ async function loadDiagnosis() {
   view.setAttribute('aria-busy', 'true');
   if (view.dataset.model !== model) view.replaceChildren(el('p', { class: 'muted' }, 'loading…'));
   try {
-    const r = await fetch(`/v2/models/${encodeURIComponent(model)}/diagnosis`);
+    const seconds = $('diagnosis-window-select').value;  // 10 | 60 | 300
+    const r = await fetch(`/v2/models/${encodeURIComponent(model)}/diagnosis?window=${seconds}`);
     const body = r.ok ? await r.json() : await errorText(r);
     if (seq !== diagnosis.seq || model !== state.selected) return;  // stale
     view.dataset.model = model;
@@ -481,5 +484,6 @@ for (const b of document.querySelectorAll('.tabs button')) b.addEventListener('c
 $('chat-form').addEventListener('submit', chat);
 $('diagnosis-refresh').addEventListener('click', loadDiagnosis);
 $('diagnosis-auto').addEventListener('change', scheduleDiagnosis);
+$('diagnosis-window-select').addEventListener('change', loadDiagnosis);
 $('admin-form').addEventListener('submit', (e) => e.preventDefault());
 connect();
