@@ -331,6 +331,36 @@ try {
     return w && Number(w.dataset.windowSeconds) <= 10.5;
   });
   await page.selectOption('#diagnosis-window-select', '60');
+  // A late answer for a model no longer selected is dropped: identity_fp32's diagnosis is
+  // held in the network until queued has been selected again, then let through.
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  let heldResolve;
+  const held = new Promise((resolve) => { heldResolve = resolve; });
+  await page.route('**/v2/models/identity_fp32/diagnosis*', async (route) => {
+    heldResolve();
+    await gate;
+    await route.continue();
+  });
+  await page.evaluate(() => {
+    window.__diagnosisModels = [];
+    // Every value data-model held (each record's old value): the models drawn in between.
+    new MutationObserver((records) => records.forEach((m) => window.__diagnosisModels.push(m.oldValue)))
+      .observe(document.querySelector('#diagnosis-view'),
+        { attributes: true, attributeFilter: ['data-model'], attributeOldValue: true });
+  });
+  await page.click('button.link[data-model="identity_fp32"]');
+  await held;  // the panel asked for identity_fp32's diagnosis; it waits in the network
+  await page.click('button.link[data-model="queued"]');
+  const identityAnswer = page.waitForResponse((r) => r.url().includes('/v2/models/identity_fp32/diagnosis'));
+  release();
+  await identityAnswer;
+  await page.waitForFunction(() => document.querySelector('#diagnosis-view').dataset.model === 'queued' &&
+    document.querySelector('#diagnosis-class')?.textContent === 'queueing');
+  await page.unroute('**/v2/models/identity_fp32/diagnosis*');
+  const drawn = await page.evaluate(() => window.__diagnosisModels);
+  if (drawn.includes('identity_fp32')) throw new Error(`a stale answer was drawn: ${drawn}`);
+  results.diagnosis.stale_dropped = true;
   const lowLater = await lowContrast(page);
   if (lowLater.length) throw new Error(`text under 4.5:1 contrast: ${lowLater.join('; ')}`);
   // Only the refusals this test provoked may appear as failed loads.

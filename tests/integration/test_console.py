@@ -112,5 +112,6 @@ def test_console_in_chromium(server, plain_server):
     assert "instance_utilisation" in r["diagnosis"]["evidence"] and "queue_share" in r["diagnosis"]["evidence"]
     assert r["diagnosis"]["actions"][0].startswith("add 1 instance (instance_group count 1 -> 2)")
     assert r["diagnosis"]["requests"] == 80 and r["diagnosis"]["auto_refreshed"]
+    assert r["diagnosis"]["stale_dropped"]  # a late answer for another model was not drawn
     # The server is still healthy after the session.
     server.assert_serving()

@@ -442,7 +442,10 @@ async function loadDiagnosis() {
   diagnosis.inFlight = true;
   const view = $('diagnosis-view');
   view.setAttribute('aria-busy', 'true');
-  if (view.dataset.model !== model) view.replaceChildren(el('p', { class: 'muted' }, 'loading…'));
+  if (view.dataset.model !== model) {  // another model's answer is on screen: clear it
+    view.dataset.model = '';
+    view.replaceChildren(el('p', { class: 'muted' }, 'loading…'));
+  }
   try {
     const seconds = $('diagnosis-window-select').value;  // 10 | 60 | 300
     const r = await fetch(`/v2/models/${encodeURIComponent(model)}/diagnosis?window=${seconds}`);
