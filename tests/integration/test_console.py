@@ -6,7 +6,8 @@ under load, a playground inference and an image classification round-trip, the c
 streams token by token, admin unload/load is refused without the token and works with
 it, a canary is promoted, the diagnosis panel shows what GET /v2/models/queued/diagnosis
 answers after a queueing load shape (class, evidence, actions; keyboard refresh and the
-5 s auto-refresh), and a server without the admin API shows no admin buttons. docs/console.md."""
+5 s auto-refresh, a late answer for another model not drawn), and a server without the
+admin API shows no admin buttons. docs/console.md."""
 
 import json
 import os
