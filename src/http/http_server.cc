@@ -178,6 +178,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void ReadHeader() {
     parser_.emplace();
+    head_request_ = false;
     parser_->header_limit(static_cast<uint32_t>(state_->options.max_header_bytes));
     parser_->body_limit(state_->options.max_body_bytes);
     timed_out_ = false;
@@ -252,6 +253,12 @@ class Session : public std::enable_shared_from_this<Session> {
     http::request<http::string_body> message = parser_->release();
     HttpRequest request;
     request.method = std::string(message.method_string());
+    // RFC 9110 section 9.3.2: HEAD is GET without content. Routes answer it as a GET;
+    // Write() sends that answer's headers (its Content-Length included) and no body.
+    if (message.method() == http::verb::head) {
+      request.method = "GET";
+      head_request_ = true;
+    }
     request.target = std::string(message.target());
     request.headers.reserve(8);
     for (const auto& field : message) {
@@ -289,7 +296,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Write(HttpResponse response, HttpResponder::WriteCallback on_written) {
     ++responses_started_;
-    const auto bytes = static_cast<int64_t>(response.body.size());
+    // A HEAD answer's body is dropped below, before the write: it holds no budget.
+    const auto bytes = head_request_ ? int64_t{0} : static_cast<int64_t>(response.body.size());
     if (!state_->budget->TryReserve(bytes)) {
       // Slow readers already hold the server's budget for unread responses: drop this
       // body now (freeing it) and answer 503 instead; the client may retry.
@@ -301,8 +309,9 @@ class Session : public std::enable_shared_from_this<Session> {
                                            "(--http-max-buffered-response-bytes); retry later"));
       keep_alive_ = false;
       on_written = nullptr;
-      state_->budget->Add(static_cast<int64_t>(response.body.size()));
-      response_buffered_ = static_cast<int64_t>(response.body.size());
+      const auto error_bytes = head_request_ ? int64_t{0} : static_cast<int64_t>(response.body.size());
+      state_->budget->Add(error_bytes);
+      response_buffered_ = error_bytes;
     } else {
       response_buffered_ = bytes;
     }
@@ -314,8 +323,14 @@ class Session : public std::enable_shared_from_this<Session> {
     for (auto& [name, value] : response.headers) response_.set(name, value);
     response_.body() = std::move(response.body);
     response_.keep_alive(keep_alive_ && !state_->draining.load(std::memory_order_relaxed));
-    response_.prepare_payload();
+    response_.prepare_payload();  // Content-Length of the body: a HEAD answer keeps it
+    if (head_request_) {
+      response_.body().clear();
+      response_.body().shrink_to_fit();
+    }
     response_serializer_.emplace(response_);
+    // Split: the serializer stops after the header, which is all a HEAD answer is.
+    if (head_request_) response_serializer_->split(true);
     on_written_ = std::move(on_written);
     write_start_ = std::chrono::steady_clock::now();
     WriteSome();
@@ -328,7 +343,9 @@ class Session : public std::enable_shared_from_this<Session> {
     http::async_write_some(socket_, *response_serializer_,
                            [self = shared_from_this()](beast::error_code ec, size_t) {
                              self->WriteProgressed();
-                             if (!ec && !self->response_serializer_->is_done()) return self->WriteSome();
+                             const bool done = self->head_request_ ? self->response_serializer_->is_header_done()
+                                                                   : self->response_serializer_->is_done();
+                             if (!ec && !done) return self->WriteSome();
                              self->response_serializer_.reset();
                              self->state_->budget->Release(self->response_buffered_);
                              self->response_buffered_ = 0;
@@ -368,10 +385,12 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_head_.result(static_cast<unsigned>(head.status));
     stream_head_.set(http::field::content_type, head.content_type);
     for (auto& [name, value] : head.headers) stream_head_.set(name, value);
-    stream_head_.keep_alive(keep_alive_ && !state_->draining.load(std::memory_order_relaxed));
+    // A HEAD on a stream gets its headers and a closed connection: a stream has no
+    // length, and its producer's late chunks must not reach a next request's answer.
+    stream_head_.keep_alive(keep_alive_ && !head_request_ && !state_->draining.load(std::memory_order_relaxed));
     stream_head_.chunked(true);
     response_.keep_alive(stream_head_.keep_alive());  // read by OnWrite at the end
-    if (!head.body.empty()) {
+    if (!head.body.empty() && !head_request_) {
       const auto bytes = static_cast<int64_t>(head.body.size());
       stream_pending_.fetch_add(bytes, std::memory_order_relaxed);
       stream_queued_ += bytes;
@@ -386,6 +405,12 @@ class Session : public std::enable_shared_from_this<Session> {
                                self->WriteProgressed();
                                self->stream_writing_ = false;
                                if (ec) return self->StreamFailed();
+                               if (self->head_request_) {  // headers only: stop the producer
+                                 if (self->current_token_) self->current_token_->Cancel();
+                                 self->stream_done_ = true;
+                                 self->ResetStream();
+                                 return self->OnWrite(ec);
+                               }
                                self->PumpStream();
                              });
   }
@@ -515,6 +540,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool write_timed_out_ = false;
   std::chrono::steady_clock::time_point last_write_progress_;
   bool keep_alive_ = true;
+  bool head_request_ = false;  // the request being answered is a HEAD (sent as GET to routes)
   bool counted_ = false;  // this request is counted in state_->in_flight
   std::shared_ptr<CancellationToken> current_token_;  // the latest request's
   uint64_t requests_dispatched_ = 0;  // requests handed to the handler

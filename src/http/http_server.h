@@ -7,6 +7,12 @@
 // threads, and the response comes back through HttpResponder::Send() from any thread,
 // which posts the write to the connection's thread.
 //
+// HEAD (RFC 9110 section 9.3.2), for every route: the handler gets the request as a GET;
+// the server writes that answer's status and headers, Content-Length being the length of
+// the body a GET would get, and no body, and the connection stays open (keep-alive). A
+// HEAD on a streamed answer gets the stream's headers, its producer is cancelled and the
+// connection closed.
+//
 // Per connection: keep-alive, requests served in order (pipelined requests wait their
 // turn), TCP_NODELAY, each response written with one gather write (headers + body), an
 // `Expect: 100-continue` answered, and limits that turn abuse into a 4xx and a closed

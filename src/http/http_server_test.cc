@@ -120,6 +120,111 @@ TEST(HttpServerTest, ClientDisconnectCancelsTheRequestToken) {
   (*server)->Shutdown(std::chrono::milliseconds(1000));
 }
 
+// The header block of the first response in `reply` (up to and including the blank line).
+std::string HeaderBlock(const std::string& reply) {
+  const size_t end = reply.find("\r\n\r\n");
+  return end == std::string::npos ? reply : reply.substr(0, end + 4);
+}
+
+// RFC 9110 section 9.3.2: HEAD gets the headers a GET would (Content-Length of the GET's
+// body), no body bytes, and the connection serves the next request.
+TEST(HttpServerTest, HeadAnswersWithTheGetHeadersAndNoBodyThenKeepsServing) {
+  const std::string asset(5000, '~');
+  absl::Mutex mu;
+  std::vector<std::string> methods;
+  auto server = HttpServer::Start({"127.0.0.1", 0, 1}, [&](HttpRequest request, HttpResponder responder) {
+    {
+      absl::MutexLock lock(&mu);
+      methods.push_back(request.method);
+    }
+    if (request.path() == "/asset") {
+      return std::move(responder).Send(HttpResponse{200, "text/css", asset, {{"ETag", "\"abc\""}}});
+    }
+    std::move(responder).Send(HttpResponse{200, "text/plain", "next", {}});
+  });
+  ASSERT_TRUE(server.ok()) << server.status();
+  RawClient get_client((*server)->port());
+  get_client.Send("GET /asset HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string get_reply = get_client.ReadUntil(asset);
+  ASSERT_THAT(get_reply, HasSubstr(asset));
+
+  RawClient client((*server)->port());
+  // HEAD, then a GET on the same connection: the bytes after the HEAD answer's header
+  // block must be the next answer, not a body.
+  client.Send("HEAD /asset HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string reply = client.ReadUntil("\r\n\r\nnext");
+  const std::string head = HeaderBlock(reply);
+  EXPECT_EQ(head, HeaderBlock(get_reply));  // the same status line and headers
+  EXPECT_THAT(head, HasSubstr("Content-Length: 5000\r\n"));
+  EXPECT_THAT(head, HasSubstr("ETag: \"abc\"\r\n"));
+  EXPECT_THAT(head, ::testing::Not(HasSubstr("Connection: close")));
+  EXPECT_EQ(reply.substr(head.size(), 16), "HTTP/1.1 200 OK\r") << reply;
+  EXPECT_EQ(reply.find('~'), std::string::npos) << "body bytes on the wire after HEAD";
+  EXPECT_THAT(reply.substr(head.size()), HasSubstr("Content-Length: 4\r\n"));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_THAT(methods, ::testing::ElementsAre("GET", "GET", "GET"));  // routes see a GET
+  }
+  (*server)->Shutdown(std::chrono::milliseconds(1000));
+}
+
+// Errors and empty answers keep their own framing under HEAD (a 404's Content-Length is
+// its error body's; a 204's is what a GET gets, 0).
+TEST(HttpServerTest, HeadOfAnErrorCarriesTheErrorsLengthWithoutTheBody) {
+  auto server = HttpServer::Start({"127.0.0.1", 0, 1}, [&](HttpRequest request, HttpResponder responder) {
+    if (request.path() == "/empty") return std::move(responder).Send(HttpResponse{204, "text/plain", "", {}});
+    std::move(responder).Send(HttpResponse{404, "application/json", "{\"error\":\"no such thing\"}", {}});
+  });
+  ASSERT_TRUE(server.ok()) << server.status();
+  RawClient client((*server)->port());
+  client.Send("HEAD /missing HTTP/1.1\r\nHost: x\r\n\r\nHEAD /empty HTTP/1.1\r\nHost: x\r\n\r\n"
+              "GET /missing HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string reply = client.ReadUntil("no such thing\"}");
+  const std::string first = HeaderBlock(reply);
+  EXPECT_EQ(first.rfind("HTTP/1.1 404", 0), 0u) << reply;
+  EXPECT_THAT(first, HasSubstr("Content-Length: 25\r\n"));
+  const std::string rest = reply.substr(first.size());
+  const std::string second = HeaderBlock(rest);
+  EXPECT_EQ(second.rfind("HTTP/1.1 204", 0), 0u) << reply;
+  EXPECT_THAT(second, HasSubstr("Content-Length: 0\r\n"));
+  // Only the GET's answer carries the error text.
+  EXPECT_EQ(reply.find("no such thing"), reply.rfind("no such thing"));
+  EXPECT_EQ(rest.substr(second.size()).rfind("HTTP/1.1 404", 0), 0u) << reply;
+  (*server)->Shutdown(std::chrono::milliseconds(1000));
+}
+
+// A HEAD on a streamed answer: the stream's headers, no chunk, the producer cancelled
+// and the connection closed.
+TEST(HttpServerTest, HeadOnAStreamSendsItsHeadersCancelsTheProducerAndCloses) {
+  absl::Mutex mu;
+  std::thread producer;
+  std::shared_ptr<const CancellationToken> token;
+  auto server = HttpServer::Start({"127.0.0.1", 0, 1}, [&](HttpRequest, HttpResponder responder) {
+    absl::MutexLock lock(&mu);
+    token = responder.cancellation();
+    HttpStream stream = std::move(responder).StartStream(HttpResponse{200, "text/event-stream", "first;", {}});
+    producer = std::thread([stream = std::move(stream)]() mutable {
+      stream.Write("data: late\n\n");
+      std::move(stream).Finish();
+    });
+  });
+  ASSERT_TRUE(server.ok()) << server.status();
+  RawClient client((*server)->port());
+  client.Send("HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string reply = client.ReadUntil("never appears: read until the server closes");
+  EXPECT_EQ(reply, HeaderBlock(reply)) << "bytes after the header block";
+  EXPECT_THAT(reply, HasSubstr("Content-Type: text/event-stream"));
+  EXPECT_THAT(reply, HasSubstr("Transfer-Encoding: chunked"));
+  EXPECT_THAT(reply, HasSubstr("Connection: close"));
+  {
+    absl::MutexLock lock(&mu);
+    producer.join();
+    ASSERT_NE(token, nullptr);
+    EXPECT_TRUE(token->IsCancelled());
+  }
+  (*server)->Shutdown(std::chrono::milliseconds(1000));
+}
+
 // Send's write callback: once per response, after its last byte; `completed` tells a
 // client that read it from one that had gone.
 TEST(HttpServerTest, WriteCallbackReportsTheWriteAndWhetherTheClientWasThere) {

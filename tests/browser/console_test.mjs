@@ -4,7 +4,8 @@
 //
 //   node console_test.mjs <base url> <admin token> <image file> <expected top label> [plain base url]
 // The first server runs in explicit mode with the admin token and serves identity_fp32,
-// resnet18_classify (+ its steps), fortune and `canaried` (versions 1 and 2, a canary);
+// resnet18_classify (+ its steps), fortune, `canaried` (versions 1 and 2, a canary) and
+// `queued` (fault injection: 30 ms per execution, one instance);
 // the optional second one has no admin API (model control mode none).
 //   SCREENSHOT_DIR=docs/images node console_test.mjs ...   also writes console-*.png
 //
@@ -237,16 +238,129 @@ try {
     JSON.stringify({ ...localStorage }).includes(t) || JSON.stringify({ ...sessionStorage }).includes(t), token);
   if (leaked) throw new Error('the admin token was stored or put in a URL');
 
-  // 7. The diagnosis panel (this server may not have the endpoint).
+  // 7. The diagnosis panel against the real endpoint. The load shape of
+  // test_diagnosis.py's queueing case: `queued` (fault injection, 30 ms per execution,
+  // one instance) under 8 concurrent clients, so requests wait for the instance.
   step = 'diagnosis';
-  await page.click('button.link[data-model="identity_fp32"]');
-  await page.click('.tabs button[data-tab="diagnosis"]');
-  await page.waitForFunction(() => {
-    const t = document.querySelector('#diagnosis-view').textContent;
-    return t && t !== 'loading…';
+  const diagnosisPath = '/v2/models/queued/diagnosis';
+  const infer = () => fetch(base + '/v2/models/queued/infer', { method: 'POST',
+    body: JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [2], data: [1, 2] }] }) })
+    .then(async (r) => { if (r.status !== 200) throw new Error(`queued answered ${r.status}: ${await r.text()}`); });
+  await Promise.all(Array.from({ length: 8 }, async () => { for (let i = 0; i < 10; i += 1) await infer(); }));
+  const diagBefore = (await api(diagnosisPath)).body;
+  if (!diagBefore || diagBefore.bottleneck.class !== 'queueing') {
+    throw new Error(`the load shape did not produce queueing: ${JSON.stringify(diagBefore)}`);
+  }
+  await page.click('button.link[data-model="queued"]');
+  await page.click('.tabs button[data-tab="diagnosis"]');  // opening the tab fetches it
+  await page.waitForFunction(() => document.querySelector('#diagnosis-view').dataset.model === 'queued' &&
+    document.querySelector('#diagnosis-class'));
+  // Keyboard only: untick auto-refresh (Space), then Refresh (Enter); the answer the
+  // page received is what the panel must show.
+  await page.focus('#diagnosis-auto');
+  await page.keyboard.press('Space');
+  if (await page.isChecked('#diagnosis-auto')) throw new Error('Space did not untick auto-refresh');
+  const seq0 = await page.evaluate(() => Number(document.querySelector('#diagnosis-view').dataset.seq));
+  await page.focus('#diagnosis-refresh');
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith(`${diagnosisPath}?window=60`)),
+    page.keyboard.press('Enter'),
+  ]);
+  const shown = await answer.json();
+  await page.waitForFunction((s) => {
+    const view = document.querySelector('#diagnosis-view');
+    return Number(view.dataset.seq) > s && view.getAttribute('aria-busy') === 'false';
+  }, seq0);
+  const diagAfter = (await api(diagnosisPath)).body;
+  const panel = await page.evaluate(() => ({
+    class: document.querySelector('#diagnosis-class').textContent,
+    summary: document.querySelector('#diagnosis-summary').textContent,
+    window: (({ textContent, dataset }) => ({ text: textContent, requests: dataset.requests,
+      seconds: dataset.windowSeconds }))(document.querySelector('#diagnosis-window')),
+    status: document.querySelector('#diagnosis-status').textContent,
+    evidence: [...document.querySelectorAll('#diagnosis-evidence tbody tr')].map((tr) => ({
+      name: tr.cells[0].textContent, value: JSON.parse(tr.cells[1].dataset.value),
+      unit: tr.cells[1].dataset.unit, detail: tr.cells[2].textContent })),
+    actions: [...document.querySelectorAll('#diagnosis-actions li')].map((li) => ({
+      action: li.querySelector('.action').textContent,
+      expected_effect: li.querySelector('.effect').textContent.replace(/^ — /, '') })),
+  }));
+  // The panel equals the answer it received, field by field.
+  const wantPanel = {
+    class: shown.bottleneck.class, summary: shown.bottleneck.summary,
+    evidence: shown.evidence.map((e) => ({ name: e.name, value: e.value, unit: e.unit || '', detail: e.detail || '' })),
+    actions: shown.actions.map((a) => ({ action: a.action, expected_effect: a.expected_effect || '' })),
+  };
+  const got = { class: panel.class, summary: panel.summary, evidence: panel.evidence, actions: panel.actions };
+  if (JSON.stringify(got) !== JSON.stringify(wantPanel)) {
+    throw new Error(`panel ${JSON.stringify(got)} != endpoint ${JSON.stringify(wantPanel)}`);
+  }
+  if (panel.window.requests !== String(shown.requests) || panel.window.seconds !== String(shown.window_seconds) ||
+      !panel.window.text.startsWith(`${shown.requests} requests over ${shown.window_seconds.toFixed(1)} s`)) {
+    throw new Error(`window line ${JSON.stringify(panel.window)} for ${shown.requests} requests / ${shown.window_seconds} s`);
+  }
+  if (!panel.status.includes('queueing')) throw new Error(`status line '${panel.status}'`);
+  // ... and the endpoint asked independently just before and after says the same: the
+  // same class, evidence and actions; each figure between the two (utilisation and
+  // rate fall as the window grows after the load; the shares stay).
+  const shape = (d) => JSON.stringify([d.bottleneck.class, d.evidence.map((e) => [e.name, e.unit]),
+    d.actions.map((a) => a.action)]);
+  if (shape(diagBefore) !== shape(shown) || shape(diagAfter) !== shape(shown)) {
+    throw new Error(`the endpoint changed its answer: ${shape(diagBefore)} / ${shape(shown)} / ${shape(diagAfter)}`);
+  }
+  shown.evidence.forEach((e, i) => {
+    const a = diagBefore.evidence[i].value, b = diagAfter.evidence[i].value;
+    const lo = Math.min(a, b), hi = Math.max(a, b), slack = 0.02 * Math.max(Math.abs(lo), Math.abs(hi));
+    if (e.value < lo - slack || e.value > hi + slack) {
+      throw new Error(`${e.name} ${e.value} outside [${lo}, ${hi}] of the endpoint's answers around it`);
+    }
   });
-  results.diagnosis = await page.textContent('#diagnosis-view');
+  if (shown.requests !== 80) throw new Error(`${shown.requests} requests in the window, 80 sent`);
+  // Auto-refresh back on (Space): a periodic fetch redraws the panel without a click.
+  const seq1 = await page.evaluate(() => Number(document.querySelector('#diagnosis-view').dataset.seq));
+  await page.focus('#diagnosis-auto');
+  await page.keyboard.press('Space');
+  await page.waitForFunction((s) => Number(document.querySelector('#diagnosis-view').dataset.seq) > s, seq1);
+  results.diagnosis = { class: panel.class, evidence: panel.evidence.map((e) => e.name),
+    actions: panel.actions.map((a) => a.action), requests: shown.requests, auto_refreshed: true };
   await shoot(page, 'diagnosis');
+  // A shorter window: the panel asks for it and shows the span the server covered.
+  await page.selectOption('#diagnosis-window-select', '10');
+  await page.waitForFunction(() => {
+    const w = document.querySelector('#diagnosis-window');
+    return w && Number(w.dataset.windowSeconds) <= 10.5;
+  });
+  await page.selectOption('#diagnosis-window-select', '60');
+  // A late answer for a model no longer selected is dropped: identity_fp32's diagnosis is
+  // held in the network until queued has been selected again, then let through.
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  let heldResolve;
+  const held = new Promise((resolve) => { heldResolve = resolve; });
+  await page.route('**/v2/models/identity_fp32/diagnosis*', async (route) => {
+    heldResolve();
+    await gate;
+    await route.continue();
+  });
+  await page.evaluate(() => {
+    window.__diagnosisModels = [];
+    // Every value data-model held (each record's old value): the models drawn in between.
+    new MutationObserver((records) => records.forEach((m) => window.__diagnosisModels.push(m.oldValue)))
+      .observe(document.querySelector('#diagnosis-view'),
+        { attributes: true, attributeFilter: ['data-model'], attributeOldValue: true });
+  });
+  await page.click('button.link[data-model="identity_fp32"]');
+  await held;  // the panel asked for identity_fp32's diagnosis; it waits in the network
+  await page.click('button.link[data-model="queued"]');
+  const identityAnswer = page.waitForResponse((r) => r.url().includes('/v2/models/identity_fp32/diagnosis'));
+  release();
+  await identityAnswer;
+  await page.waitForFunction(() => document.querySelector('#diagnosis-view').dataset.model === 'queued' &&
+    document.querySelector('#diagnosis-class')?.textContent === 'queueing');
+  await page.unroute('**/v2/models/identity_fp32/diagnosis*');
+  const drawn = await page.evaluate(() => window.__diagnosisModels);
+  if (drawn.includes('identity_fp32')) throw new Error(`a stale answer was drawn: ${drawn}`);
+  results.diagnosis.stale_dropped = true;
   const lowLater = await lowContrast(page);
   if (lowLater.length) throw new Error(`text under 4.5:1 contrast: ${lowLater.join('; ')}`);
   // Only the refusals this test provoked may appear as failed loads.

@@ -4,8 +4,10 @@ with explicit model control and an admin token. The script checks: the page load
 without console errors, the model list matches /v2/repository/index, a chart updates
 under load, a playground inference and an image classification round-trip, the chat
 streams token by token, admin unload/load is refused without the token and works with
-it, a canary is promoted, the diagnosis panel answers, and a server without the admin
-API shows no admin buttons. docs/console.md."""
+it, a canary is promoted, the diagnosis panel shows what GET /v2/models/queued/diagnosis
+answers after a queueing load shape (class, evidence, actions; keyboard refresh and the
+5 s auto-refresh, a late answer for another model not drawn), and a server without the
+admin API shows no admin buttons. docs/console.md."""
 
 import json
 import os
@@ -31,6 +33,16 @@ version_policy { specific { versions: [ 1, 2 ] } }
 parameters { key: "canary.version" value { string_value: "2" } }
 parameters { key: "canary.weight_percent" value { string_value: "20" } }
 """
+# test_diagnosis.py's queueing shape: 30 ms per execution, one instance; the browser
+# test sends 8 concurrent clients x 10 requests, so requests wait for the instance.
+QUEUED = """name: "queued"
+backend: "fault_injection"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+parameters { key: "delay_ms" value { string_value: "30" } }
+"""
 MODELS = ["identity_fp32", "resnet18_classify", "resnet18_preprocess", "resnet18", "resnet18_top5", "fortune"]
 
 
@@ -43,6 +55,7 @@ def server():
         for name in MODELS:
             copy_model(demo_repo(), name, repo)
         write_model(repo, "canaried", CANARIED, versions=(1, 2))
+        write_model(repo, "queued", QUEUED)
         s = InferaServer(repo, "--model-control-mode", "explicit", "--load-model", "*", "--admin-token", TOKEN)
         try:
             s.wait_ready()
@@ -95,6 +108,11 @@ def test_console_in_chromium(server, plain_server):
     assert r["after_unload"] != "READY" and r["after_load"] == "READY"
     assert "PROMOTED" in r["canary_after_promote"]
     assert r["plain_action_buttons"] == 0
-    assert r["diagnosis"]
+    # The panel showed the endpoint's answer (compared field by field in the script).
+    assert r["diagnosis"]["class"] == "queueing", r["diagnosis"]
+    assert "instance_utilisation" in r["diagnosis"]["evidence"] and "queue_share" in r["diagnosis"]["evidence"]
+    assert r["diagnosis"]["actions"][0].startswith("add 1 instance (instance_group count 1 -> 2)")
+    assert r["diagnosis"]["requests"] == 80 and r["diagnosis"]["auto_refreshed"]
+    assert r["diagnosis"]["stale_dropped"]  # a late answer for another model was not drawn
     # The server is still healthy after the session.
     server.assert_serving()

@@ -80,6 +80,49 @@ def test_page_and_assets_have_types_etag_and_csp(server):
         assert status == 200 and body_head == b"" and headers_head["ETag"] == etag
 
 
+def split_response(data):
+    """(status line, headers dict, rest) of the first HTTP response in `data`."""
+    head, sep, rest = data.partition(b"\r\n\r\n")
+    assert sep, data[:300]
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return lines[0], headers, rest
+
+
+@pytest.mark.parametrize("path", ["/console/console.js", "/console", "/v2/health/ready",
+                                  "/v2/models/identity_fp32", "/v2/models/no_such_model"])
+def test_head_carries_the_get_headers_and_no_body(server, path):
+    """RFC 9110: HEAD answers with the GET's headers (Content-Length of the GET's body),
+    sends no body, and the connection serves the next request."""
+    get = server.raw(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    get_status, get_headers, get_body = split_response(get)
+    assert int(get_headers["content-length"]) == len(get_body), get[:300]
+    assert get_headers.pop("connection").lower() == "close"  # asked for by this GET only
+    # HEAD, then a GET on the same connection (pipelined): what follows the HEAD answer's
+    # header block must be the next answer's status line, not body bytes.
+    both = server.raw(f"HEAD {path} HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "GET /v2/health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    status, headers, rest = split_response(both)
+    assert status == get_status
+    assert headers == get_headers  # the same headers, Content-Length included
+    assert "connection" not in headers or headers["connection"].lower() != "close"
+    assert rest.startswith(b"HTTP/1.1 200 OK\r\n"), both[:600]
+    _, live_headers, live_body = split_response(rest)
+    assert live_headers["content-length"] == "0" and live_body == b""
+
+
+def test_head_on_the_stream_sends_its_headers_and_closes(server):
+    reply = server.raw(b"HEAD /v2/console/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+    status, headers, rest = split_response(reply)
+    assert status == "HTTP/1.1 200 OK" and headers["content-type"] == "text/event-stream"
+    assert headers["connection"].lower() == "close"
+    assert rest == b""  # no event, and the server closed the connection (raw() read to EOF)
+    server.assert_serving()
+
+
 def test_hostile_paths_and_methods(server):
     for path in ["/console/nope.js", "/console/../v2/health/ready", "/console/..%2f..%2fetc%2fpasswd",
                  "/console/%2e%2e/%2e%2e/etc/passwd", "/console//console.js", "/console/console.js/",

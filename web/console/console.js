@@ -173,7 +173,11 @@ function showTab(tab) {
   for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== `tab-${tab}`;
   if (tab === 'config') loadConfig();
   if (tab === 'playground') buildPlayground();
-  if (tab === 'diagnosis') loadDiagnosis();
+  if (tab === 'diagnosis') {
+    diagnosis.announced = '';
+    loadDiagnosis();
+  }
+  scheduleDiagnosis();
 }
 
 function select(name) {
@@ -375,36 +379,114 @@ async function chat(e) {
 }
 
 // ---- Diagnosis ----
-async function loadDiagnosis() {
-  const view = $('diagnosis-view');
-  view.textContent = 'loading…';
-  const r = await fetch(`/v2/models/${encodeURIComponent(state.selected)}/diagnosis`);
-  if (r.status === 404) {
-    const text = await errorText(r);
-    // An unknown model is also 404: say which.
-    view.textContent = /unknown model/i.test(text) ? text : 'diagnosis not available on this server';
-    return;
-  }
-  if (!r.ok) {
-    view.replaceChildren(el('p', { class: 'error' }, `diagnosis failed (${r.status}): ${await errorText(r)}`));
-    return;
-  }
-  const d = await r.json();
+// Fetched (over the chosen window: 10, 60 or 300 s) when the tab opens, by the Refresh
+// button, when the window changes, and every DIAGNOSIS_PERIOD_MS while the tab is shown
+// with auto-refresh ticked. One request at a time; each carries a
+// sequence number and an answer is drawn only if it is the newest asked for and still
+// for the selected model. The aria-live status line changes only when the class (or an
+// error) does, so a screen reader is not told the same verdict every 5 s.
+const DIAGNOSIS_PERIOD_MS = 5000;
+const diagnosis = { seq: 0, inFlight: false, again: false, timer: null, announced: '' };
+
+function formatEvidence(value, unit) {
+  if (typeof value !== 'number') return `${value}${unit ? ` ${unit}` : ''}`;
+  if (unit === 'ratio') return `${(value * 100).toFixed(1)} %`;
+  const digits = Math.abs(value) >= 100 || Number.isInteger(value) ? 0 : 2;
+  return `${value.toFixed(digits)}${unit ? ` ${unit}` : ''}`;
+}
+
+function announceDiagnosis(text) {
+  if (text === diagnosis.announced) return;
+  diagnosis.announced = text;
+  $('diagnosis-status').textContent = text;
+}
+
+function renderDiagnosis(d) {
   const b = d.bottleneck || {};
-  view.replaceChildren(
-    el('p', {}, el('strong', { id: 'diagnosis-class' }, b.class || 'unknown'), ` — ${b.summary || ''}`),
-    el('p', { class: 'muted' }, `${d.requests ?? 0} requests over ${d.window_seconds ?? '?'} s (version ${d.version ?? '–'})`),
+  announceDiagnosis(`${d.model} v${d.version}: ${b.class || 'unknown'}`);
+  $('diagnosis-view').replaceChildren(
+    el('p', {}, el('strong', { id: 'diagnosis-class' }, b.class || 'unknown'), ' — ',
+      el('span', { id: 'diagnosis-summary' }, b.summary || '')),
+    el('p', { class: 'muted', id: 'diagnosis-window', 'data-requests': String(d.requests),
+      'data-window-seconds': String(d.window_seconds) },
+      `${d.requests ?? 0} requests over ${Number(d.window_seconds).toFixed(1)} s (version ${d.version ?? '–'})`),
     el('table', { id: 'diagnosis-evidence' },
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'evidence'), el('th', { scope: 'col' }, 'value'),
         el('th', { scope: 'col' }, 'detail'))),
-      el('tbody', {}, ...(d.evidence || []).map((e) => el('tr', {}, el('td', {}, e.name),
-        el('td', {}, `${e.value} ${e.unit || ''}`), el('td', {}, e.detail || ''))))),
-    el('ul', { id: 'diagnosis-actions' }, ...(d.actions || []).map((a) =>
-      el('li', {}, el('strong', {}, a.action), a.expected_effect ? ` — ${a.expected_effect}` : ''))));
+      el('tbody', {}, ...(d.evidence || []).map((e) => el('tr', { 'data-name': e.name },
+        el('td', {}, e.name),
+        el('td', { class: 'value', 'data-value': JSON.stringify(e.value), 'data-unit': e.unit || '' },
+          formatEvidence(e.value, e.unit)),
+        el('td', {}, e.detail || ''))))),
+    el('h3', {}, 'Actions'),
+    (d.actions || []).length ?
+      el('ul', { id: 'diagnosis-actions' }, ...d.actions.map((a) => el('li', {},
+        el('strong', { class: 'action' }, a.action),
+        el('span', { class: 'effect' }, a.expected_effect ? ` — ${a.expected_effect}` : '')))) :
+      el('p', { id: 'diagnosis-actions', class: 'muted' }, 'no action suggested'));
+}
+
+function showDiagnosisError(text) {
+  announceDiagnosis(text);
+  $('diagnosis-view').replaceChildren(el('p', { class: 'error' }, text));
+}
+
+async function loadDiagnosis() {
+  if (!state.selected) return;
+  if (diagnosis.inFlight) {  // one request at a time; ask again when it is back
+    diagnosis.again = true;
+    return;
+  }
+  const model = state.selected;
+  const seq = ++diagnosis.seq;
+  diagnosis.inFlight = true;
+  const view = $('diagnosis-view');
+  view.setAttribute('aria-busy', 'true');
+  if (view.dataset.model !== model) {  // another model's answer is on screen: clear it
+    view.dataset.model = '';
+    view.replaceChildren(el('p', { class: 'muted' }, 'loading…'));
+  }
+  try {
+    const seconds = $('diagnosis-window-select').value;  // 10 | 60 | 300
+    const r = await fetch(`/v2/models/${encodeURIComponent(model)}/diagnosis?window=${seconds}`);
+    const body = r.ok ? await r.json() : await errorText(r);
+    if (seq !== diagnosis.seq || model !== state.selected) return;  // stale
+    view.dataset.model = model;
+    if (r.ok) {
+      renderDiagnosis(body);
+    } else if (r.status === 404 && !/unknown model/i.test(body)) {
+      showDiagnosisError('diagnosis not available on this server');
+    } else {
+      // An unknown model is also 404: say which.
+      showDiagnosisError(`diagnosis failed (${r.status}): ${body}`);
+    }
+    view.dataset.seq = String(seq);
+    $('diagnosis-updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
+  } catch (e) {
+    if (seq === diagnosis.seq) showDiagnosisError(`diagnosis failed: ${e.message}`);
+  } finally {
+    diagnosis.inFlight = false;
+    view.setAttribute('aria-busy', 'false');
+    if (diagnosis.again) {
+      diagnosis.again = false;
+      loadDiagnosis();
+    }
+  }
+}
+
+// Auto-refresh runs only while the diagnosis tab is shown and the box is ticked.
+function scheduleDiagnosis() {
+  clearInterval(diagnosis.timer);
+  diagnosis.timer = null;
+  if (state.tab === 'diagnosis' && !$('detail').hidden && $('diagnosis-auto').checked) {
+    diagnosis.timer = setInterval(loadDiagnosis, DIAGNOSIS_PERIOD_MS);
+  }
 }
 
 for (const b of document.querySelectorAll('.tabs button')) b.addEventListener('click', () => showTab(b.dataset.tab));
 $('chat-form').addEventListener('submit', chat);
 $('diagnosis-refresh').addEventListener('click', loadDiagnosis);
+$('diagnosis-auto').addEventListener('change', scheduleDiagnosis);
+$('diagnosis-window-select').addEventListener('change', loadDiagnosis);
 $('admin-form').addEventListener('submit', (e) => e.preventDefault());
 connect();
