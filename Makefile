@@ -38,7 +38,7 @@ run: build demo-models
 # release tests (a faster inner loop, not what CI runs). The container smoke test (it
 # builds the image: well over 10 minutes cold on 2 cores) is `make container-test`.
 HARDENING ?= 1
-FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_SMOKE_SECONDS ?= 5
 test: build demo-models
 	@if [ "$(HARDENING)" != 0 ]; then \
 	  DEMO_REPO=$(DEMO_REPO) FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) scripts/hardening_checks.sh; fi
