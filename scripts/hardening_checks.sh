@@ -4,14 +4,15 @@
 #
 #   asan-build  build-asan: gcc, -fsanitize=address,undefined, every target. gcc because
 #               LibTorch 1.13's headers do not compile with clang in C++20 mode.
-#   tsa         clang's thread-safety analysis (-Wthread-safety -Werror=thread-safety,
-#               syntax only) over every translation unit of build-asan
-#               (scripts/thread_safety_check.py); needs asan-build's generated headers.
 #   fuzz-build  build-fuzz: clang, -fsanitize=fuzzer,address,undefined, the fuzz targets.
 #   fuzz        every fuzz target for FUZZ_SECONDS (default 20) on its seed corpus
 #               (scripts/fuzz.sh).
-#   tsan        build-tsan: clang, -fsanitize=thread; the scheduler, LLM engine and HTTP
-#               server unit tests.
+#   tsan        build-tsan: clang, -fsanitize=thread; the scheduler, LLM engine, HTTP
+#               server and console unit tests.
+#   tsa         clang's thread-safety analysis (-Wthread-safety -Werror=thread-safety,
+#               syntax only) over the translation units of build-asan that the clang
+#               builds above did not already compile with those flags
+#               (scripts/thread_safety_check.py); needs asan-build's generated headers.
 #   asan-test   the unit tests and the integration suites in ASAN_INTEGRATION against
 #               build-asan (its infera binary).
 #
@@ -60,7 +61,9 @@ stage_asan-build() {
 
 stage_tsa() {
   echo "== tsa: clang -Wthread-safety -Werror=thread-safety on every translation unit"
-  "$PYTHON" scripts/thread_safety_check.py build-asan --jobs "$JOBS"
+  # Units the clang builds (fuzz-build, tsan: -Werror=thread-safety) compiled as they are
+  # now are not analysed twice: hence this stage runs after them.
+  "$PYTHON" scripts/thread_safety_check.py build-asan --jobs "$JOBS" --skip-built-in build-fuzz --skip-built-in build-tsan
 }
 
 stage_fuzz-build() {
@@ -89,7 +92,7 @@ stage_asan-test() {
 }
 
 stages=("$@")
-if [ ${#stages[@]} -eq 0 ]; then stages=(asan-build tsa fuzz-build fuzz tsan asan-test); fi
+if [ ${#stages[@]} -eq 0 ]; then stages=(asan-build fuzz-build fuzz tsan tsa asan-test); fi
 timings=()
 for stage in "${stages[@]}"; do
   start=$(date +%s)

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """clang's thread-safety analysis over every translation unit of a build (make test).
 
-    scripts/thread_safety_check.py BUILD_DIR [--jobs N]
+    scripts/thread_safety_check.py BUILD_DIR [--jobs N] [--skip-built-in CLANG_BUILD_DIR ...]
 
 Reads BUILD_DIR/compile_commands.json (any compiler; the hardening stages use the gcc
 ASan build's) and runs `clang++ -fsyntax-only -Wthread-safety -Werror=thread-safety` on
 each translation unit with its own include paths and defines, gcc-only and code
 generation flags dropped. Exit status 1 and the diagnostics when any unit has a
 thread-safety error (or fails to parse).
+
+Units that a clang build (build-fuzz, build-tsan: clang with -Werror=thread-safety, see
+cmake/Hardening.cmake) has already compiled from the same sources are not analysed again
+(--skip-built-in): its up-to-date objects (every recorded dependency older than the
+object) are the same analysis. make test runs this stage after those builds.
 
 Units that cannot hold an annotation are not analysed: the analysis only reports on
 entities annotated with abseil's macros (ABSL_GUARDED_BY, ABSL_EXCLUSIVE_LOCKS_REQUIRED,
@@ -98,6 +103,49 @@ def units_without_annotations(build_dir):
     return without
 
 
+def objects_with_deps(build_dir):
+    """{object: [dependencies]} from ninja's deps log (VALID records only; {} when it
+    cannot be read)."""
+    try:
+        out = subprocess.run(["ninja", "-C", build_dir, "-t", "deps"], capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    objects, current = {}, None
+    for line in out.splitlines():
+        if line and not line[0].isspace():
+            current = line.split(":", 1)[0] if line.rstrip().endswith("(VALID)") else None
+            if current:
+                objects[current] = []
+        elif line.strip() and current:
+            objects[current].append(line.strip())
+    return objects
+
+
+def sources_built_in(build_dir):
+    """Source files whose object in `build_dir` is up to date (older than none of its
+    recorded dependencies): that build compiled them as they are now."""
+    path = os.path.join(build_dir, "compile_commands.json")
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        source_of = {object_of(e): e["file"] for e in json.load(f)}
+    built = set()
+    for obj, deps in objects_with_deps(build_dir).items():
+        src = source_of.get(obj)
+        full = os.path.join(build_dir, obj)
+        if src is None or not os.path.exists(full):
+            continue
+        made = os.path.getmtime(full)
+        paths = [src] + [d if os.path.isabs(d) else os.path.join(build_dir, d) for d in deps]
+        try:
+            if all(os.path.getmtime(d) <= made for d in paths):
+                built.add(os.path.realpath(src))
+        except OSError:
+            continue
+    return built
+
+
 def check(entry):
     r = subprocess.run(clang_command(entry), cwd=entry["directory"], capture_output=True, text=True)
     return entry["file"], r.returncode, r.stderr
@@ -107,6 +155,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build_dir")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--skip-built-in", action="append", default=[], metavar="CLANG_BUILD_DIR",
+                        help="skip units this clang build (-Werror=thread-safety) compiled from the same sources")
     args = parser.parse_args()
     with open(os.path.join(args.build_dir, "compile_commands.json")) as f:
         entries = [e for e in json.load(f) if e["file"].endswith(".cc")]
@@ -114,13 +164,18 @@ def main():
     for e in entries:
         with open(e["file"], errors="replace") as src:
             (skipped if TORCH_INCLUDE.search(src.read()) else checked).append(e)
-    without = units_without_annotations(args.build_dir)
-    unannotated = [e for e in checked if object_of(e) in without]
-    checked = [e for e in checked if object_of(e) not in without]
     if not checked or not analysis_active(checked[0]):
         print("thread-safety: the analysis accepted a planted unguarded read; it is not active",
               file=sys.stderr)
         return 1
+    built = set()
+    for d in args.skip_built_in:
+        built |= sources_built_in(d)
+    already = [e for e in checked if os.path.realpath(e["file"]) in built]
+    checked = [e for e in checked if os.path.realpath(e["file"]) not in built]
+    without = units_without_annotations(args.build_dir)
+    unannotated = [e for e in checked if object_of(e) in without]
+    checked = [e for e in checked if object_of(e) not in without]
     failures = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for path, rc, stderr in pool.map(check, checked):
@@ -139,7 +194,8 @@ def main():
           " ".join(sorted(os.path.relpath(e["file"], root) for e in skipped)))
     print(f"thread-safety: {len(checked) - len(failures)} of {len(checked)} translation units pass "
           f"clang -Wthread-safety -Werror=thread-safety ({len(unannotated)} more include no "
-          f"{ANNOTATIONS_HEADER}: nothing to analyse)")
+          f"{ANNOTATIONS_HEADER}: nothing to analyse; {len(already)} were compiled with "
+          f"-Werror=thread-safety by {' and '.join(args.skip_built_in) or 'no clang build'})")
     return 1 if failures else 0
 
 
