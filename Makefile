@@ -30,9 +30,9 @@ run: build demo-models
 	@scripts/run_demo.sh $(BUILD_DIR)/infera $(DEMO_REPO)
 
 # Every test: the hardening stages (scripts/hardening_checks.sh, docs/reliability.md: a gcc
-# ASan+UBSan build; clang's thread-safety analysis of every translation unit; each fuzz
-# target for FUZZ_SMOKE_SECONDS; TSan on the scheduler, LLM engine and HTTP server tests;
-# the unit and the main integration tests under ASan), then the C++ unit tests, the
+# ASan+UBSan build; each fuzz target for FUZZ_SMOKE_SECONDS; TSan on the scheduler, LLM
+# engine, HTTP server and console tests; clang's thread-safety analysis of every
+# translation unit; the unit and the main integration tests under ASan), then the C++ unit tests, the
 # black-box integration tests against the release binary and the offline deployment
 # checks. Nothing in it skips: a missing prerequisite fails. HARDENING=0 runs only the
 # release tests (a faster inner loop, not what CI runs). The container smoke test (it
