@@ -4,6 +4,18 @@ import http.client
 import json
 import time
 
+# A model with two versions and a canary split (20 % to version 2): the console shows
+# the split and its verdict on both rows.
+CANARIED = """name: "canaried"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+version_policy { specific { versions: [ 1, 2 ] } }
+parameters { key: "canary.version" value { string_value: "2" } }
+parameters { key: "canary.weight_percent" value { string_value: "20" } }
+"""
+
 
 class ConsoleStream:
     """One open stream; events() yields (event name, data) as they arrive."""

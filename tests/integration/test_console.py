@@ -18,21 +18,13 @@ import tempfile
 
 import pytest
 
+from console_client import CANARIED
 from infera_server import InferaServer, copy_model, demo_repo, write_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BROWSER = os.path.join(ROOT, "tests", "browser")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 TOKEN = "console-test-token"
-CANARIED = """name: "canaried"
-backend: "identity"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-version_policy { specific { versions: [ 1, 2 ] } }
-parameters { key: "canary.version" value { string_value: "2" } }
-parameters { key: "canary.weight_percent" value { string_value: "20" } }
-"""
 # test_diagnosis.py's queueing shape: 30 ms per execution, one instance; the browser
 # test sends 8 concurrent clients x 10 requests, so requests wait for the instance.
 QUEUED = """name: "queued"

@@ -12,19 +12,8 @@ import time
 
 import pytest
 
-from console_client import ConsoleStream
+from console_client import CANARIED, ConsoleStream
 from infera_server import InferaServer, copy_model, demo_repo, wait_for, write_model
-
-
-CANARIED = """name: "canaried"
-backend: "identity"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-version_policy { specific { versions: [ 1, 2 ] } }
-parameters { key: "canary.version" value { string_value: "2" } }
-parameters { key: "canary.weight_percent" value { string_value: "20" } }
-"""
 
 
 @pytest.fixture(scope="module")
