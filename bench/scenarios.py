@@ -7,7 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
-                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console]
+                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console] [allocator] [placement]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -1409,6 +1409,162 @@ def scenario_console():
          table(["side", "req/s", "P99 µs", "server CPU µs/req"], lrows))
 
 
+
+# ------------------------------------------------------------- allocator and placement
+
+ALLOCATOR_LIBS = {"jemalloc": "libjemalloc.so.2", "tcmalloc": "libtcmalloc_minimal.so.4"}
+
+
+def find_shared_library(name):
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+              "/usr/local/lib"):
+        if os.path.exists(os.path.join(d, name)):
+            return os.path.join(d, name)
+    return None
+
+
+def allocator_sides():
+    """(label, binary, extra env) per allocator. The build's own binary runs with its linked
+    allocator (its ELF NEEDED entries name it) and with each other one LD_PRELOADed; a glibc side
+    needs a binary that links none: the build's own when it was configured with
+    -DINFERA_ALLOCATOR=glibc, else $BENCH_GLIBC_INFERA (e.g. an -DINFERA_ALLOCATOR=glibc build)."""
+    needed = subprocess.run(["readelf", "-d", ARGS.infera], capture_output=True, text=True, timeout=30).stdout
+    linked = next((name for name in ALLOCATOR_LIBS if re.search(rf"NEEDED.*lib{name}", needed)), "glibc")
+    sides = []
+    glibc_binary = ARGS.infera if linked == "glibc" else os.environ.get("BENCH_GLIBC_INFERA")
+    if glibc_binary:
+        sides.append(("glibc", glibc_binary, {}))
+    else:
+        print(f"allocator: {ARGS.infera} links {linked}; set BENCH_GLIBC_INFERA to an "
+              "-DINFERA_ALLOCATOR=glibc build for the glibc side", flush=True)
+    for name, lib in ALLOCATOR_LIBS.items():
+        if name == linked:
+            sides.append((name, ARGS.infera, {}))
+            continue
+        path = find_shared_library(lib)
+        if path is None:
+            print(f"allocator: {lib} not installed (scripts/install_deps.sh); no {name} side", flush=True)
+            continue
+        sides.append((name, glibc_binary or ARGS.infera, {"LD_PRELOAD": path}))
+    return sides
+
+
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1))
+
+
+def scenario_allocator():
+    """The whole server under glibc malloc, jemalloc and tcmalloc, one after the other in
+    each repeat (order alternated): simple over HTTP (c=16), the ranker at c=64 without and
+    with dynamic batching, resnet18 (c=4, binary) and text_encoder (batch 16, c=4, binary),
+    each 2 instances x 1 thread; peak RSS (VmHWM) of each server; then RSS growth over
+    1 M simple requests (200 k with --quick) per allocator."""
+    sides = allocator_sides()
+    repo = bench_repo(["simple", "ranker", "resnet18", "text_encoder"], two_instances_one_thread)
+    copy_model(repo, "ranker", "ranker_batching", "dynamic_batching {\n  max_queue_delay_microseconds: 1000\n}\n",
+               2, 1)
+    seconds = "1.5" if ARGS.quick else "3"
+    loads = [("simple c=16", "simple", ["--concurrency-range", "16"]),
+             ("ranker c=64", "ranker", ["--concurrency-range", "64"]),
+             ("ranker c=64 batching", "ranker_batching", ["--concurrency-range", "64"]),
+             ("resnet18 c=4", "resnet18", ["--concurrency-range", "4", "--input-tensor-format", "binary"]),
+             ("text_encoder b16 c=4", "text_encoder", ["--concurrency-range", "4", "-b", "16",
+                                                       "--input-tensor-format", "binary"])]
+    runs, peaks = {}, {}
+    for rep in range(ARGS.repeats):
+        for label, binary, env in (sides if rep % 2 == 0 else sides[::-1]):
+            with start_infera_binary(binary, repo, env=dict(ENV, **env)) as proc:
+                for name, model, args in loads:
+                    r = bench(proc.port, model, *args, "--duration", seconds, "--warmup", "500",
+                              "--server-pid", str(proc.pid), name=f"allocator-{label}-{model}-r{rep}")
+                    runs.setdefault((label, name), []).append(level(r))
+                peaks.setdefault(label, []).append(peak_rss_kib(proc.pid))
+    rows, summary = [], {}
+    for name, *_ in loads:
+        base = None
+        for label, *_ in sides:
+            levels = runs[(label, name)]
+            rps = med([l["throughput_per_s"] for l in levels])
+            cpu = med([l.get("server_cpu_us_per_request") for l in levels])
+            p99 = med([l["latency"]["p99_us"] for l in levels]) / 1000
+            base = base or rps
+            summary[f"{label} {name}"] = {"rps": rps, "cpu_us": cpu, "p99_ms": p99}
+            rows.append([name, label, rps, f"{rps / base:.2f}", p99, cpu])
+    emit("allocator: req/s, P99 and server CPU per request (2 instances x 1 thread each)",
+         table(["load", "allocator", "req/s", "vs first", "P99 ms", "server CPU µs/req"], rows))
+    total = 200_000 if ARGS.quick else 1_000_000
+    growth_rows = []
+    simple_repo = bench_repo(["simple"])
+    for label, binary, env in sides:
+        samples, sent = [], 0
+        with start_infera_binary(binary, simple_repo, env=dict(ENV, **env)) as proc:
+            i = 0
+            while sent < total and i < 100:
+                r = bench(proc.port, "simple", "--concurrency-range", "16", "--duration", "3", "--warmup", "0",
+                          "--max-duration", "60", name=f"allocator-growth-{label}-{i}")
+                sent += r["totals"]["sent"]
+                samples.append(rss_kib(proc.pid))
+                i += 1
+        growth = (samples[-1] - samples[0]) / samples[0]
+        summary[f"{label} growth"] = growth
+        summary[f"{label} peak_rss_mib"] = med(peaks[label]) / 1024
+        growth_rows.append([label, med(peaks[label]) / 1024, samples[0] / 1024, samples[-1] / 1024,
+                            f"{100 * growth:+.2f} %", f"{sent:,}"])
+    shutil.rmtree(repo)
+    shutil.rmtree(simple_repo)
+    emit(f"allocator: peak RSS under the loads above, and RSS over {total:,} simple requests",
+         table(["allocator", "peak RSS MiB (VmHWM)", "RSS after round 1 MiB", "RSS at the end MiB", "growth",
+                "requests"], growth_rows))
+    return summary
+
+
+def scenario_placement():
+    """ResNet-18 as 2 instances x 1 intra-op thread, binary tensors, concurrency 2 and 4:
+    `--cpu-placement none` vs `pinned` (docs/cpu_placement.md), the two servers alternated
+    within each repeat. With fewer CPUs than instance threads + I/O (2 vCPUs: I/O and one
+    instance share a CPU) and the load generator on the same CPUs, pinning can only trade
+    migrations for less freedom; on a machine with spare cores it keeps threads apart."""
+    repo = bench_repo(["resnet18"], two_instances_one_thread)
+    seconds = "2" if ARGS.quick else "5"
+    sides = [("none", []), ("pinned", ["--cpu-placement", "pinned"])]
+    runs, plan = {}, ""
+    for rep in range(ARGS.repeats):
+        for label, extra in (sides if rep % 2 == 0 else sides[::-1]):
+            with start_infera(repo, *extra) as proc:
+                if label == "pinned":
+                    plan = "; ".join(re.findall(r"cpu placement: (?:plan|instance)[^\n]*", proc.text()))
+                for conc in ("2", "4"):
+                    r = bench(proc.port, "resnet18", "--concurrency-range", conc, "--duration", seconds,
+                              "--warmup", "1000", "--input-tensor-format", "binary",
+                              "--server-pid", str(proc.pid), name=f"placement-{label}-c{conc}-r{rep}")
+                    runs.setdefault((label, conc), []).append(level(r))
+    shutil.rmtree(repo)
+    rows, summary = [], {}
+    for conc in ("2", "4"):
+        for label, _ in sides:
+            levels = runs[(label, conc)]
+            s = summarize_levels(levels)
+            s["cpu_us"] = med([l.get("server_cpu_us_per_request") for l in levels])
+            summary[f"{label} c={conc}"] = s
+            base = summary[f"none c={conc}"]["rps"]
+            rows.append([conc, label, s["rps"], f"{s['rps'] / base:.2f}", s["p50_ms"], s["p99_ms"], s["cpu_us"]])
+    emit("placement: resnet18 2 x 1 thread, binary tensors, --cpu-placement none vs pinned",
+         table(["conc", "placement", "req/s", "vs none", "P50 ms", "P99 ms", "server CPU µs/req"], rows) +
+         f"\n\npinned plan: {plan}")
+    return summary
+
+
+def start_infera_binary(binary, repo, *extra, env=None):
+    """start_infera with another binary (e.g. a glibc-allocator build)."""
+    saved = ARGS.infera
+    ARGS.infera = binary
+    try:
+        return start_infera(repo, *extra, env=env)
+    finally:
+        ARGS.infera = saved
+
+
 SCENARIOS = {
     "overhead": scenario_overhead,
     "baseline": scenario_baseline,
@@ -1426,6 +1582,8 @@ SCENARIOS = {
     "kv_dtype": scenario_kv_dtype,
     "precision": scenario_precision,
     "console": scenario_console,
+    "allocator": scenario_allocator,
+    "placement": scenario_placement,
 }
 
 

@@ -43,7 +43,7 @@ absl::StatusOr<CpuPlacementMode> ParseCpuPlacementMode(std::string_view text) {
   if (text == "none") return CpuPlacementMode::kNone;
   if (text == "pinned") return CpuPlacementMode::kPinned;
   return absl::InvalidArgumentError(
-      StrCat("--cpu-placement '", text, "' is not one of none, pinned"));
+      StrCat("'", text, "' is not one of none, pinned"));
 }
 
 int IoCpuCount(int cpus, int io_threads) {
@@ -143,7 +143,7 @@ std::string CpuPlacement::DescribePlan() const {
   std::sort(sorted_rest.begin(), sorted_rest.end());
   return StrCat("I/O threads (HTTP, gRPC and the server's other threads) on CPU ",
                 FormatCpuList(planner_.io_cpus()), "; pytorch instance threads one per CPU on ",
-                rest.empty() ? std::string("the same CPU (shared)") : "CPU " + FormatCpuList(sorted_rest),
+                rest.empty() ? std::string("the I/O CPUs too (there is no other)") : "CPU " + FormatCpuList(sorted_rest),
                 ", least loaded first; with more threads than the ", planner_.cpus().size(),
                 " CPU(s) in use they share CPUs round-robin, the I/O CPUs included");
 }
