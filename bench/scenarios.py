@@ -1424,28 +1424,24 @@ def find_shared_library(name):
 
 
 def allocator_sides():
-    """(label, binary, extra env) per allocator. The build's own binary runs with its linked
-    allocator (its ELF NEEDED entries name it) and with each other one LD_PRELOADed; a glibc side
-    needs a binary that links none: the build's own when it was configured with
-    -DINFERA_ALLOCATOR=glibc, else $BENCH_GLIBC_INFERA (e.g. an -DINFERA_ALLOCATOR=glibc build)."""
+    """(label, binary, extra env) per allocator: glibc on a binary that links no allocator
+    (the build's own when configured with -DINFERA_ALLOCATOR=glibc, else its `infera_glibc`
+    target, the same objects linked without one, built here: a link step), and jemalloc and
+    tcmalloc LD_PRELOADed onto that same binary, so that only malloc differs."""
     needed = subprocess.run(["readelf", "-d", ARGS.infera], capture_output=True, text=True, timeout=30).stdout
     linked = next((name for name in ALLOCATOR_LIBS if re.search(rf"NEEDED.*lib{name}", needed)), "glibc")
-    sides = []
-    glibc_binary = ARGS.infera if linked == "glibc" else os.environ.get("BENCH_GLIBC_INFERA")
-    if glibc_binary:
-        sides.append(("glibc", glibc_binary, {}))
-    else:
-        print(f"allocator: {ARGS.infera} links {linked}; set BENCH_GLIBC_INFERA to an "
-              "-DINFERA_ALLOCATOR=glibc build for the glibc side", flush=True)
+    glibc_binary = ARGS.infera
+    if linked != "glibc":
+        subprocess.run(["cmake", "--build", ARGS.build, "--target", "infera_glibc"], check=True, timeout=1800,
+                       stdout=subprocess.DEVNULL)
+        glibc_binary = os.path.join(ARGS.build, "infera_glibc")
+    sides = [("glibc", glibc_binary, {})]
     for name, lib in ALLOCATOR_LIBS.items():
-        if name == linked:
-            sides.append((name, ARGS.infera, {}))
-            continue
         path = find_shared_library(lib)
         if path is None:
             print(f"allocator: {lib} not installed (scripts/install_deps.sh); no {name} side", flush=True)
             continue
-        sides.append((name, glibc_binary or ARGS.infera, {"LD_PRELOAD": path}))
+        sides.append((name, glibc_binary, {"LD_PRELOAD": path}))
     return sides
 
 
@@ -1493,6 +1489,38 @@ def scenario_allocator():
             rows.append([name, label, rps, f"{rps / base:.2f}", p99, cpu])
     emit("allocator: req/s, P99 and server CPU per request (2 instances x 1 thread each)",
          table(["load", "allocator", "req/s", "vs first", "P99 ms", "server CPU µs/req"], rows))
+    # In process (docs/benchmarks.md "Bottlenecks" item 3): torch_backend_bench, 2 x 1,
+    # page faults and CPU time of the child from getrusage.
+    import resource
+    inproc, bench_binary = {}, os.path.join(ARGS.build, "bench", "micro", "torch_backend_bench")
+    cases = [("text_encoder", 16, 25 if ARGS.quick else 100), ("ranker", 64, 75 if ARGS.quick else 300)]
+    for rep in range(ARGS.repeats):
+        for model, batch, iters in cases:
+            for label, _, env in (sides if rep % 2 == 0 else sides[::-1]):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                result = subprocess.run([bench_binary, "--repo", ARGS.repo, "--model", model, "--batch", str(batch),
+                                         "--threads", "1", "--instances", "2", "--iters", str(iters), "--warmup", "3",
+                                         "--repeats", "1"], capture_output=True, text=True, timeout=600,
+                                        env=dict(ENV, **env))
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                match = re.search(r"items_per_s=([\d.]+)", result.stdout)
+                if not match:
+                    raise RuntimeError(f"torch_backend_bench {model}:\n{result.stdout}\n{result.stderr}")
+                inproc.setdefault((model, label), []).append(
+                    (float(match.group(1)), after.ru_minflt - before.ru_minflt,
+                     1000 * (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)))
+    rows = []
+    for model, batch, iters in cases:
+        base = None
+        for label, *_ in sides:
+            runs_ = inproc[(model, label)]
+            ips = med([r[0] for r in runs_])
+            base = base or ips
+            summary[f"{label} inproc {model}"] = ips
+            rows.append([f"{model}, batch {batch}, {iters} iterations", label, ips, f"{ips / base:.2f}",
+                         med([r[1] for r in runs_]), med([r[2] for r in runs_])])
+    emit("allocator: in process (torch_backend_bench, 2 instances x 1 thread)",
+         table(["model", "allocator", "items/s", "vs first", "page faults per run", "CPU ms per run"], rows))
     total = 200_000 if ARGS.quick else 1_000_000
     growth_rows = []
     simple_repo = bench_repo(["simple"])
