@@ -1547,6 +1547,23 @@ def scenario_allocator():
     return summary
 
 
+def sched_counts(pid):
+    """(CPU migrations, involuntary context switches) summed over the threads of `pid`
+    (/proc/PID/task/*/sched; zeros where the kernel lacks CONFIG_SCHED_DEBUG)."""
+    migrations = involuntary = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/sched") as f:
+                text = f.read()
+        except OSError:
+            continue
+        m = re.search(r"se\.nr_migrations\s*:\s*(\d+)", text)
+        i = re.search(r"nr_involuntary_switches\s*:\s*(\d+)", text)
+        migrations += int(m.group(1)) if m else 0
+        involuntary += int(i.group(1)) if i else 0
+    return migrations, involuntary
+
+
 def scenario_placement():
     """ResNet-18 as 2 instances x 1 intra-op thread, binary tensors, concurrency 2 and 4:
     `--cpu-placement none` vs `pinned` (docs/cpu_placement.md), the two servers alternated
@@ -1563,10 +1580,16 @@ def scenario_placement():
                 if label == "pinned":
                     plan = "; ".join(re.findall(r"cpu placement: (?:plan|instance)[^\n]*", proc.text()))
                 for conc in ("2", "4"):
+                    before = sched_counts(proc.pid)
                     r = bench(proc.port, "resnet18", "--concurrency-range", conc, "--duration", seconds,
                               "--warmup", "1000", "--input-tensor-format", "binary",
                               "--server-pid", str(proc.pid), name=f"placement-{label}-c{conc}-r{rep}")
-                    runs.setdefault((label, conc), []).append(level(r))
+                    after = sched_counts(proc.pid)
+                    l = level(r)
+                    sent = max(1, r["totals"]["sent"])
+                    l["_migrations_per_req"] = (after[0] - before[0]) / sent
+                    l["_involuntary_per_req"] = (after[1] - before[1]) / sent
+                    runs.setdefault((label, conc), []).append(l)
     shutil.rmtree(repo)
     rows, summary = [], {}
     for conc in ("2", "4"):
@@ -1574,11 +1597,15 @@ def scenario_placement():
             levels = runs[(label, conc)]
             s = summarize_levels(levels)
             s["cpu_us"] = med([l.get("server_cpu_us_per_request") for l in levels])
+            s["migrations"] = med([l["_migrations_per_req"] for l in levels])
+            s["involuntary"] = med([l["_involuntary_per_req"] for l in levels])
             summary[f"{label} c={conc}"] = s
             base = summary[f"none c={conc}"]["rps"]
-            rows.append([conc, label, s["rps"], f"{s['rps'] / base:.2f}", s["p50_ms"], s["p99_ms"], s["cpu_us"]])
+            rows.append([conc, label, s["rps"], f"{s['rps'] / base:.2f}", s["p50_ms"], s["p99_ms"], s["cpu_us"],
+                         f"{s['migrations']:.3f}", f"{s['involuntary']:.2f}"])
     emit("placement: resnet18 2 x 1 thread, binary tensors, --cpu-placement none vs pinned",
-         table(["conc", "placement", "req/s", "vs none", "P50 ms", "P99 ms", "server CPU µs/req"], rows) +
+         table(["conc", "placement", "req/s", "vs none", "P50 ms", "P99 ms", "server CPU µs/req",
+                "CPU migrations / req", "involuntary switches / req"], rows) +
          f"\n\npinned plan: {plan}")
     return summary
 
