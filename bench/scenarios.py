@@ -7,7 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
-                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console]
+                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console] [allocator] [placement]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -1409,6 +1409,217 @@ def scenario_console():
          table(["side", "req/s", "P99 µs", "server CPU µs/req"], lrows))
 
 
+
+# ------------------------------------------------------------- allocator and placement
+
+ALLOCATOR_LIBS = {"jemalloc": "libjemalloc.so.2", "tcmalloc": "libtcmalloc_minimal.so.4"}
+
+
+def find_shared_library(name):
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+              "/usr/local/lib"):
+        if os.path.exists(os.path.join(d, name)):
+            return os.path.join(d, name)
+    return None
+
+
+def allocator_sides():
+    """(label, binary, extra env) per allocator: glibc on a binary that links no allocator
+    (the build's own when configured with -DINFERA_ALLOCATOR=glibc, else its `infera_glibc`
+    target, the same objects linked without one, built here: a link step), and jemalloc and
+    tcmalloc LD_PRELOADed onto that same binary, so that only malloc differs."""
+    needed = subprocess.run(["readelf", "-d", ARGS.infera], capture_output=True, text=True, timeout=30).stdout
+    linked = next((name for name in ALLOCATOR_LIBS if re.search(rf"NEEDED.*lib{name}", needed)), "glibc")
+    glibc_binary = ARGS.infera
+    if linked != "glibc":
+        subprocess.run(["cmake", "--build", ARGS.build, "--target", "infera_glibc"], check=True, timeout=1800,
+                       stdout=subprocess.DEVNULL)
+        glibc_binary = os.path.join(ARGS.build, "infera_glibc")
+    sides = [("glibc", glibc_binary, {})]
+    for name, lib in ALLOCATOR_LIBS.items():
+        path = find_shared_library(lib)
+        if path is None:
+            print(f"allocator: {lib} not installed (scripts/install_deps.sh); no {name} side", flush=True)
+            continue
+        sides.append((name, glibc_binary, {"LD_PRELOAD": path}))
+    return sides
+
+
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1))
+
+
+def scenario_allocator():
+    """The whole server under glibc malloc, jemalloc and tcmalloc, one after the other in
+    each repeat (order alternated): simple over HTTP (c=16), the ranker at c=64 without and
+    with dynamic batching, resnet18 (c=4, binary) and text_encoder (batch 16, c=4, binary),
+    each 2 instances x 1 thread; peak RSS (VmHWM) of each server; then RSS growth over
+    1 M simple requests (200 k with --quick) per allocator."""
+    sides = allocator_sides()
+    repo = bench_repo(["simple", "ranker", "resnet18", "text_encoder"], two_instances_one_thread)
+    copy_model(repo, "ranker", "ranker_batching", "dynamic_batching {\n  max_queue_delay_microseconds: 1000\n}\n",
+               2, 1)
+    seconds = "1.5" if ARGS.quick else "3"
+    loads = [("simple c=16", "simple", ["--concurrency-range", "16"]),
+             ("ranker c=64", "ranker", ["--concurrency-range", "64"]),
+             ("ranker c=64 batching", "ranker_batching", ["--concurrency-range", "64"]),
+             ("resnet18 c=4", "resnet18", ["--concurrency-range", "4", "--input-tensor-format", "binary"]),
+             ("text_encoder b16 c=4", "text_encoder", ["--concurrency-range", "4", "-b", "16",
+                                                       "--input-tensor-format", "binary"])]
+    runs, peaks = {}, {}
+    for rep in range(ARGS.repeats):
+        for label, binary, env in (sides if rep % 2 == 0 else sides[::-1]):
+            with start_infera_binary(binary, repo, env=dict(ENV, **env)) as proc:
+                for name, model, args in loads:
+                    r = bench(proc.port, model, *args, "--duration", seconds, "--warmup", "500",
+                              "--server-pid", str(proc.pid), name=f"allocator-{label}-{model}-r{rep}")
+                    runs.setdefault((label, name), []).append(level(r))
+                peaks.setdefault(label, []).append(peak_rss_kib(proc.pid))
+    rows, summary = [], {}
+    for name, *_ in loads:
+        base = None
+        for label, *_ in sides:
+            levels = runs[(label, name)]
+            rps = med([l["throughput_per_s"] for l in levels])
+            cpu = med([l.get("server_cpu_us_per_request") for l in levels])
+            p99 = med([l["latency"]["p99_us"] for l in levels]) / 1000
+            base = base or rps
+            summary[f"{label} {name}"] = {"rps": rps, "cpu_us": cpu, "p99_ms": p99}
+            rows.append([name, label, rps, f"{rps / base:.2f}", p99, cpu])
+    emit("allocator: req/s, P99 and server CPU per request (2 instances x 1 thread each)",
+         table(["load", "allocator", "req/s", "vs first", "P99 ms", "server CPU µs/req"], rows))
+    # In process (docs/benchmarks.md "Bottlenecks" item 3): torch_backend_bench, 2 x 1,
+    # page faults and CPU time of the child from getrusage.
+    import resource
+    inproc, bench_binary = {}, os.path.join(ARGS.build, "bench", "micro", "torch_backend_bench")
+    cases = [("text_encoder", 16, 25 if ARGS.quick else 100), ("ranker", 64, 75 if ARGS.quick else 300)]
+    for rep in range(ARGS.repeats):
+        for model, batch, iters in cases:
+            for label, _, env in (sides if rep % 2 == 0 else sides[::-1]):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                result = subprocess.run([bench_binary, "--repo", ARGS.repo, "--model", model, "--batch", str(batch),
+                                         "--threads", "1", "--instances", "2", "--iters", str(iters), "--warmup", "3",
+                                         "--repeats", "1"], capture_output=True, text=True, timeout=600,
+                                        env=dict(ENV, **env))
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                match = re.search(r"items_per_s=([\d.]+)", result.stdout)
+                if not match:
+                    raise RuntimeError(f"torch_backend_bench {model}:\n{result.stdout}\n{result.stderr}")
+                inproc.setdefault((model, label), []).append(
+                    (float(match.group(1)), after.ru_minflt - before.ru_minflt,
+                     1000 * (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)))
+    rows = []
+    for model, batch, iters in cases:
+        base = None
+        for label, *_ in sides:
+            runs_ = inproc[(model, label)]
+            ips = med([r[0] for r in runs_])
+            base = base or ips
+            summary[f"{label} inproc {model}"] = ips
+            rows.append([f"{model}, batch {batch}, {iters} iterations", label, ips, f"{ips / base:.2f}",
+                         med([r[1] for r in runs_]), med([r[2] for r in runs_])])
+    emit("allocator: in process (torch_backend_bench, 2 instances x 1 thread)",
+         table(["model", "allocator", "items/s", "vs first", "page faults per run", "CPU ms per run"], rows))
+    total = 200_000 if ARGS.quick else 1_000_000
+    growth_rows = []
+    simple_repo = bench_repo(["simple"])
+    for label, binary, env in sides:
+        samples, sent = [], 0
+        with start_infera_binary(binary, simple_repo, env=dict(ENV, **env)) as proc:
+            i = 0
+            while sent < total and i < 100:
+                r = bench(proc.port, "simple", "--concurrency-range", "16", "--duration", "3", "--warmup", "0",
+                          "--max-duration", "60", name=f"allocator-growth-{label}-{i}")
+                sent += r["totals"]["sent"]
+                samples.append(rss_kib(proc.pid))
+                i += 1
+        growth = (samples[-1] - samples[0]) / samples[0]
+        summary[f"{label} growth"] = growth
+        summary[f"{label} peak_rss_mib"] = med(peaks[label]) / 1024
+        growth_rows.append([label, med(peaks[label]) / 1024, samples[0] / 1024, samples[-1] / 1024,
+                            f"{100 * growth:+.2f} %", f"{sent:,}"])
+    shutil.rmtree(repo)
+    shutil.rmtree(simple_repo)
+    emit(f"allocator: peak RSS under the loads above, and RSS over {total:,} simple requests",
+         table(["allocator", "peak RSS MiB (VmHWM)", "RSS after round 1 MiB", "RSS at the end MiB", "growth",
+                "requests"], growth_rows))
+    return summary
+
+
+def sched_counts(pid):
+    """(CPU migrations, involuntary context switches) summed over the threads of `pid`
+    (/proc/PID/task/*/sched; zeros where the kernel lacks CONFIG_SCHED_DEBUG)."""
+    migrations = involuntary = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/sched") as f:
+                text = f.read()
+        except OSError:
+            continue
+        m = re.search(r"se\.nr_migrations\s*:\s*(\d+)", text)
+        i = re.search(r"nr_involuntary_switches\s*:\s*(\d+)", text)
+        migrations += int(m.group(1)) if m else 0
+        involuntary += int(i.group(1)) if i else 0
+    return migrations, involuntary
+
+
+def scenario_placement():
+    """ResNet-18 as 2 instances x 1 intra-op thread, binary tensors, concurrency 2 and 4:
+    `--cpu-placement none` vs `pinned` (docs/cpu_placement.md), the two servers alternated
+    within each repeat. With fewer CPUs than instance threads + I/O (2 vCPUs: I/O and one
+    instance share a CPU) and the load generator on the same CPUs, pinning can only trade
+    migrations for less freedom; on a machine with spare cores it keeps threads apart."""
+    repo = bench_repo(["resnet18"], two_instances_one_thread)
+    seconds = "2" if ARGS.quick else "5"
+    sides = [("none", []), ("pinned", ["--cpu-placement", "pinned"])]
+    runs, plan = {}, ""
+    for rep in range(ARGS.repeats):
+        for label, extra in (sides if rep % 2 == 0 else sides[::-1]):
+            with start_infera(repo, *extra) as proc:
+                if label == "pinned":
+                    plan = "; ".join(re.findall(r"cpu placement: (?:plan|instance)[^\n]*", proc.text()))
+                for conc in ("2", "4"):
+                    before = sched_counts(proc.pid)
+                    r = bench(proc.port, "resnet18", "--concurrency-range", conc, "--duration", seconds,
+                              "--warmup", "1000", "--input-tensor-format", "binary",
+                              "--server-pid", str(proc.pid), name=f"placement-{label}-c{conc}-r{rep}")
+                    after = sched_counts(proc.pid)
+                    l = level(r)
+                    sent = max(1, r["totals"]["sent"])
+                    l["_migrations_per_req"] = (after[0] - before[0]) / sent
+                    l["_involuntary_per_req"] = (after[1] - before[1]) / sent
+                    runs.setdefault((label, conc), []).append(l)
+    shutil.rmtree(repo)
+    rows, summary = [], {}
+    for conc in ("2", "4"):
+        for label, _ in sides:
+            levels = runs[(label, conc)]
+            s = summarize_levels(levels)
+            s["cpu_us"] = med([l.get("server_cpu_us_per_request") for l in levels])
+            s["migrations"] = med([l["_migrations_per_req"] for l in levels])
+            s["involuntary"] = med([l["_involuntary_per_req"] for l in levels])
+            summary[f"{label} c={conc}"] = s
+            base = summary[f"none c={conc}"]["rps"]
+            rows.append([conc, label, s["rps"], f"{s['rps'] / base:.2f}", s["p50_ms"], s["p99_ms"], s["cpu_us"],
+                         f"{s['migrations']:.3f}", f"{s['involuntary']:.2f}"])
+    emit("placement: resnet18 2 x 1 thread, binary tensors, --cpu-placement none vs pinned",
+         table(["conc", "placement", "req/s", "vs none", "P50 ms", "P99 ms", "server CPU µs/req",
+                "CPU migrations / req", "involuntary switches / req"], rows) +
+         f"\n\npinned plan: {plan}")
+    return summary
+
+
+def start_infera_binary(binary, repo, *extra, env=None):
+    """start_infera with another binary (e.g. a glibc-allocator build)."""
+    saved = ARGS.infera
+    ARGS.infera = binary
+    try:
+        return start_infera(repo, *extra, env=env)
+    finally:
+        ARGS.infera = saved
+
+
 SCENARIOS = {
     "overhead": scenario_overhead,
     "baseline": scenario_baseline,
@@ -1426,6 +1637,8 @@ SCENARIOS = {
     "kv_dtype": scenario_kv_dtype,
     "precision": scenario_precision,
     "console": scenario_console,
+    "allocator": scenario_allocator,
+    "placement": scenario_placement,
 }
 
 

@@ -21,6 +21,8 @@ BUILD_PKGS=(
   libopenblas0-openmp    # optimised BLAS; the reference BLAS makes Linear layers 8-30x slower
   prometheus-cpp-dev     # Prometheus registry and text exposition
   libjpeg62-turbo-dev libpng-dev  # image_preprocess: JPEG (libjpeg-turbo, SIMD) and PNG decoding
+  libjemalloc-dev        # the infera binary's malloc (-DINFERA_ALLOCATOR, docs/benchmarks.md "Allocator")
+  libgoogle-perftools-dev  # tcmalloc: the other -DINFERA_ALLOCATOR choice and a side of `make bench allocator`
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # The hardening stages of `make test` (docs/reliability.md): clang for ASan/UBSan, TSan,

@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "api/admin_guard.h"
+#include "common/cpu_placement.h"
+#include "common/status.h"
 #include "common/str_cat.h"
 
 namespace infera {
@@ -170,6 +172,16 @@ const std::vector<Flag>& Flags() {
        }},
       {"model-load-thread-count", "N", "Models loaded in parallel at start. Default 2.",
        Integer(&ServeOptions::model_load_thread_count, 1, 64)},
+      {"cpu-placement", "none|pinned",
+       "pinned: give the I/O threads (HTTP, gRPC, the rest of the server) and each pytorch "
+       "instance's intra-op threads their own CPUs and pin them there; the topology found "
+       "and the plan are logged (docs/cpu_placement.md). none: the kernel schedules. "
+       "Default none.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         RETURN_IF_ERROR(ParseCpuPlacementMode(v).status());
+         o.cpu_placement = std::string(v);
+         return absl::OkStatus();
+       }},
       {"max-queue-size", "N",
        "Requests that may wait per model version before new ones are rejected with 429. "
        "Default 1024.",

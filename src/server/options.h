@@ -42,6 +42,7 @@ struct ServeOptions {
   int log_verbose = 0;
   std::string log_format = "text";
   int model_load_thread_count = 2;
+  std::string cpu_placement = "none";  // none | pinned (docs/cpu_placement.md)
   int max_queue_size = 1024;
   bool help = false;
 };

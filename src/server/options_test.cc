@@ -86,5 +86,20 @@ TEST(OptionsTest, RestrictedApiFlags) {
               HasSubstr("more than one restricted group"));
 }
 
+TEST(OptionsTest, CpuPlacementFlag) {
+  auto defaults = ParseServeOptions({"--model-repository=/m"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->cpu_placement, "none");
+  auto pinned = ParseServeOptions({"--model-repository=/m", "--cpu-placement", "pinned"});
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_EQ(pinned->cpu_placement, "pinned");
+  for (const char* bad : {"--cpu-placement=", "--cpu-placement=static", "--cpu-placement=PINNED",
+                          "--cpu-placement=pinned,none"}) {
+    const std::string message(ParseServeOptions({"--model-repository=/m", bad}).status().message());
+    EXPECT_THAT(message, HasSubstr("--cpu-placement")) << bad;
+    EXPECT_THAT(message, HasSubstr("none, pinned")) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace infera

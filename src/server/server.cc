@@ -9,7 +9,10 @@
 #include "backend/builtin/builtin_backends.h"
 #include "backend/processing/processing_backends.h"
 #include "backend/torch/torch_backend.h"
+#include "common/allocator_info.h"
 #include "common/cpu_budget.h"
+#include "common/cpu_placement.h"
+#include "common/cpu_topology.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -18,6 +21,7 @@
 #include "http/logging_routes.h"
 #include "http/trace_routes.h"
 #include "llm/llm_backend.h"
+#include "repository/config_limits.h"
 #include "server/version.h"
 
 namespace infera {
@@ -26,6 +30,32 @@ namespace {
 // Repository loads / unloads that may wait for a worker; more are answered 429 /
 // RESOURCE_EXHAUSTED (each holds only its request until its turn).
 constexpr size_t kMaxQueuedAdminJobs = 64;
+
+// --cpu-placement pinned (docs/cpu_placement.md): logs the topology and the plan,
+// installs the placement pytorch instances reserve their CPUs from, and pins the calling
+// thread to the I/O CPUs before the server starts any thread: every thread it starts
+// (HTTP, gRPC, loaders, metrics) inherits that mask. MachineLimits reads the affinity
+// mask once; it is read here first, while the mask is still the whole budget.
+absl::Status ApplyCpuPlacement(const ServeOptions& options, int cores) {
+  ASSIGN_OR_RETURN(CpuPlacementMode mode, ParseCpuPlacementMode(options.cpu_placement));
+  if (mode == CpuPlacementMode::kNone) return absl::OkStatus();
+  absl::StatusOr<CpuTopology> topology = ReadProcessCpuTopology();
+  if (!topology.ok()) {
+    return absl::Status(topology.status().code(),
+                        StrCat("--cpu-placement pinned: ", topology.status().message()));
+  }
+  const int io_threads = options.http_thread_count > 0 ? options.http_thread_count : std::min(cores, 4);
+  std::shared_ptr<CpuPlacement> placement = CpuPlacement::Create(*topology, cores, io_threads);
+  INFERA_LOG(INFO) << "cpu placement: topology: " << topology->Describe()
+                   << (cores < static_cast<int>(topology->cpus.size())
+                           ? StrCat("; the cgroup CPU quota allows ", cores, " of them")
+                           : std::string());
+  INFERA_LOG(INFO) << "cpu placement: plan: " << placement->DescribePlan();
+  (void)MachineLimits::Current();
+  RETURN_IF_ERROR(PinCurrentThread(placement->io_cpus()));
+  SetProcessCpuPlacement(std::move(placement));
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -44,6 +74,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
 
   // The CPUs the process may use (affinity, cgroup quota), not the node's.
   const int cores = AvailableCpus();
+  INFERA_LOG(INFO) << "allocator: " << ActiveAllocator().Describe();
+  RETURN_IF_ERROR(ApplyCpuPlacement(options, cores));
   ModelManager::Options manager_options;
   manager_options.repository = options.model_repository;
   manager_options.backends = &server->backends_;

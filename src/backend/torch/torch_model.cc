@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -17,8 +18,10 @@
 #include "backend/torch/precision_figures.h"
 #include "backend/torch/precision_probe.h"
 #include "backend/torch/torch_errors.h"
+#include "backend/torch/torch_pinning.h"
 #include "backend/torch/torch_precision.h"
 #include "backend/torch/torch_tensor.h"
+#include "common/cpu_placement.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -153,8 +156,10 @@ std::optional<at::ScalarType> TorchFloatType(DataType type) {
 
 class TorchInstance final : public ModelInstance {
  public:
-  TorchInstance(std::shared_ptr<const ModelState> state, torch::jit::Module module, int threads)
-      : state_(std::move(state)), module_(std::move(module)), threads_(threads) {}
+  TorchInstance(std::shared_ptr<const ModelState> state, torch::jit::Module module, int threads,
+                std::string name = "", std::unique_ptr<CpuLease> cpus = nullptr)
+      : state_(std::move(state)), module_(std::move(module)), threads_(threads), name_(std::move(name)),
+        cpus_(std::move(cpus)) {}
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
     return CatchTorchErrors(absl::StatusCode::kInternal, "model execution failed",
@@ -166,10 +171,30 @@ class TorchInstance final : public ModelInstance {
   absl::StatusOr<std::vector<c10::IValue>> BuildArguments(const std::vector<Tensor>& inputs);
   absl::StatusOr<std::vector<Tensor>> CollectOutputs(const c10::IValue& result);
 
+  // --cpu-placement pinned: pins the worker and its intra-op team to cpus_ (once).
+  void PinWorkerThreads();
+
   const std::shared_ptr<const ModelState> state_;
   torch::jit::Module module_;
   const int threads_;
+  const std::string name_;
+  // --cpu-placement pinned: this instance's CPUs, one per intra-op thread (null: none).
+  // The thread that created the instance runs its warm-up and is not its worker; the
+  // first execution on another thread (the scheduler's worker) pins that one.
+  const std::unique_ptr<CpuLease> cpus_;
+  const std::thread::id creator_ = std::this_thread::get_id();
+  bool pinned_ = false;
 };
+
+void TorchInstance::PinWorkerThreads() {
+  pinned_ = true;
+  absl::StatusOr<std::string> pinned = PinIntraOpThreads(cpus_->cpus(), threads_);
+  if (pinned.ok()) {
+    INFERA_LOG(INFO) << "cpu placement: pinned instance " << name_ << ": " << *pinned;
+  } else {
+    INFERA_LOG(WARNING) << "cpu placement: instance " << name_ << " runs unpinned: " << pinned.status().message();
+  }
+}
 
 absl::StatusOr<std::vector<Tensor>> TorchInstance::ExecuteUnguarded(
     const std::vector<Tensor>& inputs) {
@@ -177,6 +202,7 @@ absl::StatusOr<std::vector<Tensor>> TorchInstance::ExecuteUnguarded(
   // ATen's lazy per-thread initialisation first; setting before it would be undone by
   // it (it re-applies the process-wide last value set by any thread).
   if (at::get_num_threads() != threads_) at::set_num_threads(threads_);
+  if (cpus_ != nullptr && !pinned_ && std::this_thread::get_id() != creator_) PinWorkerThreads();
   // A thread-local flag, so it is set around every call on the worker thread.
   torch::jit::GraphOptimizerEnabledGuard executor_optimize(
       !state_->options.disable_optimized_execution);
@@ -318,7 +344,11 @@ class TorchLoadedModel final : public LoadedModel {
     INFERA_LOG(VERBOSE) << "pytorch: instance " << options.name << " uses " << threads
                         << " intra-op thread(s)"
                         << (state_->options.share_weights ? ", shared weights" : "");
-    return std::make_unique<TorchInstance>(state_, std::move(module), threads);
+    std::unique_ptr<CpuLease> cpus;
+    if (std::shared_ptr<CpuPlacement> placement = ProcessCpuPlacement()) {
+      cpus = placement->Reserve(options.name, threads);
+    }
+    return std::make_unique<TorchInstance>(state_, std::move(module), threads, options.name, std::move(cpus));
   }
 
  private:

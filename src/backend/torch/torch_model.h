@@ -20,7 +20,11 @@
 //        with DISABLE_OPTIMIZED_EXECUTION applied (a thread-local executor flag). Inputs
 //        and outputs are not copied (torch_tensor.h), except at a bf16/fp16 boundary:
 //        floating inputs are cast to the compute dtype, floating outputs back to the
-//        config's dtype. Every LibTorch exception becomes a
+//        config's dtype. With `--cpu-placement pinned` (docs/cpu_placement.md) the
+//        instance reserves one CPU per intra-op thread when it is created, and its first
+//        execution on a thread other than the creating one (the scheduler's worker; the
+//        creator runs the warm-up) pins that thread and its OpenMP team there
+//        (torch_pinning.h). Every LibTorch exception becomes a
 //        Status; none escapes. A model's own fault (an exception in forward(), outputs
 //        of the wrong count, type or dtype) is Internal, never InvalidArgument.
 //
