@@ -58,7 +58,7 @@ absl::Status RequestQueue::CheckParameters(const ScheduledRequest& request) cons
 }
 
 std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> request,
-                                            SteadyTime now) {
+                                            SteadyTime now, std::optional<SteadyTime>* deadline) {
   if (absl::Status invalid = CheckParameters(*request); !invalid.ok()) {
     return Rejection{std::move(request), std::move(invalid)};
   }
@@ -89,6 +89,8 @@ std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> re
   request->enqueue_time = now;
   // Saturating: a level's default timeout is bounded at load, but the sum must never wrap.
   if (timeout.count() > 0) request->deadline = SaturatingAdd(now, timeout);
+  if (deadline != nullptr) *deadline = request->deadline;
+  rows_ += request->batch_size;
   target.main.push_back(std::move(request));
   ++size_;
   return std::nullopt;
@@ -127,6 +129,7 @@ std::vector<Rejection> RequestQueue::Sweep(SteadyTime now) {
   INFERA_CHECK(size_ >= rejected.size()) << "queue size " << size_ << " < " << rejected.size()
                                          << " swept";
   size_ -= rejected.size();
+  for (const Rejection& r : rejected) rows_ -= r.request->batch_size;
   return rejected;
 }
 
@@ -184,6 +187,7 @@ ScheduledRequests RequestQueue::Take(const std::vector<const ScheduledRequest*>&
   }
   INFERA_CHECK(size_ >= taken.size()) << "queue size " << size_ << " < " << taken.size() << " taken";
   size_ -= taken.size();
+  for (const auto& r : taken) rows_ -= r->batch_size;
   return taken;
 }
 
@@ -196,6 +200,7 @@ ScheduledRequests RequestQueue::TakeAll() {
     }
   }
   size_ = 0;
+  rows_ = 0;
   return all;
 }
 

@@ -38,8 +38,10 @@ class RequestQueue {
 
   // Admits `request` at `now`. Returns it back when it cannot be queued: its level is
   // full (ResourceExhausted) or its priority/timeout parameters are invalid
-  // (InvalidArgument).
-  std::optional<Rejection> Push(std::unique_ptr<ScheduledRequest> request, SteadyTime now);
+  // (InvalidArgument). When admitted and `deadline` is not null, `*deadline` receives
+  // the request's queue deadline (nullopt: none).
+  std::optional<Rejection> Push(std::unique_ptr<ScheduledRequest> request, SteadyTime now,
+                                std::optional<SteadyTime>* deadline = nullptr);
 
   // InvalidArgument when the request's `priority` or `timeout` parameter is invalid
   // (what Push() would reject it for, apart from a full queue): a priority outside the
@@ -63,6 +65,9 @@ class RequestQueue {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // Rows of every queued request (their batch_size), whatever their shapes: an upper
+  // bound of the rows the next Candidates() can hold.
+  int64_t rows() const { return rows_; }
   // Earliest deadline of a request still waiting in a main list.
   std::optional<SteadyTime> EarliestDeadline() const;
 
@@ -80,6 +85,7 @@ class RequestQueue {
   std::vector<Level> levels_;
   int default_level_;
   size_t size_ = 0;
+  int64_t rows_ = 0;
 };
 
 // True when `a` and `b` may share a batch: same inputs with the same non-batch shapes.

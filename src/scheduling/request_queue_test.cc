@@ -194,6 +194,39 @@ TEST(RequestQueueTest, CandidatesShareShapesAndFitMaxRows) {
   EXPECT_TRUE(queue.empty());
 }
 
+TEST(RequestQueueTest, RowsCountEveryQueuedRequestThroughPushSweepTakeAndTakeAll) {
+  FakeClock clock;
+  RequestQueue queue(Options(1));
+  auto token = std::make_shared<CancellationToken>();
+  auto gone = Req("gone", 2);
+  gone->request.cancellation = token;
+  std::optional<SteadyTime> deadline = clock.Now();
+  EXPECT_FALSE(queue.Push(std::move(gone), clock.Now(), &deadline));
+  EXPECT_FALSE(deadline);  // no timeout: no queue deadline
+  EXPECT_FALSE(queue.Push(Req("a", 3), clock.Now()));
+  EXPECT_FALSE(queue.Push(Req("wide", 1, 5), clock.Now()));  // other shapes count too
+  EXPECT_FALSE(queue.Push(Req("b", 1), clock.Now()));
+  EXPECT_EQ(queue.rows(), 7);
+  token->Cancel();
+  EXPECT_EQ(queue.Sweep(clock.Now()).size(), 1u);
+  EXPECT_EQ(queue.rows(), 5);
+  EXPECT_THAT(Ids(queue.Take(queue.Candidates(8))), ElementsAre("a", "b"));
+  EXPECT_EQ(queue.rows(), 1);
+  EXPECT_EQ(queue.TakeAll().size(), 1u);
+  EXPECT_EQ(queue.rows(), 0);
+}
+
+TEST(RequestQueueTest, PushReportsTheAdmittedRequestsDeadline) {
+  FakeClock clock;
+  QueuePolicy policy;
+  policy.allow_timeout_override = true;
+  RequestQueue queue(Options(1, policy));
+  std::optional<SteadyTime> deadline;
+  EXPECT_FALSE(queue.Push(Req("a", 1, 2, {{"timeout", int64_t{250}}}), clock.Now(), &deadline));
+  ASSERT_TRUE(deadline);
+  EXPECT_EQ(*deadline, clock.Now() + std::chrono::microseconds(250));
+}
+
 // Queue accounting is checked in every build (INFERA_CHECK): taking a request the
 // queue does not hold (a stale Candidates() pointer) aborts instead of leaving size()
 // out of step with the queue.
