@@ -56,6 +56,11 @@ size_t DynamicBatcher::QueueDepth() const {
   return queue_.size();
 }
 
+uint64_t DynamicBatcher::ArrivalWakeUps() const {
+  absl::MutexLock lock(&mu_);
+  return arrival_wakeups_;
+}
+
 DynamicBatcher::Waiting DynamicBatcher::WaitingWorkers() const {
   absl::MutexLock lock(&mu_);
   Waiting waiting;
@@ -157,8 +162,10 @@ void DynamicBatcher::WakeForArrival(std::optional<SteadyTime> deadline) {
   if (timed && deadline && *deadline < *earliest_timer) wake_timed = true;
   if (wake_timed) {
     work_available_.SignalAll();  // once per batch: every timed waiter re-decides
+    ++arrival_wakeups_;
   } else if (idle && !timed) {
     work_available_.Signal();  // an idle worker starts the batch (or arms its timer)
+    ++arrival_wakeups_;
   }
   // Else every worker is busy (the one that finishes looks at the queue) or a worker
   // waits on a timer this arrival does not move.
@@ -180,7 +187,6 @@ DynamicBatcher::Work DynamicBatcher::NextWork(size_t instance) {
       waits_[instance].kind = busy_[instance] ? WaitState::Kind::kNone : WaitState::Kind::kIdle;
       work_available_.Wait(&mu_);
       waits_[instance].kind = WaitState::Kind::kNone;
-      wakeups_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     std::vector<const ScheduledRequest*> candidates = queue_.Candidates(options_.max_batch_rows);
@@ -204,7 +210,6 @@ DynamicBatcher::Work DynamicBatcher::NextWork(size_t instance) {
     waits_[instance] = {WaitState::Kind::kTimed, decision.wake_rows, wake};
     work_available_.WaitWithTimeout(&mu_, absl::FromChrono(wake - now));
     waits_[instance].kind = WaitState::Kind::kNone;
-    wakeups_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 

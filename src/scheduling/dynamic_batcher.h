@@ -59,9 +59,9 @@ class DynamicBatcher : public Scheduler {
   Load CumulativeLoad() const override;
   void Shutdown() override;
 
-  // Times a worker returned from waiting for work (for tests and profiling: with a
-  // batch delay it should grow by about one per batch, not one per request).
-  uint64_t WorkerWakeUps() const { return wakeups_.load(std::memory_order_relaxed); }
+  // Arrivals that woke waiting workers (for tests: with a batch delay about one per
+  // batch, not one per request).
+  uint64_t ArrivalWakeUps() const ABSL_LOCKS_EXCLUDED(mu_);
   // Workers waiting now: with nothing queued, and on a batch's timer.
   struct Waiting {
     int idle = 0;
@@ -110,10 +110,10 @@ class DynamicBatcher : public Scheduler {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<bool> busy_ ABSL_GUARDED_BY(mu_);  // per instance: executing a batch
   std::vector<WaitState> waits_ ABSL_GUARDED_BY(mu_);  // per instance
+  uint64_t arrival_wakeups_ ABSL_GUARDED_BY(mu_) = 0;
   double mean_seconds_per_request_ ABSL_GUARDED_BY(mu_) = 0;  // EWMA, for Retry-After
   std::atomic<uint64_t> busy_ns_{0};
   std::atomic<uint64_t> executed_requests_{0};
-  std::atomic<uint64_t> wakeups_{0};
 
   absl::Mutex shutdown_mu_;  // serialises Shutdown(); held while joining
   std::vector<std::thread> workers_ ABSL_GUARDED_BY(shutdown_mu_);

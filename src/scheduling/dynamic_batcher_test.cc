@@ -127,17 +127,18 @@ TEST(DynamicBatcherTest, AFillingBatchWakesItsWorkerOnceNotPerArrival) {
   for (int i = 0; i < 7; ++i) {
     const std::string id = StrCat("r", i);
     batcher.Enqueue(MakeRequest(id, 1, outcomes.Callback(id)));
-    // The worker is back on the batch's timer before the next arrival (it never left
-    // it with one wake-up per batch; it woke and re-decided with one per arrival).
+    // The worker waits on the batch's timer (armed after the first arrival woke it).
     ASSERT_TRUE(Eventually([&] { return batcher.WaitingWorkers().timed == 1; }));
   }
+  // Only the first arrival woke it: the next six cannot change its decision.
+  EXPECT_EQ(batcher.ArrivalWakeUps(), 1u);
   EXPECT_EQ(batcher.QueueDepth(), 7u);
   batcher.Enqueue(MakeRequest("r7", 1, outcomes.Callback("r7")));  // the batch is full
   ASSERT_TRUE(Eventually([&] { return outcomes.size() == 8; }));
   EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7")));
   // The first arrival woke the idle worker (it armed the timer), the eighth filled the
   // batch: 2 (one per arrival would be 8).
-  EXPECT_EQ(batcher.WorkerWakeUps(), 2u);
+  EXPECT_EQ(batcher.ArrivalWakeUps(), 2u);
 }
 
 TEST(DynamicBatcherTest, AnArrivalWithAnEarlierDeadlineWakesATimedWorker) {
@@ -150,7 +151,9 @@ TEST(DynamicBatcherTest, AnArrivalWithAnEarlierDeadlineWakesATimedWorker) {
   batcher.Enqueue(MakeRequest("patient", 1, outcomes.Callback("patient")));
   ASSERT_TRUE(Eventually([&] { return batcher.WaitingWorkers().timed == 1; }));
   // Its timer fires in an hour; this request must be expired long before.
+  const uint64_t wakeups = batcher.ArrivalWakeUps();
   batcher.Enqueue(MakeRequest("hurry", 1, outcomes.Callback("hurry"), 2, {{"timeout", int64_t{1000}}}));
+  EXPECT_EQ(batcher.ArrivalWakeUps(), wakeups + 1);
   clock.Advance(std::chrono::milliseconds(2));
   ASSERT_TRUE(Eventually([&] { return outcomes.size() == 1; }));
   EXPECT_EQ(outcomes.status_of("hurry").code(), absl::StatusCode::kDeadlineExceeded);
