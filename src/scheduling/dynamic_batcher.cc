@@ -107,7 +107,7 @@ void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   std::optional<RequestQueue::Rejection> rejected;
   std::vector<RequestQueue::Rejection> swept;
   std::optional<size_t> inline_instance;
-  std::optional<SteadyTime> deadline;  // the admitted request's queue deadline
+  RequestQueue::Admitted admitted;
   {
     absl::MutexLock lock(&mu_);
     const SteadyTime now = clock_->Now();
@@ -122,18 +122,18 @@ void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
       request->enqueue_time = now;
       policy_->OnArrival(rows, now);
     } else {
-      rejected = queue_.Push(std::move(request), now, &deadline);
+      rejected = queue_.Push(std::move(request), now, &admitted);
       if (rejected && rejected->status.code() == absl::StatusCode::kResourceExhausted) {
         // Abandoned or expired requests may be holding the slots: free them, retry once.
         swept = queue_.Sweep(now);
-        if (!swept.empty()) rejected = queue_.Push(std::move(rejected->request), now, &deadline);
+        if (!swept.empty()) rejected = queue_.Push(std::move(rejected->request), now, &admitted);
       }
       if (rejected && rejected->status.code() == absl::StatusCode::kResourceExhausted) {
         rejected->status = WithRetryAfter(std::move(rejected->status), RetryAfterSeconds());
       }
       if (!rejected) {
         policy_->OnArrival(rows, now);
-        WakeForArrival(deadline);
+        WakeForArrival(admitted);
       }
     }
   }
@@ -147,7 +147,7 @@ void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   }
 }
 
-void DynamicBatcher::WakeForArrival(std::optional<SteadyTime> deadline) {
+void DynamicBatcher::WakeForArrival(const RequestQueue::Admitted& arrival) {
   bool idle = false, timed = false, wake_timed = false;
   std::optional<SteadyTime> earliest_timer;
   for (const WaitState& w : waits_) {
@@ -158,8 +158,10 @@ void DynamicBatcher::WakeForArrival(std::optional<SteadyTime> deadline) {
     if (queue_.rows() >= w.wake_rows) wake_timed = true;
     if (!earliest_timer || w.wake_at < *earliest_timer) earliest_timer = w.wake_at;
   }
-  // A deadline before every timer needs a worker to expire it in time.
-  if (timed && deadline && *deadline < *earliest_timer) wake_timed = true;
+  // A deadline before every timer needs a worker to expire it in time; a new head
+  // (a higher priority level) forms another batch, with its own timing.
+  if (timed && arrival.deadline && *arrival.deadline < *earliest_timer) wake_timed = true;
+  if (timed && arrival.head) wake_timed = true;
   if (wake_timed) {
     work_available_.SignalAll();  // once per batch: every timed waiter re-decides
     ++arrival_wakeups_;

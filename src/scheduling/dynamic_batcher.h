@@ -10,8 +10,9 @@
 //
 // Wake-ups: an arrival wakes a worker only when the worker's decision could change —
 // an idle worker must start (or arm the timer of) a batch, the queued rows reach what a
-// worker waiting on a batch's timer named (BatchDecision::wake_rows), or the arrival's
-// queue deadline comes before that worker's timer. So a batch that fills while its
+// worker waiting on a batch's timer named (BatchDecision::wake_rows), the arrival's
+// queue deadline comes before that worker's timer, or the arrival (of a higher
+// priority level) heads a different batch. So a batch that fills while its
 // delay runs costs one wake-up, not one per request (docs/scheduling.md, "Batch gather
 // and scatter").
 //
@@ -90,9 +91,9 @@ class DynamicBatcher : public Scheduler {
   // An idle instance to run `request` inline on now, claimed; nullopt to queue instead.
   std::optional<size_t> ClaimForInline() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int RetryAfterSeconds() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // After an admitted arrival (queue deadline `deadline`): wakes the waiting workers
-  // whose decision it may change, and none otherwise.
-  void WakeForArrival(std::optional<SteadyTime> deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After an admitted arrival: wakes the waiting workers whose decision it may change,
+  // and none otherwise.
+  void WakeForArrival(const RequestQueue::Admitted& arrival) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // No instance executing (on a worker or inline). For mu_.Await.
   bool NoInstanceBusy() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Reject(std::vector<RequestQueue::Rejection> rejected);

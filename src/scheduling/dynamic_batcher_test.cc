@@ -162,6 +162,24 @@ TEST(DynamicBatcherTest, AnArrivalWithAnEarlierDeadlineWakesATimedWorker) {
   EXPECT_TRUE(outcomes.status_of("patient").ok());
 }
 
+TEST(DynamicBatcherTest, AHigherPriorityArrivalWakesATimedWorker) {
+  SchedulingOptions options = BatchingOptions(8);  // levels 1 and 2 (the default)
+  options.max_queue_delay = std::chrono::hours(1);
+  Recorder recorder;
+  Outcomes outcomes;
+  DynamicBatcher batcher(options, Instances(1), recorder.Runner());
+  batcher.Enqueue(MakeRequest("low", 1, outcomes.Callback("low")));
+  ASSERT_TRUE(Eventually([&] { return batcher.WaitingWorkers().timed == 1; }));
+  const uint64_t wakeups = batcher.ArrivalWakeUps();
+  batcher.Enqueue(MakeRequest("low2", 1, outcomes.Callback("low2")));
+  EXPECT_EQ(batcher.ArrivalWakeUps(), wakeups);  // same batch: no decision changes
+  // A new head (its batch has its own delay): the worker must look again.
+  batcher.Enqueue(MakeRequest("high", 1, outcomes.Callback("high"), 2, {{"priority", int64_t{1}}}));
+  EXPECT_EQ(batcher.ArrivalWakeUps(), wakeups + 1);
+  batcher.Shutdown();
+  EXPECT_EQ(outcomes.size(), 3u);
+}
+
 TEST(DynamicBatcherTest, ShutdownEndsABatchWaitingOnItsTimer) {
   SchedulingOptions options = BatchingOptions(8);
   options.max_queue_delay = std::chrono::hours(1);

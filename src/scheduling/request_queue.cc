@@ -58,7 +58,7 @@ absl::Status RequestQueue::CheckParameters(const ScheduledRequest& request) cons
 }
 
 std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> request,
-                                            SteadyTime now, std::optional<SteadyTime>* deadline) {
+                                            SteadyTime now, Admitted* admitted) {
   if (absl::Status invalid = CheckParameters(*request); !invalid.ok()) {
     return Rejection{std::move(request), std::move(invalid)};
   }
@@ -89,7 +89,13 @@ std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> re
   request->enqueue_time = now;
   // Saturating: a level's default timeout is bounded at load, but the sum must never wrap.
   if (timeout.count() > 0) request->deadline = SaturatingAdd(now, timeout);
-  if (deadline != nullptr) *deadline = request->deadline;
+  if (admitted != nullptr) {
+    admitted->deadline = request->deadline;
+    // First in candidate order: nothing queued at a higher level, nor in its own main
+    // list (its level's delayed requests come after it).
+    admitted->head = target.main.empty();
+    for (int l = 0; l < level - 1 && admitted->head; ++l) admitted->head = levels_[l].size() == 0;
+  }
   rows_ += request->batch_size;
   target.main.push_back(std::move(request));
   ++size_;

@@ -36,12 +36,17 @@ class RequestQueue {
 
   explicit RequestQueue(const SchedulingOptions& options);
 
+  // What Push() tells about an admitted request.
+  struct Admitted {
+    std::optional<SteadyTime> deadline;  // its queue deadline, if any
+    bool head = false;  // it is first in candidate order (the next batch's head)
+  };
+
   // Admits `request` at `now`. Returns it back when it cannot be queued: its level is
   // full (ResourceExhausted) or its priority/timeout parameters are invalid
-  // (InvalidArgument). When admitted and `deadline` is not null, `*deadline` receives
-  // the request's queue deadline (nullopt: none).
+  // (InvalidArgument). When admitted and `admitted` is not null, fills it in.
   std::optional<Rejection> Push(std::unique_ptr<ScheduledRequest> request, SteadyTime now,
-                                std::optional<SteadyTime>* deadline = nullptr);
+                                Admitted* admitted = nullptr);
 
   // InvalidArgument when the request's `priority` or `timeout` parameter is invalid
   // (what Push() would reject it for, apart from a full queue): a priority outside the
