@@ -456,9 +456,29 @@ def scenario_limit():
     return {m: {"in_process": med(inproc[m]), "infera": med(served[m]), "command": commands[m]} for m, _, _ in cases}
 
 
+def context_switches(pid):
+    """Voluntary + involuntary context switches of every thread of `pid` so far."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                total += sum(int(line.split()[1]) for line in f if "ctxt_switches" in line)
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return total
+
+
+def inference_count(port, model):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/models/{model}/stats", timeout=10) as r:
+        return json.load(r)["model_stats"][0]["inference_count"]
+
+
 def scenario_batching():
-    """ranker at concurrency 64, batch-1 requests: dynamic_batching off vs on, one server
-    with both configurations loaded (2 instances x 1 thread each)."""
+    """ranker at concurrency 64, batch-1 requests: dynamic_batching off vs on, over HTTP
+    JSON, HTTP binary tensors and gRPC, one server with both configurations loaded
+    (2 instances x 1 thread each). Issue 18's P2 target: on / off >= 4x, P99 on <= off + 15 ms,
+    over binary HTTP and gRPC. Also the server's context switches per request (the
+    worker hand-off: one wake-up per batch, docs/scheduling.md)."""
     def edit(model, text):
         text = two_instances_one_thread(model, text)
         if model == "ranker_batching":
@@ -473,37 +493,55 @@ def scenario_batching():
     with open(os.path.join(repo, "ranker_batching", "config.pbtxt"), "w") as f:
         f.write(edit("ranker_batching", config))
     seconds = "1.5" if ARGS.quick else "4"
-    runs = {}
+    protocols = [("HTTP JSON", "http", ["--input-tensor-format", "json", "--output-tensor-format", "json"]),
+                 ("HTTP binary", "http", ["--input-tensor-format", "binary", "--output-tensor-format", "binary"]),
+                 ("gRPC", "grpc", [])]
+    models = [("ranker", "off"), ("ranker_batching", "on (max_queue_delay 1 ms)")]
+    runs, commands = {}, {}
     with start_infera(repo) as infera_proc:
         port = infera_proc.port
+        grpc_port = int(re.search(r"gRPC server listening on [^\s]*:(\d+)", infera_proc.text()).group(1))
         for rep in range(ARGS.repeats):
-            models = ["ranker", "ranker_batching"] if rep % 2 == 0 else ["ranker_batching", "ranker"]
-            for model in models:
-                r = bench(port, model, "--concurrency-range", "64", "--duration", seconds, "-p", "1000",
-                          "--warmup", "1000", "--server-pid", str(infera_proc.pid),
-                          name=f"batching-{model}-r{rep}")
-                runs.setdefault(model, []).append(level(r))
+            order = [(p, m) for p in protocols for m in models]  # alternated: reversed every other repeat
+            for (label, protocol, extra), (model, _) in (order if rep % 2 == 0 else order[::-1]):
+                switches, count = context_switches(infera_proc.pid), inference_count(port, model)
+                r = bench(grpc_port if protocol == "grpc" else port, model, "-i", protocol,
+                          "--concurrency-range", "64", "--duration", seconds, "-p", "1000",
+                          "--warmup", "1000", "--server-pid", str(infera_proc.pid), *extra,
+                          name=f"batching-{model}-{protocol}-{extra[1] if extra else 'raw'}-r{rep}")
+                served = inference_count(port, model) - count
+                l = level(r)
+                l["_switches_per_request"] = (context_switches(infera_proc.pid) - switches) / max(1, served)
+                runs.setdefault((label, model), []).append(l)
+                commands[(label, model)] = r["_command"]
     shutil.rmtree(repo)
-    rows, summary = [], {}
-    for model, label in (("ranker", "off"), ("ranker_batching", "on (max_queue_delay 1 ms)")):
-        levels = runs[model]
-        s = {"rps": med([l["throughput_per_s"] for l in levels]),
-             "p50_ms": med([l["latency"]["p50_us"] for l in levels]) / 1000,
-             "p99_ms": med([l["latency"]["p99_us"] for l in levels]) / 1000,
-             "batch": med([l["server"]["avg_batch_rows"] for l in levels if "server" in l]),
-             "cpu_us": med([l.get("server_cpu_us_per_request") for l in levels])}
-        summary[label] = s
-        rows.append([label, s["rps"], s["p50_ms"], s["p99_ms"], s["batch"], s["cpu_us"]])
-    off, on = summary["off"], summary["on (max_queue_delay 1 ms)"]
+    rows, ratios, summary = [], [], {}
+    for label, _, _ in protocols:
+        side = {}
+        for model, state in models:
+            levels = runs[(label, model)]
+            s = {"rps": med([l["throughput_per_s"] for l in levels]),
+                 "p50_ms": med([l["latency"]["p50_us"] for l in levels]) / 1000,
+                 "p99_ms": med([l["latency"]["p99_us"] for l in levels]) / 1000,
+                 "batch": med([l["server"]["avg_batch_rows"] for l in levels if l.get("server")]),
+                 "cpu_us": med([l.get("server_cpu_us_per_request") for l in levels]),
+                 "switches": med([l["_switches_per_request"] for l in levels]),
+                 "command": commands[(label, model)]}
+            side[state] = s
+            rows.append([label, state, s["rps"], s["p50_ms"], s["p99_ms"], s["batch"], s["cpu_us"],
+                         f"{s['switches']:.2f}"])
+        off, on = side["off"], side["on (max_queue_delay 1 ms)"]
+        effective = on["batch"] is not None and on["batch"] > 1.05
+        ratios.append([label, f"{on['rps'] / off['rps']:.2f}", f"{on['p99_ms'] - off['p99_ms']:+.2f}",
+                       fmt(off["cpu_us"]), fmt(on["cpu_us"]),
+                       "yes" if effective else "NO: batch-1 executions (dynamic_batching not effective)"])
+        summary[label] = side
     emit("batching: ranker, conc 64, batch-1 requests, dynamic batching off vs on",
-         table(["dynamic batching", "req/s", "P50 ms", "P99 ms", "mean rows per execution",
-                "server CPU µs/req"], rows))
-    effective = on["batch"] is not None and on["batch"] > 1.05
-    emit("batching: ratios", table(["what", "value"], [
-        ["throughput on / off (P2: >= 4)", f"{on['rps'] / off['rps']:.2f}"],
-        ["P99 on - off (ms) (P2: <= +15)", f"{on['p99_ms'] - off['p99_ms']:+.2f}"],
-        ["batching effective (rows per execution > 1)", "yes" if effective else
-         "NO: the server ran batch-1 executions (dynamic_batching not effective in this build)"]]))
+         table(["protocol", "dynamic batching", "req/s", "P50 ms", "P99 ms", "mean rows per execution",
+                "server CPU µs/req", "server context switches/req"], rows))
+    emit("batching: ratios (P2: on / off >= 4 and P99 on - off <= +15 ms over HTTP binary and gRPC)",
+         table(["protocol", "throughput on / off", "P99 on - off (ms)", "server CPU µs/req off",
+                "server CPU µs/req on", "batching effective"], ratios))
     return summary
 
 

@@ -49,7 +49,11 @@ BatchDecision DelayBatchPolicy::Decide(const PendingBatch& pending, SteadyTime n
   // the past (which would run every batch at once).
   const SteadyTime deadline = SaturatingAdd(pending.oldest_enqueue, options_.max_queue_delay);
   if (now >= deadline) return {preferred_prefix > 0 ? preferred_prefix : all, {}};
-  return {0, deadline};
+  // Below these rows the answer stays "wait until the deadline" whatever arrives: the
+  // checks above run only once the rows reach max rows or the largest preferred size.
+  const int64_t wake_rows =
+      preferred.empty() ? options_.max_batch_rows : std::min(options_.max_batch_rows, preferred.back());
+  return {0, deadline, std::max<int64_t>(wake_rows, 1)};
 }
 
 std::unique_ptr<BatchPolicy> CreateBatchPolicy(const SchedulingOptions& options, int num_instances) {

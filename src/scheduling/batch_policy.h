@@ -34,6 +34,10 @@ struct BatchDecision {
   size_t num_requests = 0;
   // When waiting: decide again at this time (or earlier, when a request arrives).
   std::optional<SteadyTime> wake_at;
+  // When waiting: before `wake_at`, arrivals can change the decision only once the
+  // pending rows reach this many; 0 when any arrival may. The batcher wakes a waiting
+  // worker for an arrival only then (one wake-up per batch, not per request).
+  int64_t wake_rows = 0;
 };
 
 class BatchPolicy {
@@ -50,7 +54,8 @@ class BatchPolicy {
 // Triton's semantics: run at once when the batch is full (max rows) or the largest
 // preferred size is formed exactly; else wait until the oldest candidate has waited
 // max_queue_delay, then run the longest prefix that forms a preferred size, or all.
-// Without batching, every request runs alone.
+// Without batching, every request runs alone. A wait names its `wake_rows`: the largest
+// preferred size, or max rows when there is none (below it only the delay decides).
 class DelayBatchPolicy : public BatchPolicy {
  public:
   explicit DelayBatchPolicy(const SchedulingOptions& options);

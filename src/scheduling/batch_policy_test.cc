@@ -25,6 +25,23 @@ TEST(DelayBatchPolicyTest, WithoutBatchingRunsAtOnce) {
   EXPECT_EQ(policy.Decide({{3}, clock.Now()}, clock.Now()).num_requests, 1u);
 }
 
+TEST(DelayBatchPolicyTest, AWaitNamesTheRowsThatCouldEndItEarly) {
+  FakeClock clock;
+  // No preferred sizes: only a full batch runs before the delay.
+  DelayBatchPolicy plain(Batching(8, {}, 100));
+  BatchDecision wait = plain.Decide({{1, 1}, clock.Now()}, clock.Now());
+  EXPECT_EQ(wait.num_requests, 0u);
+  EXPECT_EQ(wait.wake_rows, 8);
+  // And below wake_rows the answer is the same wait, whatever arrives.
+  EXPECT_EQ(plain.Decide({{1, 1, 1, 1, 1, 1, 1}, clock.Now()}, clock.Now()).num_requests, 0u);
+  EXPECT_EQ(plain.Decide({{1, 1, 1, 1, 1, 1, 1, 1}, clock.Now()}, clock.Now()).num_requests, 8u);
+  // Preferred sizes: the largest one ends the wait (smaller ones only at the delay).
+  DelayBatchPolicy preferred(Batching(16, {2, 4}, 100));
+  EXPECT_EQ(preferred.Decide({{1}, clock.Now()}, clock.Now()).wake_rows, 4);
+  EXPECT_EQ(preferred.Decide({{1, 1, 1}, clock.Now()}, clock.Now()).num_requests, 0u);
+  EXPECT_EQ(preferred.Decide({{1, 1, 1, 1}, clock.Now()}, clock.Now()).num_requests, 4u);
+}
+
 TEST(DelayBatchPolicyTest, FullBatchRunsAtOnce) {
   DelayBatchPolicy policy(Batching(4, {}, 1'000'000));
   FakeClock clock;

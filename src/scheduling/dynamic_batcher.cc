@@ -21,6 +21,7 @@ DynamicBatcher::DynamicBatcher(SchedulingOptions options,
   {
     absl::MutexLock lock(&mu_);
     busy_.assign(instances_.size(), false);
+    waits_.assign(instances_.size(), WaitState{});
   }
   absl::MutexLock lock(&shutdown_mu_);
   for (size_t i = 0; i < instances_.size(); ++i) {
@@ -53,6 +54,21 @@ bool DynamicBatcher::NoInstanceBusy() const {
 size_t DynamicBatcher::QueueDepth() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();
+}
+
+uint64_t DynamicBatcher::ArrivalWakeUps() const {
+  absl::MutexLock lock(&mu_);
+  return arrival_wakeups_;
+}
+
+DynamicBatcher::Waiting DynamicBatcher::WaitingWorkers() const {
+  absl::MutexLock lock(&mu_);
+  Waiting waiting;
+  for (const WaitState& w : waits_) {
+    if (w.kind == WaitState::Kind::kIdle) ++waiting.idle;
+    if (w.kind == WaitState::Kind::kTimed) ++waiting.timed;
+  }
+  return waiting;
 }
 
 Scheduler::Load DynamicBatcher::CumulativeLoad() const {
@@ -91,6 +107,7 @@ void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   std::optional<RequestQueue::Rejection> rejected;
   std::vector<RequestQueue::Rejection> swept;
   std::optional<size_t> inline_instance;
+  RequestQueue::Admitted admitted;
   {
     absl::MutexLock lock(&mu_);
     const SteadyTime now = clock_->Now();
@@ -105,18 +122,18 @@ void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
       request->enqueue_time = now;
       policy_->OnArrival(rows, now);
     } else {
-      rejected = queue_.Push(std::move(request), now);
+      rejected = queue_.Push(std::move(request), now, &admitted);
       if (rejected && rejected->status.code() == absl::StatusCode::kResourceExhausted) {
         // Abandoned or expired requests may be holding the slots: free them, retry once.
         swept = queue_.Sweep(now);
-        if (!swept.empty()) rejected = queue_.Push(std::move(rejected->request), now);
+        if (!swept.empty()) rejected = queue_.Push(std::move(rejected->request), now, &admitted);
       }
       if (rejected && rejected->status.code() == absl::StatusCode::kResourceExhausted) {
         rejected->status = WithRetryAfter(std::move(rejected->status), RetryAfterSeconds());
       }
       if (!rejected) {
         policy_->OnArrival(rows, now);
-        work_available_.Signal();
+        WakeForArrival(admitted);
       }
     }
   }
@@ -128,6 +145,32 @@ void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
     batch.push_back(std::move(request));
     Run(*inline_instance, std::move(batch));
   }
+}
+
+void DynamicBatcher::WakeForArrival(const RequestQueue::Admitted& arrival) {
+  bool idle = false, timed = false, wake_timed = false;
+  std::optional<SteadyTime> earliest_timer;
+  for (const WaitState& w : waits_) {
+    if (w.kind == WaitState::Kind::kIdle) idle = true;
+    if (w.kind != WaitState::Kind::kTimed) continue;
+    timed = true;
+    // wake_rows 0: any arrival may change that worker's decision.
+    if (queue_.rows() >= w.wake_rows) wake_timed = true;
+    if (!earliest_timer || w.wake_at < *earliest_timer) earliest_timer = w.wake_at;
+  }
+  // A deadline before every timer needs a worker to expire it in time; a new head
+  // (a higher priority level) forms another batch, with its own timing.
+  if (timed && arrival.deadline && *arrival.deadline < *earliest_timer) wake_timed = true;
+  if (timed && arrival.head) wake_timed = true;
+  if (wake_timed) {
+    work_available_.SignalAll();  // once per batch: every timed waiter re-decides
+    ++arrival_wakeups_;
+  } else if (idle && !timed) {
+    work_available_.Signal();  // an idle worker starts the batch (or arms its timer)
+    ++arrival_wakeups_;
+  }
+  // Else every worker is busy (the one that finishes looks at the queue) or a worker
+  // waits on a timer this arrival does not move.
 }
 
 DynamicBatcher::Work DynamicBatcher::NextWork(size_t instance) {
@@ -142,7 +185,10 @@ DynamicBatcher::Work DynamicBatcher::NextWork(size_t instance) {
         work.exit = true;
         return work;
       }
+      // A claimed instance is not idle: its inline run's end wakes the workers.
+      waits_[instance].kind = busy_[instance] ? WaitState::Kind::kNone : WaitState::Kind::kIdle;
       work_available_.Wait(&mu_);
+      waits_[instance].kind = WaitState::Kind::kNone;
       continue;
     }
     std::vector<const ScheduledRequest*> candidates = queue_.Candidates(options_.max_batch_rows);
@@ -163,7 +209,9 @@ DynamicBatcher::Work DynamicBatcher::NextWork(size_t instance) {
     }
     SteadyTime wake = decision.wake_at.value_or(now + std::chrono::seconds(1));
     if (auto deadline = queue_.EarliestDeadline()) wake = std::min(wake, *deadline);
+    waits_[instance] = {WaitState::Kind::kTimed, decision.wake_rows, wake};
     work_available_.WaitWithTimeout(&mu_, absl::FromChrono(wake - now));
+    waits_[instance].kind = WaitState::Kind::kNone;
   }
 }
 

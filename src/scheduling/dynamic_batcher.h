@@ -8,6 +8,14 @@
 //   Enqueue ──> [RequestQueue] <── worker k: sweep, candidates, policy.Decide ──> run
 //                  full → 429 at once (Retry-After from queue depth × service time)
 //
+// Wake-ups: an arrival wakes a worker only when the worker's decision could change —
+// an idle worker must start (or arm the timer of) a batch, the queued rows reach what a
+// worker waiting on a batch's timer named (BatchDecision::wake_rows), the arrival's
+// queue deadline comes before that worker's timer, or the arrival (of a higher
+// priority level) heads a different batch. So a batch that fills while its
+// delay runs costs one wake-up, not one per request (docs/scheduling.md, "Batch gather
+// and scatter").
+//
 // With SchedulingOptions::run_inline, a request that finds an idle instance and an empty
 // queue runs at once on the enqueuing thread (no thread hop either way), unless the
 // policy would wait for more requests to batch.
@@ -52,7 +60,24 @@ class DynamicBatcher : public Scheduler {
   Load CumulativeLoad() const override;
   void Shutdown() override;
 
+  // Arrivals that woke waiting workers (for tests: with a batch delay about one per
+  // batch, not one per request).
+  uint64_t ArrivalWakeUps() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Workers waiting now: with nothing queued, and on a batch's timer.
+  struct Waiting {
+    int idle = 0;
+    int timed = 0;
+  };
+  Waiting WaitingWorkers() const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
+  // What a worker is waiting for, while it waits (read by Enqueue to decide whom to wake).
+  struct WaitState {
+    enum class Kind { kNone, kIdle, kTimed };
+    Kind kind = Kind::kNone;  // kIdle: nothing queued; kTimed: a batch's timer
+    int64_t wake_rows = 0;    // kTimed: queued rows that may change its decision (0: any)
+    SteadyTime wake_at{};     // kTimed: when its timer fires
+  };
   // One unit of work for a worker: a batch to run, and rejections to complete.
   struct Work {
     ScheduledRequests batch;
@@ -66,6 +91,9 @@ class DynamicBatcher : public Scheduler {
   // An idle instance to run `request` inline on now, claimed; nullopt to queue instead.
   std::optional<size_t> ClaimForInline() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int RetryAfterSeconds() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After an admitted arrival: wakes the waiting workers whose decision it may change,
+  // and none otherwise.
+  void WakeForArrival(const RequestQueue::Admitted& arrival) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // No instance executing (on a worker or inline). For mu_.Await.
   bool NoInstanceBusy() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Reject(std::vector<RequestQueue::Rejection> rejected);
@@ -82,6 +110,8 @@ class DynamicBatcher : public Scheduler {
   std::unique_ptr<BatchPolicy> policy_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<bool> busy_ ABSL_GUARDED_BY(mu_);  // per instance: executing a batch
+  std::vector<WaitState> waits_ ABSL_GUARDED_BY(mu_);  // per instance
+  uint64_t arrival_wakeups_ ABSL_GUARDED_BY(mu_) = 0;
   double mean_seconds_per_request_ ABSL_GUARDED_BY(mu_) = 0;  // EWMA, for Retry-After
   std::atomic<uint64_t> busy_ns_{0};
   std::atomic<uint64_t> executed_requests_{0};

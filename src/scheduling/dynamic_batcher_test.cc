@@ -7,6 +7,7 @@
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/notification.h"
 #include "common/retry_after.h"
+#include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduling/scheduling_test_util.h"
@@ -103,6 +104,94 @@ TEST(DynamicBatcherTest, RequestsQueuedWhileBusyRunAsBatchesUpToMaxRows) {
   EXPECT_THAT(recorder.batches(),
               ElementsAre(ElementsAre("first"), ElementsAre("a", "b", "c", "d"), ElementsAre("e", "f")));
   EXPECT_EQ(outcomes.size(), 7u);
+}
+
+// Waits (bounded) until `done` holds; false if it never did within 10 s.
+template <typename Fn>
+bool Eventually(Fn done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+TEST(DynamicBatcherTest, AFillingBatchWakesItsWorkerOnceNotPerArrival) {
+  SchedulingOptions options = BatchingOptions(8);
+  options.max_queue_delay = std::chrono::hours(1);  // only a full batch runs
+  Recorder recorder;
+  Outcomes outcomes;
+  DynamicBatcher batcher(options, Instances(1), recorder.Runner());
+  ASSERT_TRUE(Eventually([&] { return batcher.WaitingWorkers().idle == 1; }));
+  for (int i = 0; i < 7; ++i) {
+    const std::string id = StrCat("r", i);
+    batcher.Enqueue(MakeRequest(id, 1, outcomes.Callback(id)));
+    // The worker waits on the batch's timer (armed after the first arrival woke it).
+    ASSERT_TRUE(Eventually([&] { return batcher.WaitingWorkers().timed == 1; }));
+  }
+  // Only the first arrival woke it: the next six cannot change its decision.
+  EXPECT_EQ(batcher.ArrivalWakeUps(), 1u);
+  EXPECT_EQ(batcher.QueueDepth(), 7u);
+  batcher.Enqueue(MakeRequest("r7", 1, outcomes.Callback("r7")));  // the batch is full
+  ASSERT_TRUE(Eventually([&] { return outcomes.size() == 8; }));
+  EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7")));
+  // The first arrival woke the idle worker (it armed the timer), the eighth filled the
+  // batch: 2 (one per arrival would be 8).
+  EXPECT_EQ(batcher.ArrivalWakeUps(), 2u);
+}
+
+TEST(DynamicBatcherTest, AnArrivalWithAnEarlierDeadlineWakesATimedWorker) {
+  SchedulingOptions options = BatchingOptions(8);
+  options.max_queue_delay = std::chrono::hours(1);
+  Recorder recorder;
+  Outcomes outcomes;
+  FakeClock clock;
+  DynamicBatcher batcher(options, Instances(1), recorder.Runner(), &clock);
+  batcher.Enqueue(MakeRequest("patient", 1, outcomes.Callback("patient")));
+  ASSERT_TRUE(Eventually([&] { return batcher.WaitingWorkers().timed == 1; }));
+  // Its timer fires in an hour; this request must be expired long before.
+  const uint64_t wakeups = batcher.ArrivalWakeUps();
+  batcher.Enqueue(MakeRequest("hurry", 1, outcomes.Callback("hurry"), 2, {{"timeout", int64_t{1000}}}));
+  EXPECT_EQ(batcher.ArrivalWakeUps(), wakeups + 1);
+  clock.Advance(std::chrono::milliseconds(2));
+  ASSERT_TRUE(Eventually([&] { return outcomes.size() == 1; }));
+  EXPECT_EQ(outcomes.status_of("hurry").code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(batcher.QueueDepth(), 1u);  // "patient" still waits for its batch
+  batcher.Shutdown();                   // runs it without delay
+  EXPECT_TRUE(outcomes.status_of("patient").ok());
+}
+
+TEST(DynamicBatcherTest, AHigherPriorityArrivalWakesATimedWorker) {
+  SchedulingOptions options = BatchingOptions(8);  // levels 1 and 2 (the default)
+  options.max_queue_delay = std::chrono::hours(1);
+  Recorder recorder;
+  Outcomes outcomes;
+  DynamicBatcher batcher(options, Instances(1), recorder.Runner());
+  batcher.Enqueue(MakeRequest("low", 1, outcomes.Callback("low")));
+  ASSERT_TRUE(Eventually([&] { return batcher.WaitingWorkers().timed == 1; }));
+  const uint64_t wakeups = batcher.ArrivalWakeUps();
+  batcher.Enqueue(MakeRequest("low2", 1, outcomes.Callback("low2")));
+  EXPECT_EQ(batcher.ArrivalWakeUps(), wakeups);  // same batch: no decision changes
+  // A new head (its batch has its own delay): the worker must look again.
+  batcher.Enqueue(MakeRequest("high", 1, outcomes.Callback("high"), 2, {{"priority", int64_t{1}}}));
+  EXPECT_EQ(batcher.ArrivalWakeUps(), wakeups + 1);
+  batcher.Shutdown();
+  EXPECT_EQ(outcomes.size(), 3u);
+}
+
+TEST(DynamicBatcherTest, ShutdownEndsABatchWaitingOnItsTimer) {
+  SchedulingOptions options = BatchingOptions(8);
+  options.max_queue_delay = std::chrono::hours(1);
+  Recorder recorder;
+  Outcomes outcomes;
+  DynamicBatcher batcher(options, Instances(2), recorder.Runner());
+  batcher.Enqueue(MakeRequest("a", 1, outcomes.Callback("a")));
+  batcher.Enqueue(MakeRequest("b", 1, outcomes.Callback("b")));
+  ASSERT_TRUE(Eventually([&] { return batcher.WaitingWorkers().timed >= 1; }));
+  batcher.Shutdown();
+  EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("a", "b")));
+  EXPECT_EQ(outcomes.size(), 2u);
 }
 
 TEST(DynamicBatcherTest, MultiRowRequestsAreNeverSplitAndShapesNeverMixed) {

@@ -58,7 +58,7 @@ absl::Status RequestQueue::CheckParameters(const ScheduledRequest& request) cons
 }
 
 std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> request,
-                                            SteadyTime now) {
+                                            SteadyTime now, Admitted* admitted) {
   if (absl::Status invalid = CheckParameters(*request); !invalid.ok()) {
     return Rejection{std::move(request), std::move(invalid)};
   }
@@ -89,6 +89,14 @@ std::optional<Rejection> RequestQueue::Push(std::unique_ptr<ScheduledRequest> re
   request->enqueue_time = now;
   // Saturating: a level's default timeout is bounded at load, but the sum must never wrap.
   if (timeout.count() > 0) request->deadline = SaturatingAdd(now, timeout);
+  if (admitted != nullptr) {
+    admitted->deadline = request->deadline;
+    // First in candidate order: nothing queued at a higher level, nor in its own main
+    // list (its level's delayed requests come after it).
+    admitted->head = target.main.empty();
+    for (int l = 0; l < level - 1 && admitted->head; ++l) admitted->head = levels_[l].size() == 0;
+  }
+  rows_ += request->batch_size;
   target.main.push_back(std::move(request));
   ++size_;
   return std::nullopt;
@@ -127,6 +135,7 @@ std::vector<Rejection> RequestQueue::Sweep(SteadyTime now) {
   INFERA_CHECK(size_ >= rejected.size()) << "queue size " << size_ << " < " << rejected.size()
                                          << " swept";
   size_ -= rejected.size();
+  for (const Rejection& r : rejected) rows_ -= r.request->batch_size;
   return rejected;
 }
 
@@ -184,6 +193,7 @@ ScheduledRequests RequestQueue::Take(const std::vector<const ScheduledRequest*>&
   }
   INFERA_CHECK(size_ >= taken.size()) << "queue size " << size_ << " < " << taken.size() << " taken";
   size_ -= taken.size();
+  for (const auto& r : taken) rows_ -= r->batch_size;
   return taken;
 }
 
@@ -196,6 +206,7 @@ ScheduledRequests RequestQueue::TakeAll() {
     }
   }
   size_ = 0;
+  rows_ = 0;
   return all;
 }
 

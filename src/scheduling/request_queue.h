@@ -36,10 +36,17 @@ class RequestQueue {
 
   explicit RequestQueue(const SchedulingOptions& options);
 
+  // What Push() tells about an admitted request.
+  struct Admitted {
+    std::optional<SteadyTime> deadline;  // its queue deadline, if any
+    bool head = false;  // it is first in candidate order (the next batch's head)
+  };
+
   // Admits `request` at `now`. Returns it back when it cannot be queued: its level is
   // full (ResourceExhausted) or its priority/timeout parameters are invalid
-  // (InvalidArgument).
-  std::optional<Rejection> Push(std::unique_ptr<ScheduledRequest> request, SteadyTime now);
+  // (InvalidArgument). When admitted and `admitted` is not null, fills it in.
+  std::optional<Rejection> Push(std::unique_ptr<ScheduledRequest> request, SteadyTime now,
+                                Admitted* admitted = nullptr);
 
   // InvalidArgument when the request's `priority` or `timeout` parameter is invalid
   // (what Push() would reject it for, apart from a full queue): a priority outside the
@@ -63,6 +70,9 @@ class RequestQueue {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // Rows of every queued request (their batch_size), whatever their shapes: an upper
+  // bound of the rows the next Candidates() can hold.
+  int64_t rows() const { return rows_; }
   // Earliest deadline of a request still waiting in a main list.
   std::optional<SteadyTime> EarliestDeadline() const;
 
@@ -80,6 +90,7 @@ class RequestQueue {
   std::vector<Level> levels_;
   int default_level_;
   size_t size_ = 0;
+  int64_t rows_ = 0;
 };
 
 // True when `a` and `b` may share a batch: same inputs with the same non-batch shapes.

@@ -194,6 +194,47 @@ TEST(RequestQueueTest, CandidatesShareShapesAndFitMaxRows) {
   EXPECT_TRUE(queue.empty());
 }
 
+TEST(RequestQueueTest, RowsCountEveryQueuedRequestThroughPushSweepTakeAndTakeAll) {
+  FakeClock clock;
+  RequestQueue queue(Options(1));
+  auto token = std::make_shared<CancellationToken>();
+  auto gone = Req("gone", 2);
+  gone->request.cancellation = token;
+  RequestQueue::Admitted admitted{clock.Now(), false};
+  EXPECT_FALSE(queue.Push(std::move(gone), clock.Now(), &admitted));
+  EXPECT_FALSE(admitted.deadline);  // no timeout: no queue deadline
+  EXPECT_TRUE(admitted.head);
+  EXPECT_FALSE(queue.Push(Req("a", 3), clock.Now()));
+  EXPECT_FALSE(queue.Push(Req("wide", 1, 5), clock.Now()));  // other shapes count too
+  EXPECT_FALSE(queue.Push(Req("b", 1), clock.Now()));
+  EXPECT_EQ(queue.rows(), 7);
+  token->Cancel();
+  EXPECT_EQ(queue.Sweep(clock.Now()).size(), 1u);
+  EXPECT_EQ(queue.rows(), 5);
+  EXPECT_THAT(Ids(queue.Take(queue.Candidates(8))), ElementsAre("a", "b"));
+  EXPECT_EQ(queue.rows(), 1);
+  EXPECT_EQ(queue.TakeAll().size(), 1u);
+  EXPECT_EQ(queue.rows(), 0);
+}
+
+TEST(RequestQueueTest, PushReportsTheAdmittedRequestsDeadlineAndWhetherItIsTheHead) {
+  FakeClock clock;
+  QueuePolicy policy;
+  policy.allow_timeout_override = true;
+  RequestQueue queue(Options(2, policy));  // levels 1 and 2 (the default)
+  RequestQueue::Admitted admitted;
+  EXPECT_FALSE(queue.Push(Req("a", 1, 2, {{"timeout", int64_t{250}}}), clock.Now(), &admitted));
+  ASSERT_TRUE(admitted.deadline);
+  EXPECT_EQ(*admitted.deadline, clock.Now() + std::chrono::microseconds(250));
+  EXPECT_TRUE(admitted.head);
+  EXPECT_FALSE(queue.Push(Req("b"), clock.Now(), &admitted));
+  EXPECT_FALSE(admitted.head);  // behind "a"
+  EXPECT_FALSE(queue.Push(Req("urgent", 1, 2, {{"priority", int64_t{1}}}), clock.Now(), &admitted));
+  EXPECT_TRUE(admitted.head);  // a higher level: ahead of everything
+  EXPECT_FALSE(queue.Push(Req("urgent2", 1, 2, {{"priority", int64_t{1}}}), clock.Now(), &admitted));
+  EXPECT_FALSE(admitted.head);
+}
+
 // Queue accounting is checked in every build (INFERA_CHECK): taking a request the
 // queue does not hold (a stale Candidates() pointer) aborts instead of leaving size()
 // out of step with the queue.
