@@ -1493,7 +1493,7 @@ def scenario_transport():
         emit(f"transport: {model}, ratios",
              table(["load", "gRPC unary ÷ HTTP JSON", "HTTP binary ÷ JSON", "stream ÷ unary",
                     "server CPU gRPC ÷ JSON", "server CPU stream ÷ unary"], ratio_rows))
-    emit("transport: conditions",
+    emit("transport: sides",
          f"server {server_binary}; load generator {ARGS.infera}; {ARGS.repeats} repeat(s) of {seconds} s per "
          f"run; {errors} request errors in all; load average {load_average()}")
     return summary
