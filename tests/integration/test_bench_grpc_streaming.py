@@ -1,7 +1,9 @@
-"""`infera bench -i grpc --streaming` (ModelStreamInfer) against a real infera over
-loopback: a streaming run checks every answer and its counts add up with the server's
-own statistics; errors carried on the stream, and streams the server ends, are counted
-by kind; --streaming outside gRPC is a usage error."""
+"""`infera bench -i grpc`, unary (ModelInfer on a completion queue polled by the load
+generator's own thread) and `--streaming` (ModelStreamInfer), against a real infera over
+loopback: runs check every answer and their counts add up with the server's own
+statistics; errors (status codes, errors carried on a stream, streams the server ends)
+are counted by kind; open-loop rates hold over gRPC; --streaming outside gRPC is a usage
+error."""
 
 import json
 import os
@@ -53,8 +55,8 @@ def out_dir():
 def test_streaming_run_checks_every_answer_and_matches_the_server(server, out_dir):
     before = server_count(server, "simple")
     path = os.path.join(out_dir, "r.json")
-    result = run_bench(server, "-m", "simple", "--streaming", "--concurrency-range", "1:8:x8", "--check",
-                       "--json", path)
+    result = run_bench(server, "-m", "simple", "--streaming", "--concurrency-range", "1:8:x8", "--duration", "0.5",
+                       "--check", "--json", path)
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.load(open(path))
     assert report["protocol"] == "grpc" and report["streaming"] is True
@@ -111,6 +113,52 @@ def test_errors_in_stream_answers_are_counted(server, out_dir):
     assert server_count(server, "simple") - before == totals["sent"]
 
 
+@pytest.mark.parametrize("streaming", [False, True])
+def test_open_loop_rate_is_accurate_over_grpc(server, out_dir, streaming):
+    """The driver's timed sends go out on time although the unary client blocks the
+    driver's thread while it polls for answers (it wakes by the next send)."""
+    path = os.path.join(out_dir, "r.json")
+    result = run_bench(server, "-m", "simple", *(["--streaming"] if streaming else []),
+                       "--request-rate-range", "200", "--measurement-interval", "500", "--duration", "1",
+                       "--json", path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    level = json.load(open(path))["levels"][0]
+    assert level["send_rate_per_s"] == pytest.approx(200, rel=0.1)
+    assert level["throughput_per_s"] == pytest.approx(200, rel=0.1)
+    assert level["errors"] == 0
+
+
+def test_unary_run_checks_every_answer_and_matches_the_server(server, out_dir):
+    before = server_count(server, "simple")
+    path = os.path.join(out_dir, "r.json")
+    result = run_bench(server, "-m", "simple", "--concurrency-range", "1:16:x16", "--duration", "0.5",
+                       "--check", "--json", path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.load(open(path))
+    assert report["protocol"] == "grpc" and report["streaming"] is False
+    totals = report["totals"]
+    assert totals["sent"] == totals["ok"] > 0 and totals["errors"] == 0
+    assert [level["concurrency"] for level in report["levels"]] == [1, 16]
+    for level in report["levels"]:
+        assert level["latency"]["count"] == level["ok"] > 0
+    assert server_count(server, "simple") - before == totals["sent"]
+
+
+def test_unary_errors_are_counted_by_status_code(server, out_dir):
+    bad = {"content": list(range(15)), "shape": [15]}  # simple takes [16]
+    data_path = os.path.join(out_dir, "bad.json")
+    json.dump({"data": [{"INPUT0": bad, "INPUT1": bad}]}, open(data_path, "w"))
+    path = os.path.join(out_dir, "r.json")
+    result = run_bench(server, "-m", "simple", "--input-data", data_path, "--concurrency-range", "4",
+                       "--duration", "0.3", "--json", path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.load(open(path))
+    totals = report["totals"]
+    assert totals["ok"] == 0 and totals["errors"] == totals["sent"] > 0
+    kinds = report["levels"][0]["error_counts"]
+    assert list(kinds) == ["grpc INVALID_ARGUMENT"], kinds
+
+
 def test_streams_ended_by_the_server_are_counted(out_dir):
     """The server shutting down ends the open streams: requests outstanding or sent
     afterwards fail as `grpc stream ended`, every request is still accounted for, and
@@ -121,11 +169,11 @@ def test_streams_ended_by_the_server_are_counted(out_dir):
         path = os.path.join(out_dir, "r.json")
         bench = subprocess.Popen(
             [BINARY, "bench", "-i", "grpc", "-u", f"127.0.0.1:{srv.grpc_port}", "-m", "simple", "--streaming",
-             "--concurrency-range", "4", "--warmup", "0", "--duration", "3", "--request-timeout", "5000",
+             "--concurrency-range", "4", "--warmup", "0", "--duration", "2", "--request-timeout", "5000",
              "--progress", "off", "--json", path],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            wait_for(lambda: server_count(srv, "simple") > 50, timeout=30)
+            wait_for(lambda: server_count(srv, "simple") > 20, timeout=30)
             srv.stop()
             stdout, stderr = bench.communicate(timeout=60)
         finally:
