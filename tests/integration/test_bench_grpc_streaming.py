@@ -1,5 +1,5 @@
-"""`infera bench -i grpc`, unary (ModelInfer on a completion queue polled by the load
-generator's own thread) and `--streaming` (ModelStreamInfer), against a real infera over
+"""`infera bench -i grpc`, unary (ModelInfer) and `--streaming` (ModelStreamInfer),
+against a real infera over
 loopback: runs check every answer and their counts add up with the server's own
 statistics; errors (status codes, errors carried on a stream, streams the server ends)
 are counted by kind; open-loop rates hold over gRPC; --streaming outside gRPC is a usage
@@ -114,8 +114,8 @@ def test_errors_in_stream_answers_are_counted(server, out_dir):
 
 
 def test_open_loop_rate_is_accurate_over_grpc(server, out_dir):
-    """The driver's timed sends go out on time although the unary client blocks the
-    driver's thread while it polls for answers (it wakes by the next send)."""
+    """The driver's timed sends go out on time over gRPC, and the answers come back at
+    the same rate."""
     path = os.path.join(out_dir, "r.json")
     result = run_bench(server, "-m", "simple", "--request-rate-range", "200", "--measurement-interval", "1000",
                        "--duration", "2", "--json", path)

@@ -4,9 +4,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
+#include <thread>
 
 #include "common/str_cat.h"
 #include "grpc_service.grpc.pb.h"
@@ -26,23 +27,11 @@ void SetDeadline(grpc::ClientContext& context, int64_t timeout_ns) {
 struct Call {
   grpc::ClientContext context;
   inference::ModelInferResponse response;
-  grpc::Status status;
-  std::unique_ptr<grpc::ClientAsyncResponseReader<inference::ModelInferResponse>> reader;
   size_t payload = 0;
   int64_t sent_ns = 0;
   InferClient::Done done;
   bool closed = false;  // Close() has reported it
 };
-
-// How long one poll of the completion queue may block the shard's thread: handlers
-// posted to it (the run controller's calls) wait at most this long.
-constexpr int64_t kPollSliceNs = kNsPerMs;
-// Completions handled per poll before the thread's other handlers get a turn.
-constexpr int kMaxCompletionsPerPoll = 64;
-
-gpr_timespec MonotonicIn(int64_t ns) {
-  return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(std::max<int64_t>(ns, 0), GPR_TIMESPAN));
-}
 
 }  // namespace
 
@@ -55,16 +44,12 @@ class GrpcInferClient::Impl {
         stub_(GRPCInferenceService::NewStub(channel_)) {}
 
   ~Impl() {
-    // The owner has stopped the io_context (load_shard.h): nothing polls the queue any
-    // more. Cancel what is in flight, take every call's completion off the queue (a
-    // call's context and response must outlive gRPC's use of them), then shut it down.
+    // A call's context and response must outlive gRPC's use of them, and its callback
+    // posts to io_: cancel what is in flight and wait for every callback to return.
+    // The owner has stopped the io_context (load_shard.h), so the posted completions
+    // are destroyed, never run.
     for (auto& [call, owned] : in_flight_) call->context.TryCancel();
-    void* tag = nullptr;
-    bool ok = false;
-    while (!in_flight_.empty() && cq_.Next(&tag, &ok)) in_flight_.erase(static_cast<Call*>(tag));
-    cq_.Shutdown();
-    while (cq_.Next(&tag, &ok)) {
-    }
+    while (outstanding_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 
   void Send(size_t payload, Done done) {
@@ -75,16 +60,19 @@ class GrpcInferClient::Impl {
     SetDeadline(call->context, options_.request_timeout_ns);
     Call* raw = call.get();
     in_flight_.emplace(raw, std::move(call));
-    raw->reader = stub_->PrepareAsyncModelInfer(&raw->context, requests_[payload], &cq_);
-    raw->reader->StartCall();
-    raw->reader->Finish(&raw->response, &raw->status, raw);
-    SchedulePoll();
+    outstanding_.fetch_add(1);
+    stub_->async()->ModelInfer(&raw->context, &requests_[payload], &raw->response,
+                               [this, raw](grpc::Status status) {
+                                 // A gRPC thread: hand the completion to the driver's thread.
+                                 boost::asio::post(io_, [this, raw, status = std::move(status)] {
+                                   Complete(raw, status);
+                                 });
+                                 outstanding_.fetch_sub(1);
+                               });
   }
 
   int max_in_flight() const { return options_.max_in_flight; }
   size_t num_payloads() const { return requests_.size(); }
-
-  void WakeBy(int64_t clock_ns) { wake_by_ns_ = clock_ns; }
 
   void Close() {
     // Outstanding calls fail now, as the InferClient contract says (the driver reads
@@ -101,41 +89,12 @@ class GrpcInferClient::Impl {
   }
 
  private:
-  // While calls are outstanding, the shard's own thread polls the completion queue:
-  // gRPC reads the answers on this thread and `done` runs right here, with no hand-off
-  // between threads (the callback API's own threads and a post per completion cost
-  // the load generator about as much CPU as the server's whole request).
-  void SchedulePoll() {
-    if (poll_posted_) return;
-    poll_posted_ = true;
-    boost::asio::post(io_, [this] { Poll(); });
-  }
-
-  void Poll() {
-    poll_posted_ = false;
-    // Block up to a slice (or until the driver's next timed send); then, without
-    // blocking, take what else is ready.
-    int64_t wait_ns = kPollSliceNs;
-    if (wake_by_ns_) wait_ns = std::min(wait_ns, *wake_by_ns_ - clock_.NowNs());
-    gpr_timespec deadline = MonotonicIn(wait_ns);
-    for (int handled = 0; handled < kMaxCompletionsPerPoll && !in_flight_.empty(); ++handled) {
-      void* tag = nullptr;
-      bool ok = false;
-      if (cq_.AsyncNext(&tag, &ok, deadline) != grpc::CompletionQueue::GOT_EVENT) break;
-      Complete(static_cast<Call*>(tag));
-      deadline = gpr_now(GPR_CLOCK_MONOTONIC);
-    }
-    if (wake_by_ns_ && *wake_by_ns_ <= clock_.NowNs()) wake_by_ns_.reset();
-    if (!in_flight_.empty()) SchedulePoll();  // after the handlers queued meanwhile
-  }
-
-  void Complete(Call* raw) {
+  void Complete(Call* raw, const grpc::Status& status) {
     auto it = in_flight_.find(raw);
     if (it == in_flight_.end()) return;
     std::unique_ptr<Call> call = std::move(it->second);
     in_flight_.erase(it);
     if (call->closed) return;  // failed by Close()
-    const grpc::Status& status = call->status;
     RequestResult result;
     result.sent_ns = call->sent_ns;
     if (!status.ok()) {
@@ -162,9 +121,7 @@ class GrpcInferClient::Impl {
   const std::vector<std::vector<Tensor>> expected_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<GRPCInferenceService::Stub> stub_;
-  grpc::CompletionQueue cq_;  // polled by the io thread only (the destructor: io stopped)
-  bool poll_posted_ = false;
-  std::optional<int64_t> wake_by_ns_;  // the driver's next timed wake-up (Clock ns)
+  std::atomic<int> outstanding_{0};  // callbacks not yet returned (any thread)
   std::map<Call*, std::unique_ptr<Call>> in_flight_;  // io thread only
 };
 
@@ -189,7 +146,6 @@ void GrpcInferClient::Send(size_t payload_index, Done done) { impl_->Send(payloa
 int GrpcInferClient::max_in_flight() const { return impl_->max_in_flight(); }
 size_t GrpcInferClient::num_payloads() const { return impl_->num_payloads(); }
 void GrpcInferClient::Close() { impl_->Close(); }
-void GrpcInferClient::WakeBy(int64_t clock_ns) { impl_->WakeBy(clock_ns); }
 
 absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, const std::string& model,
                                                      const std::string& version, int timeout_ms) {

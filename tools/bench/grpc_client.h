@@ -1,21 +1,16 @@
 // GrpcInferClient: the KServe v2 gRPC InferClient (inference.GRPCInferenceService,
-// proto/grpc_service.proto) for unary ModelInfer on gRPC's completion-queue API, plus
-// the control-plane calls a run needs over gRPC (model metadata and config,
-// statistics).
+// proto/grpc_service.proto) on gRPC's callback API, plus the control-plane calls a run
+// needs over gRPC (model metadata and config, statistics).
 //
 // One channel (HTTP/2 multiplexes the calls; perf_analyzer's default too), up to
 // max_in_flight ModelInfer calls outstanding. Requests are built once per payload
-// (raw_input_contents: binary tensors, as gRPC clients send them). While calls are
-// outstanding, the io_context's own thread polls the client's completion queue in
-// slices of at most 1 ms (or until the driver's next timed send, WakeBy), so gRPC
-// reads the answers and `done` runs on the driver's thread without a hand-off between
-// threads; other handlers of the loop run between slices. Errors: the gRPC status code
-// name ("grpc RESOURCE_EXHAUSTED", "grpc DEADLINE_EXCEEDED" for --request-timeout),
-// and with `check` the outputs (raw_output_contents) are compared ("check"). Close()
-// cancels every call and fails it at once ("grpc CANCELLED").
+// (raw_input_contents: binary tensors, as gRPC clients send them). Each completion
+// arrives on a gRPC thread and is posted to the shard's io_context, so `done` runs on
+// the driver's thread as InferClient requires. Errors: the gRPC status code name
+// ("grpc RESOURCE_EXHAUSTED", "grpc DEADLINE_EXCEEDED" for --request-timeout), and
+// with `check` the outputs (raw_output_contents) are compared ("check").
 //
-// Not thread-safe: Send/Close on the io_context's thread only; the owner stops the
-// io_context before destroying the client (load_shard.h).
+// Not thread-safe: Send/Close on the io_context's thread only.
 #ifndef INFERA_TOOLS_BENCH_GRPC_CLIENT_H_
 #define INFERA_TOOLS_BENCH_GRPC_CLIENT_H_
 
@@ -60,7 +55,6 @@ class GrpcInferClient final : public InferClient {
   int max_in_flight() const override;
   size_t num_payloads() const override;
   void Close() override;
-  void WakeBy(int64_t clock_ns) override;
 
   class Impl;
 

@@ -22,7 +22,6 @@
 #define INFERA_TOOLS_BENCH_INFER_CLIENT_H_
 
 #include <cstddef>
-#include <cstdint>
 
 #include "absl/functional/any_invocable.h"
 #include "tools/bench/request_result.h"
@@ -40,10 +39,6 @@ class InferClient {
   virtual int max_in_flight() const = 0;
   virtual size_t num_payloads() const = 0;
   virtual void Close() = 0;
-  // The driver's next timed wake-up (Clock ns; open loop), so a client that blocks the
-  // driver's thread while it waits for answers (grpc_client.h) returns by then.
-  // Default: ignored.
-  virtual void WakeBy(int64_t /*clock_ns*/) {}
 };
 
 }  // namespace infera::bench

@@ -73,7 +73,6 @@ class LoadShard::Impl {
  private:
   void SchedulePoll(std::optional<int64_t> wake_ns) {
     if (!wake_ns) return;
-    client_->WakeBy(*wake_ns);
     poll_timer_.expires_at(asio::steady_timer::time_point(std::chrono::nanoseconds(*wake_ns)));
     poll_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || !driver_) return;
