@@ -1656,6 +1656,94 @@ def start_infera_binary(binary, repo, *extra, env=None):
         return start_infera(repo, *extra, env=env)
     finally:
         ARGS.infera = saved
+TRANSPORTS = [  # (name, infera bench arguments); the port is chosen by "-i grpc"
+    ("HTTP JSON", []),
+    ("HTTP binary", ["--input-tensor-format", "binary", "--output-tensor-format", "binary"]),
+    ("gRPC unary", ["-i", "grpc"]),
+    ("gRPC stream", ["-i", "grpc", "--streaming"]),
+]
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}×" if a is not None and b else "-"
+
+
+def scenario_transport():
+    """Issue 18: the four ways into one infera (both frontends) — HTTP JSON, HTTP binary
+    tensors, gRPC unary and gRPC streaming (ModelStreamInfer, one stream per slot, closed
+    loop) — on `simple` (add_sub INT32 [16] x2), `identity_fp32` (FP32 [150528]) and the
+    ranker, at c=1/8/64: req/s, P50/P99, server CPU µs per request (--server-pid) and the
+    load generator's own CPU µs per request. The transports run back to back for each
+    (model, c), their order rotated in each repeat. TRANSPORT_SERVER=PATH serves with
+    another infera binary (e.g. main's, for a "before" table); the load generator is
+    always this build's `infera bench`."""
+    server_binary = os.environ.get("TRANSPORT_SERVER", ARGS.infera)
+    seconds, warmup = ("1", "300") if ARGS.quick else ("2", "500")
+    models = {"simple": ["--check"], "identity_fp32": ["--shape", "INPUT0:150528", "--check"], "ranker": []}
+    concurrencies = [1, 8, 64]
+    repo = bench_repo(list(models))
+    runs = {}  # (model, c, transport) -> [level]
+    errors = 0
+    saved = ARGS.infera
+    ARGS.infera = server_binary
+    try:
+        srv = start_infera(repo)
+    finally:
+        ARGS.infera = saved
+    with srv:
+        grpc_port = int(re.search(r"gRPC server listening on [^\s]*:(\d+)", srv.text()).group(1))
+        for rep in range(ARGS.repeats):
+            for model, extra in models.items():
+                for c in concurrencies:
+                    shift = rep % len(TRANSPORTS)
+                    for name, args in TRANSPORTS[shift:] + TRANSPORTS[:shift]:
+                        port = grpc_port if "grpc" in args else srv.port
+                        slug = name.lower().replace(" ", "_")
+                        report = bench(port, model, "--concurrency-range", str(c), "--duration", seconds,
+                                       "--warmup", warmup, "--server-pid", str(srv.pid), *extra, *args,
+                                       name=f"transport_{model}_c{c}_{slug}_r{rep}")
+                        errors += report["totals"]["errors"]
+                        if level(report):
+                            runs.setdefault((model, c, name), []).append(level(report))
+    shutil.rmtree(repo, ignore_errors=True)
+
+    def m(model, c, name, key):
+        levels = runs.get((model, c, name), [])
+        if key in ("p50_us", "p99_us"):
+            return med([l["latency"][key] for l in levels])
+        return med([l.get(key) for l in levels])
+
+    names = [name for name, _ in TRANSPORTS]
+    summary = {}
+    for model in models:
+        rows, cpu_rows, ratio_rows = [], [], []
+        for c in concurrencies:
+            rps = {n: m(model, c, n, "throughput_per_s") for n in names}
+            rows.append([f"c={c}"] + [
+                f"{fmt(rps[n], 0)} ({fmt(m(model, c, n, 'p50_us') and m(model, c, n, 'p50_us') / 1e3, 3)} / "
+                f"{fmt(m(model, c, n, 'p99_us') and m(model, c, n, 'p99_us') / 1e3, 3)})" for n in names])
+            cpu_rows.append([f"c={c}"] + [
+                f"{fmt(m(model, c, n, 'server_cpu_us_per_request'))} / {fmt(m(model, c, n, 'client_cpu_us_per_request'))}"
+                for n in names])
+            server_cpu = {n: m(model, c, n, "server_cpu_us_per_request") for n in names}
+            ratio_rows.append([f"c={c}", ratio(rps["gRPC unary"], rps["HTTP JSON"]),
+                               ratio(rps["HTTP binary"], rps["HTTP JSON"]),
+                               ratio(rps["gRPC stream"], rps["gRPC unary"]),
+                               ratio(server_cpu["gRPC unary"], server_cpu["HTTP JSON"]),
+                               ratio(server_cpu["gRPC stream"], server_cpu["gRPC unary"])])
+            summary[f"{model}_c{c}"] = {n: {"rps": rps[n], "server_cpu_us": server_cpu[n],
+                                            "client_cpu_us": m(model, c, n, "client_cpu_us_per_request")}
+                                        for n in names}
+        emit(f"transport: {model}, req/s (P50 / P99 ms)", table(["load"] + names, rows))
+        emit(f"transport: {model}, server / client CPU µs per request",
+             table(["load"] + names, cpu_rows))
+        emit(f"transport: {model}, ratios",
+             table(["load", "gRPC unary ÷ HTTP JSON", "HTTP binary ÷ JSON", "stream ÷ unary",
+                    "server CPU gRPC ÷ JSON", "server CPU stream ÷ unary"], ratio_rows))
+    emit("transport: sides",
+         f"server {server_binary}; load generator {ARGS.infera}; {ARGS.repeats} repeat(s) of {seconds} s per "
+         f"run; {errors} request errors in all; load average {load_average()}")
+    return summary
 
 
 SCENARIOS = {
@@ -1677,6 +1765,7 @@ SCENARIOS = {
     "console": scenario_console,
     "allocator": scenario_allocator,
     "placement": scenario_placement,
+    "transport": scenario_transport,
 }
 
 

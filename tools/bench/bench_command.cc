@@ -20,6 +20,7 @@
 #include "tools/bench/simple_http.h"
 #ifdef INFERA_BENCH_HAS_GRPC
 #include "tools/bench/grpc_client.h"
+#include "tools/bench/grpc_stream_client.h"
 #endif
 
 namespace infera::bench {
@@ -146,8 +147,13 @@ absl::StatusOr<ClientFactory> MakeClientFactory(const BenchOptions& o, const std
 #ifdef INFERA_BENCH_HAS_GRPC
     GrpcClientOptions grpc{Target(o), o.model, o.model_version, max_connections,
                            o.request_timeout_ms * kNsPerMs, o.check};
-    return ClientFactory([grpc, payloads](boost::asio::io_context& io, const Clock& clock)
+    return ClientFactory([grpc, payloads, streaming = o.streaming](boost::asio::io_context& io, const Clock& clock)
                              -> absl::StatusOr<std::unique_ptr<InferClient>> {
+      if (streaming) {
+        auto made = GrpcStreamInferClient::Create(io, clock, grpc, payloads);
+        if (!made.ok()) return made.status();
+        return std::unique_ptr<InferClient>(std::move(*made));
+      }
       auto made = GrpcInferClient::Create(io, clock, grpc, payloads);
       if (!made.ok()) return made.status();
       return std::unique_ptr<InferClient>(std::move(*made));
@@ -216,6 +222,7 @@ RunReport ReportHeader(const BenchOptions& o, const ModelMetadata& metadata, siz
   r.started_at = NowIso8601();
   r.url = Target(o);
   r.protocol = o.protocol;
+  r.streaming = o.streaming;
   r.service_kind = o.service_kind == "triton" ? "kserve" : o.service_kind;
   r.model = o.model;
   r.model_version = o.model_version;

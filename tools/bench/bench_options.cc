@@ -135,6 +135,14 @@ const std::vector<Flag>& Flags() {
        "Protocol. Default http. gRPC sends binary tensors (raw_input_contents) and reads "
        "metadata and statistics over gRPC too.",
        Choice(&BenchOptions::protocol, {"http", "grpc"})},
+      {"", "streaming", nullptr,
+       "With -i grpc: send over ModelStreamInfer, one bidirectional stream per concurrency "
+       "slot, each request sent when the previous answer on its stream arrived (closed loop, "
+       "as unary).",
+       [](BenchOptions& o, std::string_view) {
+         o.streaming = true;
+         return absl::OkStatus();
+       }},
       {"", "service-kind", "kserve|openai",
        "API: KServe v2 tensor inference (\"triton\" is accepted too), or the OpenAI API with "
        "streaming (TTFT, TPOT, output tokens/s). Default kserve.",
@@ -258,6 +266,11 @@ absl::Status Validate(const BenchOptions& o) {
     return absl::InvalidArgumentError(
         "--shared-memory system: outputs stay in shared memory, so --check and --service-kind "
         "openai do not apply");
+  }
+  if (o.streaming && (o.protocol != "grpc" || o.service_kind == "openai")) {
+    return absl::InvalidArgumentError(
+        "--streaming is gRPC ModelStreamInfer: it needs -i grpc and KServe tensors (not --service-kind openai, "
+        "whose HTTP streaming is always on)");
   }
   if (o.service_kind == "openai" && o.protocol != "http") {
     return absl::InvalidArgumentError("--service-kind openai works over -i http only");

@@ -31,6 +31,7 @@ struct BenchOptions {
   uint16_t port = 8000;  // 8001 with -i grpc unless -u is given
   bool url_given = false;
   std::string protocol = "http";        // http | grpc
+  bool streaming = false;               // -i grpc: ModelStreamInfer instead of ModelInfer
   std::string service_kind = "kserve";  // kserve (triton accepted) | openai
   int64_t batch_size = 1;
   // OpenAI API (--service-kind openai): streaming completions or chat.

@@ -114,5 +114,42 @@ TEST(BenchOptionsTest, HelpListsEveryPerfAnalyzerFlag) {
   }
 }
 
+TEST(BenchOptionsTest, GrpcStreaming) {
+  auto o = Parse({"-m", "simple", "-i", "grpc", "--streaming", "--concurrency-range", "1:64:x8"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->streaming);
+  EXPECT_EQ(o->protocol, "grpc");
+  EXPECT_EQ(o->port, 8001);
+  // Open loop over streams is allowed: a stream per connection slot.
+  auto open = Parse({"-m", "simple", "-i", "grpc", "--streaming", "--request-rate-range", "100"});
+  ASSERT_TRUE(open.ok()) << open.status();
+  EXPECT_TRUE(open->streaming);
+  auto unary = Parse({"-m", "simple", "-i", "grpc"});
+  ASSERT_TRUE(unary.ok()) << unary.status();
+  EXPECT_FALSE(unary->streaming);
+}
+
+TEST(BenchOptionsTest, StreamingRejectedOutsideGrpc) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"-m", "simple", "--streaming"},                                   // HTTP by default
+           {"-m", "simple", "-i", "http", "--streaming"},                     // explicit HTTP
+           {"-m", "simple", "--streaming", "--input-tensor-format", "binary"},
+           {"-m", "fortune", "--service-kind", "openai", "--streaming"},      // OpenAI streams anyway
+           {"-m", "fortune", "--service-kind", "openai", "-i", "grpc", "--streaming"}}) {
+    auto o = Parse(args);
+    ASSERT_FALSE(o.ok()) << args.back();
+    EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(o.status().message(), HasSubstr("--streaming")) << o.status();
+    EXPECT_THAT(o.status().message(), HasSubstr("-i grpc")) << o.status();
+  }
+}
+
+TEST(BenchOptionsTest, StreamingIsASwitch) {
+  auto o = Parse({"-m", "simple", "-i", "grpc", "--streaming=yes"});
+  ASSERT_FALSE(o.ok());
+  EXPECT_THAT(o.status().message(), HasSubstr("--streaming takes no value"));
+  EXPECT_THAT(BenchHelpText(), HasSubstr("--streaming"));
+}
+
 }  // namespace
 }  // namespace infera::bench

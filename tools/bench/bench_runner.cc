@@ -168,6 +168,11 @@ LevelResult LevelRun::Summarize(double value, const std::vector<WindowStats>& wi
   const double wall = std::chrono::duration<double>(end.time - begin.time).count();
   if (wall > 0) {
     l.client_cpu_pct = 100 * (end.self_cpu_s - begin.self_cpu_s) / wall;
+    if (merged.ok + merged.errors > 0) {
+      // Requests completed over exactly the CPU-measured span.
+      const double requests = static_cast<double>(merged.ok + merged.errors) * wall / std::max(l.duration_s, 1e-9);
+      l.client_cpu_us_per_request = (end.self_cpu_s - begin.self_cpu_s) * 1e6 / requests;
+    }
     double foreign = (end.machine_busy_s - begin.machine_busy_s) - (end.self_cpu_s - begin.self_cpu_s);
     if (begin.server_cpu_s && end.server_cpu_s) foreign -= *end.server_cpu_s - *begin.server_cpu_s;
     l.foreign_cpu_pct = std::max(0.0, 100 * foreign / (wall * std::thread::hardware_concurrency()));

@@ -11,6 +11,7 @@
 
 #include "common/str_cat.h"
 #include "grpc_service.grpc.pb.h"
+#include "tools/bench/grpc_messages.h"
 #include "tools/bench/response_checker.h"
 
 namespace infera::bench {
@@ -18,71 +19,8 @@ namespace {
 
 using inference::GRPCInferenceService;
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
-}
-
 void SetDeadline(grpc::ClientContext& context, int64_t timeout_ns) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::nanoseconds(timeout_ns));
-}
-
-std::string CodeName(grpc::StatusCode code) {
-  static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                 "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                 "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-                                 "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-  const int c = static_cast<int>(code);
-  return c >= 0 && c < 17 ? kNames[c] : StrCat("code ", c);
-}
-
-inference::ModelInferRequest BuildRequest(const GrpcClientOptions& o, const PayloadData& payload) {
-  inference::ModelInferRequest request;
-  request.set_model_name(o.model);
-  request.set_model_version(o.model_version);
-  auto set_shm = [](const ShmTensorRef& ref, auto* parameters) {
-    (*parameters)["shared_memory_region"].set_string_param(ref.region);
-    (*parameters)["shared_memory_byte_size"].set_int64_param(static_cast<int64_t>(ref.byte_size));
-    if (ref.offset != 0) (*parameters)["shared_memory_offset"].set_int64_param(static_cast<int64_t>(ref.offset));
-  };
-  for (size_t i = 0; i < payload.inputs.size(); ++i) {
-    const Tensor& t = payload.inputs[i];
-    auto* input = request.add_inputs();
-    input->set_name(t.name);
-    input->set_datatype(std::string(DataTypeName(t.dtype)));
-    for (int64_t d : t.shape) input->add_shape(d);
-    if (payload.shm) {
-      set_shm(payload.shm->inputs[i], input->mutable_parameters());  // no raw contents
-    } else {
-      request.add_raw_input_contents(std::string(t.data.AsStringView()));
-    }
-  }
-  if (payload.shm) {
-    for (const auto& [name, ref] : payload.shm->outputs) {
-      auto* output = request.add_outputs();
-      output->set_name(name);
-      set_shm(ref, output->mutable_parameters());
-    }
-  }
-  return request;
-}
-
-absl::StatusOr<std::vector<Tensor>> Outputs(const inference::ModelInferResponse& response) {
-  if (response.raw_output_contents_size() != response.outputs_size()) {
-    return absl::InvalidArgumentError("response without raw_output_contents for every output");
-  }
-  std::vector<Tensor> outputs;
-  for (int i = 0; i < response.outputs_size(); ++i) {
-    const auto& o = response.outputs(i);
-    std::optional<DataType> dtype = ParseDataTypeName(o.datatype());
-    if (!dtype) return absl::InvalidArgumentError(StrCat("output ", o.name(), ": unknown datatype"));
-    Tensor t{o.name(), *dtype, Shape(o.shape().begin(), o.shape().end()),
-             Buffer::Copy(response.raw_output_contents(i).data(), response.raw_output_contents(i).size())};
-    outputs.push_back(std::move(t));
-  }
-  return outputs;
 }
 
 // One ModelInfer call in flight; owned by the client until its completion is handled.
@@ -92,6 +30,7 @@ struct Call {
   size_t payload = 0;
   int64_t sent_ns = 0;
   InferClient::Done done;
+  bool closed = false;  // Close() has reported it
 };
 
 }  // namespace
@@ -101,7 +40,7 @@ class GrpcInferClient::Impl {
   Impl(boost::asio::io_context& io, const Clock& clock, GrpcClientOptions options,
        std::vector<inference::ModelInferRequest> requests, std::vector<std::vector<Tensor>> expected)
       : io_(io), clock_(clock), options_(std::move(options)), requests_(std::move(requests)),
-        expected_(std::move(expected)), channel_(MakeChannel(options_.target)),
+        expected_(std::move(expected)), channel_(MakeBenchChannel(options_.target)),
         stub_(GRPCInferenceService::NewStub(channel_)) {}
 
   ~Impl() {
@@ -136,7 +75,17 @@ class GrpcInferClient::Impl {
   size_t num_payloads() const { return requests_.size(); }
 
   void Close() {
-    for (auto& [call, owned] : in_flight_) call->context.TryCancel();
+    // Outstanding calls fail now, as the InferClient contract says (the driver reads
+    // its totals right after Close); their cancelled completions are then dropped.
+    std::vector<Call*> failing;
+    for (auto& [call, owned] : in_flight_) {
+      call->context.TryCancel();
+      if (!call->closed) failing.push_back(call);
+    }
+    for (Call* call : failing) {
+      call->closed = true;
+      std::move(call->done)(ErrorResult("grpc CANCELLED", "client closed", call->sent_ns));
+    }
   }
 
  private:
@@ -145,12 +94,13 @@ class GrpcInferClient::Impl {
     if (it == in_flight_.end()) return;
     std::unique_ptr<Call> call = std::move(it->second);
     in_flight_.erase(it);
+    if (call->closed) return;  // failed by Close()
     RequestResult result;
     result.sent_ns = call->sent_ns;
     if (!status.ok()) {
-      result = ErrorResult(StrCat("grpc ", CodeName(status.error_code())), status.error_message(), call->sent_ns);
+      result = ErrorResult(StrCat("grpc ", GrpcCodeName(status.error_code())), status.error_message(), call->sent_ns);
     } else if (options_.check && !expected_[call->payload].empty()) {
-      auto outputs = Outputs(call->response);
+      auto outputs = DecodeModelInferOutputs(call->response);
       absl::Status checked = outputs.ok() ? CompareOutputs(expected_[call->payload], *outputs) : outputs.status();
       if (checked.ok()) {
         result.ok = true;
@@ -183,7 +133,7 @@ absl::StatusOr<std::unique_ptr<GrpcInferClient>> GrpcInferClient::Create(boost::
   std::vector<inference::ModelInferRequest> requests;
   std::vector<std::vector<Tensor>> expected;
   for (const PayloadData& p : payloads) {
-    requests.push_back(BuildRequest(options, p));
+    requests.push_back(BuildModelInferRequest(options.model, options.model_version, p));
     expected.push_back(options.check ? p.expected_outputs : std::vector<Tensor>{});
   }
   return std::unique_ptr<GrpcInferClient>(new GrpcInferClient(
@@ -199,7 +149,7 @@ void GrpcInferClient::Close() { impl_->Close(); }
 
 absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, const std::string& model,
                                                      const std::string& version, int timeout_ms) {
-  auto stub = GRPCInferenceService::NewStub(MakeChannel(target));
+  auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
   grpc::ClientContext context;
   SetDeadline(context, int64_t{timeout_ms} * kNsPerMs);
   inference::ModelMetadataRequest request;
@@ -208,7 +158,7 @@ absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, 
   inference::ModelMetadataResponse response;
   grpc::Status status = stub->ModelMetadata(&context, request, &response);
   if (!status.ok()) {
-    return absl::UnavailableError(StrCat("gRPC ModelMetadata at ", target, ": ", CodeName(status.error_code()),
+    return absl::UnavailableError(StrCat("gRPC ModelMetadata at ", target, ": ", GrpcCodeName(status.error_code()),
                                          ": ", status.error_message()));
   }
   ModelMetadata metadata;
@@ -238,7 +188,7 @@ absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, 
 
 std::optional<ServerStats> FetchGrpcModelStats(const std::string& target, const std::string& model,
                                                const std::string& version, int timeout_ms) {
-  auto stub = GRPCInferenceService::NewStub(MakeChannel(target));
+  auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
   grpc::ClientContext context;
   SetDeadline(context, int64_t{timeout_ms} * kNsPerMs);
   inference::ModelStatisticsRequest request;
@@ -271,7 +221,7 @@ std::optional<ServerStats> FetchGrpcModelStats(const std::string& target, const 
 
 absl::Status GrpcSharedMemoryRegister(const std::string& target, const std::string& name,
                                       const std::string& key, uint64_t byte_size, int timeout_ms) {
-  auto stub = GRPCInferenceService::NewStub(MakeChannel(target));
+  auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
   inference::SystemSharedMemoryRegisterRequest request;
@@ -287,7 +237,7 @@ absl::Status GrpcSharedMemoryRegister(const std::string& target, const std::stri
 }
 
 absl::Status GrpcSharedMemoryUnregister(const std::string& target, const std::string& name, int timeout_ms) {
-  auto stub = GRPCInferenceService::NewStub(MakeChannel(target));
+  auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
   inference::SystemSharedMemoryUnregisterRequest request;

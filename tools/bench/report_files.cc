@@ -100,6 +100,7 @@ void WriteLevel(JsonWriter& w, const LevelResult& l) {
   w.EndObject();
   if (l.server) WriteServer(w, *l.server);
   Field(w, "client_cpu_pct", l.client_cpu_pct);
+  Field(w, "client_cpu_us_per_request", l.client_cpu_us_per_request);
   Field(w, "foreign_cpu_pct", l.foreign_cpu_pct);
   if (l.server_cpu_pct) Field(w, "server_cpu_pct", *l.server_cpu_pct);
   if (l.server_cpu_us_per_request) Field(w, "server_cpu_us_per_request", *l.server_cpu_us_per_request);
@@ -151,6 +152,8 @@ std::string FormatJson(const RunReport& r) {
   Field(w, "started_at", r.started_at);
   Field(w, "url", r.url);
   Field(w, "protocol", r.protocol);
+  Key(w, "streaming");
+  w.Bool(r.streaming);
   Field(w, "service_kind", r.service_kind);
   Field(w, "model", r.model);
   Field(w, "model_version", r.model_version);

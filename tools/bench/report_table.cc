@@ -39,7 +39,7 @@ std::string FormatLevelLine(const RunReport& report, const LevelResult& l) {
     line += " " + Pad(Ms(us), 8);
   }
   line += " " + Pad(StrCat(l.errors), 7) + " " + Pad(l.stable ? "yes" : "no", 6) + " " +
-          Pad(Fixed(l.client_cpu_pct, 0) + "%", 6);
+          Pad(Fixed(l.client_cpu_pct, 0) + "%", 6) + " " + Pad(Fixed(l.client_cpu_us_per_request, 1), 8);
   if (report.mode == "request_rate") {
     line += " " + Pad(Fixed(l.send_rate, 1), 9) + " " + Pad(Ms(l.send_lag.p99_us), 8);
   }
@@ -50,7 +50,7 @@ std::string FormatLevelHeader(const RunReport& r) {
   std::string out = StrCat(Pad(r.mode == "concurrency" ? "conc" : "rate/s", 8), " ", Pad("req/s", 10), " ",
                            Pad("infer/s", 10), " ", Pad("p50", 8), " ", Pad("p90", 8), " ", Pad("p95", 8),
                            " ", Pad("p99", 8), " ", Pad("avg", 8), " ", Pad("errors", 7), " ",
-                           Pad("stable", 6), " ", Pad("cpu", 6));
+                           Pad("stable", 6), " ", Pad("cpu", 6), " ", Pad("cpu us/r", 8));
   if (r.mode == "request_rate") out += " " + Pad("sent/s", 9) + " " + Pad("lag p99", 8);
   return out;
 }
@@ -58,7 +58,7 @@ std::string FormatLevelHeader(const RunReport& r) {
 std::string FormatTable(const RunReport& r) {
   std::string out = StrCat("infera bench: model ", r.model, r.model_version.empty() ? "" : " v",
                            r.model_version, r.platform.empty() ? "" : StrCat(" (", r.platform, ")"),
-                           " at ", r.url, ", ", r.protocol, " ", r.service_kind, ", ", r.input_format,
+                           " at ", r.url, ", ", r.protocol, r.streaming ? " streaming" : "", " ", r.service_kind, ", ", r.input_format,
                            " in / ", r.output_format, " out, batch ", r.batch_size, ", ",
                            r.num_payloads, " payloads (", r.input_data, ")", r.check ? ", checked" : "",
                            "\n");

@@ -52,6 +52,9 @@ struct LevelResult {
   // Server side, when available.
   std::optional<ServerBreakdown> server;   // from the statistics endpoint
   double client_cpu_pct = 0;               // of one core, this process
+  // This process's CPU µs per request completed over the measured span (the load
+  // generator shares the machine with the server; 0 when nothing completed).
+  double client_cpu_us_per_request = 0;
   // CPU taken meanwhile by every other process (not this one, not --server-pid's tree),
   // as % of the whole machine: how noisy the measurement was.
   double foreign_cpu_pct = 0;
@@ -64,6 +67,7 @@ struct RunReport {
   std::string started_at;  // ISO 8601, UTC
   std::string url;         // host:port
   std::string protocol;    // "http" | "grpc"
+  bool streaming = false;  // gRPC over ModelStreamInfer (--streaming)
   std::string service_kind = "kserve";
   std::string model, model_version, platform;
   int64_t batch_size = 1;
