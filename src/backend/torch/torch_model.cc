@@ -1,12 +1,16 @@
 // LibTorch first: torch_tensor.h only forward-declares at::Tensor.
 #include <ATen/Parallel.h>
+#include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
 #include "backend/torch/torch_model.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,32 +79,40 @@ absl::Status ApplyPrecision(const TorchModelOptions& options, torch::jit::Module
   return absl::OkStatus();
 }
 
-// Loads `path` onto the CPU, in eval mode, at the configured precision, optimised when
-// asked; `facts` (may be null) reports what was done.
-absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
-                                              const TorchModelOptions& options,
-                                              LoadFacts* facts) {
-  LoadFacts ignored;
-  if (facts == nullptr) facts = &ignored;
+// A TorchScript archive already in memory, for torch::jit::load (the file is read in one
+// go first, so that reading and deserialising are timed apart).
+class MemoryReadAdapter final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit MemoryReadAdapter(std::string bytes) : bytes_(std::move(bytes)) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t pos, void* buf, size_t n, const char* /*what*/) const override {
+    if (pos >= bytes_.size()) return 0;
+    n = std::min<size_t>(n, bytes_.size() - pos);
+    std::memcpy(buf, bytes_.data() + pos, n);
+    return n;
+  }
+
+ private:
+  const std::string bytes_;
+};
+
+// The whole file, or nullopt when it cannot be read (torch::jit::load then reports why).
+std::optional<std::string> ReadWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    return absl::NotFoundError(StrCat("model file '", path.string(), "' does not exist"));
-  }
-  torch::jit::Module module;
-  absl::Status loaded = CatchTorchErrors(absl::StatusCode::kInvalidArgument,
-                                 StrCat("cannot load TorchScript model file '", path.string(), "'"),
-                                 [&] {
-                                   module = torch::jit::load(path.string(), torch::kCPU);
-                                   module.eval();
-                                   return absl::OkStatus();
-                                 });
-  if (!loaded.ok() && loaded.message().find("constants.pkl") != std::string_view::npos) {
-    // The usual mistake: a zip written by torch.save(), not torch.jit.save().
-    return absl::InvalidArgumentError(StrCat(
-        loaded.message(), " (written by torch.save()? The pytorch backend needs "
-        "torch.jit.save() of a traced or scripted module)"));
-  }
-  RETURN_IF_ERROR(loaded);
+  const auto size = std::filesystem::file_size(path, error);
+  if (!in || error) return std::nullopt;
+  std::string bytes(size, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (static_cast<uint64_t>(in.gcount()) != size) return std::nullopt;
+  return bytes;
+}
+
+// LoadModule's "optimise" stage: the precision, then freeze + optimize_for_inference when
+// asked (a failure there keeps the plain module, with a warning).
+absl::StatusOr<torch::jit::Module> OptimiseModule(const std::filesystem::path& path,
+                                                  const TorchModelOptions& options,
+                                                  torch::jit::Module module, LoadFacts* facts) {
   RETURN_IF_ERROR(ApplyPrecision(options, module, facts));
   if (!options.optimize_for_inference) return module;
   const bool frozen_already = options.precision == Precision::kInt8Dynamic;
@@ -119,6 +131,66 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
   }
   facts->optimized = true;
   return *std::move(frozen);
+}
+
+// Loads `path` onto the CPU, in eval mode, at the configured precision, optimised when
+// asked; `facts` (may be null) reports what was done, `timings` (may be null) the
+// stages: "read" (the file into memory), "deserialise" (torch::jit::load from it),
+// "optimise" (precision, freeze, optimize_for_inference).
+absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
+                                              const TorchModelOptions& options,
+                                              LoadFacts* facts, LoadTimings* timings = nullptr) {
+  LoadFacts ignored;
+  if (facts == nullptr) facts = &ignored;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    return absl::NotFoundError(StrCat("model file '", path.string(), "' does not exist"));
+  }
+  auto stage_start = std::chrono::steady_clock::now();
+  auto end_stage = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    if (timings != nullptr) timings->AddStage(name, now - stage_start);
+    stage_start = now;
+  };
+  std::optional<std::string> bytes = ReadWholeFile(path);
+  // Only a zip archive (TorchScript's format) is deserialised from memory; anything
+  // else goes to torch::jit::load(path) as before, which knows the other formats.
+  const bool zip = bytes && bytes->size() >= 4 && bytes->compare(0, 4, "PK\x03\x04") == 0;
+  end_stage("read");
+  torch::jit::Module module;
+  absl::Status loaded = CatchTorchErrors(absl::StatusCode::kInvalidArgument,
+                                 StrCat("cannot load TorchScript model file '", path.string(), "'"),
+                                 [&] {
+                                   if (zip) {
+                                     module = torch::jit::load(
+                                         std::make_shared<MemoryReadAdapter>(*std::move(bytes)),
+                                         torch::kCPU);
+                                   } else {
+                                     module = torch::jit::load(path.string(), torch::kCPU);
+                                   }
+                                   module.eval();
+                                   return absl::OkStatus();
+                                 });
+  if (!loaded.ok() && zip) {
+    // The error message of a bad archive is the one loading the file by name gives.
+    loaded = CatchTorchErrors(absl::StatusCode::kInvalidArgument,
+                              StrCat("cannot load TorchScript model file '", path.string(), "'"), [&] {
+                                module = torch::jit::load(path.string(), torch::kCPU);
+                                module.eval();
+                                return absl::OkStatus();
+                              });
+  }
+  end_stage("deserialise");
+  if (!loaded.ok() && loaded.message().find("constants.pkl") != std::string_view::npos) {
+    // The usual mistake: a zip written by torch.save(), not torch.jit.save().
+    return absl::InvalidArgumentError(StrCat(
+        loaded.message(), " (written by torch.save()? The pytorch backend needs "
+        "torch.jit.save() of a traced or scripted module)"));
+  }
+  RETURN_IF_ERROR(loaded);
+  absl::StatusOr<torch::jit::Module> optimised = OptimiseModule(path, options, std::move(module), facts);
+  end_stage("optimise");
+  return optimised;
 }
 
 // Everything the instances of one version share. Immutable after LoadTorchModel.
@@ -326,16 +398,17 @@ class TorchLoadedModel final : public LoadedModel {
 };
 
 // Loads the file at `options.precision` and binds it to the config. `arguments` (may be
-// null) receives forward()'s arguments, for the log.
+// null) receives forward()'s arguments, for the log; `timings` (may be null) the load stages.
 absl::StatusOr<std::shared_ptr<ModelState>> BuildState(const ModelLoadContext& context,
                                                        const TorchModelOptions& options,
                                                        LoadFacts* facts,
-                                                       std::vector<ForwardArgument>* arguments) {
+                                                       std::vector<ForwardArgument>* arguments,
+                                                       LoadTimings* timings) {
   auto state = std::make_shared<ModelState>();
   state->config = *context.config;
   state->options = options;
   state->path = context.version_dir / options.model_filename;
-  ASSIGN_OR_RETURN(state->module, LoadModule(state->path, options, facts));
+  ASSIGN_OR_RETURN(state->module, LoadModule(state->path, options, facts, timings));
   if (options.precision == Precision::kBf16) state->compute_dtype = at::kBFloat16;
   if (options.precision == Precision::kFp16) state->compute_dtype = at::kHalf;
 
@@ -374,7 +447,7 @@ absl::Status ProbePrecision(const ModelLoadContext& context, const LoadFacts& fa
   TorchModelOptions fp32_options = options;
   fp32_options.precision = Precision::kFp32;
   ASSIGN_OR_RETURN(std::shared_ptr<ModelState> reference,
-                   BuildState(context, fp32_options, nullptr, nullptr));
+                   BuildState(context, fp32_options, nullptr, nullptr, nullptr));
   // One thread: the figure compares the two precisions, not the instance's budget.
   TorchInstance fp32(reference, reference->module, 1);
   TorchInstance reduced(state, state->module, 1);
@@ -432,14 +505,19 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadTorchModel(const ModelLoadConte
   LoadFacts facts;
   std::vector<ForwardArgument> arguments;
   ASSIGN_OR_RETURN(std::shared_ptr<ModelState> state,
-                   BuildState(context, options, &facts, &arguments));
+                   BuildState(context, options, &facts, &arguments, context.timings));
   if (!options.ignored_keys.empty()) {
     INFERA_LOG(WARNING) << "pytorch: model '" << state->config.name()
                         << "': ignoring parameters not used by this backend: "
                         << StrJoin(options.ignored_keys, ", ");
   }
   if (options.precision != Precision::kFp32 || options.validate_precision) {
-    RETURN_IF_ERROR(ProbePrecision(context, facts, state));
+    const auto probe_start = std::chrono::steady_clock::now();
+    absl::Status probed = ProbePrecision(context, facts, state);
+    if (context.timings != nullptr) {
+      context.timings->AddStage("precision probe", std::chrono::steady_clock::now() - probe_start);
+    }
+    RETURN_IF_ERROR(probed);
   }
   INFERA_LOG(INFO) << "pytorch: loaded " << state->path.string() << " (inputs bound by "
                    << (state->inputs.by_index ? "index" : "name") << " to forward"

@@ -1,0 +1,1 @@
+#include "backend/load_timings.h"

@@ -1,0 +1,1 @@
+#include "manager/load_pool.h"

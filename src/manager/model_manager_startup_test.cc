@@ -1,0 +1,1 @@
+#include "manager/model_manager.h"
