@@ -115,8 +115,9 @@ class ModelManager {
     int threads = 1;                          // loader threads
     std::chrono::steady_clock::duration wall{};  // LoadAll from start to return
     std::vector<VersionLoadRecord> versions;  // in the order they finished
-    // The version of a non-ensemble model that finished last (what readiness waited
-    // for: ensembles only follow it, in a few ms), or null.
+    // The longest load of a non-ensemble version (ensembles take a few ms, after all
+    // others): the part of the start no number of loader threads can shorten; null when
+    // nothing loaded.
     const VersionLoadRecord* CriticalPath() const;
   };
 

@@ -38,7 +38,7 @@ struct ModelManager::LoadRun {
 const ModelManager::VersionLoadRecord* ModelManager::StartupLoads::CriticalPath() const {
   const VersionLoadRecord* last = nullptr;
   for (const VersionLoadRecord& r : versions) {
-    if (!r.ensemble && (last == nullptr || r.end >= last->end)) last = &r;
+    if (!r.ensemble && (last == nullptr || r.end - r.start > last->end - last->start)) last = &r;
   }
   return last;
 }

@@ -56,7 +56,7 @@ void LogStartupSummary(std::optional<std::chrono::duration<double>> uptime_at_st
                             " models (", loads.versions.size(), " versions on ", loads.threads, " loader thread",
                             loads.threads == 1 ? "" : "s", failed ? StrCat(", ", failed, " failed") : "", ")");
   if (const ModelManager::VersionLoadRecord* last = loads.CriticalPath()) {
-    line += StrCat("; critical path: '", last->model, "' version ", last->version, " from ",
+    line += StrCat("; critical path (the longest load): '", last->model, "' version ", last->version, " from ",
                    RoundedMillis(last->start), " to ", RoundedMillis(last->end), " ms of the models' ",
                    RoundedMillis(loads.wall), " (", last->ok ? "" : "failed; ", last->timings.Describe(), ")");
   }
