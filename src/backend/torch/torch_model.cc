@@ -1,6 +1,10 @@
 // LibTorch first: torch_tensor.h only forward-declares at::Tensor.
 #include <ATen/Parallel.h>
 #include <caffe2/serialize/read_adapter_interface.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
@@ -10,7 +14,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -79,34 +82,43 @@ absl::Status ApplyPrecision(const TorchModelOptions& options, torch::jit::Module
   return absl::OkStatus();
 }
 
-// A TorchScript archive already in memory, for torch::jit::load (the file is read in one
-// go first, so that reading and deserialising are timed apart).
-class MemoryReadAdapter final : public caffe2::serialize::ReadAdapterInterface {
+// A TorchScript file mapped into memory (read-only, pages populated up front), for
+// torch::jit::load: reading the file and deserialising it are timed apart, and the
+// bytes are not copied on the way (only into the tensors, as a file read would).
+class MappedFile final : public caffe2::serialize::ReadAdapterInterface {
  public:
-  explicit MemoryReadAdapter(std::string bytes) : bytes_(std::move(bytes)) {}
-  size_t size() const override { return bytes_.size(); }
+  // Null when the file cannot be opened or mapped (torch::jit::load(path) then says why).
+  static std::shared_ptr<MappedFile> Open(const std::filesystem::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    struct stat st {};
+    void* data = MAP_FAILED;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    }
+    ::close(fd);
+    if (data == MAP_FAILED) return nullptr;
+    return std::shared_ptr<MappedFile>(new MappedFile(static_cast<const char*>(data), static_cast<size_t>(st.st_size)));
+  }
+  ~MappedFile() override { ::munmap(const_cast<char*>(data_), size_); }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  size_t size() const override { return size_; }
   size_t read(uint64_t pos, void* buf, size_t n, const char* /*what*/) const override {
-    if (pos >= bytes_.size()) return 0;
-    n = std::min<size_t>(n, bytes_.size() - pos);
-    std::memcpy(buf, bytes_.data() + pos, n);
+    if (pos >= size_) return 0;
+    n = std::min<size_t>(n, size_ - pos);
+    std::memcpy(buf, data_ + pos, n);
     return n;
   }
+  // TorchScript's format is a zip archive; anything else is loaded by name.
+  bool IsZip() const { return size_ >= 4 && std::memcmp(data_, "PK\x03\x04", 4) == 0; }
 
  private:
-  const std::string bytes_;
+  MappedFile(const char* data, size_t size) : data_(data), size_(size) {}
+  const char* const data_;
+  const size_t size_;
 };
-
-// The whole file, or nullopt when it cannot be read (torch::jit::load then reports why).
-std::optional<std::string> ReadWholeFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code error;
-  const auto size = std::filesystem::file_size(path, error);
-  if (!in || error) return std::nullopt;
-  std::string bytes(size, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (static_cast<uint64_t>(in.gcount()) != size) return std::nullopt;
-  return bytes;
-}
 
 // LoadModule's "optimise" stage: the precision, then freeze + optimize_for_inference when
 // asked (a failure there keeps the plain module, with a warning).
@@ -135,7 +147,7 @@ absl::StatusOr<torch::jit::Module> OptimiseModule(const std::filesystem::path& p
 
 // Loads `path` onto the CPU, in eval mode, at the configured precision, optimised when
 // asked; `facts` (may be null) reports what was done, `timings` (may be null) the
-// stages: "read" (the file into memory), "deserialise" (torch::jit::load from it),
+// stages: "read" (the file mapped into memory), "deserialise" (torch::jit::load from it),
 // "optimise" (precision, freeze, optimize_for_inference).
 absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
                                               const TorchModelOptions& options,
@@ -152,19 +164,17 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
     if (timings != nullptr) timings->AddStage(name, now - stage_start);
     stage_start = now;
   };
-  std::optional<std::string> bytes = ReadWholeFile(path);
+  std::shared_ptr<MappedFile> mapped = MappedFile::Open(path);
   // Only a zip archive (TorchScript's format) is deserialised from memory; anything
   // else goes to torch::jit::load(path) as before, which knows the other formats.
-  const bool zip = bytes && bytes->size() >= 4 && bytes->compare(0, 4, "PK\x03\x04") == 0;
+  const bool zip = mapped != nullptr && mapped->IsZip();
   end_stage("read");
   torch::jit::Module module;
   absl::Status loaded = CatchTorchErrors(absl::StatusCode::kInvalidArgument,
                                  StrCat("cannot load TorchScript model file '", path.string(), "'"),
                                  [&] {
                                    if (zip) {
-                                     module = torch::jit::load(
-                                         std::make_shared<MemoryReadAdapter>(*std::move(bytes)),
-                                         torch::kCPU);
+                                     module = torch::jit::load(mapped, torch::kCPU);
                                    } else {
                                      module = torch::jit::load(path.string(), torch::kCPU);
                                    }
@@ -180,6 +190,7 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
                                 return absl::OkStatus();
                               });
   }
+  mapped.reset();
   end_stage("deserialise");
   if (!loaded.ok() && loaded.message().find("constants.pkl") != std::string_view::npos) {
     // The usual mistake: a zip written by torch.save(), not torch.jit.save().

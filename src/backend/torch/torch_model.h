@@ -1,9 +1,10 @@
 // LoadTorchModel: one loaded TorchScript version and its execution instances — the
 // LibTorch side of the pytorch backend (torch_backend.h is the entry point).
 //
-// Load:  <version_dir>/<model_filename> is read into memory in one go, deserialised
+// Load:  <version_dir>/<model_filename> is mapped into memory (pages populated), deserialised
 //        from there with torch::jit::load onto the CPU (a file that is not a zip archive,
-//        or fails, is loaded by name instead, for the same error) and put in eval mode; with OPTIMIZE_FOR_INFERENCE it is frozen and passed through
+//        or fails, is loaded by name instead, for the same error) and put in eval mode;
+//        with OPTIMIZE_FOR_INFERENCE it is frozen and passed through
 //        torch::jit::optimize_for_inference (a failure there logs a warning and keeps the
 //        plain module). Inputs/outputs are bound to forward() once (io_binding.h).
 //        PRECISION (docs/optimisation.md): bf16/fp16 convert the weights (4-D ones
