@@ -7,7 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
-                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console] [allocator] [placement]
+                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console] [allocator] [placement] [transport] [cold_start]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -1744,6 +1744,96 @@ def scenario_transport():
          f"server {server_binary}; load generator {ARGS.infera}; {ARGS.repeats} repeat(s) of {seconds} s per "
          f"run; {errors} request errors in all; load average {load_average()}")
     return summary
+def _exec_to_ready_torch_idle():
+    """Seconds from exec of torch_idle to its "ready" line (LibTorch loaded, one op run)."""
+    start = time.monotonic()
+    proc = subprocess.Popen([os.path.join(ARGS.build, "bench", "micro", "torch_idle")], stdout=subprocess.PIPE,
+                            env=ENV, start_new_session=True)
+    try:
+        line = proc.stdout.readline()
+        seconds = time.monotonic() - start
+        if not line.startswith(b"ready"):
+            raise RuntimeError(f"torch_idle printed {line!r}")
+        return seconds
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _health_ready(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"GET /v2/health/ready HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
+            return s.recv(64).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+
+def _exec_to_ready_infera(binary, repo):
+    """Seconds from exec of `infera serve` to the first 200 of GET /v2/health/ready
+    (polled every 10 ms on a fixed port), its peak RSS (VmHWM) then, and its log."""
+    port = free_port()
+    start = time.monotonic()
+    proc = Process([binary, "serve", "--model-repository", repo, "--http-address", "127.0.0.1", "--http-port",
+                    str(port), "--grpc-address", "127.0.0.1", "--grpc-port", "0", "--metrics-port", "0"],
+                   log_name="infera-cold")
+    try:
+        deadline = start + 120
+        while not _health_ready(port):
+            proc.check_alive()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"infera not ready in 120 s:\n{proc.text()[-3000:]}")
+            time.sleep(0.01)
+        seconds = time.monotonic() - start
+        with open(f"/proc/{proc.pid}/status") as f:
+            hwm_kib = int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1))
+        return seconds, hwm_kib, proc.text()
+    finally:
+        proc.stop()
+
+
+def scenario_cold_start():
+    """Issue 18 item 6 (docs/cold_start.md): exec -> ready of infera on the demo repository
+    against exec -> "ready" of torch_idle (a bare LibTorch process), started alternately,
+    N=5 each (2 with --quick); medians, the ratio (target <= 1.5), the peak RSS, and the
+    per-model breakdown of infera's log. COLD_START_BASELINE=/path/to/infera adds a
+    second infera binary (e.g. main's), alternated with the others, for an A/B."""
+    n = 2 if ARGS.quick else 5
+    binaries = [("infera", ARGS.infera)]
+    if os.environ.get("COLD_START_BASELINE"):
+        binaries.append(("baseline", os.environ["COLD_START_BASELINE"]))
+    times = {"torch_idle": []}
+    hwm = {}
+    last_log = ""
+    for i in range(n):
+        order = [("torch_idle", None)] + binaries
+        if i % 2:
+            order = order[::-1]
+        for name, binary in order:
+            if binary is None:
+                times["torch_idle"].append(_exec_to_ready_torch_idle())
+                continue
+            seconds, kib, text = _exec_to_ready_infera(binary, ARGS.repo)
+            times.setdefault(name, []).append(seconds)
+            hwm.setdefault(name, []).append(kib)
+            if name == "infera":
+                last_log = text
+    base = med(times["torch_idle"])
+    rows = [["torch_idle (exec -> ready line)", base, "1.00", " ".join(f"{t:.2f}" for t in times["torch_idle"]), "-"]]
+    for name, _ in binaries:
+        rows.append([f"{name} (exec -> /v2/health/ready 200)", med(times[name]), f"{med(times[name]) / base:.2f}",
+                     " ".join(f"{t:.2f}" for t in times[name]), f"{med(hwm[name]) / 1024:.0f}"])
+    emit(f"cold_start: exec -> ready, demo repository, N={n} alternated (load average {load_average()})",
+         table(["process", "median s", "ratio to torch_idle (target <= 1.5)", "runs s", "peak RSS MiB"],
+               [[r[0], f"{r[1]:.2f}", r[2], r[3], r[4]] for r in rows]))
+    breakdown = [[m.group(1), m.group(2), m.group(3)] for m in
+                 re.finditer(r"loaded model '([^']+)' version \d+ in (\d+) ms(?:: (.*))?$", last_log, re.M)]
+    breakdown = [[name, ms, stages or "ensemble"] for name, ms, stages in breakdown]
+    summary = re.search(r"startup: .*$", last_log, re.M)
+    emit("cold_start: where infera's time went (last run's log)",
+         table(["model", "ms", "stages"], breakdown) + ("\n\n" + summary.group(0) if summary else ""))
+    return {"median_s": {k: med(v) for k, v in times.items()}, "ratio": med(times["infera"]) / base,
+            "peak_rss_mib": {k: med(v) / 1024 for k, v in hwm.items()}}
 
 
 SCENARIOS = {
@@ -1766,6 +1856,7 @@ SCENARIOS = {
     "allocator": scenario_allocator,
     "placement": scenario_placement,
     "transport": scenario_transport,
+    "cold_start": scenario_cold_start,
 }
 
 

@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/tensor.h"
+#include "backend/load_timings.h"
 #include "model_config.pb.h"
 
 namespace infera {
@@ -45,6 +46,9 @@ struct ModelLoadContext {
   std::filesystem::path model_dir;    // <repository>/<model>
   std::filesystem::path version_dir;  // <repository>/<model>/<version>
   ServerMetrics* metrics = nullptr;   // Prometheus registry; null: no series. Outlives the LoadedModel.
+  // Where Load() reports its own stages (LoadTimings::AddStage, e.g. "read",
+  // "deserialise", "optimise"); null: nobody asked. Backends without stages ignore it.
+  LoadTimings* timings = nullptr;
 };
 
 // Settings for one execution instance.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <ctime>
 #include <thread>
 
@@ -149,11 +150,20 @@ class LlmBackend : public Backend {
 absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadContext& context) {
   const inference::ModelConfig& config = *context.config;
   ASSIGN_OR_RETURN(LlmModelOptions options, LlmModelOptions::FromConfig(config));
+  // Load stages for the start-up log (docs/cold_start.md): tokenizer, weights, kv_cache.
+  auto stage_start = std::chrono::steady_clock::now();
+  auto end_stage = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    if (context.timings != nullptr) context.timings->AddStage(name, now - stage_start);
+    stage_start = now;
+  };
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(context.version_dir));
+  end_stage("tokenizer");
   const int threads = options.num_threads > 0 ? options.num_threads
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ASSIGN_OR_RETURN(std::unique_ptr<LlamaModelRunner> runner, LlamaModelRunner::Load(context.version_dir, options,
                                                                                          threads));
+  end_stage("weights");
   const LlamaConfig& mc = runner->config();
 
   EngineOptions engine;
@@ -184,7 +194,9 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   // Element size included: a 16-bit cache holds twice the tokens of the same budget.
   const int64_t block_bytes = runner->kv_bytes_per_token(options.kv_cache_dtype) * options.block_size;
   engine.num_blocks = static_cast<int32_t>(std::min<int64_t>(kv_bytes / block_bytes, 1 << 30));
+  stage_start = std::chrono::steady_clock::now();  // the engine options above are not a stage
   RETURN_IF_ERROR(runner->AllocateKvCache(engine.num_blocks, engine.block_size, options.kv_cache_dtype));
+  end_stage("kv_cache");
   INFERA_LOG(INFO) << "model '" << config.name() << "': " << mc.model_type << ", " << mc.num_layers << " layers x "
                    << mc.hidden_size << ", " << runner->num_parameters() / 1e6 << " M parameters ("
                    << mc.torch_dtype << " on disk; " << static_cast<double>(runner->weight_bytes()) / (1 << 20)
@@ -210,8 +222,10 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   auto model = std::make_unique<LlmModel>(config.name(), std::move(tokenizer), std::move(chat),
                                           config.max_batch_size() > 0,
                                           static_cast<size_t>(options.max_waiting_requests));
+  stage_start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(auto llm_engine, LlmEngine::Create(std::move(engine), std::move(runner), &model->tokenizer()));
   model->set_engine(std::move(llm_engine));
+  end_stage("engine");
   return model;
 }
 

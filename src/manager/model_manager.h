@@ -24,6 +24,7 @@
 #define INFERA_MANAGER_MODEL_MANAGER_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "backend/backend_registry.h"
+#include "backend/load_timings.h"
 #include "ensemble/ensemble_scheduler.h"
 #include "manager/canary.h"
 #include "manager/model_version.h"
@@ -83,7 +85,7 @@ class ModelManager {
     // intra-op thread budget is num_cores / (their total), at least 1.
     int num_cores = 1;
     size_t max_queue_size = 1024;  // per model version
-    int max_parallel_loads = 2;
+    int max_parallel_loads = 2;  // start-up loader threads (LoadAll)
     ServerMetrics* metrics = nullptr;  // null: no Prometheus series
     ModelControlMode mode = ModelControlMode::kNone;
     std::vector<std::string> startup_models = {};  // kExplicit: models to load at start ("*": all)
@@ -98,9 +100,33 @@ class ModelManager {
   static absl::StatusOr<std::unique_ptr<ModelManager>> Create(Options options);
   ~ModelManager();
 
-  // Loads the models the mode asks for at start, `max_parallel_loads` at a time; returns
-  // when all have loaded or failed. Failures are recorded per model, not returned.
-  void LoadAll();
+  // One version loaded (or failed) by LoadAll, for the start-up summary.
+  struct VersionLoadRecord {
+    std::string model;
+    int64_t version = 0;
+    bool ok = false;
+    bool ensemble = false;
+    // From LoadAll's start to this load's start and end (the load's own wall time is
+    // end - start; timings.total also counts the labels and the scheduler).
+    std::chrono::steady_clock::duration start{}, end{};
+    LoadTimings timings;
+  };
+  struct StartupLoads {
+    int threads = 1;                          // loader threads
+    std::chrono::steady_clock::duration wall{};  // LoadAll from start to return
+    std::vector<VersionLoadRecord> versions;  // in the order they finished
+    // The longest load of a non-ensemble version (ensembles take a few ms, after all
+    // others): the part of the start no number of loader threads can shorten; null when
+    // nothing loaded.
+    const VersionLoadRecord* CriticalPath() const;
+  };
+
+  // Loads the models the mode asks for at start, `max_parallel_loads` at a time (the
+  // largest first: bytes of their version folders; ensembles after all others, one at
+  // a time), each version's instances created and warmed in parallel on the same
+  // threads; returns when all have loaded or failed, with what each took
+  // (docs/cold_start.md). Failures are recorded per model (Index()), not returned.
+  StartupLoads LoadAll();
 
   // Starts the background thread: canary judging every second and, in poll mode, the
   // repository poll.
@@ -175,11 +201,18 @@ class ModelManager {
     std::string backend;       // of the config last (being) loaded
   };
   struct LoadPlan;
+  struct LoadRun;  // a start-up load's pool and records
 
   ModelManager(Options options, ModelRepository repository);
 
   // Loading (model_manager_loading.cc).
-  absl::Status LoadModelLocked(const std::string& name, std::optional<inference::ModelConfig> override);
+  absl::Status LoadModelWith(const std::string& name, std::optional<inference::ModelConfig> override,
+                             LoadRun* run);
+  absl::Status LoadModelLocked(const std::string& name, std::optional<inference::ModelConfig> override,
+                               LoadRun* run);
+  // What a load of `name` is expected to cost, for the start-up order: the bytes under
+  // its version folders.
+  uint64_t LoadCostEstimate(const std::string& name) const;
   absl::StatusOr<LoadPlan> PlanLoad(const std::string& name,
                                     std::optional<inference::ModelConfig> override);
   absl::Status RecordModelFailure(const std::string& name, const absl::Status& status);

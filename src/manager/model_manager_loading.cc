@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "ensemble/ensemble_scheduler.h"
+#include "manager/load_pool.h"
 #include "manager/model_manager.h"
 #include "repository/fingerprint.h"
 #include "repository/model_config_loader.h"
@@ -24,6 +25,37 @@ struct ModelManager::LoadPlan {
   std::optional<CanaryConfig> canary;
   uint64_t model_fingerprint = 0;
 };
+
+// A start-up load (LoadAll): the pool its versions' instances use and where each
+// version's timings go.
+struct ModelManager::LoadRun {
+  LoadPool* pool = nullptr;
+  std::chrono::steady_clock::time_point start;
+  absl::Mutex mu;
+  std::vector<VersionLoadRecord> records ABSL_GUARDED_BY(mu);
+};
+
+const ModelManager::VersionLoadRecord* ModelManager::StartupLoads::CriticalPath() const {
+  const VersionLoadRecord* last = nullptr;
+  for (const VersionLoadRecord& r : versions) {
+    if (!r.ensemble && (last == nullptr || r.end - r.start > last->end - last->start)) last = &r;
+  }
+  return last;
+}
+
+uint64_t ModelManager::LoadCostEstimate(const std::string& name) const {
+  uint64_t bytes = 0;
+  const auto dir = repository_.ModelDir(name);
+  for (int64_t v : repository_.ListVersions(name).value_or(std::vector<int64_t>{})) {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir / std::to_string(v), ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code size_ec;
+      if (it->is_regular_file(size_ec)) bytes += it->file_size(size_ec);
+    }
+  }
+  return bytes;
+}
 
 std::shared_ptr<absl::Mutex> ModelManager::ModelLock(const std::string& name) {
   absl::MutexLock lock(&locks_mu_);
@@ -59,11 +91,11 @@ int ModelManager::ComputeThreadBudget(const std::vector<std::string>& names) {
   return threads;
 }
 
-void ModelManager::LoadAll() {
+ModelManager::StartupLoads ModelManager::LoadAll() {
   auto all = repository_.ListModels();
   if (!all.ok()) {
     INFERA_LOG(ERROR) << all.status().message();
-    return;
+    return {};
   }
   std::vector<std::string> names;
   if (options_.mode == ModelControlMode::kExplicit &&
@@ -100,18 +132,30 @@ void ModelManager::LoadAll() {
     }
     names = std::move(models);
   }
-  // Loading is CPU-bound (deserialising, graph optimisation): a few workers in parallel.
-  std::atomic<size_t> next{0};
-  const int workers =
-      std::clamp<int>(options_.max_parallel_loads, 1, std::max<int>(1, static_cast<int>(names.size())));
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) {
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < names.size(); i = next++) LoadModel(names[i]).IgnoreError();
-    });
+  // Loading is CPU-bound (deserialising, graph optimisation, warm-up): the largest model
+  // first, so that the longest load starts at once (longest-processing-time-first), on
+  // a pool whose idle threads also create and warm the instances of the loads running.
+  std::vector<std::pair<uint64_t, std::string>> by_cost;
+  for (const std::string& name : names) by_cost.emplace_back(LoadCostEstimate(name), name);
+  std::stable_sort(by_cost.begin(), by_cost.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  StartupLoads result;
+  result.threads = std::max(1, options_.max_parallel_loads);
+  LoadRun run;
+  run.start = std::chrono::steady_clock::now();
+  {
+    LoadPool pool(result.threads);
+    run.pool = &pool;
+    for (const auto& [cost, name] : by_cost) {
+      pool.Submit([this, &run, name = name] { LoadModelWith(name, std::nullopt, &run).IgnoreError(); });
+    }
+    pool.Wait();
   }
-  for (std::thread& t : threads) t.join();
-  for (const std::string& name : ensembles) LoadModel(name).IgnoreError();
+  run.pool = nullptr;
+  for (const std::string& name : ensembles) LoadModelWith(name, std::nullopt, &run).IgnoreError();
+  result.wall = std::chrono::steady_clock::now() - run.start;
+  absl::MutexLock lock(&run.mu);
+  result.versions = std::move(run.records);
+  return result;
 }
 
 absl::Status ModelManager::RecordModelFailure(const std::string& name, const absl::Status& status) {
@@ -248,6 +292,11 @@ absl::StatusOr<ModelManager::LoadPlan> ModelManager::PlanLoad(
 
 absl::Status ModelManager::LoadModel(const std::string& name,
                                      std::optional<inference::ModelConfig> config_override) {
+  return LoadModelWith(name, std::move(config_override), nullptr);
+}
+
+absl::Status ModelManager::LoadModelWith(const std::string& name,
+                                         std::optional<inference::ModelConfig> config_override, LoadRun* run) {
   if (!ModelRepository::IsValidModelName(name)) {
     return absl::InvalidArgumentError(StrCat("'", name, "' is not a valid model name"));
   }
@@ -259,11 +308,11 @@ absl::Status ModelManager::LoadModel(const std::string& name,
   }
   std::shared_ptr<absl::Mutex> model_lock = ModelLock(name);
   absl::MutexLock lock(model_lock.get());
-  return LoadModelLocked(name, std::move(config_override));
+  return LoadModelLocked(name, std::move(config_override), run);
 }
 
 absl::Status ModelManager::LoadModelLocked(const std::string& name,
-                                           std::optional<inference::ModelConfig> override) {
+                                           std::optional<inference::ModelConfig> override, LoadRun* run) {
   const bool from_override = override.has_value();
   auto plan = PlanLoad(name, std::move(override));
   // A rejected override is a bad request (400), not a broken model: what serves, and
@@ -291,14 +340,36 @@ absl::Status ModelManager::LoadModelLocked(const std::string& name,
       next[v] = old->second;
       continue;
     }
-    auto loaded = IsEnsemble(*plan->config)
-                      ? LoadEnsembleVersion(*plan, name, v)
-                      : ModelVersion::Load({plan->config, v, repository_.ModelDir(name), plan->backend,
+    LoadTimings timings;
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<std::shared_ptr<ModelVersion>> loaded;
+    if (IsEnsemble(*plan->config)) {
+      loaded = LoadEnsembleVersion(*plan, name, v);
+    } else {
+      ModelVersion::Options version_options{plan->config, v, repository_.ModelDir(name), plan->backend,
                                             default_intra_op_threads_.load(), options_.max_queue_size,
-                                            options_.metrics});
+                                            options_.metrics};
+      ModelVersion::LoadHooks hooks;
+      hooks.timings = &timings;
+      if (run != nullptr && run->pool != nullptr) {
+        LoadPool* pool = run->pool;
+        hooks.run_parallel = [pool](std::vector<std::function<void()>> tasks) { pool->RunAll(std::move(tasks)); };
+        hooks.parallel_threads = pool->threads();
+      }
+      loaded = ModelVersion::Load(std::move(version_options), hooks);
+    }
+    const auto end = std::chrono::steady_clock::now();
+    timings.total = end - start;
+    if (run != nullptr) {
+      absl::MutexLock lock(&run->mu);
+      run->records.push_back(
+          {name, v, loaded.ok(), IsEnsemble(*plan->config), start - run->start, end - run->start, timings});
+    }
     if (loaded.ok()) {
       next[v] = VersionSlot{ModelState::kReady, "", std::move(*loaded), fingerprint};
-      INFERA_LOG(INFO) << "loaded model '" << name << "' version " << v;
+      // One line per version: where its load time went (docs/cold_start.md).
+      INFERA_LOG(INFO) << "loaded model '" << name << "' version " << v << " in " << RoundedMillis(timings.total)
+                       << " ms" << (IsEnsemble(*plan->config) ? "" : StrCat(": ", timings.Describe()));
     } else if (old != current.end() && old->second.model) {
       next[v] = old->second;  // keep serving the previous load of this version
       next[v].reason = StrCat("reload failed, previous load still serves: ", loaded.status().message());

@@ -74,21 +74,29 @@ std::vector<Tensor> SelectOutputs(std::vector<Tensor> outputs,
   return selected;
 }
 
-absl::Status RunWarmup(const inference::ModelConfig& config, const std::filesystem::path& dir,
-                       std::vector<std::unique_ptr<ModelInstance>>& instances) {
-  ASSIGN_OR_RETURN(std::vector<InferRequest> samples, BuildWarmupRequests(config, dir));
-  for (InferRequest& sample : samples) {
-    absl::StatusOr<int64_t> rows = PrepareRequest(config, sample);
-    if (!rows.ok()) return absl::InvalidArgumentError(StrCat(sample.id, ": ", rows.status().message()));
-    for (auto& instance : instances) {
-      auto outputs = instance->Execute(sample.inputs);
-      if (!outputs.ok()) {
-        return absl::InternalError(StrCat(sample.id, " failed: ", outputs.status().message()));
-      }
-      RETURN_IF_ERROR(CheckOutputs(config, config.max_batch_size() > 0 ? *rows : 0, *outputs));
+// Runs the warmup `samples` on `instance` in order. On failure, `*failed_sample` is the
+// index of the sample that failed.
+absl::Status WarmInstance(const inference::ModelConfig& config, const std::vector<InferRequest>& samples,
+                          const std::vector<int64_t>& rows, ModelInstance& instance, size_t* failed_sample) {
+  for (size_t s = 0; s < samples.size(); ++s) {
+    *failed_sample = s;
+    auto outputs = instance.Execute(samples[s].inputs);
+    if (!outputs.ok()) {
+      return absl::InternalError(StrCat(samples[s].id, " failed: ", outputs.status().message()));
     }
+    RETURN_IF_ERROR(CheckOutputs(config, config.max_batch_size() > 0 ? rows[s] : 0, *outputs));
   }
   return absl::OkStatus();
+}
+
+// Runs `tasks` through `run_parallel`, or in order when it is unset.
+void RunTasks(const std::function<void(std::vector<std::function<void()>>)>& run_parallel,
+              std::vector<std::function<void()>> tasks) {
+  if (run_parallel && tasks.size() > 1) {
+    run_parallel(std::move(tasks));
+  } else {
+    for (auto& task : tasks) task();
+  }
 }
 
 // The LoadedModel of a composite version: it has no instance of its own.
@@ -205,13 +213,20 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::NewWithLabels(const 
 }
 
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options) {
+  return Load(std::move(options), LoadHooks());
+}
+
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options, const LoadHooks& hooks) {
   const inference::ModelConfig& config = *options.config;
   const std::string where = StrCat("model '", config.name(), "' version ", options.version);
   ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> version, NewWithLabels(options));
 
   ModelLoadContext context{options.config.get(), options.version, options.model_dir,
-                           options.model_dir / std::to_string(options.version), options.metrics};
+                           options.model_dir / std::to_string(options.version), options.metrics,
+                           hooks.timings};
+  const auto load_start = std::chrono::steady_clock::now();
   auto loaded = options.backend->Load(context);
+  if (hooks.timings != nullptr) hooks.timings->backend_load = std::chrono::steady_clock::now() - load_start;
   if (!loaded.ok()) {
     return absl::Status(loaded.status().code(), StrCat(where, ": ", loaded.status().message()));
   }
@@ -219,20 +234,62 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
 
   int num_instances = 0;
   for (const auto& group : config.instance_group()) num_instances += group.count();
-  std::vector<std::unique_ptr<ModelInstance>> instances;
-  for (int i = 0; i < num_instances; ++i) {
-    InstanceOptions instance_options{i, StrCat(config.name(), "_", i),
-                                     std::max(1, options.default_intra_op_threads)};
-    auto instance = version->loaded_->CreateInstance(instance_options);
-    if (!instance.ok()) {
-      return absl::Status(instance.status().code(),
-                          StrCat(where, ": instance ", i, ": ", instance.status().message()));
+  LoadTimings ignored_timings;
+  LoadTimings& timings = hooks.timings != nullptr ? *hooks.timings : ignored_timings;
+  timings.instances.assign(num_instances, {});
+  timings.instance_threads = hooks.run_parallel ? std::clamp(hooks.parallel_threads, 1, std::max(1, num_instances)) : 1;
+  // Creation, then warm-up, each phase over all instances at once (run_parallel) or in
+  // order; the error reported is the one the sequential order meets first.
+  std::vector<std::unique_ptr<ModelInstance>> instances(num_instances);
+  std::vector<absl::Status> created(num_instances);
+  {
+    std::vector<std::function<void()>> tasks;
+    for (int i = 0; i < num_instances; ++i) {
+      tasks.push_back([&, i] {
+        ScopedLoadTimer timer(&timings.instances[i].create);
+        InstanceOptions instance_options{i, StrCat(config.name(), "_", i), std::max(1, options.default_intra_op_threads)};
+        auto instance = version->loaded_->CreateInstance(instance_options);
+        if (instance.ok()) {
+          instances[i] = std::move(*instance);
+        } else {
+          created[i] = instance.status();
+        }
+      });
     }
-    instances.push_back(std::move(*instance));
+    RunTasks(hooks.run_parallel, std::move(tasks));
   }
-  absl::Status warmup = RunWarmup(config, options.model_dir, instances);
-  if (!warmup.ok()) {
-    return absl::Status(warmup.code(), StrCat(where, ": ", warmup.message()));
+  for (int i = 0; i < num_instances; ++i) {
+    if (!created[i].ok()) {
+      return absl::Status(created[i].code(), StrCat(where, ": instance ", i, ": ", created[i].message()));
+    }
+  }
+  absl::StatusOr<std::vector<InferRequest>> built = BuildWarmupRequests(config, options.model_dir);
+  if (!built.ok()) return absl::Status(built.status().code(), StrCat(where, ": ", built.status().message()));
+  std::vector<InferRequest>& samples = *built;
+  std::vector<int64_t> rows;
+  for (InferRequest& sample : samples) {
+    absl::StatusOr<int64_t> prepared = PrepareRequest(config, sample);
+    if (!prepared.ok()) {
+      return absl::InvalidArgumentError(StrCat(where, ": ", sample.id, ": ", prepared.status().message()));
+    }
+    rows.push_back(*prepared);
+  }
+  if (!samples.empty()) {
+    std::vector<absl::Status> warmed(num_instances);
+    std::vector<size_t> failed_sample(num_instances, 0);
+    std::vector<std::function<void()>> tasks;
+    for (int i = 0; i < num_instances; ++i) {
+      tasks.push_back([&, i] {
+        ScopedLoadTimer timer(&timings.instances[i].warmup);
+        warmed[i] = WarmInstance(config, samples, rows, *instances[i], &failed_sample[i]);
+      });
+    }
+    RunTasks(hooks.run_parallel, std::move(tasks));
+    int first = -1;  // sample-major, as the sequential order runs them
+    for (int i = 0; i < num_instances; ++i) {
+      if (!warmed[i].ok() && (first < 0 || failed_sample[i] < failed_sample[first])) first = i;
+    }
+    if (first >= 0) return absl::Status(warmed[first].code(), StrCat(where, ": ", warmed[first].message()));
   }
   auto scheduling = SchedulingOptionsFromConfig(config, options.max_queue_size);
   if (!scheduling.ok()) {

@@ -26,12 +26,15 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "api/infer_request.h"
 #include "backend/backend.h"
+#include "backend/load_timings.h"
 #include "absl/synchronization/mutex.h"
 #include "manager/classification.h"
 #include "manager/model_statistics.h"
@@ -55,9 +58,23 @@ class ModelVersion {
     ServerMetrics* metrics = nullptr;  // null: no Prometheus series
   };
 
+  // How Load() runs and reports its steps (start-up loads: docs/cold_start.md).
+  struct LoadHooks {
+    // Runs independent tasks (one per instance: its creation, then its warm-up) and
+    // returns when all are done — at start-up LoadPool::RunAll, so that the instances
+    // of one version are created and warmed in parallel. Unset: one after the other on
+    // the calling thread. `parallel_threads`: at most how many run at once.
+    std::function<void(std::vector<std::function<void()>>)> run_parallel;
+    int parallel_threads = 1;
+    LoadTimings* timings = nullptr;  // receives the load's stages (load_timings.h); may be null
+  };
+
   // Loads the backend model, creates every instance, runs the config's warmup on each,
-  // and starts the scheduler. Errors name the model, version and failing step.
-  static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);
+  // and starts the scheduler. Errors name the model, version and failing step; with
+  // `run_parallel` they are the ones the sequential order would have met first (the
+  // lowest failing instance; for warm-up the lowest failing sample, then instance).
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options, const LoadHooks& hooks);
+  static absl::StatusOr<std::shared_ptr<ModelVersion>> Load(Options options);  // no hooks
 
   // A version with no backend instance whose requests `scheduler` runs whole (an
   // ensemble: ensemble/ensemble_scheduler.h). Infer() validates against the config as

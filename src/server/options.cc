@@ -1,5 +1,6 @@
 #include "server/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <optional>
@@ -170,8 +171,11 @@ const std::vector<Flag>& Flags() {
          o.log_format = std::string(v);
          return absl::OkStatus();
        }},
-      {"model-load-thread-count", "N", "Models loaded in parallel at start. Default 2.",
-       Integer(&ServeOptions::model_load_thread_count, 1, 64)},
+      {"model-load-thread-count", "N",
+       "Threads that load models at start (largest first; a model's instances are created and "
+       "warmed on them in parallel too) and that run repository load/unload requests. 0: one per "
+       "CPU the process may use, at most 8. Default 0.",
+       Integer(&ServeOptions::model_load_thread_count, 0, 64)},
       {"cpu-placement", "none|pinned",
        "pinned: give the I/O threads (HTTP, gRPC, the rest of the server) and each pytorch "
        "instance's intra-op threads their own CPUs and pin them there; the topology found "
@@ -243,6 +247,11 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& a
     return absl::InvalidArgumentError("--load-model needs --model-control-mode=explicit");
   }
   return options;
+}
+
+int LoadThreads(const ServeOptions& options, int cpus) {
+  if (options.model_load_thread_count > 0) return options.model_load_thread_count;
+  return std::clamp(cpus, 1, 8);
 }
 
 std::string ServeHelpText() {

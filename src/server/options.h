@@ -41,7 +41,7 @@ struct ServeOptions {
   int exit_timeout_secs = 30;
   int log_verbose = 0;
   std::string log_format = "text";
-  int model_load_thread_count = 2;
+  int model_load_thread_count = 0;  // 0: one per usable CPU, at most 8 (LoadThreads)
   std::string cpu_placement = "none";  // none | pinned (docs/cpu_placement.md)
   int max_queue_size = 1024;
   bool help = false;
@@ -50,6 +50,11 @@ struct ServeOptions {
 // Parses the arguments after `infera serve`. InvalidArgument naming the flag for an
 // unknown flag, a missing or malformed value, or a missing --model-repository.
 absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& args);
+
+// The threads that load models: --model-load-thread-count, or for 0 one per CPU the
+// process may use (`cpus`), at most 8 (each load in flight holds a model's file and its
+// deserialised and optimised copies: the cap bounds the memory peak of a start).
+int LoadThreads(const ServeOptions& options, int cpus);
 
 // The `infera serve --help` text: every flag, its default, what it does.
 std::string ServeHelpText();

@@ -101,5 +101,22 @@ TEST(OptionsTest, CpuPlacementFlag) {
   }
 }
 
+TEST(OptionsTest, ModelLoadThreadCount) {
+  auto parse = [](std::string value) {
+    return ParseServeOptions({"--model-repository=/m", "--model-load-thread-count=" + value});
+  };
+  ASSERT_TRUE(parse("0").ok());
+  EXPECT_EQ(LoadThreads(*parse("0"), 2), 2);    // one per usable CPU
+  EXPECT_EQ(LoadThreads(*parse("0"), 64), 8);   // at most 8 by default
+  EXPECT_EQ(LoadThreads(*parse("0"), 0), 1);
+  EXPECT_EQ(LoadThreads(*parse("3"), 64), 3);   // as asked
+  EXPECT_EQ(LoadThreads(*parse("16"), 2), 16);
+  for (const char* bad : {"-1", "65", "two", "", "1.5"}) {
+    auto parsed = parse(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("--model-load-thread-count")) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace infera

@@ -1,11 +1,18 @@
 // LibTorch first: torch_tensor.h only forward-declares at::Tensor.
 #include <ATen/Parallel.h>
+#include <caffe2/serialize/read_adapter_interface.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
 #include "backend/torch/torch_model.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -78,32 +85,49 @@ absl::Status ApplyPrecision(const TorchModelOptions& options, torch::jit::Module
   return absl::OkStatus();
 }
 
-// Loads `path` onto the CPU, in eval mode, at the configured precision, optimised when
-// asked; `facts` (may be null) reports what was done.
-absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
-                                              const TorchModelOptions& options,
-                                              LoadFacts* facts) {
-  LoadFacts ignored;
-  if (facts == nullptr) facts = &ignored;
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    return absl::NotFoundError(StrCat("model file '", path.string(), "' does not exist"));
+// A TorchScript file mapped into memory (read-only, pages populated up front), for
+// torch::jit::load: reading the file and deserialising it are timed apart, and the
+// bytes are not copied on the way (only into the tensors, as a file read would).
+class MappedFile final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  // Null when the file cannot be opened or mapped (torch::jit::load(path) then says why).
+  static std::shared_ptr<MappedFile> Open(const std::filesystem::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    struct stat st {};
+    void* data = MAP_FAILED;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    }
+    ::close(fd);
+    if (data == MAP_FAILED) return nullptr;
+    return std::shared_ptr<MappedFile>(new MappedFile(static_cast<const char*>(data), static_cast<size_t>(st.st_size)));
   }
-  torch::jit::Module module;
-  absl::Status loaded = CatchTorchErrors(absl::StatusCode::kInvalidArgument,
-                                 StrCat("cannot load TorchScript model file '", path.string(), "'"),
-                                 [&] {
-                                   module = torch::jit::load(path.string(), torch::kCPU);
-                                   module.eval();
-                                   return absl::OkStatus();
-                                 });
-  if (!loaded.ok() && loaded.message().find("constants.pkl") != std::string_view::npos) {
-    // The usual mistake: a zip written by torch.save(), not torch.jit.save().
-    return absl::InvalidArgumentError(StrCat(
-        loaded.message(), " (written by torch.save()? The pytorch backend needs "
-        "torch.jit.save() of a traced or scripted module)"));
+  ~MappedFile() override { ::munmap(const_cast<char*>(data_), size_); }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  size_t size() const override { return size_; }
+  size_t read(uint64_t pos, void* buf, size_t n, const char* /*what*/) const override {
+    if (pos >= size_) return 0;
+    n = std::min<size_t>(n, size_ - pos);
+    std::memcpy(buf, data_ + pos, n);
+    return n;
   }
-  RETURN_IF_ERROR(loaded);
+  // TorchScript's format is a zip archive; anything else is loaded by name.
+  bool IsZip() const { return size_ >= 4 && std::memcmp(data_, "PK\x03\x04", 4) == 0; }
+
+ private:
+  MappedFile(const char* data, size_t size) : data_(data), size_(size) {}
+  const char* const data_;
+  const size_t size_;
+};
+
+// LoadModule's "optimise" stage: the precision, then freeze + optimize_for_inference when
+// asked (a failure there keeps the plain module, with a warning).
+absl::StatusOr<torch::jit::Module> OptimiseModule(const std::filesystem::path& path,
+                                                  const TorchModelOptions& options,
+                                                  torch::jit::Module module, LoadFacts* facts) {
   RETURN_IF_ERROR(ApplyPrecision(options, module, facts));
   if (!options.optimize_for_inference) return module;
   const bool frozen_already = options.precision == Precision::kInt8Dynamic;
@@ -122,6 +146,65 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
   }
   facts->optimized = true;
   return *std::move(frozen);
+}
+
+// Loads `path` onto the CPU, in eval mode, at the configured precision, optimised when
+// asked; `facts` (may be null) reports what was done, `timings` (may be null) the
+// stages: "read" (the file mapped into memory), "deserialise" (torch::jit::load from it),
+// "optimise" (precision, freeze, optimize_for_inference).
+absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
+                                              const TorchModelOptions& options,
+                                              LoadFacts* facts, LoadTimings* timings = nullptr) {
+  LoadFacts ignored;
+  if (facts == nullptr) facts = &ignored;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    return absl::NotFoundError(StrCat("model file '", path.string(), "' does not exist"));
+  }
+  auto stage_start = std::chrono::steady_clock::now();
+  auto end_stage = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    if (timings != nullptr) timings->AddStage(name, now - stage_start);
+    stage_start = now;
+  };
+  std::shared_ptr<MappedFile> mapped = MappedFile::Open(path);
+  // Only a zip archive (TorchScript's format) is deserialised from memory; anything
+  // else goes to torch::jit::load(path) as before, which knows the other formats.
+  const bool zip = mapped != nullptr && mapped->IsZip();
+  end_stage("read");
+  torch::jit::Module module;
+  absl::Status loaded = CatchTorchErrors(absl::StatusCode::kInvalidArgument,
+                                 StrCat("cannot load TorchScript model file '", path.string(), "'"),
+                                 [&] {
+                                   if (zip) {
+                                     module = torch::jit::load(mapped, torch::kCPU);
+                                   } else {
+                                     module = torch::jit::load(path.string(), torch::kCPU);
+                                   }
+                                   module.eval();
+                                   return absl::OkStatus();
+                                 });
+  if (!loaded.ok() && zip) {
+    // The error message of a bad archive is the one loading the file by name gives.
+    loaded = CatchTorchErrors(absl::StatusCode::kInvalidArgument,
+                              StrCat("cannot load TorchScript model file '", path.string(), "'"), [&] {
+                                module = torch::jit::load(path.string(), torch::kCPU);
+                                module.eval();
+                                return absl::OkStatus();
+                              });
+  }
+  mapped.reset();
+  end_stage("deserialise");
+  if (!loaded.ok() && loaded.message().find("constants.pkl") != std::string_view::npos) {
+    // The usual mistake: a zip written by torch.save(), not torch.jit.save().
+    return absl::InvalidArgumentError(StrCat(
+        loaded.message(), " (written by torch.save()? The pytorch backend needs "
+        "torch.jit.save() of a traced or scripted module)"));
+  }
+  RETURN_IF_ERROR(loaded);
+  absl::StatusOr<torch::jit::Module> optimised = OptimiseModule(path, options, std::move(module), facts);
+  end_stage("optimise");
+  return optimised;
 }
 
 // Everything the instances of one version share. Immutable after LoadTorchModel.
@@ -356,16 +439,17 @@ class TorchLoadedModel final : public LoadedModel {
 };
 
 // Loads the file at `options.precision` and binds it to the config. `arguments` (may be
-// null) receives forward()'s arguments, for the log.
+// null) receives forward()'s arguments, for the log; `timings` (may be null) the load stages.
 absl::StatusOr<std::shared_ptr<ModelState>> BuildState(const ModelLoadContext& context,
                                                        const TorchModelOptions& options,
                                                        LoadFacts* facts,
-                                                       std::vector<ForwardArgument>* arguments) {
+                                                       std::vector<ForwardArgument>* arguments,
+                                                       LoadTimings* timings) {
   auto state = std::make_shared<ModelState>();
   state->config = *context.config;
   state->options = options;
   state->path = context.version_dir / options.model_filename;
-  ASSIGN_OR_RETURN(state->module, LoadModule(state->path, options, facts));
+  ASSIGN_OR_RETURN(state->module, LoadModule(state->path, options, facts, timings));
   if (options.precision == Precision::kBf16) state->compute_dtype = at::kBFloat16;
   if (options.precision == Precision::kFp16) state->compute_dtype = at::kHalf;
 
@@ -404,7 +488,7 @@ absl::Status ProbePrecision(const ModelLoadContext& context, const LoadFacts& fa
   TorchModelOptions fp32_options = options;
   fp32_options.precision = Precision::kFp32;
   ASSIGN_OR_RETURN(std::shared_ptr<ModelState> reference,
-                   BuildState(context, fp32_options, nullptr, nullptr));
+                   BuildState(context, fp32_options, nullptr, nullptr, nullptr));
   // One thread: the figure compares the two precisions, not the instance's budget.
   TorchInstance fp32(reference, reference->module, 1);
   TorchInstance reduced(state, state->module, 1);
@@ -462,14 +546,19 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadTorchModel(const ModelLoadConte
   LoadFacts facts;
   std::vector<ForwardArgument> arguments;
   ASSIGN_OR_RETURN(std::shared_ptr<ModelState> state,
-                   BuildState(context, options, &facts, &arguments));
+                   BuildState(context, options, &facts, &arguments, context.timings));
   if (!options.ignored_keys.empty()) {
     INFERA_LOG(WARNING) << "pytorch: model '" << state->config.name()
                         << "': ignoring parameters not used by this backend: "
                         << StrJoin(options.ignored_keys, ", ");
   }
   if (options.precision != Precision::kFp32 || options.validate_precision) {
-    RETURN_IF_ERROR(ProbePrecision(context, facts, state));
+    const auto probe_start = std::chrono::steady_clock::now();
+    absl::Status probed = ProbePrecision(context, facts, state);
+    if (context.timings != nullptr) {
+      context.timings->AddStage("precision probe", std::chrono::steady_clock::now() - probe_start);
+    }
+    RETURN_IF_ERROR(probed);
   }
   INFERA_LOG(INFO) << "pytorch: loaded " << state->path.string() << " (inputs bound by "
                    << (state->inputs.by_index ? "index" : "name") << " to forward"

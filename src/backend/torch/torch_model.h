@@ -1,8 +1,10 @@
 // LoadTorchModel: one loaded TorchScript version and its execution instances — the
 // LibTorch side of the pytorch backend (torch_backend.h is the entry point).
 //
-// Load:  <version_dir>/<model_filename> is read with torch::jit::load onto the CPU and
-//        put in eval mode; with OPTIMIZE_FOR_INFERENCE it is frozen and passed through
+// Load:  <version_dir>/<model_filename> is mapped into memory (pages populated), deserialised
+//        from there with torch::jit::load onto the CPU (a file that is not a zip archive,
+//        or fails, is loaded by name instead, for the same error) and put in eval mode;
+//        with OPTIMIZE_FOR_INFERENCE it is frozen and passed through
 //        torch::jit::optimize_for_inference (a failure there logs a warning and keeps the
 //        plain module). Inputs/outputs are bound to forward() once (io_binding.h).
 //        PRECISION (docs/optimisation.md): bf16/fp16 convert the weights (4-D ones
@@ -10,7 +12,8 @@
 //        (torch_precision.h). A non-fp32 precision then gets a trial run, a measured
 //        speed-up over a second, fp32 load of the file and, with VALIDATE_PRECISION, the
 //        accuracy figures and floors (precision_probe.h); any failure fails the load.
-//        The results are the LoadedModel's ReportedParameters().
+//        The results are the LoadedModel's ReportedParameters(). The stages ("read",
+//        "deserialise", "optimise", "precision probe") go to ModelLoadContext::timings.
 // Instances: share the loaded module (TorchScript methods may run concurrently from
 //        several threads) unless ENABLE_WEIGHT_SHARING is false, in which case every
 //        instance after the first loads and optimises its own copy.
