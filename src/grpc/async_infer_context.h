@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "grpc/infer_call.h"
+#include "grpc/live_calls.h"
 #include "grpc_service.grpc.pb.h"
 #include "manager/model_manager.h"
 
@@ -56,6 +57,8 @@ struct AsyncInferContext {
   size_t max_pending_per_stream = 256;
   // Open streams, for the drain at shutdown (stream_registry.h).
   StreamRegistry* streams = nullptr;
+  // Calls that arrived and are not yet deleted (live_calls.h). Not null.
+  LiveCalls* live_calls = nullptr;
 };
 
 }  // namespace infera

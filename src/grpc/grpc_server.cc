@@ -50,6 +50,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   infer.infer.shared_memory = options.shared_memory;
   infer.max_pending_per_stream = options.max_pending_per_stream;
   infer.streams = &server->streams_;
+  infer.live_calls = &server->live_calls_;
   server->infer_threads_ = std::make_unique<InferCqThreads>(options.infer_threads);
   server->health_ = std::make_unique<HealthService>(options.server_ready);
 
@@ -87,9 +88,13 @@ void GrpcServer::Shutdown(std::chrono::milliseconds timeout) {
   if (own_admin_) own_admin_->Shutdown();  // answers its calls, so Wait() can return
   streams_.DrainAll();
   // The infer threads keep polling meanwhile: they run what completes the calls in
-  // flight, and Shutdown returns only when every call is over.
+  // flight. gRPC's Shutdown cancels what is left at the deadline but does not wait for
+  // the application's calls; those end when their model requests complete (the models
+  // drain beside this), and no call may start an operation on a queue once it is shut
+  // down, so the queues stop only when no call is left.
   server_->Shutdown(std::chrono::system_clock::now() + timeout);
   server_->Wait();
+  live_calls_.AwaitNone();
   infer_threads_->Shutdown();
 }
 

@@ -38,6 +38,7 @@
 #include "api/admin_guard.h"
 #include "grpc/async_infer_context.h"
 #include "grpc/infer_cq_threads.h"
+#include "grpc/live_calls.h"
 #include "grpc/stream_registry.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
@@ -113,6 +114,7 @@ class GrpcServer {
   // What the infer calls share; outlives the threads that run them.
   AsyncInferContext infer_context_;
   StreamRegistry streams_;
+  LiveCalls live_calls_;
   std::unique_ptr<InferCqThreads> infer_threads_;  // joined before server_ goes
   std::unique_ptr<grpc::Server> server_;
   bool shut_down_ = false;

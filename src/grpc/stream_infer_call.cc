@@ -40,6 +40,7 @@ void StreamInferCall::OnMatched(bool ok) {
     delete this;
     return;
   }
+  context_.live_calls->Add();
   Request(context_, cq_);
   metadata_ = InferCallMetadata::From(server_context_.client_metadata());
   const bool draining = context_.streams != nullptr && context_.streams->Add(this);
@@ -242,7 +243,9 @@ void StreamInferCall::Leave() {
   }
   if (!last) return;
   if (context_.streams != nullptr) context_.streams->Remove(this);
+  LiveCalls* live = context_.live_calls;
   delete this;
+  live->Remove();  // last: shutdown may stop the queues once every call is gone
 }
 
 }  // namespace infera

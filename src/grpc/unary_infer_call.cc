@@ -22,6 +22,7 @@ void UnaryInferCall::OnMatched(bool ok) {
   }
   // Two references: the done tag and the answer (released when its finish tag is back).
   refs_.store(2, std::memory_order_relaxed);
+  context_.live_calls->Add();
   // The next call on this queue can be matched while this one runs.
   Request(context_, cq_);
   auto message = std::make_shared<inference::ModelInferRequest>();
@@ -69,7 +70,10 @@ void UnaryInferCall::OnDone(bool) {
 }
 
 void UnaryInferCall::Unref() {
-  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  LiveCalls* live = context_.live_calls;
+  delete this;
+  live->Remove();  // last: shutdown may stop the queues once every call is gone
 }
 
 }  // namespace infera
