@@ -567,7 +567,7 @@ TEST_F(GrpcServerTest, ManyInferThreadsServeConcurrentCallsAndStreams) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-TEST_F(GrpcServerTest, AnswersRecordTheirWriteStage) {
+TEST_F(GrpcServerTest, AnswersRecordDecodeAndEncodeButNoWrite) {
   StartServer();
   auto model = manager_->GetModelVersion("simple", std::nullopt);
   ASSERT_TRUE(model.ok());
@@ -581,13 +581,12 @@ TEST_F(GrpcServerTest, AnswersRecordTheirWriteStage) {
   ASSERT_TRUE(stream->Read(&answer));
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
-  // The write is recorded when its completion comes back to the server's queue thread,
-  // which may be just after the client has the answer.
-  EXPECT_TRUE(WaitUntil([&] { return (*model)->statistics().Snapshot().write.count >= 2; }));
+  // Both are recorded before the answer is handed to gRPC, so before the client has it.
   const StatisticsSnapshot snapshot = (*model)->statistics().Snapshot();
   EXPECT_EQ(snapshot.decode.count, 2u);
   EXPECT_EQ(snapshot.encode.count, 2u);
-  EXPECT_EQ(snapshot.write_failed, 0u);
+  // gRPC flow-controls the bytes inside the library: no write time (docs/diagnosis.md).
+  EXPECT_EQ(snapshot.write.count, 0u);
 }
 
 TEST(GrpcServerStartTest, RejectsFewerThanOneInferThread) {

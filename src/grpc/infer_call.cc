@@ -56,15 +56,16 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
   request->cancellation = std::move(cancellation);
   const uint64_t limit = options.max_response_bytes;
   std::string request_id = request->id;
-  ModelVersion* version = model->get();
-  // The handle rides with the completion: the version stays held until the answer has
-  // been handed to gRPC (`done` returned), then is let go.
-  version->Infer(std::move(*request),
-                 [handle = *std::move(model), limit, framing, stages = version->statistics().frontend_stages(),
+  // The handle is held while this frontend uses the version (until Infer returns, the
+  // request then being in the version's scheduler); the completion does not hold it: an
+  // unload or a shutdown drain waits for handles before it drains the scheduler, so a
+  // queued request holding one would hold up the drain until its timeout. The
+  // completion records into the version's FrontendStages, which it shares instead.
+  (*model)->Infer(std::move(*request),
+                 [limit, framing, stages = (*model)->statistics().frontend_stages(),
                   shm = *std::move(shm), trace = std::move(trace), request_id = std::move(request_id),
                   done = std::move(done)](absl::StatusOr<InferResponse> response) mutable {
                    InferCallResult result;
-                   result.stages = stages;
                    if (!response.ok()) {
                      result.status = response.status();
                    } else {
@@ -85,7 +86,6 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
                      if (trace) trace->Serialized(encode_start, encode_end);
                    }
                    Answer(trace, request_id, std::move(result), done);
-                   handle.reset();
                  });
 }
 

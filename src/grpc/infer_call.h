@@ -16,8 +16,9 @@
 //
 // Thread-safe. `done` is called exactly once: synchronously for a request that fails
 // before it is queued or that its model runs inline, else later on a model worker
-// thread; it must not block. The request's model-version handle is held until `done`
-// has returned (the answer is then in gRPC's hands).
+// thread; it must not block. The request's model-version handle is held until the
+// request is in the version's scheduler (as HTTP): the scheduler's drain, not a handle,
+// keeps the version serving until the answer is handed over.
 #ifndef INFERA_GRPC_INFER_CALL_H_
 #define INFERA_GRPC_INFER_CALL_H_
 
@@ -33,7 +34,6 @@
 #include "grpc_service.pb.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "manager/model_manager.h"
-#include "manager/model_statistics.h"
 #include "tracing/infer_trace.h"
 #include "shm/shared_memory_registry.h"
 
@@ -78,9 +78,6 @@ struct InferCallResult {
   // The traceparent naming the request's root span when it is traced ("" otherwise),
   // for the unary call's response metadata.
   std::string traceparent;
-  // The model's frontend stage counters, where the caller records the write; null when
-  // the request failed before a model version was found.
-  std::shared_ptr<ModelStatistics::FrontendStages> stages;
 };
 
 // Runs one request and calls `done` with the serialised answer or the error.

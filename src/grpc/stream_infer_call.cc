@@ -80,8 +80,7 @@ void StreamInferCall::OnReadDone(bool ok) {
     } else {
       Respond(Answer{ErrorAnswer(inference::ModelInferRequest(),
                                  absl::InvalidArgumentError(StrCat("the message is not a ModelInferRequest (",
-                                                                   parsed.error_message(), ")"))),
-                     nullptr});
+                                                                   parsed.error_message(), ")")))});
     }
     absl::MutexLock lock(&mu_);
     processing_ = false;
@@ -95,7 +94,7 @@ void StreamInferCall::Process(std::shared_ptr<inference::ModelInferRequest> mess
   const inference::ModelInferRequest& request = *message;
   RunModelInfer(*context_.manager, request, message, cancellation_, context_.infer, metadata_,
                 ResponseFraming::kStream, [this, message](InferCallResult result) mutable {
-                  Answer answer{{}, std::move(result.stages)};
+                  Answer answer;
                   if (result.status.ok()) {
                     answer.message = std::move(result.message);
                   } else {
@@ -128,12 +127,6 @@ void StreamInferCall::OnWriteDone(bool ok) {
     absl::MutexLock lock(&mu_);
     ++active_;
     writing_ = false;
-    if (writing_stages_) {
-      writing_stages_->RecordWrite(
-          static_cast<uint64_t>(std::chrono::nanoseconds(std::chrono::steady_clock::now() - write_start_).count()),
-          ok);
-      writing_stages_.reset();
-    }
     --pending_;
     if (!ok) BreakLocked();  // the client is gone
     MaybeWriteLocked(actions);
@@ -205,8 +198,6 @@ void StreamInferCall::MaybeWriteLocked(Actions& actions) {
   writing_ = true;
   actions.write = std::move(write_queue_.front());
   write_queue_.pop_front();
-  writing_stages_ = actions.write->stages;
-  write_start_ = std::chrono::steady_clock::now();
 }
 
 void StreamInferCall::MaybeFinishLocked(Actions& actions) {

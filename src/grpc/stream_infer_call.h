@@ -37,7 +37,6 @@
 #ifndef INFERA_GRPC_STREAM_INFER_CALL_H_
 #define INFERA_GRPC_STREAM_INFER_CALL_H_
 
-#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -68,10 +67,9 @@ class StreamInferCall {
   void FinishDrained();
 
  private:
-  // One serialised answer and where its write time is recorded (may be null).
+  // One serialised answer.
   struct Answer {
     grpc::ByteBuffer message;
-    std::shared_ptr<ModelStatistics::FrontendStages> stages;
   };
   // gRPC operations decided under `mu_`, started after it is released.
   struct Actions {
@@ -117,8 +115,6 @@ class StreamInferCall {
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;  // the client half-closed
   std::deque<Answer> write_queue_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  std::shared_ptr<ModelStatistics::FrontendStages> writing_stages_ ABSL_GUARDED_BY(mu_);
-  std::chrono::steady_clock::time_point write_start_ ABSL_GUARDED_BY(mu_);
   size_t pending_ ABSL_GUARDED_BY(mu_) = 0;       // requests read, answer not yet written
   bool broken_ ABSL_GUARDED_BY(mu_) = false;      // cancelled, or a write failed
   bool draining_ ABSL_GUARDED_BY(mu_) = false;    // server shutting down

@@ -42,9 +42,7 @@ void UnaryInferCall::OnMatched(bool ok) {
 void UnaryInferCall::Respond(InferCallResult result) {
   // This thread may still be inside Finish when the finish and done tags are back.
   refs_.fetch_add(1, std::memory_order_relaxed);
-  stages_ = std::move(result.stages);
   if (!result.traceparent.empty()) server_context_.AddInitialMetadata("traceparent", result.traceparent);
-  write_start_ = std::chrono::steady_clock::now();
   if (result.status.ok()) {
     responder_.Finish(result.message, grpc::Status::OK, &finish_tag_);
   } else {
@@ -53,13 +51,7 @@ void UnaryInferCall::Respond(InferCallResult result) {
   Unref();
 }
 
-void UnaryInferCall::OnFinished(bool ok) {
-  if (stages_) {
-    stages_->RecordWrite(
-        static_cast<uint64_t>(std::chrono::nanoseconds(std::chrono::steady_clock::now() - write_start_).count()), ok);
-  }
-  Unref();
-}
+void UnaryInferCall::OnFinished(bool) { Unref(); }
 
 void UnaryInferCall::OnDone(bool) {
   if (server_context_.IsCancelled()) {

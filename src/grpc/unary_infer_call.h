@@ -10,8 +10,8 @@
 //     thread*. A model that runs inline completes here; others complete on a worker.
 //   Respond (from RunModelInfer's completion, on this thread or the worker): serialised
 //     answer → Finish (a traced call first adds `traceparent` to the initial metadata).
-//   OnFinished(ok): the answer was sent (or the client was gone): the write stage is
-//     recorded in the model's FrontendStages.
+//   OnFinished(ok): the answer was sent (or the client was gone). No write stage is
+//     recorded: gRPC flow-controls the bytes inside the library (as before; diagnosis.md).
 //   OnDone(ok): the call is over; if it was cancelled (client cancel or disconnect,
 //     deadline passed, server shutdown timeout) the request's CancellationToken fires so
 //     the scheduler drops it. May come before Respond.
@@ -29,7 +29,6 @@
 #define INFERA_GRPC_UNARY_INFER_CALL_H_
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 
 #include "api/cancellation.h"
@@ -66,9 +65,6 @@ class UnaryInferCall {
   grpc::ByteBuffer request_;
   grpc::ServerAsyncResponseWriter<grpc::ByteBuffer> responder_{&server_context_};
   const std::shared_ptr<CancellationToken> cancellation_ = std::make_shared<CancellationToken>();
-  // Set before Finish, read on the polling thread when the finish tag is back.
-  std::shared_ptr<ModelStatistics::FrontendStages> stages_;
-  std::chrono::steady_clock::time_point write_start_;
   std::atomic<int> refs_{0};
 
   MemberTag<UnaryInferCall> matched_tag_{this, &UnaryInferCall::OnMatched};
