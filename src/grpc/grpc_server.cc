@@ -20,15 +20,14 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
                                              " must be in [1, ", std::numeric_limits<int>::max(),
                                              "]"));
   }
+  if (options.infer_threads < 1) {
+    return absl::InvalidArgumentError(
+        StrCat("gRPC infer threads ", options.infer_threads, " must be at least 1 (--grpc-infer-threads)"));
+  }
   std::unique_ptr<GrpcServer> server(new GrpcServer());
   server->handlers_ = std::make_unique<MetadataHandlers>(
       manager, MetadataHandlers::Options{options.server_name, options.server_version,
                                          options.server_ready, options.trace_settings});
-  StreamInferReactor::Options call_options;
-  call_options.infer.max_response_bytes = options.max_message_bytes;
-  call_options.infer.trace = InferTrace::Sink{options.trace_settings, options.tracer};
-  call_options.infer.shared_memory = options.shared_memory;
-  call_options.max_pending = options.max_pending_per_stream;
   AdminGuard::Options guard_options;
   guard_options.admin_token = options.admin_token;
   guard_options.restrictions = options.restricted_protocols;
@@ -41,8 +40,18 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
     server->own_admin_ = std::make_unique<AdminExecutor>(AdminExecutor::Options{});
     admin = server->own_admin_.get();
   }
-  server->inference_ = std::make_unique<InferenceService>(manager, *server->handlers_, *admin, call_options,
-                                                          std::move(*guard));
+  server->inference_ = std::make_unique<InferenceService>(manager, *server->handlers_, *admin,
+                                                          options.shared_memory, std::move(*guard));
+  AsyncInferContext& infer = server->infer_context_;
+  infer.service = server->inference_.get();
+  infer.manager = &manager;
+  infer.infer.max_response_bytes = options.max_message_bytes;
+  infer.infer.trace = InferTrace::Sink{options.trace_settings, options.tracer};
+  infer.infer.shared_memory = options.shared_memory;
+  infer.max_pending_per_stream = options.max_pending_per_stream;
+  infer.streams = &server->streams_;
+  infer.live_calls = &server->live_calls_;
+  server->infer_threads_ = std::make_unique<InferCqThreads>(options.infer_threads);
   server->health_ = std::make_unique<HealthService>(options.server_ready);
 
   // An IPv6 literal needs brackets before the port ("[::]:8001").
@@ -56,23 +65,37 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   builder.SetMaxSendMessageSize(limit);
   builder.RegisterService(server->inference_.get());
   builder.RegisterService(server->health_.get());
+  server->infer_threads_->AddQueues(builder);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
+    if (server->server_ != nullptr) server->server_->Shutdown();
+    server->infer_threads_->Shutdown();
     return absl::UnavailableError(StrCat("cannot serve gRPC on ", address,
                                          " (address in use or not valid?)"));
   }
+  server->infer_threads_->Start(infer);
   return server;
 }
 
-GrpcServer::~GrpcServer() { Shutdown(std::chrono::milliseconds(0)); }
+GrpcServer::~GrpcServer() {
+  Shutdown(std::chrono::milliseconds(0));
+  if (infer_threads_) infer_threads_->Shutdown();  // a server that never started
+}
 
 void GrpcServer::Shutdown(std::chrono::milliseconds timeout) {
   if (shut_down_ || server_ == nullptr) return;
   shut_down_ = true;
   if (own_admin_) own_admin_->Shutdown();  // answers its calls, so Wait() can return
-  inference_->DrainStreams();
+  streams_.DrainAll();
+  // The infer threads keep polling meanwhile: they run what completes the calls in
+  // flight. gRPC's Shutdown cancels what is left at the deadline but does not wait for
+  // the application's calls; those end when their model requests complete (the models
+  // drain beside this), and no call may start an operation on a queue once it is shut
+  // down, so the queues stop only when no call is left.
   server_->Shutdown(std::chrono::system_clock::now() + timeout);
   server_->Wait();
+  live_calls_.AwaitNone();
+  infer_threads_->Shutdown();
 }
 
 }  // namespace infera

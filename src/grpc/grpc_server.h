@@ -1,9 +1,11 @@
 // GrpcServer: the KServe v2 gRPC frontend — inference.GRPCInferenceService and
-// grpc.health.v1.Health on one port, over the gRPC callback API.
+// grpc.health.v1.Health on one port.
 //
-// Threads: none of its own. gRPC's internal pollers and callback executor run the
-// reactions; no thread is held per call or per stream (see inference_service.h and
-// stream_infer_reactor.h). Model work runs on the scheduler's workers, as for HTTP.
+// Threads: ModelInfer and ModelStreamInfer run on `infer_threads` threads of its own, each
+// polling its own completion queue and running the calls it matches (infer_cq_threads.h:
+// decode, an inline model, encode and Finish on that thread; other models complete on
+// the scheduler's workers, which write the answer themselves). The other RPCs run on the
+// gRPC callback API's threads. No thread is held per call or per stream.
 //
 // Limits: a request or response larger than `max_message_bytes` fails with
 // RESOURCE_EXHAUSTED (gRPC's "Received message larger than max (N vs. M)" for requests;
@@ -12,7 +14,8 @@
 // Shutdown(timeout): stops accepting calls at once (new ones get UNAVAILABLE); open
 // streams stop reading, answer what they have and end with UNAVAILABLE (an idle stream
 // ends at once); in-flight unary calls finish. After `timeout`, whatever is left is
-// cancelled (its CancellationTokens fire). Returns when every reactor is done.
+// cancelled (its CancellationTokens fire). Returns when every call is done, the
+// completion queues are drained and the infer threads joined.
 //
 // Thread-safe, except that Shutdown must not run concurrently with itself or the
 // destructor. The manager must outlive the server.
@@ -33,6 +36,10 @@
 
 #include "absl/status/statusor.h"
 #include "api/admin_guard.h"
+#include "grpc/async_infer_context.h"
+#include "grpc/infer_cq_threads.h"
+#include "grpc/live_calls.h"
+#include "grpc/stream_registry.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 #include "tracing/trace_settings.h"
@@ -57,6 +64,9 @@ class GrpcServer {
     uint64_t max_message_bytes = 64ull << 20;
     // Unanswered requests one ModelStreamInfer stream may have before reading pauses.
     size_t max_pending_per_stream = 256;
+    // Threads (each with its own completion queue) that serve ModelInfer and
+    // ModelStreamInfer (--grpc-infer-threads); at least 1.
+    int infer_threads = 1;
     std::string server_name = "infera";
     std::string server_version;
     // Whether the server as a whole is ready (models loaded, not draining).
@@ -81,7 +91,7 @@ class GrpcServer {
   };
 
   // Unavailable naming the address when the port cannot be bound; InvalidArgument for a
-  // message limit gRPC cannot take (above INT32_MAX).
+  // message limit gRPC cannot take (above INT32_MAX) or fewer than 1 infer thread.
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(const Options& options,
                                                            ModelManager& manager);
   ~GrpcServer();  // Shutdown(0) if not done yet
@@ -101,6 +111,11 @@ class GrpcServer {
   std::unique_ptr<MetadataHandlers> handlers_;
   std::unique_ptr<InferenceService> inference_;
   std::unique_ptr<HealthService> health_;
+  // What the infer calls share; outlives the threads that run them.
+  AsyncInferContext infer_context_;
+  StreamRegistry streams_;
+  LiveCalls live_calls_;
+  std::unique_ptr<InferCqThreads> infer_threads_;  // joined before server_ goes
   std::unique_ptr<grpc::Server> server_;
   bool shut_down_ = false;
 };

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "grpc_service.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "health.grpc.pb.h"
@@ -477,6 +479,131 @@ TEST_F(GrpcServerTest, ShutdownEndsIdleStreamsAtOnceAndBusyOnesAfterTheirAnswers
   EXPECT_EQ(answer.infer_response().id(), "b1");
   EXPECT_EQ(answer.error_message(), "");
   EXPECT_EQ(busy->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(GrpcServerTest, ADeadlineThatPassesInTheQueueDropsTheRequest) {
+  StartServer();
+  auto model = manager_->GetModelVersion("gate", std::nullopt);
+  ASSERT_TRUE(model.ok());
+  grpc::ClientContext first_context;
+  ModelInferResponse first_response;
+  grpc::Status first_status;
+  std::thread first([&] { first_status = stub_->ModelInfer(&first_context, GateRequest("1"), &first_response); });
+  gate_->WaitForExecutions(1);  // the only instance is now busy
+  const LogLevel level = GetLogLevel();
+  SetLogLevel(LogLevel::kVerbose);
+  {
+    StderrWatcher log;
+    grpc::ClientContext late_context;
+    late_context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    ModelInferResponse late_response;
+    grpc::Status late = stub_->ModelInfer(&late_context, GateRequest("late"), &late_response);
+    EXPECT_EQ(late.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    // The server's deadline fires the call's cancellation token (the done tag).
+    EXPECT_TRUE(log.WaitFor("gRPC ModelInfer cancelled by the client"));
+  }
+  SetLogLevel(level);
+  gate_->Open();
+  first.join();
+  EXPECT_TRUE(first_status.ok()) << first_status.error_message();
+  grpc::ClientContext after;
+  ModelInferResponse after_response;
+  ASSERT_TRUE(stub_->ModelInfer(&after, GateRequest("3"), &after_response).ok());
+  EXPECT_EQ(gate_->executions(), 2);  // the expired request never ran
+}
+
+TEST_F(GrpcServerTest, ManyInferThreadsServeConcurrentCallsAndStreams) {
+  GrpcServer::Options options;
+  options.infer_threads = 3;
+  StartServer(options);
+  constexpr int kClients = 6;
+  constexpr int kCalls = 40;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      // Each client its own channel (its own connection), half of them on a stream.
+      auto stub = GRPCInferenceService::NewStub(grpc::CreateCustomChannel(
+          StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials(),
+          [c] {
+            grpc::ChannelArguments args;
+            args.SetInt("infera.client", c);  // distinct arguments: no shared subchannel
+            return args;
+          }()));
+      if (c % 2 == 0) {
+        for (int i = 0; i < kCalls; ++i) {
+          grpc::ClientContext context;
+          ModelInferResponse response;
+          const int base = c * 1000 + i;
+          grpc::Status status = stub->ModelInfer(&context, SimpleRequest(StrCat(c, "-", i), base), &response);
+          if (!status.ok() || response.id() != StrCat(c, "-", i) ||
+              response.raw_output_contents(0) != Int32Bytes({base + 1, base + 1, base + 1, base + 1})) {
+            ++wrong;
+          }
+        }
+        return;
+      }
+      grpc::ClientContext context;
+      auto stream = stub->ModelStreamInfer(&context);
+      for (int i = 0; i < kCalls; ++i) {
+        if (!stream->Write(SimpleRequest(StrCat(c, "-", i), c * 1000 + i))) ++wrong;
+      }
+      stream->WritesDone();
+      std::set<std::string> ids;
+      ModelStreamInferResponse answer;
+      while (stream->Read(&answer)) {
+        const std::string& id = answer.infer_response().id();
+        const int base = c * 1000 + std::stoi(id.substr(id.find('-') + 1));
+        if (!answer.error_message().empty() ||
+            answer.infer_response().raw_output_contents(1) != Int32Bytes({base - 1, base - 1, base - 1, base - 1})) {
+          ++wrong;
+        }
+        ids.insert(id);
+      }
+      if (!stream->Finish().ok() || ids.size() != static_cast<size_t>(kCalls)) ++wrong;
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST_F(GrpcServerTest, AnswersRecordDecodeAndEncodeButNoWrite) {
+  StartServer();
+  auto model = manager_->GetModelVersion("simple", std::nullopt);
+  ASSERT_TRUE(model.ok());
+  grpc::ClientContext context;
+  ModelInferResponse response;
+  ASSERT_TRUE(stub_->ModelInfer(&context, SimpleRequest("w", 1), &response).ok());
+  grpc::ClientContext stream_context;
+  auto stream = stub_->ModelStreamInfer(&stream_context);
+  ASSERT_TRUE(stream->Write(SimpleRequest("ws", 2)));
+  ModelStreamInferResponse answer;
+  ASSERT_TRUE(stream->Read(&answer));
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+  // Both are recorded before the answer is handed to gRPC, so before the client has it.
+  const StatisticsSnapshot snapshot = (*model)->statistics().Snapshot();
+  EXPECT_EQ(snapshot.decode.count, 2u);
+  EXPECT_EQ(snapshot.encode.count, 2u);
+  // gRPC flow-controls the bytes inside the library: no write time (docs/diagnosis.md).
+  EXPECT_EQ(snapshot.write.count, 0u);
+}
+
+TEST(GrpcServerStartTest, RejectsFewerThanOneInferThread) {
+  GrpcServer::Options options;
+  options.infer_threads = 0;
+  BackendRegistry registry;
+  auto root = fs::temp_directory_path() / StrCat("infera_grpc_threads_test_", ::getpid());
+  fs::create_directories(root);
+  ModelManager::Options manager_options;
+  manager_options.repository = root;
+  manager_options.backends = &registry;
+  auto manager = ModelManager::Create(std::move(manager_options));
+  ASSERT_TRUE(manager.ok());
+  absl::Status status = GrpcServer::Start(options, **manager).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("--grpc-infer-threads"));
+  fs::remove_all(root);
 }
 
 TEST(GrpcServerStartTest, RejectsAMessageLimitGrpcCannotTake) {

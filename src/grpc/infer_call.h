@@ -2,17 +2,23 @@
 //
 //   ModelInferRequest --DecodeModelInferRequest--> InferRequest
 //     --ModelManager::GetModelVersion--> ModelVersion::Infer (validate, queue, run)
-//     --> InferResponse --EncodeModelInferResponse--> ModelInferResponse
+//     --> InferResponse --SerializeInferResponse--> grpc::ByteBuffer
 //
 // exactly the path HTTP takes (http/kserve_routes.cc), with the gRPC codec in place of
-// the JSON one. Used by the unary ModelInfer reactor and by the ModelStreamInfer stream.
+// the JSON one. Used by the unary ModelInfer call and by the ModelStreamInfer stream
+// (unary_infer_call.h, stream_infer_call.h). The answer is serialised here, on the thread
+// that completes the request, without copying large outputs (infer_response_serializer.h);
+// that time is the encode stage (FrontendStages) and the trace's serialize span.
 // Also shared with HTTP: the canary routing key (protocol/model_answers.h RoutingKey: the
 // `routing_key` request parameter, else the call's `x-routing-key` metadata) and the
 // trace (tracing/infer_trace.h InferTrace: the call's `traceparent` metadata, stages
 // parse, queue, compute, serialize; root attribute rpc.grpc.status_code).
 //
 // Thread-safe. `done` is called exactly once: synchronously for a request that fails
-// before it is queued, else later on a model worker thread; it must not block.
+// before it is queued or that its model runs inline, else later on a model worker
+// thread; it must not block. The request's model-version handle is held until the
+// request is in the version's scheduler (as HTTP): the scheduler's drain, not a handle,
+// keeps the version serving until the answer is handed over.
 #ifndef INFERA_GRPC_INFER_CALL_H_
 #define INFERA_GRPC_INFER_CALL_H_
 
@@ -24,7 +30,9 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "api/cancellation.h"
+#include "grpc/infer_response_serializer.h"
 #include "grpc_service.pb.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "manager/model_manager.h"
 #include "tracing/infer_trace.h"
 #include "shm/shared_memory_registry.h"
@@ -62,18 +70,24 @@ struct InferCallMetadata {
   }
 };
 
-// Fills `*response` and then calls `done` with OK, or calls `done` with the error; its
-// second argument is the traceparent naming the request's root span when it is traced
-// ("" otherwise), for the unary call's response metadata.
+// What RunModelInfer hands to `done`.
+struct InferCallResult {
+  absl::Status status;
+  // The serialised answer (framed as asked) when `status` is OK.
+  grpc::ByteBuffer message;
+  // The traceparent naming the request's root span when it is traced ("" otherwise),
+  // for the unary call's response metadata.
+  std::string traceparent;
+};
+
+// Runs one request and calls `done` with the serialised answer or the error.
 // `message` must stay valid until this returns; `owner`, when set, keeps it alive
-// for zero-copy raw inputs (see DecodeModelInferRequest). `response` must stay valid
-// until `done` runs. `cancellation` may be null.
+// for zero-copy raw inputs (see DecodeModelInferRequest). `cancellation` may be null.
 void RunModelInfer(const ModelManager& manager, const inference::ModelInferRequest& message,
                    std::shared_ptr<const void> owner,
                    std::shared_ptr<const CancellationToken> cancellation,
                    const InferCallOptions& options, const InferCallMetadata& metadata,
-                   inference::ModelInferResponse* response,
-                   absl::AnyInvocable<void(absl::Status, std::string_view traceparent)> done);
+                   ResponseFraming framing, absl::AnyInvocable<void(InferCallResult) &&> done);
 
 }  // namespace infera
 

@@ -127,6 +127,10 @@ absl::StatusOr<Tensor> DecodeInput(const ModelInferRequest& message, int index, 
 
 }  // namespace
 
+bool OutputInSharedMemory(const InferResponse& response, size_t index) {
+  return index < response.shared_memory_outputs.size() && response.shared_memory_outputs[index].has_value();
+}
+
 absl::StatusOr<std::optional<int64_t>> ParseModelVersion(std::string_view version) {
   if (version.empty()) return std::optional<int64_t>();
   int64_t parsed = 0;
@@ -192,17 +196,15 @@ absl::StatusOr<InferRequest> DecodeModelInferRequest(const ModelInferRequest& me
   return request;
 }
 
-absl::Status EncodeModelInferResponse(const InferResponse& response, ModelInferResponse* message) {
+absl::Status EncodeModelInferResponseHeader(const InferResponse& response, ModelInferResponse* message) {
   message->set_model_name(response.model_name);
   message->set_model_version(std::to_string(response.model_version));
   message->set_id(response.id);
   ToParameterMap(response.parameters, message->mutable_parameters());
   message->mutable_outputs()->Reserve(static_cast<int>(response.outputs.size()));
-  message->mutable_raw_output_contents()->Reserve(static_cast<int>(response.outputs.size()));
   for (size_t index = 0; index < response.outputs.size(); ++index) {
     const Tensor& output = response.outputs[index];
-    const bool in_shared_memory =
-        index < response.shared_memory_outputs.size() && response.shared_memory_outputs[index];
+    const bool in_shared_memory = OutputInSharedMemory(response, index);
     // An output written into shared memory carries no data here.
     if (!in_shared_memory) {
       absl::Status valid = ValidateTensorData(output);
@@ -216,13 +218,24 @@ absl::Status EncodeModelInferResponse(const InferResponse& response, ModelInferR
     tensor->set_datatype(datatype.data(), datatype.size());
     tensor->mutable_shape()->Add(output.shape.begin(), output.shape.end());
     if (in_shared_memory) {
-      // Written into shared memory: no contents, the region's parameters (as Triton). An
-      // empty raw entry keeps raw_output_contents aligned with the outputs.
+      // Written into shared memory: no contents, the region's parameters (as Triton).
       ToParameterMap(*response.shared_memory_outputs[index], tensor->mutable_parameters());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EncodeModelInferResponse(const InferResponse& response, ModelInferResponse* message) {
+  RETURN_IF_ERROR(EncodeModelInferResponseHeader(response, message));
+  message->mutable_raw_output_contents()->Reserve(static_cast<int>(response.outputs.size()));
+  for (size_t index = 0; index < response.outputs.size(); ++index) {
+    // A shared-memory output gets an empty entry: raw_output_contents stays aligned
+    // with the outputs.
+    if (OutputInSharedMemory(response, index)) {
       message->add_raw_output_contents();
     } else {
-      message->add_raw_output_contents(reinterpret_cast<const char*>(output.data.data()),
-                                       output.data.size());
+      const Buffer& data = response.outputs[index].data;
+      message->add_raw_output_contents(reinterpret_cast<const char*>(data.data()), data.size());
     }
   }
   return absl::OkStatus();

@@ -60,6 +60,15 @@ absl::StatusOr<InferRequest> DecodeModelInferRequest(const inference::ModelInfer
 absl::Status EncodeModelInferResponse(const InferResponse& response,
                                       inference::ModelInferResponse* message);
 
+// Everything EncodeModelInferResponse fills except raw_output_contents (same checks):
+// the frontend appends those entries itself, referencing the output buffers
+// (infer_response_serializer.h).
+absl::Status EncodeModelInferResponseHeader(const InferResponse& response,
+                                            inference::ModelInferResponse* message);
+
+// Whether output `index` was written into a shared-memory region (its raw entry is empty).
+bool OutputInSharedMemory(const InferResponse& response, size_t index);
+
 }  // namespace infera
 
 #endif  // INFERA_GRPC_INFER_MESSAGE_CODEC_H_

@@ -20,40 +20,12 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
   return reactor;
 }
 
-// One ModelInfer call. Created per call, deleted by gRPC's OnDone (after Finish, which
-// RunModelInfer's completion calls exactly once). A traced call answers with a
-// `traceparent` in its initial metadata (as HTTP's response header), added before Finish
-// sends it — the completion is the only thing that touches the call at that point.
-class UnaryInferReactor final : public grpc::ServerUnaryReactor {
- public:
-  UnaryInferReactor(grpc::CallbackServerContext* context, ModelManager& manager,
-                    const inference::ModelInferRequest& request, inference::ModelInferResponse* response,
-                    const InferCallOptions& options, const InferCallMetadata& metadata) {
-    RunModelInfer(manager, request, /*owner=*/nullptr, cancellation_, options, metadata, response,
-                  [this, context](absl::Status status, std::string_view traceparent) {
-                    if (!traceparent.empty()) context->AddInitialMetadata("traceparent", std::string(traceparent));
-                    Finish(ToGrpcStatus(status));
-                  });
-  }
-
-  void OnCancel() override {
-    cancellation_->Cancel();
-    INFERA_LOG(VERBOSE) << "gRPC ModelInfer cancelled by the client";
-  }
-  void OnDone() override { delete this; }
-
- private:
-  ~UnaryInferReactor() override = default;
-
-  const std::shared_ptr<CancellationToken> cancellation_ = std::make_shared<CancellationToken>();
-};
-
 }  // namespace
 
 InferenceService::InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
-                                   AdminExecutor& admin, StreamInferReactor::Options options,
+                                   AdminExecutor& admin, SharedMemoryRegistry* shared_memory,
                                    AdminGuard guard)
-    : manager_(manager), handlers_(handlers), admin_(admin), options_(std::move(options)),
+    : manager_(manager), handlers_(handlers), admin_(admin), shared_memory_(shared_memory),
       guard_(std::move(guard)) {}
 
 grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
@@ -87,19 +59,6 @@ grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
     grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
     inference::ModelMetadataResponse* response) {
   return FinishNow(context, handlers_.ModelMetadata(*request, response));
-}
-
-grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext* context,
-                                                       const inference::ModelInferRequest* request,
-                                                       inference::ModelInferResponse* response) {
-  return new UnaryInferReactor(context, manager_, *request, response, options_.infer,
-                               InferCallMetadata::From(context->client_metadata()));
-}
-
-grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
-InferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
-  return new StreamInferReactor(manager_, options_, &streams_,
-                                InferCallMetadata::From(context->client_metadata()));
 }
 
 grpc::ServerUnaryReactor* InferenceService::ModelConfig(
@@ -204,7 +163,7 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryStatus(
     grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
     inference::SystemSharedMemoryStatusResponse* response) {
   absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, *context);
-  if (status.ok()) status = infera::SystemSharedMemoryStatus(options_.infer.shared_memory, *request, response);
+  if (status.ok()) status = infera::SystemSharedMemoryStatus(shared_memory_, *request, response);
   return FinishNow(context, status);
 }
 
@@ -212,7 +171,7 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryRegister(
     grpc::CallbackServerContext* context, const inference::SystemSharedMemoryRegisterRequest* request,
     inference::SystemSharedMemoryRegisterResponse*) {
   absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
-  if (status.ok()) status = infera::SystemSharedMemoryRegister(options_.infer.shared_memory, *request);
+  if (status.ok()) status = infera::SystemSharedMemoryRegister(shared_memory_, *request);
   return FinishNow(context, status);
 }
 
@@ -220,7 +179,7 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
     grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
     inference::SystemSharedMemoryUnregisterResponse*) {
   absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
-  if (status.ok()) status = infera::SystemSharedMemoryUnregister(options_.infer.shared_memory, *request);
+  if (status.ok()) status = infera::SystemSharedMemoryUnregister(shared_memory_, *request);
   return FinishNow(context, status);
 }
 

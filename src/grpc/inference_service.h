@@ -1,35 +1,30 @@
-// InferenceService: inference.GRPCInferenceService on the gRPC callback API.
+// InferenceService: inference.GRPCInferenceService — the control-plane RPCs on the gRPC
+// callback API; ModelInfer and ModelStreamInfer are raw async methods
+// (async_infer_context.h AsyncInferService), served on completion queues by
+// InferCqThreads with UnaryInferCall / StreamInferCall, not here.
 //
 // Metadata, health and extension RPCs are answered inline by MetadataHandlers.
-// ModelInfer and ModelStreamInfer read `traceparent` and `x-routing-key` from the call's
-// metadata (infer_call.h).
-// ModelInfer runs through RunModelInfer on an UnaryInferReactor (below): the gRPC thread
-// decodes and queues, a model worker encodes and finishes — no thread waits on a
-// request. The call's cancellation (client gone, deadline passed, server shutdown) is
-// forwarded to the request's CancellationToken, so the scheduler can drop the work.
-// ModelStreamInfer gets a StreamInferReactor per call; DrainStreams() ends idle streams
-// at shutdown (see stream_registry.h).
 //
 // Thread-safe. The manager and handlers must outlive the grpc::Server serving this.
 #ifndef INFERA_GRPC_INFERENCE_SERVICE_H_
 #define INFERA_GRPC_INFERENCE_SERVICE_H_
 
-#include "grpc/infer_call.h"
+#include "grpc/async_infer_context.h"
 #include "grpc/metadata_handlers.h"
-#include "grpc/stream_infer_reactor.h"
-#include "grpc/stream_registry.h"
 #include "grpc_service.grpc.pb.h"
+#include "shm/shared_memory_registry.h"
 #include "api/admin_guard.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 
 namespace infera {
 
-class InferenceService final : public inference::GRPCInferenceService::CallbackService {
+class InferenceService final : public AsyncInferService {
  public:
   // `admin` runs RepositoryModelLoad/Unload; it and `manager` outlive this.
+  // `shared_memory` (may be null) is where the shared-memory RPCs register regions.
   InferenceService(ModelManager& manager, const MetadataHandlers& handlers, AdminExecutor& admin,
-                   StreamInferReactor::Options options, AdminGuard guard);
+                   SharedMemoryRegistry* shared_memory, AdminGuard guard);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -46,11 +41,6 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
                                           const inference::ModelMetadataRequest* request,
                                           inference::ModelMetadataResponse* response) override;
-  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
-                                       const inference::ModelInferRequest* request,
-                                       inference::ModelInferResponse* response) override;
-  grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
-  ModelStreamInfer(grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
                                         const inference::ModelConfigRequest* request,
                                         inference::ModelConfigResponse* response) override;
@@ -81,8 +71,7 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
                                         const inference::LogSettingsRequest* request,
                                         inference::LogSettingsResponse* response) override;
 
-  // Triton's shared-memory extensions (grpc/shared_memory_handlers.h), on the registry
-  // in StreamInferReactor::Options::infer.shared_memory.
+  // Triton's shared-memory extensions (grpc/shared_memory_handlers.h), on `shared_memory`.
   grpc::ServerUnaryReactor* SystemSharedMemoryStatus(
       grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
       inference::SystemSharedMemoryStatusResponse* response) override;
@@ -102,10 +91,6 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
       grpc::CallbackServerContext* context, const inference::CudaSharedMemoryUnregisterRequest* request,
       inference::CudaSharedMemoryUnregisterResponse* response) override;
 
-  // Open streams (and any opened later) stop reading, answer what they have and end
-  // with UNAVAILABLE. Called when the server starts shutting down.
-  void DrainStreams() { streams_.DrainAll(); }
-
  private:
   // Runs `work` on the admin executor; the call finishes with its status.
   grpc::ServerUnaryReactor* FinishWhenDone(grpc::CallbackServerContext* context,
@@ -121,9 +106,8 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
   ModelManager& manager_;
   const MetadataHandlers& handlers_;
   AdminExecutor& admin_;
-  const StreamInferReactor::Options options_;
+  SharedMemoryRegistry* const shared_memory_;
   const AdminGuard guard_;
-  StreamRegistry streams_;
 };
 
 }  // namespace infera

@@ -8,7 +8,8 @@
 // UNAVAILABLE ("server is shutting down"), the retryable code. A stream with nothing in
 // flight finishes right away.
 //
-// Thread-safe. Streams add themselves when created and remove themselves in OnDone.
+// Thread-safe. Streams add themselves when their call arrives and remove themselves just
+// before they are deleted.
 #ifndef INFERA_GRPC_STREAM_REGISTRY_H_
 #define INFERA_GRPC_STREAM_REGISTRY_H_
 
@@ -19,18 +20,18 @@
 
 namespace infera {
 
-class StreamInferReactor;
+class StreamInferCall;
 
 class StreamRegistry {
  public:
   // Returns whether the registry is already draining (the stream must drain too).
-  bool Add(StreamInferReactor* stream);
-  void Remove(StreamInferReactor* stream);
+  bool Add(StreamInferCall* stream);
+  void Remove(StreamInferCall* stream);
   void DrainAll();
 
  private:
   absl::Mutex mu_;
-  std::set<StreamInferReactor*> streams_ ABSL_GUARDED_BY(mu_);
+  std::set<StreamInferCall*> streams_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -87,6 +87,10 @@ const std::vector<Flag>& Flags() {
        "Largest gRPC request or response message; larger ones fail with RESOURCE_EXHAUSTED. "
        "Default 67108864 (64 MiB).",
        Integer<uint64_t>(&ServeOptions::grpc_max_message_bytes, 1, 2147483647)},
+      {"grpc-infer-threads", "N",
+       "Threads serving gRPC ModelInfer / ModelStreamInfer, each polling its own completion "
+       "queue and running the calls it receives. Default: one per CPU this process may use.",
+       Integer(&ServeOptions::grpc_infer_threads, 1, 1024)},
       {"metrics-port", "N",
        "Port serving Prometheus /metrics (also served on the HTTP port). 0 picks a free port "
        "and logs it. Default 8002.",

@@ -26,6 +26,7 @@ struct ServeOptions {
   std::string grpc_address = "0.0.0.0";
   int grpc_port = 8001;
   uint64_t grpc_max_message_bytes = 64ull << 20;
+  int grpc_infer_threads = 0;  // 0 (not given): one per CPU this process may use
   int metrics_port = 8002;
   bool allow_metrics = true;
   std::string model_control_mode = "none";  // none | poll | explicit

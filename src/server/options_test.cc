@@ -1,5 +1,6 @@
 #include "server/options.h"
 
+#include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -64,6 +65,20 @@ TEST(OptionsTest, GrpcFlags) {
                               .status()
                               .message()),
               HasSubstr("--grpc-max-message-bytes"));
+}
+
+TEST(OptionsTest, GrpcInferThreads) {
+  auto defaults = ParseServeOptions({"--model-repository=/m"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->grpc_infer_threads, 0);  // the server then uses one per CPU
+  auto options = ParseServeOptions({"--model-repository=/m", "--grpc-infer-threads", "3"});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->grpc_infer_threads, 3);
+  for (const char* bad : {"0", "-1", "two", "1.5", "", "1025"}) {
+    absl::Status status = ParseServeOptions({"--model-repository=/m", StrCat("--grpc-infer-threads=", bad)}).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("--grpc-infer-threads")) << bad;
+  }
 }
 
 TEST(OptionsTest, RestrictedApiFlags) {

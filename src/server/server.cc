@@ -277,6 +277,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.address = options.grpc_address;
   grpc_options.port = options.grpc_port;
   grpc_options.max_message_bytes = options.grpc_max_message_bytes;
+  grpc_options.infer_threads = options.grpc_infer_threads > 0 ? options.grpc_infer_threads : std::max(cores, 1);
   grpc_options.server_version = std::string(kInferaVersion);
   grpc_options.server_ready = [raw] { return raw->IsReady(); };
   grpc_options.admin_token = options.admin_token;

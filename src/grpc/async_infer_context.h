@@ -1,0 +1,66 @@
+// AsyncInferContext: what every async ModelInfer / ModelStreamInfer call needs from the
+// server — the service to request calls from, the manager, the call options, the stream
+// registry. One per server; it outlives every call (the server joins its completion-queue
+// threads, which run the calls' tags, before it destroys this).
+//
+// AsyncInferService is the service type: the two infer methods are raw async methods
+// (grpc::ByteBuffer in and out, parsed and serialised by infera), every other method is a
+// callback method (inference_service.h).
+#ifndef INFERA_GRPC_ASYNC_INFER_CONTEXT_H_
+#define INFERA_GRPC_ASYNC_INFER_CONTEXT_H_
+
+#include <cstddef>
+
+#include "grpc/infer_call.h"
+#include "grpc/live_calls.h"
+#include "grpc_service.grpc.pb.h"
+#include "manager/model_manager.h"
+
+namespace infera {
+
+class StreamRegistry;
+
+namespace async_infer_internal {
+using S = inference::GRPCInferenceService;
+// The raw methods wrap the plain Service first: gRPC 1.51 turns a method async or raw
+// only when it is still a sync method (RpcServiceMethod::SetServerApiType), so
+// WithRawMethod_X<CallbackService> would leave X a callback method. The callback
+// methods are then added around them, one per control-plane RPC.
+using Base = S::WithRawMethod_ModelInfer<S::WithRawMethod_ModelStreamInfer<S::Service>>;
+using C0 = S::WithCallbackMethod_ServerLive<Base>;
+using C1 = S::WithCallbackMethod_ServerReady<C0>;
+using C2 = S::WithCallbackMethod_ModelReady<C1>;
+using C3 = S::WithCallbackMethod_ServerMetadata<C2>;
+using C4 = S::WithCallbackMethod_ModelMetadata<C3>;
+using C5 = S::WithCallbackMethod_ModelConfig<C4>;
+using C6 = S::WithCallbackMethod_ModelStatistics<C5>;
+using C7 = S::WithCallbackMethod_RepositoryIndex<C6>;
+using C8 = S::WithCallbackMethod_RepositoryModelLoad<C7>;
+using C9 = S::WithCallbackMethod_RepositoryModelUnload<C8>;
+using C10 = S::WithCallbackMethod_TraceSetting<C9>;
+using C11 = S::WithCallbackMethod_SystemSharedMemoryStatus<C10>;
+using C12 = S::WithCallbackMethod_SystemSharedMemoryRegister<C11>;
+using C13 = S::WithCallbackMethod_SystemSharedMemoryUnregister<C12>;
+using C14 = S::WithCallbackMethod_CudaSharedMemoryStatus<C13>;
+using C15 = S::WithCallbackMethod_CudaSharedMemoryRegister<C14>;
+using C16 = S::WithCallbackMethod_CudaSharedMemoryUnregister<C15>;
+using C17 = S::WithCallbackMethod_LogSettings<C16>;
+}  // namespace async_infer_internal
+
+using AsyncInferService = async_infer_internal::C17;
+
+struct AsyncInferContext {
+  AsyncInferService* service = nullptr;
+  const ModelManager* manager = nullptr;
+  InferCallOptions infer;
+  // Unanswered requests one ModelStreamInfer stream may have before reading pauses.
+  size_t max_pending_per_stream = 256;
+  // Open streams, for the drain at shutdown (stream_registry.h).
+  StreamRegistry* streams = nullptr;
+  // Calls that arrived and are not yet deleted (live_calls.h). Not null.
+  LiveCalls* live_calls = nullptr;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_GRPC_ASYNC_INFER_CONTEXT_H_
