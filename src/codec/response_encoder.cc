@@ -4,11 +4,13 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "api/tensor.h"
 #include "codec/json_data_writer.h"
 #include "codec/json_string_stream.h"
 #include "common/json_writer.h"
 #include "common/utf8.h"
+#include "common/status.h"
 #include "common/str_cat.h"
 #include "rapidjson/writer.h"
 
@@ -91,7 +93,7 @@ void WriteSharedMemoryOutput(const Tensor& output, const Parameters& parameters,
 
 // Checks the outputs, decides which are binary, and sizes the body.
 struct EncodingPlan {
-  std::vector<char> binary;  // per output
+  absl::InlinedVector<char, 8> binary;  // per output
   bool any_binary = false;
   size_t json_size_hint = 0;
   size_t binary_size = 0;
@@ -131,14 +133,25 @@ absl::StatusOr<EncodingPlan> PlanEncoding(const InferResponse& response,
 
 absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& response,
                                                          const OutputEncoding& encoding) {
+  EncodedInferResponse result;
+  RETURN_IF_ERROR(EncodeInferResponse(response, encoding, &result));
+  return result;
+}
+
+absl::Status EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding,
+                                 EncodedInferResponse* out) {
   absl::StatusOr<EncodingPlan> plan = PlanEncoding(response, encoding);
   if (!plan.ok()) return plan.status();
 
-  EncodedInferResponse result;
+  EncodedInferResponse& result = *out;
+  result.body.clear();
+  result.json_header_length.reset();
   result.body.reserve(plan->json_size_hint + plan->binary_size);
   {
     JsonStringStream stream(&result.body, plan->json_size_hint);
-    JsonWriter writer(stream);
+    // One writer per thread: its level stack keeps its capacity (Reset clears it).
+    static thread_local JsonWriter writer;
+    writer.Reset(stream);
     writer.StartObject();
     writer.Key("model_name");
     WriteString(writer, response.model_name);
@@ -174,7 +187,7 @@ absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& re
       if (plan->binary[i]) result.body.append(response.outputs[i].data.AsStringView());
     }
   }
-  return result;
+  return absl::OkStatus();
 }
 
 }  // namespace infera

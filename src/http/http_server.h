@@ -84,6 +84,11 @@ class HttpResponder {
   // this). `head.body`, if any, is the first chunk.
   HttpStream StartStream(HttpResponse head) &&;
 
+  // An empty string, with the capacity of this connection's previous response body when
+  // that was small: build the response body in it to save an allocation per request.
+  // Call on the handler's thread, before Send (elsewhere it returns a plain empty string).
+  std::string TakeBodyBuffer();
+
   // Cancelled when the client closes its connection before the response is written.
   const std::shared_ptr<const CancellationToken>& cancellation() const { return cancellation_; }
 
@@ -114,7 +119,10 @@ class HttpStream {
   std::shared_ptr<const CancellationToken> cancellation_;
 };
 
-using HttpHandler = std::function<void(HttpRequest request, HttpResponder responder)>;
+// The request is the connection's own storage, reused for its next request (its strings
+// keep their capacity): read it in place, or move it (or parts) out to keep it. It must not
+// be used after the response is sent.
+using HttpHandler = std::function<void(HttpRequest&& request, HttpResponder responder)>;
 
 class HttpServer {
  public:

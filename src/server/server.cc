@@ -170,7 +170,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   const OpenAiRoutes* openai = server->openai_routes_.get();
   const EmbeddingsRoutes* embeddings = server->embeddings_routes_.get();
   auto http = HttpServer::Start(http_options, [raw, routes, openai, embeddings, guard = std::move(http_guard)](
-                                                  HttpRequest request, HttpResponder responder) {
+                                                  HttpRequest&& request, HttpResponder responder) {
     if (ConsoleRoutes::Matches(request.path())) {
       return raw->console_routes_->Handle(std::move(request), std::move(responder));
     }
