@@ -92,8 +92,9 @@ class RequestParser : public http::basic_parser<true> {
       pool_->pop_back();
     }
     header.first.resize(name_string.size());
+    // ASCII lower case (header names are tokens), without the C locale's tolower call.
     std::transform(name_string.begin(), name_string.end(), header.first.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; });
     header.second.assign(value.data(), value.size());
     request_->headers.push_back(std::move(header));
   }

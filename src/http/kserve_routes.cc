@@ -34,7 +34,7 @@ KServeRoutes::KServeRoutes(ModelManager& manager, Options options)
     : manager_(manager), options_(std::move(options)) {}
 
 void KServeRoutes::Handle(HttpRequest&& request, HttpResponder responder) const {
-  const std::vector<std::string_view> parts = SplitPath(request.path());
+  const PathSegments parts = SplitPathInline(request.path());
   const bool get = request.method == "GET";
   if (parts.empty() || parts[0] != "v2") {
     return std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
@@ -157,7 +157,7 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request,
   // decoding it needs the model's config, so its version is chosen first (routed by
   // X-Routing-Key alone: the request has no parameters).
   std::shared_ptr<ModelVersion> raw_model;
-  absl::StatusOr<InferRequest> decoded = absl::UnknownError("not decoded");
+  absl::StatusOr<InferRequest> decoded;  // set below (a default StatusOr costs no allocation)
   const auto decode_start = std::chrono::steady_clock::now();
   if (header_length == 0) {
     auto version = manager_.GetModelVersion(path.name, path.version,
