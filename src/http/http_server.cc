@@ -200,12 +200,23 @@ struct alignas(64) InFlightCounter {
   void Add(int64_t delta) { value.store(value.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed); }
 };
 
+// Responses written per status code (0-599), counted per I/O thread like InFlightCounter.
+struct alignas(64) ResponseCounter {
+  std::array<std::atomic<uint64_t>, 600> by_status{};
+  void Count(int status) {
+    if (status < 0 || status >= static_cast<int>(by_status.size())) return;
+    auto& counter = by_status[static_cast<size_t>(status)];
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+};
+
 // State the server and all its sessions share.
 struct ServerState {
   HttpHandler handler;
   HttpServer::Options options;
   // One per I/O thread (index: the thread's io_context); fixed after start.
   std::vector<std::unique_ptr<InFlightCounter>> in_flight;
+  std::vector<std::unique_ptr<ResponseCounter>> responses;  // likewise
   std::atomic<bool> draining{false};
   // Unread response bytes (--http-max-buffered-response-bytes) and write-side counters.
   std::unique_ptr<ResponseBudget> budget;
@@ -215,12 +226,14 @@ struct ServerState {
 // hops onto it), so none needs a lock.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(Socket socket, std::shared_ptr<ServerState> state, InFlightCounter* in_flight)
+  Session(Socket socket, std::shared_ptr<ServerState> state, InFlightCounter* in_flight,
+          ResponseCounter* responses)
       : socket_(std::move(socket)),
         timer_(socket_.get_executor()),
         write_timer_(socket_.get_executor()),
         state_(std::move(state)),
-        in_flight_(in_flight) {}
+        in_flight_(in_flight),
+        responses_(responses) {}
 
   ~Session() {
     // Whatever is still accounted (a write cut short by an error) goes back.
@@ -499,6 +512,7 @@ class Session : public std::enable_shared_from_this<Session> {
     } else {
       response_buffered_ = bytes;
     }
+    responses_->Count(response.status);
     if (state_->options.on_response) state_->options.on_response(response.status);
     response_keep_alive_ = keep_alive_ && !state_->draining.load(std::memory_order_relaxed);
     // Content-Length is the body's length; a HEAD answer keeps it and sends no body.
@@ -577,6 +591,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void WriteStreamHead(HttpResponse head) {
     ++responses_started_;
+    responses_->Count(head.status);
     if (state_->options.on_response) state_->options.on_response(head.status);
     stream_head_ = {};
     stream_head_.version(11);
@@ -732,6 +747,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool timed_out_ = false;
   std::shared_ptr<ServerState> state_;
   InFlightCounter* const in_flight_;  // this I/O thread's
+  ResponseCounter* const responses_;  // this I/O thread's
   beast::flat_buffer buffer_;
   // The request being read or served, and header strings kept for the next ones: both
   // keep their capacity across requests (RequestParser).
@@ -839,6 +855,7 @@ class HttpServer::Impl {
       contexts_.push_back(std::make_unique<net::io_context>(1));
       guards_.emplace_back(net::make_work_guard(*contexts_.back()));
       state_->in_flight.push_back(std::make_unique<http_internal::InFlightCounter>());
+      state_->responses.push_back(std::make_unique<http_internal::ResponseCounter>());
     }
   }
 
@@ -897,6 +914,15 @@ class HttpServer::Impl {
     for (const auto& counter : state_->in_flight) total += counter->value.load(std::memory_order_relaxed);
     return static_cast<int>(total);
   }
+  std::vector<std::pair<int, uint64_t>> ResponseCounts() const {
+    std::vector<std::pair<int, uint64_t>> counts;
+    for (size_t status = 0; status < 600; ++status) {
+      uint64_t total = 0;
+      for (const auto& counter : state_->responses) total += counter->by_status[status].load(std::memory_order_relaxed);
+      if (total > 0) counts.emplace_back(static_cast<int>(status), total);
+    }
+    return counts;
+  }
   Stats GetStats() const {
     return Stats{state_->budget->buffered(), state_->budget->write_timeouts(), state_->budget->rejected()};
   }
@@ -914,7 +940,8 @@ class HttpServer::Impl {
         timer->async_wait([this, timer](beast::error_code) { Accept(); });
         return;
       }
-      std::make_shared<http_internal::Session>(std::move(socket), state_, state_->in_flight[index].get())
+      std::make_shared<http_internal::Session>(std::move(socket), state_, state_->in_flight[index].get(),
+                                               state_->responses[index].get())
           ->Start();
       Accept();
     });
@@ -945,6 +972,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options,
 uint16_t HttpServer::port() const { return impl_->port(); }
 int HttpServer::InFlight() const { return impl_->InFlight(); }
 HttpServer::Stats HttpServer::GetStats() const { return impl_->GetStats(); }
+std::vector<std::pair<int, uint64_t>> HttpServer::ResponseCounts() const { return impl_->ResponseCounts(); }
 void HttpServer::Shutdown(std::chrono::milliseconds grace) { impl_->Shutdown(grace); }
 
 }  // namespace infera

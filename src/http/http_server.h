@@ -46,6 +46,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/cancellation.h"
@@ -145,8 +147,8 @@ class HttpServer {
     // Per-connection bound on unwritten chunks of a streamed response: a client that
     // falls this far behind has its stream cancelled and its connection closed.
     size_t max_stream_buffered_bytes = size_t{16} << 20;
-    // Called with the status of every response (for metrics); must be cheap and
-    // thread-safe. May be empty.
+    // Called with the status of every response; must be cheap and thread-safe. May be
+    // empty. (Metrics read ResponseCounts() instead: no shared counter per response.)
     std::function<void(int status)> on_response = nullptr;
   };
 
@@ -166,6 +168,11 @@ class HttpServer {
     uint64_t rejected_over_buffer_limit = 0;  // 503s and streams cut by the buffer bounds
   };
   Stats GetStats() const;
+
+  // Responses written so far, per status code (codes 0-599 with a nonzero count, in
+  // order). Counted per I/O thread without a shared atomic; summed here (for metrics at
+  // scrape time: infera_http_requests_total).
+  std::vector<std::pair<int, uint64_t>> ResponseCounts() const;
 
   // Stops accepting, lets in-flight requests finish (up to `grace`), then stops the
   // I/O threads. Idempotent.
