@@ -1,5 +1,6 @@
 #include "codec/request_decoder.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -39,7 +40,9 @@ class ScopedTerminator {
 absl::Status ParseJson(char* json, size_t json_size, RequestJsonHandler& handler) {
   ScopedTerminator terminator(json + json_size);
   rapidjson::InsituStringStream stream(json);
-  rapidjson::Reader reader;
+  // One reader per thread: its parse stack keeps its capacity between requests (Parse
+  // clears it on every exit, errors included).
+  static thread_local rapidjson::Reader reader;
   const rapidjson::ParseResult result = reader.Parse<kParseFlags>(stream, handler);
   if (!handler.status().ok()) return handler.status();
   if (result.IsError()) {
@@ -103,28 +106,38 @@ absl::Status AttachBinaryInputs(const std::shared_ptr<const std::string>& body, 
 
 }  // namespace
 
-absl::StatusOr<InferRequest> DecodeInferRequest(std::string body,
-                                                std::optional<size_t> json_header_length,
-                                                size_t max_elements) {
-  size_t json_size = body.size();
+absl::StatusOr<InferRequest> DecodeInferRequestInPlace(std::string* body,
+                                                       std::optional<size_t> json_header_length,
+                                                       size_t max_elements) {
+  size_t json_size = body->size();
   if (json_header_length) {
-    if (*json_header_length > body.size()) {
+    if (*json_header_length > body->size()) {
       return absl::InvalidArgumentError(StrCat("Inference-Header-Content-Length ",
                                                *json_header_length, " exceeds the body size ",
-                                               body.size()));
+                                               body->size()));
     }
     json_size = *json_header_length;
   }
-  // Move the body into its shared owner before parsing: in-situ token views and binary
-  // input views point into this string and must not move again.
-  auto owner = std::make_shared<std::string>(std::move(body));
   InferRequest request;
   RequestJsonHandler handler(&request, max_elements, json_size);
-  RETURN_IF_ERROR(ParseJson(owner->data(), json_size, handler));
+  // In-situ token views point into the body only while it is parsed; what the request
+  // keeps is copied out of it.
+  RETURN_IF_ERROR(ParseJson(body->data(), json_size, handler));
   if (!request.input_parameters.empty()) request.input_parameters.resize(request.inputs.size());
-  RETURN_IF_ERROR(AttachBinaryInputs(owner, json_size, json_header_length.has_value(),
-                                     handler.binary_data_sizes(), request.inputs));
+  const auto& sizes = handler.binary_data_sizes();
+  const bool any_binary = std::any_of(sizes.begin(), sizes.end(), [](const auto& s) { return s.has_value(); });
+  if (!any_binary && json_size == body->size()) return request;  // JSON only: the body stays the caller's
+  // Binary inputs view the body: it moves into a shared owner the request keeps.
+  auto owner = std::make_shared<std::string>(std::move(*body));
+  body->clear();
+  RETURN_IF_ERROR(AttachBinaryInputs(owner, json_size, json_header_length.has_value(), sizes, request.inputs));
   return request;
+}
+
+absl::StatusOr<InferRequest> DecodeInferRequest(std::string body,
+                                                std::optional<size_t> json_header_length,
+                                                size_t max_elements) {
+  return DecodeInferRequestInPlace(&body, json_header_length, max_elements);
 }
 
 }  // namespace infera

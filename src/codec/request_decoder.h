@@ -34,11 +34,12 @@
 //     small body cannot make the server allocate for a huge shape.
 //   - model_name / model_version are left unset: the route takes them from the URL.
 //
-// Performance: the body is moved into a shared owner and parsed in situ with rapidjson's
-// SAX reader; JSON data is converted straight into one exactly-sized buffer per input and
-// binary inputs are zero-copy views into the body (the InferRequest keeps it alive).
+// Performance: the body is parsed in situ with rapidjson's SAX reader (one reader per
+// thread, its stack reused); JSON data is converted straight into one exactly-sized
+// buffer per input and binary inputs are zero-copy views into the body (moved into a
+// shared owner the InferRequest keeps alive).
 //
-// Thread-safe (no shared state).
+// Thread-safe (per-thread scratch only).
 //
 // Usage:
 //   ASSIGN_OR_RETURN(InferRequest request,
@@ -60,6 +61,14 @@ namespace infera {
 absl::StatusOr<InferRequest> DecodeInferRequest(std::string body,
                                                 std::optional<size_t> json_header_length,
                                                 size_t max_elements);
+
+// The same, parsing `*body` in place (its JSON text is overwritten: in-situ unescaping).
+// A request with binary inputs takes the body over (they view it; `*body` is left
+// empty); a JSON-only request copies everything it keeps, so `*body` keeps its capacity
+// for the caller to reuse (the HTTP server's per-connection request buffer).
+absl::StatusOr<InferRequest> DecodeInferRequestInPlace(std::string* body,
+                                                       std::optional<size_t> json_header_length,
+                                                       size_t max_elements);
 
 }  // namespace infera
 

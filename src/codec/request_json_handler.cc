@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "api/tensor.h"
 #include "common/str_cat.h"
 
@@ -321,21 +322,21 @@ bool RequestJsonHandler::FinishRequest() {
   if (it != request_->parameters.end() && !std::holds_alternative<bool>(it->second)) {
     return Fail("request parameter 'binary_data_output' must be a bool");
   }
-  // Duplicate names: sort views of them (requests have few tensors; no hashing needed).
-  auto find_duplicate = [](std::vector<std::string_view> names) -> std::string_view {
+  // Duplicate names: sort views of them (requests have few tensors; no hashing needed,
+  // and up to 8 names need no allocation).
+  absl::InlinedVector<std::string_view, 8> names;
+  auto find_duplicate = [&names]() -> std::string_view {
     std::sort(names.begin(), names.end());
     auto dup = std::adjacent_find(names.begin(), names.end());
     return dup == names.end() ? std::string_view() : *dup;
   };
-  std::vector<std::string_view> names;
-  names.reserve(request_->inputs.size());
   for (const Tensor& input : request_->inputs) names.push_back(input.name);
-  if (std::string_view dup = find_duplicate(names); !dup.empty()) {
+  if (std::string_view dup = find_duplicate(); !dup.empty()) {
     return Fail(StrCat("duplicate input '", dup, "'"));
   }
   names.clear();
   for (const RequestedOutput& output : request_->outputs) names.push_back(output.name);
-  if (std::string_view dup = find_duplicate(std::move(names)); !dup.empty()) {
+  if (std::string_view dup = find_duplicate(); !dup.empty()) {
     return Fail(StrCat("output '", dup, "' is requested more than once"));
   }
   state_ = State::kDone;

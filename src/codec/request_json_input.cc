@@ -10,6 +10,11 @@
 namespace infera {
 
 void RequestJsonHandler::BeginInput() {
+  // Room for a few inputs at once: one allocation instead of one per growth step.
+  if (request_->inputs.capacity() == 0) {
+    request_->inputs.reserve(4);
+    binary_data_sizes_.reserve(4);
+  }
   request_->inputs.emplace_back();
   input_keys_ = 0;
   input_params_.clear();

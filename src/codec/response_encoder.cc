@@ -4,11 +4,13 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "api/tensor.h"
 #include "codec/json_data_writer.h"
 #include "codec/json_string_stream.h"
 #include "common/json_writer.h"
 #include "common/utf8.h"
+#include "common/status.h"
 #include "common/str_cat.h"
 #include "rapidjson/writer.h"
 
@@ -17,6 +19,14 @@ namespace {
 
 using JsonWriter = rapidjson::Writer<JsonStringStream, rapidjson::UTF8<>, rapidjson::UTF8<>,
                                      rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
+
+// A constant key, given already quoted (and needing no escapes): written as is, without
+// rapidjson's per-character escaping. RawValue with kStringType makes the writer emit the
+// separator and count the key exactly as Key() does.
+template <size_t N>
+void WriteKey(JsonWriter& writer, const char (&quoted)[N]) {
+  writer.RawValue(quoted, N - 1, rapidjson::kStringType);
+}
 
 bool AllElementsUtf8(const Tensor& tensor) {
   return ForEachBytesElement(tensor.data.AsStringView(),
@@ -42,11 +52,11 @@ void WriteParameters(const Parameters& parameters, JsonWriter& writer) {
 
 // The "name", "datatype" and "shape" members every output object starts with.
 void WriteOutputHeader(const Tensor& output, JsonWriter& writer) {
-  writer.Key("name");
+  WriteKey(writer, "\"name\"");
   WriteString(writer, output.name);
-  writer.Key("datatype");
+  WriteKey(writer, "\"datatype\"");
   WriteString(writer, DataTypeName(output.dtype));
-  writer.Key("shape");
+  WriteKey(writer, "\"shape\"");
   writer.StartArray();
   for (int64_t dim : output.shape) writer.Int64(dim);
   writer.EndArray();
@@ -56,13 +66,13 @@ void WriteOutput(const Tensor& output, bool binary, JsonWriter& writer, JsonStri
   writer.StartObject();
   WriteOutputHeader(output, writer);
   if (binary) {
-    writer.Key("parameters");
+    WriteKey(writer, "\"parameters\"");
     writer.StartObject();
-    writer.Key("binary_data_size");
+    WriteKey(writer, "\"binary_data_size\"");
     writer.Uint64(output.data.size());
     writer.EndObject();
   } else {
-    writer.Key("data");
+    WriteKey(writer, "\"data\"");
     // An empty raw value makes the Writer emit the separator and count the value; the
     // array itself is then formatted straight into the stream.
     writer.RawValue("", 0, rapidjson::kArrayType);
@@ -84,14 +94,14 @@ void WriteSharedMemoryOutput(const Tensor& output, const Parameters& parameters,
                              JsonWriter& writer) {
   writer.StartObject();
   WriteOutputHeader(output, writer);
-  writer.Key("parameters");
+  WriteKey(writer, "\"parameters\"");
   WriteParameters(parameters, writer);
   writer.EndObject();
 }
 
 // Checks the outputs, decides which are binary, and sizes the body.
 struct EncodingPlan {
-  std::vector<char> binary;  // per output
+  absl::InlinedVector<char, 8> binary;  // per output
   bool any_binary = false;
   size_t json_size_hint = 0;
   size_t binary_size = 0;
@@ -131,31 +141,42 @@ absl::StatusOr<EncodingPlan> PlanEncoding(const InferResponse& response,
 
 absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& response,
                                                          const OutputEncoding& encoding) {
+  EncodedInferResponse result;
+  RETURN_IF_ERROR(EncodeInferResponse(response, encoding, &result));
+  return result;
+}
+
+absl::Status EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding,
+                                 EncodedInferResponse* out) {
   absl::StatusOr<EncodingPlan> plan = PlanEncoding(response, encoding);
   if (!plan.ok()) return plan.status();
 
-  EncodedInferResponse result;
+  EncodedInferResponse& result = *out;
+  result.body.clear();
+  result.json_header_length.reset();
   result.body.reserve(plan->json_size_hint + plan->binary_size);
   {
     JsonStringStream stream(&result.body, plan->json_size_hint);
-    JsonWriter writer(stream);
+    // One writer per thread: its level stack keeps its capacity (Reset clears it).
+    static thread_local JsonWriter writer;
+    writer.Reset(stream);
     writer.StartObject();
-    writer.Key("model_name");
+    WriteKey(writer, "\"model_name\"");
     WriteString(writer, response.model_name);
-    writer.Key("model_version");
+    WriteKey(writer, "\"model_version\"");
     char version[24];
     const auto [end, ec] =
         std::to_chars(version, version + sizeof(version), response.model_version);
     WriteString(writer, std::string_view(version, static_cast<size_t>(end - version)));
     if (!response.id.empty()) {
-      writer.Key("id");
+      WriteKey(writer, "\"id\"");
       WriteString(writer, response.id);
     }
     if (!response.parameters.empty()) {
-      writer.Key("parameters");
+      WriteKey(writer, "\"parameters\"");
       WriteParameters(response.parameters, writer);
     }
-    writer.Key("outputs");
+    WriteKey(writer, "\"outputs\"");
     writer.StartArray();
     for (size_t i = 0; i < response.outputs.size(); ++i) {
       if (const Parameters* shm = SharedMemoryParameters(response, i)) {
@@ -174,7 +195,7 @@ absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& re
       if (plan->binary[i]) result.body.append(response.outputs[i].data.AsStringView());
     }
   }
-  return result;
+  return absl::OkStatus();
 }
 
 }  // namespace infera

@@ -29,11 +29,12 @@
 //   - An output whose data does not match its datatype and shape is an Internal error
 //     naming it (the model, not the client, produced it). Nothing is thrown.
 //
-// Performance: one reserved std::string for the whole body; the JSON structure goes
-// through rapidjson::Writer on a stream that writes into that string, data arrays are
-// formatted straight into it, and binary outputs are appended with one copy each.
+// Performance: one reserved std::string for the whole body (the caller's, when it passes
+// one); the JSON structure goes through rapidjson::Writer (one per thread, its stack
+// reused) on a stream that writes into that string, data arrays are formatted straight
+// into it, and binary outputs are appended with one copy each.
 //
-// Thread-safe (no shared state).
+// Thread-safe (per-thread scratch only).
 //
 // Usage:
 //   ASSIGN_OR_RETURN(EncodedInferResponse encoded,
@@ -60,6 +61,11 @@ struct EncodedInferResponse {
 
 absl::StatusOr<EncodedInferResponse> EncodeInferResponse(const InferResponse& response,
                                                          const OutputEncoding& encoding);
+
+// The same, into `*out`: its body is cleared and reused (a buffer with capacity left from
+// an earlier response saves the allocation). On error `*out` is unspecified.
+absl::Status EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding,
+                                 EncodedInferResponse* out);
 
 }  // namespace infera
 

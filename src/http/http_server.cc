@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <atomic>
+#include <cctype>
+#include <charconv>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -28,22 +32,191 @@ using tcp = net::ip::tcp;
 
 namespace http_internal {
 
-// The framing fields of `header` (RFC 9112 section 6), checked by HttpFraming.
-std::optional<std::string> FramingProblem(const http::request_header<>& header) {
-  HttpFraming framing;
-  for (const auto& field : header) {
-    const std::string_view value(field.value().data(), field.value().size());
-    if (field.name() == http::field::content_length) framing.AddContentLength(value);
-    if (field.name() == http::field::transfer_encoding) framing.AddTransferEncoding(value);
+using Executor = net::io_context::executor_type;
+// Concrete executor types: no any_io_executor type erasure on the per-request path.
+using Socket = net::basic_stream_socket<tcp, Executor>;
+using Timer = net::basic_waitable_timer<std::chrono::steady_clock,
+                                        net::wait_traits<std::chrono::steady_clock>, Executor>;
+
+// Header strings of finished requests, kept with their capacity for the next ones.
+using HeaderPool = std::vector<std::pair<std::string, std::string>>;
+
+// Parses one request straight into a session-owned HttpRequest (method, target, headers
+// with lower-cased names, body), reusing the capacity its strings kept from earlier
+// requests: a keep-alive connection stops allocating once it has seen its largest
+// request. Beast's basic_parser does the HTTP/1.1 grammar, limits and chunked decoding
+// exactly as its request_parser did; this class only stores what it reports. The
+// framing fields (RFC 9112 section 6) are checked by HttpFraming as they arrive.
+class RequestParser : public http::basic_parser<true> {
+ public:
+  // `request` (cleared here, its headers returned to `pool`) and `pool` must outlive
+  // the parse.
+  RequestParser(HttpRequest* request, HeaderPool* pool) : request_(request), pool_(pool) {
+    request_->method.clear();
+    request_->target.clear();
+    request_->body.clear();
+    for (auto& header : request_->headers) pool_->push_back(std::move(header));
+    request_->headers.clear();
   }
-  return framing.Problem();
+
+  // Why the framing is ambiguous (set once the header is complete), or nullopt.
+  const std::optional<std::string>& framing_problem() const { return framing_problem_; }
+  // The request carries `Expect: 100-continue`.
+  bool expects_continue() const { return expects_continue_; }
+  // The request is a HEAD.
+  bool is_head() const { return head_; }
+
+ private:
+  void on_request_impl(http::verb method, beast::string_view method_str, beast::string_view target,
+                       int /*version*/, beast::error_code& /*ec*/) override {
+    head_ = method == http::verb::head;
+    // RFC 9110 section 9.3.2: HEAD is GET without content. Routes answer it as a GET;
+    // the session sends that answer's headers (its Content-Length included), no body.
+    if (head_) {
+      request_->method.assign("GET");
+    } else {
+      request_->method.assign(method_str.data(), method_str.size());
+    }
+    request_->target.assign(target.data(), target.size());
+  }
+  void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
+  void on_field_impl(http::field name, beast::string_view name_string, beast::string_view value,
+                     beast::error_code& /*ec*/) override {
+    const std::string_view value_view(value.data(), value.size());
+    if (name == http::field::content_length) framing_.AddContentLength(value_view);
+    if (name == http::field::transfer_encoding) framing_.AddTransferEncoding(value_view);
+    if (name == http::field::expect && beast::iequals(value, "100-continue")) expects_continue_ = true;
+    std::pair<std::string, std::string> header;
+    if (!pool_->empty()) {
+      header = std::move(pool_->back());
+      pool_->pop_back();
+    }
+    header.first.resize(name_string.size());
+    // ASCII lower case (header names are tokens), without the C locale's tolower call.
+    std::transform(name_string.begin(), name_string.end(), header.first.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; });
+    header.second.assign(value.data(), value.size());
+    request_->headers.push_back(std::move(header));
+  }
+  void on_header_impl(beast::error_code& /*ec*/) override {
+    // The framing's views point into the read buffer, which is intact only now.
+    framing_problem_ = framing_.Problem();
+  }
+  void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
+                         beast::error_code& ec) override {
+    if (content_length) {
+      if (*content_length > request_->body.max_size()) {
+        ec = http::error::buffer_overflow;
+        return;
+      }
+      // Bounded by the parser's body limit, checked before this call.
+      request_->body.reserve(static_cast<size_t>(*content_length));
+    }
+  }
+  size_t on_body_impl(beast::string_view body, beast::error_code& ec) override {
+    return Append(body, ec);
+  }
+  void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+  size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, beast::error_code& ec) override {
+    return Append(body, ec);
+  }
+  void on_finish_impl(beast::error_code& /*ec*/) override {}
+
+  size_t Append(beast::string_view data, beast::error_code& ec) {
+    if (data.size() > request_->body.max_size() - request_->body.size()) {
+      ec = http::error::buffer_overflow;
+      return 0;
+    }
+    request_->body.append(data.data(), data.size());
+    return data.size();
+  }
+
+  HttpRequest* const request_;
+  HeaderPool* const pool_;
+  HttpFraming framing_;
+  std::optional<std::string> framing_problem_;
+  bool expects_continue_ = false;
+  bool head_ = false;
+};
+
+// ASCII case-insensitive equality of header names.
+bool NameEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && beast::iequals(beast::string_view(a.data(), a.size()),
+                                                beast::string_view(b.data(), b.size()));
 }
+
+// Responses of at most this many bytes leave their body buffer's capacity with the
+// connection for the next response (HttpResponder::TakeBodyBuffer); larger ones free it.
+constexpr size_t kKeptBodyCapacity = 64 << 10;
+
+// Appends the status line and header of a response, byte for byte what Beast's
+// serializer wrote for the message the server used to build: Content-Type, the route's
+// headers (a later header of the same name replaces an earlier one, as
+// fields::set did; one named Content-Type replaces the content type), `Connection:
+// close` when the connection closes after it, Content-Length of the body.
+void AppendResponseHead(const HttpResponse& response, bool keep_alive, size_t content_length,
+                        std::string& out) {
+  char number[24];
+  const unsigned status = static_cast<unsigned>(response.status);
+  const beast::string_view reason = http::obsolete_reason(static_cast<http::status>(status));
+  out.append("HTTP/1.1 ");
+  auto [status_end, status_ec] = std::to_chars(number, number + sizeof(number), status);
+  out.append(number, static_cast<size_t>(status_end - number));
+  out.push_back(' ');
+  out.append(reason.data(), reason.size());
+  out.append("\r\n");
+  const auto& extra = response.headers;
+  auto replaced_later = [&extra](size_t i, std::string_view name) {
+    for (size_t j = i; j < extra.size(); ++j) {
+      if (NameEquals(extra[j].first, name)) return true;
+    }
+    return false;
+  };
+  auto append_field = [&out](std::string_view name, std::string_view value) {
+    out.append(name);
+    out.append(": ");
+    out.append(value);
+    out.append("\r\n");
+  };
+  if (!replaced_later(0, "Content-Type")) append_field("Content-Type", response.content_type);
+  for (size_t i = 0; i < extra.size(); ++i) {
+    const std::string_view name = extra[i].first;
+    // The server owns the framing fields; no route sets them.
+    if (NameEquals(name, "Content-Length") || NameEquals(name, "Connection")) continue;
+    if (replaced_later(i + 1, name)) continue;
+    append_field(name, extra[i].second);
+  }
+  if (!keep_alive) out.append("Connection: close\r\n");
+  out.append("Content-Length: ");
+  auto [length_end, length_ec] = std::to_chars(number, number + sizeof(number), content_length);
+  out.append(number, static_cast<size_t>(length_end - number));
+  out.append("\r\n\r\n");
+}
+
+// Requests in flight counted per I/O thread: only that thread writes its counter (a load
+// and a store, no locked read-modify-write), readers sum all of them.
+struct alignas(64) InFlightCounter {
+  std::atomic<int64_t> value{0};
+  void Add(int64_t delta) { value.store(value.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed); }
+};
+
+// Responses written per status code (0-599), counted per I/O thread like InFlightCounter.
+struct alignas(64) ResponseCounter {
+  std::array<std::atomic<uint64_t>, 600> by_status{};
+  void Count(int status) {
+    if (status < 0 || status >= static_cast<int>(by_status.size())) return;
+    auto& counter = by_status[static_cast<size_t>(status)];
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+};
 
 // State the server and all its sessions share.
 struct ServerState {
   HttpHandler handler;
   HttpServer::Options options;
-  std::atomic<int> in_flight{0};
+  // One per I/O thread (index: the thread's io_context); fixed after start.
+  std::vector<std::unique_ptr<InFlightCounter>> in_flight;
+  std::vector<std::unique_ptr<ResponseCounter>> responses;  // likewise
   std::atomic<bool> draining{false};
   // Unread response bytes (--http-max-buffered-response-bytes) and write-side counters.
   std::unique_ptr<ResponseBudget> budget;
@@ -53,11 +226,14 @@ struct ServerState {
 // hops onto it), so none needs a lock.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<ServerState> state)
+  Session(Socket socket, std::shared_ptr<ServerState> state, InFlightCounter* in_flight,
+          ResponseCounter* responses)
       : socket_(std::move(socket)),
         timer_(socket_.get_executor()),
         write_timer_(socket_.get_executor()),
-        state_(std::move(state)) {}
+        state_(std::move(state)),
+        in_flight_(in_flight),
+        responses_(responses) {}
 
   ~Session() {
     // Whatever is still accounted (a write cut short by an error) goes back.
@@ -72,10 +248,21 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Any thread. Runs inline when already on this session's thread.
   void Send(HttpResponse response, HttpResponder::WriteCallback on_written = nullptr) {
-    net::dispatch(socket_.get_executor(), [self = shared_from_this(), response = std::move(response),
-                                           on_written = std::move(on_written)]() mutable {
+    if (socket_.get_executor().running_in_this_thread()) {
+      return Write(std::move(response), std::move(on_written));
+    }
+    net::post(socket_.get_executor(), [self = shared_from_this(), response = std::move(response),
+                                       on_written = std::move(on_written)]() mutable {
       self->Write(std::move(response), std::move(on_written));
     });
+  }
+
+  // The last response's body buffer, emptied, with its capacity (on the session's thread,
+  // while no write is in progress; otherwise an empty string).
+  std::string TakeBodyBuffer() {
+    if (!socket_.get_executor().running_in_this_thread() || response_serializer_active_) return {};
+    body_.clear();
+    return std::move(body_);
   }
 
   // Streaming: any thread; each hops onto the session's thread.
@@ -117,37 +304,49 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
-  // Cancels the socket's pending read when `timeout` passes; stale timers (from an
-  // earlier phase) are recognised by their generation and ignored.
+  // Cancels the socket's pending read when `timeout` passes. Re-arming is only a new
+  // deadline: one timer wait stays pending and, when it fires early, waits again for the
+  // rest, so a keep-alive request costs no timer operation (and no allocation) in steady
+  // state. A wait that a later, earlier deadline superseded is recognised by its number.
   void ArmTimer(std::chrono::milliseconds timeout) {
-    const uint64_t generation = ++timer_generation_;
-    timer_.expires_after(timeout);
-    timer_.async_wait([self = shared_from_this(), generation](beast::error_code ec) {
-      if (ec || generation != self->timer_generation_) return;
-      self->timed_out_ = true;
-      beast::error_code ignored;
-      self->socket_.cancel(ignored);
-    });
+    read_deadline_ = std::chrono::steady_clock::now() + timeout;
+    read_timer_armed_ = true;
+    if (timer_waiting_ && timer_.expiry() <= read_deadline_) return;  // fires first, then re-waits
+    StartTimerWait();
   }
-  void DisarmTimer() {
-    ++timer_generation_;
-    timer_.cancel();
+  void StartTimerWait() {
+    timer_.expires_at(read_deadline_);  // a pending wait completes with operation_aborted
+    timer_waiting_ = true;
+    const uint64_t wait = ++timer_waits_;
+    timer_.async_wait([self = shared_from_this(), wait](beast::error_code ec) { self->OnTimer(ec, wait); });
   }
+  void OnTimer(beast::error_code ec, uint64_t wait) {
+    if (wait != timer_waits_) return;  // superseded by a later wait
+    timer_waiting_ = false;
+    if (ec || !read_timer_armed_) return;
+    if (std::chrono::steady_clock::now() < read_deadline_) return StartTimerWait();
+    read_timer_armed_ = false;
+    timed_out_ = true;
+    beast::error_code ignored;
+    socket_.cancel(ignored);
+  }
+  // A pending wait finds the timer disarmed and ends; Close() cancels it.
+  void DisarmTimer() { read_timer_armed_ = false; }
 
   // Write timeout: a pending write that makes no progress for `write_timeout` closes the
   // connection (nginx's send_timeout). One timer per session, armed when a write starts
   // and re-armed for the remainder when it fires while writes are progressing, so a long
   // response costs no timer operation per socket write.
-  void WriteStarted() {
+  void WriteStarted(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now()) {
     write_pending_ = true;
-    last_write_progress_ = std::chrono::steady_clock::now();
+    last_write_progress_ = now;
     if (write_watch_armed_) return;
     write_watch_armed_ = true;
     ArmWriteTimer(state_->options.write_timeout);
   }
-  void WriteProgressed() {
+  void WriteProgressed(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now()) {
     write_pending_ = false;
-    last_write_progress_ = std::chrono::steady_clock::now();
+    last_write_progress_ = now;
   }
   void ArmWriteTimer(std::chrono::steady_clock::duration after) {
     write_timer_.expires_after(after);
@@ -177,7 +376,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void ReadHeader() {
-    parser_.emplace();
+    parser_.emplace(&request_, &header_pool_);
     head_request_ = false;
     parser_->header_limit(static_cast<uint32_t>(state_->options.max_header_bytes));
     parser_->body_limit(state_->options.max_body_bytes);
@@ -191,16 +390,15 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnHeader(beast::error_code ec) {
     if (ec) return OnReadError(ec);
-    if (std::optional<std::string> problem = FramingProblem(parser_->get())) {
+    if (parser_->framing_problem()) {
       DisarmTimer();
-      return Fail(400, *std::move(problem));
+      return Fail(400, *parser_->framing_problem());
     }
     // From here until its response is written the request is in flight: a drain waits
     // for it even while its body is still arriving.
-    state_->in_flight.fetch_add(1, std::memory_order_relaxed);
+    in_flight_->Add(1);
     counted_ = true;
-    auto expect = parser_->get().find(http::field::expect);
-    if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
+    if (parser_->expects_continue()) {
       // curl sends this for large bodies and waits for the go-ahead before sending.
       static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       net::async_write(socket_, net::buffer(kContinue),
@@ -210,6 +408,17 @@ class Session : public std::enable_shared_from_this<Session> {
                        });
       return;
     }
+    // Small requests usually arrive whole with their header: parse the body already in
+    // the buffer here instead of starting another read.
+    while (!parser_->is_done() && buffer_.size() > 0) {
+      beast::error_code parse_ec;
+      const size_t used = parser_->put(buffer_.data(), parse_ec);
+      buffer_.consume(used);
+      if (parse_ec == http::error::need_more) break;
+      if (parse_ec) return OnReadError(parse_ec);
+      if (used == 0) break;
+    }
+    if (parser_->is_done()) return Dispatch();
     ReadBody();
   }
 
@@ -250,30 +459,18 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Dispatch() {
     DisarmTimer();
-    http::request<http::string_body> message = parser_->release();
-    HttpRequest request;
-    request.method = std::string(message.method_string());
-    // RFC 9110 section 9.3.2: HEAD is GET without content. Routes answer it as a GET;
-    // Write() sends that answer's headers (its Content-Length included) and no body.
-    if (message.method() == http::verb::head) {
-      request.method = "GET";
-      head_request_ = true;
+    // The parser wrote method (HEAD as GET), target, headers and body into request_.
+    head_request_ = parser_->is_head();
+    keep_alive_ = parser_->keep_alive();
+    request_.received_time = std::chrono::steady_clock::now();
+    // The previous request's token is reused when nothing else holds it any more (its
+    // request and watch are gone) and it was never cancelled: no allocation.
+    if (!current_token_ || current_token_.use_count() != 1 || current_token_->IsCancelled()) {
+      current_token_ = std::make_shared<CancellationToken>();
     }
-    request.target = std::string(message.target());
-    request.headers.reserve(8);
-    for (const auto& field : message) {
-      std::string name(field.name_string());
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      request.headers.emplace_back(std::move(name), std::string(field.value()));
-    }
-    request.body = std::move(message.body());
-    request.received_time = std::chrono::steady_clock::now();
-    keep_alive_ = message.keep_alive();
-    auto token = std::make_shared<CancellationToken>();
+    std::shared_ptr<CancellationToken> token = current_token_;
     const uint64_t request_number = ++requests_dispatched_;
-    current_token_ = token;
-    state_->handler(std::move(request), HttpResponder(shared_from_this(), token));
+    state_->handler(std::move(request_), HttpResponder(shared_from_this(), token));
     // Watch for a disconnect only if the handler has not finished answering (the
     // request waits in a queue, or it started a streamed response that goes on):
     // requests answered inline skip the two syscalls a watch costs.
@@ -315,70 +512,86 @@ class Session : public std::enable_shared_from_this<Session> {
     } else {
       response_buffered_ = bytes;
     }
+    responses_->Count(response.status);
     if (state_->options.on_response) state_->options.on_response(response.status);
-    response_ = {};
-    response_.version(11);
-    response_.result(static_cast<unsigned>(response.status));
-    response_.set(http::field::content_type, response.content_type);
-    for (auto& [name, value] : response.headers) response_.set(name, value);
-    response_.body() = std::move(response.body);
-    response_.keep_alive(keep_alive_ && !state_->draining.load(std::memory_order_relaxed));
-    response_.prepare_payload();  // Content-Length of the body: a HEAD answer keeps it
-    if (head_request_) {
-      response_.body().clear();
-      response_.body().shrink_to_fit();
-    }
-    response_serializer_.emplace(response_);
-    // Split: the serializer stops after the header, which is all a HEAD answer is.
-    if (head_request_) response_serializer_->split(true);
+    response_keep_alive_ = keep_alive_ && !state_->draining.load(std::memory_order_relaxed);
+    // Content-Length is the body's length; a HEAD answer keeps it and sends no body.
+    head_.clear();
+    AppendResponseHead(response, response_keep_alive_, response.body.size(), head_);
+    body_ = std::move(response.body);
+    if (head_request_) ReleaseBody();
+    written_ = 0;
+    response_serializer_active_ = true;
     on_written_ = std::move(on_written);
     write_start_ = std::chrono::steady_clock::now();
+    WriteStarted(write_start_);
     WriteSome();
   }
 
-  // Beast writes header and body buffers in one gather write; each completion is progress
-  // for the write timeout.
+  // Header and body go out in one gather write (one sendmsg); the rest, if the socket
+  // took less, in further ones. Each completion is progress for the write timeout.
   void WriteSome() {
-    WriteStarted();
-    http::async_write_some(socket_, *response_serializer_,
-                           [self = shared_from_this()](beast::error_code ec, size_t) {
-                             self->WriteProgressed();
-                             const bool done = self->head_request_ ? self->response_serializer_->is_header_done()
-                                                                   : self->response_serializer_->is_done();
-                             if (!ec && !done) return self->WriteSome();
-                             self->response_serializer_.reset();
-                             self->state_->budget->Release(self->response_buffered_);
-                             self->response_buffered_ = 0;
-                             self->response_.body().clear();
-                             self->response_.body().shrink_to_fit();
-                             if (self->on_written_) {
-                               const bool completed =
-                                   !ec && !(self->current_token_ && self->current_token_->IsCancelled());
-                               auto on_written = std::move(self->on_written_);
-                               self->on_written_ = nullptr;
-                               on_written(std::chrono::steady_clock::now() - self->write_start_, completed);
-                             }
-                             self->OnWrite(ec);
-                           });
+    std::array<net::const_buffer, 2> buffers;
+    if (written_ < head_.size()) {
+      buffers[0] = net::buffer(head_.data() + written_, head_.size() - written_);
+      buffers[1] = net::buffer(body_);
+    } else {
+      const size_t body_written = written_ - head_.size();
+      buffers[0] = net::buffer(body_.data() + body_written, body_.size() - body_written);
+    }
+    socket_.async_write_some(buffers, [self = shared_from_this()](beast::error_code ec, size_t n) {
+      self->OnWriteSome(ec, n);
+    });
+  }
+
+  void OnWriteSome(beast::error_code ec, size_t n) {
+    const auto now = std::chrono::steady_clock::now();
+    WriteProgressed(now);
+    written_ += n;
+    if (!ec && written_ < head_.size() + body_.size()) {
+      WriteStarted(now);
+      return WriteSome();
+    }
+    response_serializer_active_ = false;
+    state_->budget->Release(response_buffered_);
+    response_buffered_ = 0;
+    ReleaseBody();
+    if (on_written_) {
+      const bool completed = !ec && !(current_token_ && current_token_->IsCancelled());
+      auto on_written = std::move(on_written_);
+      on_written_ = nullptr;
+      on_written(now - write_start_, completed);
+    }
+    OnWrite(ec);
+  }
+
+  // Empties body_; a small buffer keeps its capacity for the next response.
+  void ReleaseBody() {
+    if (body_.capacity() > kKeptBodyCapacity) {
+      std::string().swap(body_);
+    } else {
+      body_.clear();
+    }
   }
 
   void Uncount() {
     if (counted_) {
       counted_ = false;
-      state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
+      in_flight_->Add(-1);
     }
   }
 
   void OnWrite(beast::error_code ec) {
     Uncount();
     if (ec) return Close();
-    if (!response_.keep_alive()) return LingeringClose();
+    if (!response_keep_alive_) return LingeringClose();
     stream_done_ = false;
     ReadHeader();
   }
 
   void WriteStreamHead(HttpResponse head) {
     ++responses_started_;
+    responses_->Count(head.status);
     if (state_->options.on_response) state_->options.on_response(head.status);
     stream_head_ = {};
     stream_head_.version(11);
@@ -389,7 +602,7 @@ class Session : public std::enable_shared_from_this<Session> {
     // length, and its producer's late chunks must not reach a next request's answer.
     stream_head_.keep_alive(keep_alive_ && !head_request_ && !state_->draining.load(std::memory_order_relaxed));
     stream_head_.chunked(true);
-    response_.keep_alive(stream_head_.keep_alive());  // read by OnWrite at the end
+    response_keep_alive_ = stream_head_.keep_alive();  // read by OnWrite at the end
     if (!head.body.empty() && !head_request_) {
       const auto bytes = static_cast<int64_t>(head.body.size());
       stream_pending_.fetch_add(bytes, std::memory_order_relaxed);
@@ -515,23 +728,39 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     Uncount();
     DisarmTimer();
+    timer_.cancel();
     write_timer_.cancel();
     beast::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     socket_.close(ignored);
   }
 
-  tcp::socket socket_;
-  net::steady_timer timer_;
-  net::steady_timer write_timer_;
-  uint64_t timer_generation_ = 0;
+  Socket socket_;
+  Timer timer_;
+  Timer write_timer_;
+  // Read timeout (ArmTimer): the deadline, whether it applies, whether a wait is pending
+  // and the number of the latest wait.
+  std::chrono::steady_clock::time_point read_deadline_{};
+  bool read_timer_armed_ = false;
+  bool timer_waiting_ = false;
+  uint64_t timer_waits_ = 0;
   bool timed_out_ = false;
   std::shared_ptr<ServerState> state_;
+  InFlightCounter* const in_flight_;  // this I/O thread's
+  ResponseCounter* const responses_;  // this I/O thread's
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> response_;
-  std::optional<http::response_serializer<http::string_body>> response_serializer_;
-  int64_t response_buffered_ = 0;  // bytes of response_ counted in buffered_bytes
+  // The request being read or served, and header strings kept for the next ones: both
+  // keep their capacity across requests (RequestParser).
+  HttpRequest request_;
+  HeaderPool header_pool_;
+  std::optional<RequestParser> parser_;
+  // The response being written: its serialised status line and header, and its body.
+  std::string head_;
+  std::string body_;
+  size_t written_ = 0;  // bytes of head_ + body_ the socket has taken
+  bool response_serializer_active_ = false;  // a response write is in progress
+  bool response_keep_alive_ = true;  // the connection stays open after this response
+  int64_t response_buffered_ = 0;  // bytes of body_ counted in buffered_bytes
   // The response being written: its write-completion hook and first write's time.
   HttpResponder::WriteCallback on_written_;
   std::chrono::steady_clock::time_point write_start_{};
@@ -588,6 +817,8 @@ void HttpResponder::Send(HttpResponse response, WriteCallback on_written) && {
   if (session) session->Send(std::move(response), std::move(on_written));
 }
 
+std::string HttpResponder::TakeBodyBuffer() { return session_ ? session_->TakeBodyBuffer() : std::string(); }
+
 HttpStream HttpResponder::StartStream(HttpResponse head) && {
   std::shared_ptr<http_internal::Session> session = std::move(session_);
   if (session) session->StartStream(std::move(head));
@@ -623,6 +854,8 @@ class HttpServer::Impl {
     for (int i = 0; i < n; ++i) {
       contexts_.push_back(std::make_unique<net::io_context>(1));
       guards_.emplace_back(net::make_work_guard(*contexts_.back()));
+      state_->in_flight.push_back(std::make_unique<http_internal::InFlightCounter>());
+      state_->responses.push_back(std::make_unique<http_internal::ResponseCounter>());
     }
   }
 
@@ -666,7 +899,7 @@ class HttpServer::Impl {
       });
     }
     const auto deadline = std::chrono::steady_clock::now() + grace;
-    while (state_->in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    while (InFlight() > 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     for (auto& guard : guards_) guard.reset();
@@ -676,15 +909,29 @@ class HttpServer::Impl {
   }
 
   uint16_t port() const { return port_; }
-  int InFlight() const { return state_->in_flight.load(); }
+  int InFlight() const {
+    int64_t total = 0;
+    for (const auto& counter : state_->in_flight) total += counter->value.load(std::memory_order_relaxed);
+    return static_cast<int>(total);
+  }
+  std::vector<std::pair<int, uint64_t>> ResponseCounts() const {
+    std::vector<std::pair<int, uint64_t>> counts;
+    for (size_t status = 0; status < 600; ++status) {
+      uint64_t total = 0;
+      for (const auto& counter : state_->responses) total += counter->by_status[status].load(std::memory_order_relaxed);
+      if (total > 0) counts.emplace_back(static_cast<int>(status), total);
+    }
+    return counts;
+  }
   Stats GetStats() const {
     return Stats{state_->budget->buffered(), state_->budget->write_timeouts(), state_->budget->rejected()};
   }
 
  private:
   void Accept() {
-    net::io_context& target = *contexts_[next_context_++ % contexts_.size()];
-    acceptor_->async_accept(target, [this](beast::error_code ec, tcp::socket socket) {
+    const size_t index = next_context_++ % contexts_.size();
+    net::io_context& target = *contexts_[index];
+    acceptor_->async_accept(target, [this, index](beast::error_code ec, http_internal::Socket socket) {
       if (ec == net::error::operation_aborted || !acceptor_->is_open()) return;
       if (ec) {
         // Usually EMFILE: back off briefly instead of spinning on the error.
@@ -693,7 +940,9 @@ class HttpServer::Impl {
         timer->async_wait([this, timer](beast::error_code) { Accept(); });
         return;
       }
-      std::make_shared<http_internal::Session>(std::move(socket), state_)->Start();
+      std::make_shared<http_internal::Session>(std::move(socket), state_, state_->in_flight[index].get(),
+                                               state_->responses[index].get())
+          ->Start();
       Accept();
     });
   }
@@ -723,6 +972,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options,
 uint16_t HttpServer::port() const { return impl_->port(); }
 int HttpServer::InFlight() const { return impl_->InFlight(); }
 HttpServer::Stats HttpServer::GetStats() const { return impl_->GetStats(); }
+std::vector<std::pair<int, uint64_t>> HttpServer::ResponseCounts() const { return impl_->ResponseCounts(); }
 void HttpServer::Shutdown(std::chrono::milliseconds grace) { impl_->Shutdown(grace); }
 
 }  // namespace infera

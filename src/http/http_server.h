@@ -46,6 +46,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/cancellation.h"
@@ -84,6 +86,11 @@ class HttpResponder {
   // this). `head.body`, if any, is the first chunk.
   HttpStream StartStream(HttpResponse head) &&;
 
+  // An empty string, with the capacity of this connection's previous response body when
+  // that was small: build the response body in it to save an allocation per request.
+  // Call on the handler's thread, before Send (elsewhere it returns a plain empty string).
+  std::string TakeBodyBuffer();
+
   // Cancelled when the client closes its connection before the response is written.
   const std::shared_ptr<const CancellationToken>& cancellation() const { return cancellation_; }
 
@@ -114,7 +121,10 @@ class HttpStream {
   std::shared_ptr<const CancellationToken> cancellation_;
 };
 
-using HttpHandler = std::function<void(HttpRequest request, HttpResponder responder)>;
+// The request is the connection's own storage, reused for its next request (its strings
+// keep their capacity): read it in place, or move it (or parts) out to keep it. It must not
+// be used after the response is sent.
+using HttpHandler = std::function<void(HttpRequest&& request, HttpResponder responder)>;
 
 class HttpServer {
  public:
@@ -137,8 +147,8 @@ class HttpServer {
     // Per-connection bound on unwritten chunks of a streamed response: a client that
     // falls this far behind has its stream cancelled and its connection closed.
     size_t max_stream_buffered_bytes = size_t{16} << 20;
-    // Called with the status of every response (for metrics); must be cheap and
-    // thread-safe. May be empty.
+    // Called with the status of every response; must be cheap and thread-safe. May be
+    // empty. (Metrics read ResponseCounts() instead: no shared counter per response.)
     std::function<void(int status)> on_response = nullptr;
   };
 
@@ -158,6 +168,11 @@ class HttpServer {
     uint64_t rejected_over_buffer_limit = 0;  // 503s and streams cut by the buffer bounds
   };
   Stats GetStats() const;
+
+  // Responses written so far, per status code (codes 0-599 with a nonzero count, in
+  // order). Counted per I/O thread without a shared atomic; summed here (for metrics at
+  // scrape time: infera_http_requests_total).
+  std::vector<std::pair<int, uint64_t>> ResponseCounts() const;
 
   // Stops accepting, lets in-flight requests finish (up to `grace`), then stops the
   // I/O threads. Idempotent.

@@ -128,6 +128,35 @@ std::string HeaderBlock(const std::string& reply) {
 
 // RFC 9110 section 9.3.2: HEAD gets the headers a GET would (Content-Length of the GET's
 // body), no body bytes, and the connection serves the next request.
+// The hand-serialised header: status line, Content-Type, the route's headers (a later one
+// of the same name replaces an earlier one), Connection: close only when closing,
+// Content-Length; and the per-status response counts.
+TEST(HttpServerTest, ResponseHeaderBytesAndResponseCounts) {
+  auto server = HttpServer::Start({"127.0.0.1", 0, 2}, [](HttpRequest&& request, HttpResponder responder) {
+    if (request.path() == "/missing") return std::move(responder).Send(HttpResponse{404, "application/json", "{}", {}});
+    std::move(responder).Send(
+        HttpResponse{200, "text/plain", "body", {{"X-A", "1"}, {"Retry-After", "1"}, {"x-a", "2"}}});
+  });
+  ASSERT_TRUE(server.ok()) << server.status();
+  RawClient client((*server)->port());
+  client.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(client.ReadUntil("body"),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nRetry-After: 1\r\nx-a: 2\r\n"
+            "Content-Length: 4\r\n\r\nbody");
+  client.Send("GET /missing HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(client.ReadUntil("{}"),
+            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+  // HTTP/1.0 without keep-alive: the answer says the connection closes, and it does.
+  RawClient old_client((*server)->port());
+  old_client.Send("GET /a HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(old_client.ReadUntil("\r\n\r\nbody\x01"),  // reads until the server closes
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nRetry-After: 1\r\nx-a: 2\r\n"
+            "Connection: close\r\nContent-Length: 4\r\n\r\nbody");
+  EXPECT_EQ((*server)->ResponseCounts(), (std::vector<std::pair<int, uint64_t>>{{200, 2}, {404, 1}}));
+  EXPECT_EQ((*server)->InFlight(), 0);
+  (*server)->Shutdown(std::chrono::milliseconds(1000));
+}
+
 TEST(HttpServerTest, HeadAnswersWithTheGetHeadersAndNoBodyThenKeepsServing) {
   const std::string asset(5000, '~');
   absl::Mutex mu;

@@ -33,8 +33,8 @@ struct KServeRoutes::ModelPath {
 KServeRoutes::KServeRoutes(ModelManager& manager, Options options)
     : manager_(manager), options_(std::move(options)) {}
 
-void KServeRoutes::Handle(HttpRequest request, HttpResponder responder) const {
-  const std::vector<std::string_view> parts = SplitPath(request.path());
+void KServeRoutes::Handle(HttpRequest&& request, HttpResponder responder) const {
+  const PathSegments parts = SplitPathInline(request.path());
   const bool get = request.method == "GET";
   if (parts.empty() || parts[0] != "v2") {
     return std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
@@ -74,13 +74,13 @@ void KServeRoutes::Handle(HttpRequest request, HttpResponder responder) const {
     }
     if (parts.size() == next || parts.size() == next + 1) {
       path.action = parts.size() == next ? std::string_view() : parts[next];
-      return HandleModel(path, std::move(request), std::move(responder));
+      return HandleModel(path, request, std::move(responder));
     }
   }
   std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
 }
 
-void KServeRoutes::HandleModel(const ModelPath& path, HttpRequest request,
+void KServeRoutes::HandleModel(const ModelPath& path, HttpRequest& request,
                                HttpResponder responder) const {
   if (path.action.empty() || path.action == "ready") {
     if (request.method != "GET") return std::move(responder).Send(MethodNotAllowed("GET"));
@@ -94,7 +94,7 @@ void KServeRoutes::HandleModel(const ModelPath& path, HttpRequest request,
   }
   if (path.action == "infer") {
     if (request.method != "POST") return std::move(responder).Send(MethodNotAllowed("POST"));
-    return Infer(path, std::move(request), std::move(responder));
+    return Infer(path, request, std::move(responder));
   }
   std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
 }
@@ -125,7 +125,7 @@ HttpResponse KServeRoutes::ModelReady(const ModelPath& path) const {
   return ErrorResponse(model.status());
 }
 
-void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
+void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request,
                          HttpResponder responder) const {
   // Fail fast for an unknown model, before reading tensors.
   if (auto known = manager_.ReadyVersions(path.name); !known.ok()) {
@@ -151,12 +151,13 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
   InferCompletion completion{std::move(responder), {},
                              InferTrace::Start(options_.trace, path.name, request.Header("traceparent"),
                                                request.received_time),
-                             request.received_time, path.name, "", {}, nullptr};
+                             request.received_time, path.name, "", {}, nullptr, {}};
+  completion.body_buffer = completion.responder.TakeBodyBuffer();
   // A raw binary request (Inference-Header-Content-Length: 0) is the single input's bytes;
   // decoding it needs the model's config, so its version is chosen first (routed by
   // X-Routing-Key alone: the request has no parameters).
   std::shared_ptr<ModelVersion> raw_model;
-  absl::StatusOr<InferRequest> decoded = absl::UnknownError("not decoded");
+  absl::StatusOr<InferRequest> decoded;  // set below (a default StatusOr costs no allocation)
   const auto decode_start = std::chrono::steady_clock::now();
   if (header_length == 0) {
     auto version = manager_.GetModelVersion(path.name, path.version,
@@ -166,7 +167,7 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest request,
     decoded = DecodeRawInferRequest(std::move(request.body), raw_model->config(),
                                     options_.max_input_elements);
   } else {
-    decoded = DecodeInferRequest(std::move(request.body), header_length, options_.max_input_elements);
+    decoded = DecodeInferRequestInPlace(&request.body, header_length, options_.max_input_elements);
   }
   const auto decode_end = std::chrono::steady_clock::now();
   if (!decoded.ok()) return std::move(completion).Finish(decoded.status());
@@ -206,15 +207,15 @@ void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result)
     response = ErrorResponse(result.status());
   } else {
     const auto encode_start = std::chrono::steady_clock::now();
-    auto encoded = EncodeInferResponse(*result, encoding);
-    if (!encoded.ok()) {
-      response = ErrorResponse(encoded.status());
+    EncodedInferResponse encoded{std::move(body_buffer), std::nullopt};
+    if (absl::Status status = EncodeInferResponse(*result, encoding, &encoded); !status.ok()) {
+      response = ErrorResponse(status);
     } else {
-      response = HttpResponse{200, "application/json", std::move(encoded->body), {}};
-      if (encoded->json_header_length) {
+      response.body = std::move(encoded.body);
+      if (encoded.json_header_length) {
         response.content_type = "application/octet-stream";
         response.headers.emplace_back("Inference-Header-Content-Length",
-                                      std::to_string(*encoded->json_header_length));
+                                      std::to_string(*encoded.json_header_length));
       }
     }
     const auto encode_end = std::chrono::steady_clock::now();

@@ -52,7 +52,9 @@ class KServeRoutes {
 
   KServeRoutes(ModelManager& manager, Options options);
 
-  void Handle(HttpRequest request, HttpResponder responder) const;
+  // Reads `request` in place (the HTTP server's per-connection storage); a JSON-only infer
+  // body is decoded in it and keeps its capacity for the connection's next request.
+  void Handle(HttpRequest&& request, HttpResponder responder) const;
 
  private:
   struct ModelPath;
@@ -70,13 +72,15 @@ class KServeRoutes {
     // get the encode and write times. Not the version itself, whose counted handle must
     // not be held while the request queues or its answer is written.
     std::shared_ptr<ModelStatistics::FrontendStages> stages;
+    // The connection's recycled buffer the response body is encoded into.
+    std::string body_buffer;
     void Finish(absl::StatusOr<InferResponse> result) &&;
   };
-  void HandleModel(const ModelPath& path, HttpRequest request, HttpResponder responder) const;
+  void HandleModel(const ModelPath& path, HttpRequest& request, HttpResponder responder) const;
   HttpResponse ServerMetadata() const;
   HttpResponse ModelMetadata(const ModelPath& path) const;
   HttpResponse ModelReady(const ModelPath& path) const;
-  void Infer(const ModelPath& path, HttpRequest request, HttpResponder responder) const;
+  void Infer(const ModelPath& path, HttpRequest& request, HttpResponder responder) const;
 
   ModelManager& manager_;
   const Options options_;

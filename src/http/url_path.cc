@@ -10,8 +10,10 @@ int HexValue(char c) {
 }
 }  // namespace
 
-std::vector<std::string_view> SplitPath(std::string_view path) {
-  std::vector<std::string_view> segments;
+namespace {
+
+template <typename Segments>
+void AppendSegments(std::string_view path, Segments& segments) {
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find('/', start);
@@ -19,6 +21,19 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
     if (end > start) segments.push_back(path.substr(start, end - start));
     start = end + 1;
   }
+}
+
+}  // namespace
+
+std::vector<std::string_view> SplitPath(std::string_view path) {
+  std::vector<std::string_view> segments;
+  AppendSegments(path, segments);
+  return segments;
+}
+
+PathSegments SplitPathInline(std::string_view path) {
+  PathSegments segments;
+  AppendSegments(path, segments);
   return segments;
 }
 

@@ -15,6 +15,16 @@ TEST(UrlPathTest, SplitsAndDropsEmptySegments) {
   EXPECT_TRUE(SplitPath("").empty());
 }
 
+TEST(UrlPathTest, SplitPathInlineMatchesSplitPath) {
+  for (const char* path : {"/v2/models/m/infer", "//v2///health/", "/", "", "/a/b/c/d/e/f/g/h/i/j/k"}) {
+    const PathSegments inline_parts = SplitPathInline(path);
+    const std::vector<std::string_view> parts = SplitPath(path);
+    EXPECT_EQ(std::vector<std::string_view>(inline_parts.begin(), inline_parts.end()), parts) << path;
+  }
+  EXPECT_THAT(SplitPathInline("/v2/models/m/versions/3/infer"),
+              ElementsAre("v2", "models", "m", "versions", "3", "infer"));
+}
+
 TEST(UrlPathTest, PercentDecodes) {
   EXPECT_EQ(*PercentDecode("a%20b%2Fc"), "a b/c");
   EXPECT_EQ(*PercentDecode("plain"), "plain");

@@ -156,8 +156,7 @@ std::unique_ptr<LlmMetrics> ServerMetrics::ForLlm(const std::string& model, int6
   return std::make_unique<LlmMetrics>(llm_families_, model, max_model_len);
 }
 
-void ServerMetrics::CountHttpResponse(int status) {
-  if (status < 0 || status >= static_cast<int>(http_by_code_.size())) return;
+prometheus::Counter* ServerMetrics::HttpResponseCounter(int status) {
   prometheus::Counter* counter = http_by_code_[status].load(std::memory_order_acquire);
   if (counter == nullptr) {
     absl::MutexLock lock(&http_mu_);
@@ -167,7 +166,23 @@ void ServerMetrics::CountHttpResponse(int status) {
       http_by_code_[status].store(counter, std::memory_order_release);
     }
   }
-  counter->Increment();
+  return counter;
+}
+
+void ServerMetrics::CountHttpResponse(int status) {
+  if (status < 0 || status >= static_cast<int>(http_by_code_.size())) return;
+  HttpResponseCounter(status)->Increment();
+}
+
+void ServerMetrics::SetHttpResponseCounts(const std::vector<std::pair<int, uint64_t>>& counts) {
+  absl::MutexLock lock(&http_write_mu_);
+  for (const auto& [status, count] : counts) {
+    if (status < 0 || status >= static_cast<int>(http_by_code_.size())) continue;
+    uint64_t& seen = http_responses_seen_[static_cast<size_t>(status)];
+    if (count <= seen) continue;
+    HttpResponseCounter(status)->Increment(static_cast<double>(count - seen));
+    seen = count;
+  }
 }
 
 void ServerMetrics::SetReadiness(const std::vector<VersionReadiness>& versions, bool server_ready) {

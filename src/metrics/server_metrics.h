@@ -50,6 +50,10 @@ class ServerMetrics {
 
   // One HTTP response with `status` (hot path: lock-free after the first of a code).
   void CountHttpResponse(int status);
+  // The HTTP server's responses so far per status code (HttpServer::ResponseCounts),
+  // read at each scrape: infera_http_requests_total advances by the delta since the last
+  // call. Use either this or CountHttpResponse for a server, not both.
+  void SetHttpResponseCounts(const std::vector<std::pair<int, uint64_t>>& counts);
   void SetHttpInflight(double n) { http_inflight_->Set(n); }
   // The HTTP server's write-side figures (HttpServer::Stats), read at each scrape:
   // infera_http_buffered_response_bytes, infera_http_write_timeouts_total and
@@ -79,6 +83,8 @@ class ServerMetrics {
   std::string Serialize();
 
  private:
+  // The infera_http_requests_total series of `status` (0-599), created on first use.
+  prometheus::Counter* HttpResponseCounter(int status);
   void RefreshProcessMetrics();
   // The deleter of a ForModel() handle: the last user of `key` removes its series.
   void ReleaseModelSeries(const std::pair<std::string, int64_t>& key);
@@ -103,6 +109,7 @@ class ServerMetrics {
   prometheus::Counter* http_rejected_over_buffer_;
   absl::Mutex http_write_mu_;  // serialises the counters' delta updates
   uint64_t http_write_timeouts_seen_ ABSL_GUARDED_BY(http_write_mu_) = 0;
+  std::array<uint64_t, 600> http_responses_seen_ ABSL_GUARDED_BY(http_write_mu_){};
   uint64_t http_rejected_seen_ ABSL_GUARDED_BY(http_write_mu_) = 0;
 
   prometheus::Family<prometheus::Gauge>* model_ready_;

@@ -37,6 +37,16 @@ TEST(ServerMetricsTest, ModelSeriesAppearWithLabelsAndGoAwayOnUnload) {
   EXPECT_THAT(metrics.Serialize(), Not(HasSubstr(R"(model="resnet18")")));
 }
 
+TEST(ServerMetricsTest, HttpResponseCountsAdvanceByTheDelta) {
+  ServerMetrics metrics;
+  metrics.SetHttpResponseCounts({{200, 3}, {503, 1}, {9999, 5}});  // 9999: ignored
+  metrics.SetHttpResponseCounts({{200, 5}, {503, 1}});
+  const std::string text = metrics.Serialize();
+  EXPECT_THAT(text, HasSubstr(R"(infera_http_requests_total{code="200"} 5)"));
+  EXPECT_THAT(text, HasSubstr(R"(infera_http_requests_total{code="503"} 1)"));
+  EXPECT_THAT(text, Not(HasSubstr(R"(code="9999")")));
+}
+
 TEST(ServerMetricsTest, ServerAndProcessSeries) {
   ServerMetrics metrics;
   metrics.CountHttpResponse(200);

@@ -234,15 +234,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   http_options.read_timeout = std::chrono::seconds(options.http_read_timeout_secs);
   http_options.write_timeout = std::chrono::seconds(options.http_write_timeout_secs);
   http_options.max_buffered_response_bytes = options.http_max_buffered_response_bytes;
-  if (server->metrics_) {
-    ServerMetrics* metrics = server->metrics_.get();
-    http_options.on_response = [metrics](int status) { metrics->CountHttpResponse(status); };
-  }
+  // Responses per status code are counted by the HTTP server per I/O thread and read at
+  // each scrape (MetricsResponse): no shared counter on the request path.
   const KServeRoutes* routes = server->routes_.get();
   const OpenAiRoutes* openai = server->openai_routes_.get();
   const EmbeddingsRoutes* embeddings = server->embeddings_routes_.get();
   auto http = HttpServer::Start(http_options, [raw, routes, openai, embeddings, guard = std::move(http_guard)](
-                                                  HttpRequest request, HttpResponder responder) {
+                                                  HttpRequest&& request, HttpResponder responder) {
     if (ConsoleRoutes::Matches(request.path())) {
       return raw->console_routes_->Handle(std::move(request), std::move(responder));
     }
@@ -346,6 +344,7 @@ HttpResponse Server::MetricsResponse() const {
   metrics_->SetCanaries(canaries);
   if (http_) {
     metrics_->SetHttpInflight(http_->InFlight());
+    metrics_->SetHttpResponseCounts(http_->ResponseCounts());
     const HttpServer::Stats stats = http_->GetStats();
     metrics_->SetHttpWriteStats(static_cast<double>(stats.buffered_response_bytes), stats.write_timeouts,
                                 stats.rejected_over_buffer_limit);
