@@ -1,10 +1,13 @@
 // The only translation unit that includes Boost.Beast / Asio.
 #include "http/http_server.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <deque>
 #include <optional>
@@ -474,21 +477,35 @@ class Session : public std::enable_shared_from_this<Session> {
     // Watch for a disconnect only if the handler has not finished answering (the
     // request waits in a queue, or it started a streamed response that goes on):
     // requests answered inline skip the two syscalls a watch costs.
-    if (responses_started_ < request_number || stream_serializer_) WatchForDisconnect(std::move(token));
+    if (StillAnswering(request_number)) WatchForDisconnect(std::move(token), request_number);
+  }
+
+  // Whether request `request_number` still has its response (or its stream) to finish.
+  bool StillAnswering(uint64_t request_number) const {
+    return responses_started_ < request_number || stream_serializer_.has_value();
   }
 
   // Waits (without consuming anything) for the socket to become readable while the
-  // request is served. Readable with nothing to read means the client closed: cancel.
-  // Readable with data means a pipelined request is waiting: it is read after the
-  // response, and the watch ends (its token then only matters to this request).
-  void WatchForDisconnect(std::shared_ptr<CancellationToken> token) {
-    socket_.async_wait(tcp::socket::wait_read,
-                       [self = shared_from_this(), token = std::move(token)](beast::error_code ec) {
-                         if (ec) return;
-                         beast::error_code available_ec;
-                         const size_t available = self->socket_.available(available_ec);
-                         if (available_ec || available == 0) token->Cancel();
-                       });
+  // request is served. Readable with data means a pipelined request is waiting: it is read
+  // after the response, and the watch ends (its token then only matters to this request).
+  // Only an orderly close (a peek reads end-of-stream) or a broken connection cancels.
+  // Readable with nothing to read is not a close: epoll can report bytes that a
+  // speculative read has already consumed (a request that arrived with its connection),
+  // and FIONREAD's 0 cannot tell that from end-of-stream; such a stale wake-up re-arms
+  // the watch while the request is still being answered.
+  void WatchForDisconnect(std::shared_ptr<CancellationToken> token, uint64_t request_number) {
+    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this(), token = std::move(token),
+                                                request_number](beast::error_code ec) mutable {
+      if (ec) return;
+      char byte;
+      const ssize_t peeked = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (peeked > 0) return;  // a pipelined request: read after this response
+      if (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        if (self->StillAnswering(request_number)) self->WatchForDisconnect(std::move(token), request_number);
+        return;
+      }
+      token->Cancel();  // end-of-stream or a connection error: the client is gone
+    });
   }
 
   void Write(HttpResponse response, HttpResponder::WriteCallback on_written) {

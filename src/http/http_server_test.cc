@@ -120,6 +120,48 @@ TEST(HttpServerTest, ClientDisconnectCancelsTheRequestToken) {
   (*server)->Shutdown(std::chrono::milliseconds(1000));
 }
 
+// A request that arrives with the connection (the client sends right after connecting)
+// is read speculatively, before epoll reports the bytes; the readiness epoll then reports
+// is stale. The disconnect watch must not take it for a closed connection: every such
+// request, answered later from another thread as a queued model request is, gets its
+// answer, not a cancellation (seen as 499s on fresh connections under load).
+TEST(HttpServerTest, StaleReadinessOnAFreshConnectionDoesNotCancelTheRequest) {
+  constexpr int kConnections = 300;
+  absl::Mutex mu;
+  std::vector<std::thread> workers;
+  int cancelled = 0;
+  auto server = HttpServer::Start({"127.0.0.1", 0, 2}, [&](HttpRequest, HttpResponder responder) {
+    absl::MutexLock lock(&mu);
+    workers.emplace_back([&, responder = std::move(responder)]() mutable {
+      // Model work of ~2 ms; a cancellation ends it early, as the scheduler would.
+      const auto token = responder.cancellation();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      while (!token->IsCancelled() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+      if (token->IsCancelled()) {
+        absl::MutexLock lock(&mu);
+        ++cancelled;
+      }
+      std::move(responder).Send(HttpResponse{token->IsCancelled() ? 499 : 200, "text/plain", "done", {}});
+    });
+  });
+  ASSERT_TRUE(server.ok());
+  for (int i = 0; i < kConnections; ++i) {
+    RawClient client((*server)->port());
+    client.Send("GET /work HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string reply = client.ReadUntil("done");
+    ASSERT_THAT(reply, HasSubstr("HTTP/1.1 200")) << "connection " << i;
+  }
+  (*server)->Shutdown(std::chrono::milliseconds(1000));
+  std::vector<std::thread> finished;
+  {
+    absl::MutexLock lock(&mu);
+    finished.swap(workers);
+  }
+  for (std::thread& t : finished) t.join();
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(cancelled, 0);
+}
+
 // The header block of the first response in `reply` (up to and including the blank line).
 std::string HeaderBlock(const std::string& reply) {
   const size_t end = reply.find("\r\n\r\n");
