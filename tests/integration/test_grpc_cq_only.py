@@ -167,3 +167,57 @@ def test_health_watch_is_unimplemented_and_unknown_services_not_found(server):
             health.Check(health_pb2.HealthCheckRequest(service="nope"))
         assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
         assert "unknown service 'nope'" in unknown.value.details()
+
+
+# Its warmup takes about 1 s, so a load is still running when the server is stopped.
+SLOW_LOADING = """
+name: "NAME"
+backend: "fault_injection"
+max_batch_size: 4
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+instance_group [ { count: 1 } ]
+parameters { key: "delay_ms" value { string_value: "1000" } }
+model_warmup [ { name: "w" batch_size: 1
+                 inputs { key: "INPUT0" value { data_type: TYPE_FP32 dims: [ 2 ] zero_data: true } } } ]
+"""
+
+
+def test_shutdown_answers_loads_in_flight_and_queued_then_exits():
+    """SIGTERM while one gRPC load runs on the only admin worker and two wait: the
+    running one finishes (OK), the queued ones are answered UNAVAILABLE, every call
+    ends (the server waits for its calls before it stops its queues) and the process
+    exits 0."""
+    with tempfile.TemporaryDirectory(prefix="infera-grpc-cq-stop-") as path:
+        for name in ("slow0", "slow1", "slow2"):
+            write_model(path, name, SLOW_LOADING.replace("NAME", name))
+        s = InferaServer(path, "--model-control-mode", "explicit", "--model-load-thread-count", "1",
+                         "--grpc-infer-threads", "2")
+        try:
+            s.wait_ready()
+            with grpc.insecure_channel(f"127.0.0.1:{s.grpc_port}") as ch:
+                stub = pb_grpc.GRPCInferenceServiceStub(ch)
+                first = stub.RepositoryModelLoad.future(pb.RepositoryModelLoadRequest(model_name="slow0"),
+                                                        timeout=120)
+                # Wait until slow0 is loading (the worker is busy), then queue two more.
+                index = pb.RepositoryIndexRequest()
+                for _ in range(6000):
+                    states = {m.name: m.state for m in stub.RepositoryIndex(index, timeout=30).models}
+                    if states.get("slow0") == "LOADING":
+                        break
+                    assert not first.done(), first.exception()
+                    threading.Event().wait(0.01)
+                else:
+                    raise AssertionError("slow0 never started loading")
+                queued = [stub.RepositoryModelLoad.future(pb.RepositoryModelLoadRequest(model_name=n), timeout=120)
+                          for n in ("slow1", "slow2")]
+                # Whether they are in the executor's queue or still arriving when the
+                # server stops, they never start: the answer is UNAVAILABLE.
+                s.stop()
+                assert first.result() is not None
+                for call in queued:
+                    assert call.exception() is not None
+                    assert call.exception().code() == grpc.StatusCode.UNAVAILABLE, call.exception()
+        finally:
+            if s.process.poll() is None:
+                s.process.kill()
