@@ -43,7 +43,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   server->inference_ = std::make_unique<InferenceService>(manager, *server->handlers_, *admin,
                                                           options.shared_memory, std::move(*guard));
   AsyncInferContext& infer = server->infer_context_;
-  infer.service = server->inference_.get();
+  infer.service = &server->inference_->service();
   infer.manager = &manager;
   infer.infer.max_response_bytes = options.max_message_bytes;
   infer.infer.trace = InferTrace::Sink{options.trace_settings, options.tracer};
@@ -53,6 +53,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   infer.live_calls = &server->live_calls_;
   server->infer_threads_ = std::make_unique<InferCqThreads>(options.infer_threads);
   server->health_ = std::make_unique<HealthService>(options.server_ready);
+  // Every other RPC of both services, served on the same queues (no callback method).
+  server->methods_ = server->inference_->Methods(&server->live_calls_);
+  for (auto& method : server->health_->Methods(&server->live_calls_)) {
+    server->methods_.push_back(std::move(method));
+  }
+  for (const auto& method : server->methods_) infer.methods.push_back(method.get());
 
   // An IPv6 literal needs brackets before the port ("[::]:8001").
   const bool ipv6 = options.address.find(':') != std::string::npos && options.address[0] != '[';
@@ -63,8 +69,8 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
   builder.SetMaxReceiveMessageSize(limit);
   builder.SetMaxSendMessageSize(limit);
-  builder.RegisterService(server->inference_.get());
-  builder.RegisterService(server->health_.get());
+  builder.RegisterService(&server->inference_->service());
+  builder.RegisterService(&server->health_->service());
   server->infer_threads_->AddQueues(builder);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {

@@ -1,11 +1,13 @@
 // GrpcServer: the KServe v2 gRPC frontend — inference.GRPCInferenceService and
 // grpc.health.v1.Health on one port.
 //
-// Threads: ModelInfer and ModelStreamInfer run on `infer_threads` threads of its own, each
-// polling its own completion queue and running the calls it matches (infer_cq_threads.h:
-// decode, an inline model, encode and Finish on that thread; other models complete on
-// the scheduler's workers, which write the answer themselves). The other RPCs run on the
-// gRPC callback API's threads. No thread is held per call or per stream.
+// Threads: every RPC runs on `infer_threads` threads of its own, each polling its own
+// completion queue and running the calls it matches (infer_cq_threads.h). ModelInfer and
+// ModelStreamInfer: decode, an inline model, encode and Finish on that thread; other
+// models complete on the scheduler's workers, which write the answer themselves. The
+// control-plane and health RPCs are answered inline on that thread (async_unary_call.h),
+// RepositoryModelLoad/Unload from the admin executor's worker. No method is on gRPC's
+// callback API, so gRPC runs no callback threads. No thread is held per call or stream.
 //
 // Limits: a request or response larger than `max_message_bytes` fails with
 // RESOURCE_EXHAUSTED (gRPC's "Received message larger than max (N vs. M)" for requests;
@@ -37,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "api/admin_guard.h"
 #include "grpc/async_infer_context.h"
+#include "grpc/async_unary_call.h"
 #include "grpc/infer_cq_threads.h"
 #include "grpc/live_calls.h"
 #include "grpc/stream_registry.h"
@@ -64,8 +67,8 @@ class GrpcServer {
     uint64_t max_message_bytes = 64ull << 20;
     // Unanswered requests one ModelStreamInfer stream may have before reading pauses.
     size_t max_pending_per_stream = 256;
-    // Threads (each with its own completion queue) that serve ModelInfer and
-    // ModelStreamInfer (--grpc-infer-threads); at least 1.
+    // Threads (each with its own completion queue) that serve every RPC
+    // (--grpc-infer-threads); at least 1.
     int infer_threads = 1;
     std::string server_name = "infera";
     std::string server_version;
@@ -111,6 +114,8 @@ class GrpcServer {
   std::unique_ptr<MetadataHandlers> handlers_;
   std::unique_ptr<InferenceService> inference_;
   std::unique_ptr<HealthService> health_;
+  // The control-plane and health methods the queues serve; outlive the threads.
+  std::vector<std::unique_ptr<AsyncMethod>> methods_;
   // What the infer calls share; outlives the threads that run them.
   AsyncInferContext infer_context_;
   StreamRegistry streams_;

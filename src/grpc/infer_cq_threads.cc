@@ -36,6 +36,7 @@ void InferCqThreads::Start(const AsyncInferContext& context) {
       UnaryInferCall::Request(context, queue);
       StreamInferCall::Request(context, queue);
     }
+    for (const AsyncMethod* method : context.methods) method->Request(queue);
     pollers_.emplace_back([queue] { Poll(queue); });
     const std::string name = "grpc-infer-" + std::to_string(i);
     pthread_setname_np(pollers_.back().native_handle(), name.substr(0, 15).c_str());

@@ -1,11 +1,13 @@
-// InferCqThreads: the threads that serve ModelInfer and ModelStreamInfer on gRPC's async
-// completion-queue API — N threads, each polling its own ServerCompletionQueue and
-// running every call that queue matches on that same thread (decode, the model when it
-// runs inline, encode, Finish; unary_infer_call.h, stream_infer_call.h). There is no
-// hand-off from a poller to another pool: the thread that polls is the thread that runs.
+// InferCqThreads: the threads that serve every gRPC method on the async completion-queue
+// API — N threads, each polling its own ServerCompletionQueue and running every call that
+// queue matches on that same thread (ModelInfer / ModelStreamInfer: decode, the model when
+// it runs inline, encode, Finish, unary_infer_call.h, stream_infer_call.h; the other
+// methods' handlers, async_unary_call.h). There is no hand-off from a poller to another
+// pool: the thread that polls is the thread that runs.
 //
 // Each thread keeps `kCallsRequestedPerQueue` ModelInfer and as many ModelStreamInfer
-// calls requested on its queue; a call re-requests one as soon as it is matched.
+// calls requested on its queue, and one call of each of the context's other `methods`;
+// a call re-requests one as soon as it is matched.
 //
 // Usage (the queues must exist before the server is built, the threads after):
 //   InferCqThreads threads(n);

@@ -1,10 +1,11 @@
 #include "grpc/inference_service.h"
 
 #include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
 
-#include "common/logging.h"
 #include "common/status.h"
-#include "grpc/grpc_status.h"
 #include "protocol/log_settings.h"
 #include "protocol/model_answers.h"
 #include "grpc/shared_memory_handlers.h"
@@ -12,12 +13,21 @@
 namespace infera {
 namespace {
 
-// Answers a call at once with `status`.
-grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
-                                    const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
+// An AsyncUnaryMethod whose handler answers inline: `handler`'s status (the response as
+// it filled it when OK).
+template <typename Service, typename Request, typename Response>
+std::unique_ptr<AsyncMethod> InlineMethod(
+    std::type_identity_t<Service>* service,
+    void (Service::*request)(grpc::ServerContext*, Request*, grpc::ServerAsyncResponseWriter<Response>*,
+                             grpc::CompletionQueue*, grpc::ServerCompletionQueue*, void*),
+    const InferenceService* self,
+    absl::Status (InferenceService::*handler)(grpc::ServerContext&, const Request&, Response*) const,
+    LiveCalls* live_calls) {
+  return MakeAsyncUnaryMethod<Service, Request, Response>(
+      service, request,
+      [self, handler](grpc::ServerContext& context, const Request& message, Response* response,
+                      UnaryReply reply) { std::move(reply)((self->*handler)(context, message, response)); },
+      live_calls);
 }
 
 }  // namespace
@@ -28,70 +38,98 @@ InferenceService::InferenceService(ModelManager& manager, const MetadataHandlers
     : manager_(manager), handlers_(handlers), admin_(admin), shared_memory_(shared_memory),
       guard_(std::move(guard)) {}
 
-grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
-                                                       const inference::ServerLiveRequest*,
-                                                       inference::ServerLiveResponse* response) {
+std::vector<std::unique_ptr<AsyncMethod>> InferenceService::Methods(LiveCalls* live_calls) {
+  using Self = InferenceService;
+  // Each generated RequestX belongs to its own mixin class of AsyncInferService.
+  AsyncInferService* service = &service_;
+  std::vector<std::unique_ptr<AsyncMethod>> methods;
+  auto add_inline = [&](auto request, auto handler) {
+    methods.push_back(InlineMethod(service, request, this, handler, live_calls));
+  };
+  add_inline(&async_infer_internal::C0::RequestServerLive, &Self::ServerLive);
+  add_inline(&async_infer_internal::C1::RequestServerReady, &Self::ServerReady);
+  add_inline(&async_infer_internal::C2::RequestModelReady, &Self::ModelReady);
+  add_inline(&async_infer_internal::C3::RequestServerMetadata, &Self::ServerMetadata);
+  add_inline(&async_infer_internal::C4::RequestModelMetadata, &Self::ModelMetadata);
+  add_inline(&async_infer_internal::C5::RequestModelConfig, &Self::ModelConfig);
+  add_inline(&async_infer_internal::C6::RequestModelStatistics, &Self::ModelStatistics);
+  add_inline(&async_infer_internal::C7::RequestRepositoryIndex, &Self::RepositoryIndex);
+  add_inline(&async_infer_internal::C10::RequestTraceSetting, &Self::TraceSetting);
+  add_inline(&async_infer_internal::C11::RequestSystemSharedMemoryStatus, &Self::SystemSharedMemoryStatus);
+  add_inline(&async_infer_internal::C12::RequestSystemSharedMemoryRegister, &Self::SystemSharedMemoryRegister);
+  add_inline(&async_infer_internal::C13::RequestSystemSharedMemoryUnregister, &Self::SystemSharedMemoryUnregister);
+  add_inline(&async_infer_internal::C14::RequestCudaSharedMemoryStatus, &Self::CudaSharedMemoryStatus);
+  add_inline(&async_infer_internal::C15::RequestCudaSharedMemoryRegister, &Self::CudaSharedMemoryRegister);
+  add_inline(&async_infer_internal::C16::RequestCudaSharedMemoryUnregister, &Self::CudaSharedMemoryUnregister);
+  add_inline(&async_infer_internal::C17::RequestLogSettings, &Self::LogSettings);
+  methods.push_back(MakeAsyncUnaryMethod(
+      service, &async_infer_internal::C8::RequestRepositoryModelLoad,
+      [this](grpc::ServerContext& context, const inference::RepositoryModelLoadRequest& request,
+             inference::RepositoryModelLoadResponse* response,
+             UnaryReply reply) { RepositoryModelLoad(context, request, response, std::move(reply)); },
+      live_calls));
+  methods.push_back(MakeAsyncUnaryMethod(
+      service, &async_infer_internal::C9::RequestRepositoryModelUnload,
+      [this](grpc::ServerContext& context, const inference::RepositoryModelUnloadRequest& request,
+             inference::RepositoryModelUnloadResponse* response,
+             UnaryReply reply) { RepositoryModelUnload(context, request, response, std::move(reply)); },
+      live_calls));
+  return methods;
+}
+
+absl::Status InferenceService::ServerLive(Context&, const inference::ServerLiveRequest&,
+                                          inference::ServerLiveResponse* response) const {
   response->set_live(true);
-  return FinishNow(context, absl::OkStatus());
+  return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* InferenceService::ServerReady(grpc::CallbackServerContext* context,
-                                                        const inference::ServerReadyRequest*,
-                                                        inference::ServerReadyResponse* response) {
+absl::Status InferenceService::ServerReady(Context&, const inference::ServerReadyRequest&,
+                                           inference::ServerReadyResponse* response) const {
   response->set_ready(handlers_.ServerReady());
-  return FinishNow(context, absl::OkStatus());
+  return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* InferenceService::ModelReady(grpc::CallbackServerContext* context,
-                                                       const inference::ModelReadyRequest* request,
-                                                       inference::ModelReadyResponse* response) {
-  return FinishNow(context, handlers_.ModelReady(*request, response));
+absl::Status InferenceService::ModelReady(Context&, const inference::ModelReadyRequest& request,
+                                          inference::ModelReadyResponse* response) const {
+  return handlers_.ModelReady(request, response);
 }
 
-grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
-    grpc::CallbackServerContext* context, const inference::ServerMetadataRequest*,
-    inference::ServerMetadataResponse* response) {
+absl::Status InferenceService::ServerMetadata(Context&, const inference::ServerMetadataRequest&,
+                                              inference::ServerMetadataResponse* response) const {
   handlers_.ServerMetadata(response);
-  return FinishNow(context, absl::OkStatus());
+  return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
-    grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
-    inference::ModelMetadataResponse* response) {
-  return FinishNow(context, handlers_.ModelMetadata(*request, response));
+absl::Status InferenceService::ModelMetadata(Context&, const inference::ModelMetadataRequest& request,
+                                             inference::ModelMetadataResponse* response) const {
+  return handlers_.ModelMetadata(request, response);
 }
 
-grpc::ServerUnaryReactor* InferenceService::ModelConfig(
-    grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
-    inference::ModelConfigResponse* response) {
-  return FinishNow(context, handlers_.ModelConfig(*request, response));
+absl::Status InferenceService::ModelConfig(Context&, const inference::ModelConfigRequest& request,
+                                           inference::ModelConfigResponse* response) const {
+  return handlers_.ModelConfig(request, response);
 }
 
-grpc::ServerUnaryReactor* InferenceService::ModelStatistics(
-    grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
-    inference::ModelStatisticsResponse* response) {
-  return FinishNow(context, handlers_.ModelStatistics(*request, response));
+absl::Status InferenceService::ModelStatistics(Context&, const inference::ModelStatisticsRequest& request,
+                                               inference::ModelStatisticsResponse* response) const {
+  return handlers_.ModelStatistics(request, response);
 }
 
-grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
-    grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
-    inference::RepositoryIndexResponse* response) {
-  if (absl::Status denied = CheckAdmin(context, AdminGuard::Operation::kRead); !denied.ok()) {
-    return FinishNow(context, denied);
-  }
-  handlers_.RepositoryIndex(*request, response);
-  return FinishNow(context, absl::OkStatus());
+absl::Status InferenceService::RepositoryIndex(Context& context, const inference::RepositoryIndexRequest& request,
+                                               inference::RepositoryIndexResponse* response) const {
+  RETURN_IF_ERROR(CheckAdmin(context, AdminGuard::Operation::kRead));
+  handlers_.RepositoryIndex(request, response);
+  return absl::OkStatus();
 }
 
-absl::Status InferenceService::CheckAdmin(grpc::CallbackServerContext* context,
-                                          AdminGuard::Operation operation) const {
+absl::Status InferenceService::CheckAdmin(const Context& context, AdminGuard::Operation operation) const {
   if (operation == AdminGuard::Operation::kAdmin) RETURN_IF_ERROR(CheckExplicitModelControl(manager_));
   return CheckGuard(context, ApiCategory::kModelRepository, operation);
 }
 
-absl::Status InferenceService::CheckGuard(grpc::CallbackServerContext* context, ApiCategory category,
+absl::Status InferenceService::CheckGuard(const Context& context, ApiCategory category,
                                           AdminGuard::Operation operation) const {
-  const auto& metadata = context->client_metadata();
+  const auto& metadata = context.client_metadata();
   return guard_.Check(category, operation,
                       [&metadata](std::string_view name) -> std::optional<std::string_view> {
                         auto it = metadata.find(grpc::string_ref(name.data(), name.size()));
@@ -100,109 +138,98 @@ absl::Status InferenceService::CheckGuard(grpc::CallbackServerContext* context, 
                       });
 }
 
-grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
-    grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
-    inference::RepositoryModelLoadResponse*) {
-  if (absl::Status admin = CheckAdmin(context); !admin.ok()) return FinishNow(context, admin);
+void InferenceService::RepositoryModelLoad(Context& context, const inference::RepositoryModelLoadRequest& request,
+                                           inference::RepositoryModelLoadResponse*, UnaryReply reply) const {
+  if (absl::Status admin = CheckAdmin(context); !admin.ok()) return std::move(reply)(std::move(admin));
   std::optional<inference::ModelConfig> override;
-  auto config = request->parameters().find("config");
-  if (config != request->parameters().end()) {
+  auto config = request.parameters().find("config");
+  if (config != request.parameters().end()) {
     if (!config->second.has_string_param()) {
-      return FinishNow(context, absl::InvalidArgumentError("parameter 'config' must be a string_param (JSON)"));
+      return std::move(reply)(absl::InvalidArgumentError("parameter 'config' must be a string_param (JSON)"));
     }
     absl::StatusOr<inference::ModelConfig> parsed =
         ParseConfigOverride(config->second.string_param(), "parameter 'config'");
-    if (!parsed.ok()) return FinishNow(context, parsed.status());
+    if (!parsed.ok()) return std::move(reply)(parsed.status());
     override = std::move(*parsed);
   }
-  return FinishWhenDone(context, [this, name = request->model_name(), override = std::move(override)]() mutable {
-    return manager_.LoadModel(name, std::move(override));
-  });
+  FinishWhenDone(std::move(reply),
+                 [this, name = request.model_name(), override = std::move(override)]() mutable {
+                   return manager_.LoadModel(name, std::move(override));
+                 });
 }
 
-grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
-    grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
-    inference::RepositoryModelUnloadResponse*) {
-  if (absl::Status admin = CheckAdmin(context); !admin.ok()) return FinishNow(context, admin);
-  return FinishWhenDone(context, [this, name = request->model_name()] { return manager_.UnloadModel(name); });
+void InferenceService::RepositoryModelUnload(Context& context,
+                                             const inference::RepositoryModelUnloadRequest& request,
+                                             inference::RepositoryModelUnloadResponse*, UnaryReply reply) const {
+  if (absl::Status admin = CheckAdmin(context); !admin.ok()) return std::move(reply)(std::move(admin));
+  FinishWhenDone(std::move(reply), [this, name = request.model_name()] { return manager_.UnloadModel(name); });
 }
 
-grpc::ServerUnaryReactor* InferenceService::TraceSetting(grpc::CallbackServerContext* context,
-                                                         const inference::TraceSettingRequest* request,
-                                                         inference::TraceSettingResponse* response) {
+absl::Status InferenceService::TraceSetting(Context& context, const inference::TraceSettingRequest& request,
+                                            inference::TraceSettingResponse* response) const {
   // Reading is a request without settings; anything else changes them.
   const AdminGuard::Operation operation =
-      request->settings().empty() ? AdminGuard::Operation::kRead : AdminGuard::Operation::kAdmin;
-  if (absl::Status denied = CheckGuard(context, ApiCategory::kTrace, operation); !denied.ok()) {
-    return FinishNow(context, denied);
-  }
-  return FinishNow(context, handlers_.TraceSetting(*request, response));
+      request.settings().empty() ? AdminGuard::Operation::kRead : AdminGuard::Operation::kAdmin;
+  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kTrace, operation));
+  return handlers_.TraceSetting(request, response);
 }
 
-grpc::ServerUnaryReactor* InferenceService::LogSettings(grpc::CallbackServerContext* context,
-                                                        const inference::LogSettingsRequest* request,
-                                                        inference::LogSettingsResponse* response) {
+absl::Status InferenceService::LogSettings(Context& context, const inference::LogSettingsRequest& request,
+                                           inference::LogSettingsResponse* response) const {
   // Reading is guarded too, as over HTTP: with --admin-token the whole extension is admin.
-  if (absl::Status denied = CheckGuard(context, ApiCategory::kLogging, AdminGuard::Operation::kAdmin);
-      !denied.ok()) {
-    return FinishNow(context, denied);
-  }
-  return FinishNow(context, BuildLogSettings(*request, response));
+  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kLogging, AdminGuard::Operation::kAdmin));
+  return BuildLogSettings(request, response);
 }
 
-grpc::ServerUnaryReactor* InferenceService::FinishWhenDone(grpc::CallbackServerContext* context,
-                                                           absl::AnyInvocable<absl::Status() &&> work) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  // The reactor stays valid until Finish (gRPC waits for it, even at shutdown), which
-  // the executor's done callback calls exactly once.
-  admin_.Submit({std::move(work), [reactor](absl::Status status) { reactor->Finish(ToGrpcStatus(status)); }});
-  return reactor;
+void InferenceService::FinishWhenDone(UnaryReply reply, absl::AnyInvocable<absl::Status() &&> work) const {
+  // The call stays alive until its reply runs (the executor calls `done` exactly once,
+  // on its worker or at once here); gRPC waits for the call at shutdown, and the
+  // executor is shut down (answering what it holds) before the server's queues stop.
+  admin_.Submit({std::move(work), [reply = std::move(reply)](absl::Status status) mutable {
+                   std::move(reply)(std::move(status));
+                 }});
 }
 
-grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryStatus(
-    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
-    inference::SystemSharedMemoryStatusResponse* response) {
-  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, *context);
-  if (status.ok()) status = infera::SystemSharedMemoryStatus(shared_memory_, *request, response);
-  return FinishNow(context, status);
+absl::Status InferenceService::SystemSharedMemoryStatus(Context& context,
+                                                        const inference::SystemSharedMemoryStatusRequest& request,
+                                                        inference::SystemSharedMemoryStatusResponse* response) const {
+  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, context));
+  return infera::SystemSharedMemoryStatus(shared_memory_, request, response);
 }
 
-grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryRegister(
-    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryRegisterRequest* request,
-    inference::SystemSharedMemoryRegisterResponse*) {
-  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
-  if (status.ok()) status = infera::SystemSharedMemoryRegister(shared_memory_, *request);
-  return FinishNow(context, status);
+absl::Status InferenceService::SystemSharedMemoryRegister(
+    Context& context, const inference::SystemSharedMemoryRegisterRequest& request,
+    inference::SystemSharedMemoryRegisterResponse*) const {
+  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, context));
+  return infera::SystemSharedMemoryRegister(shared_memory_, request);
 }
 
-grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
-    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
-    inference::SystemSharedMemoryUnregisterResponse*) {
-  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
-  if (status.ok()) status = infera::SystemSharedMemoryUnregister(shared_memory_, *request);
-  return FinishNow(context, status);
+absl::Status InferenceService::SystemSharedMemoryUnregister(
+    Context& context, const inference::SystemSharedMemoryUnregisterRequest& request,
+    inference::SystemSharedMemoryUnregisterResponse*) const {
+  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, context));
+  return infera::SystemSharedMemoryUnregister(shared_memory_, request);
 }
 
-grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryStatus(
-    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryStatusRequest* request,
-    inference::CudaSharedMemoryStatusResponse*) {
-  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, *context);
-  if (status.ok()) status = infera::CudaSharedMemoryStatus(*request);
-  return FinishNow(context, status);
+absl::Status InferenceService::CudaSharedMemoryStatus(Context& context,
+                                                      const inference::CudaSharedMemoryStatusRequest& request,
+                                                      inference::CudaSharedMemoryStatusResponse*) const {
+  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, context));
+  return infera::CudaSharedMemoryStatus(request);
 }
 
-grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryRegister(
-    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryRegisterRequest*,
-    inference::CudaSharedMemoryRegisterResponse*) {
-  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
-  return FinishNow(context, status.ok() ? CudaSharedMemoryUnsupported() : status);
+absl::Status InferenceService::CudaSharedMemoryRegister(Context& context,
+                                                        const inference::CudaSharedMemoryRegisterRequest&,
+                                                        inference::CudaSharedMemoryRegisterResponse*) const {
+  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, context));
+  return CudaSharedMemoryUnsupported();
 }
 
-grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryUnregister(
-    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryUnregisterRequest*,
-    inference::CudaSharedMemoryUnregisterResponse*) {
-  absl::Status status = CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, *context);
-  return FinishNow(context, status.ok() ? CudaSharedMemoryUnsupported() : status);
+absl::Status InferenceService::CudaSharedMemoryUnregister(Context& context,
+                                                          const inference::CudaSharedMemoryUnregisterRequest&,
+                                                          inference::CudaSharedMemoryUnregisterResponse*) const {
+  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, context));
+  return CudaSharedMemoryUnsupported();
 }
 
 }  // namespace infera

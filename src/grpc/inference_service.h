@@ -1,15 +1,26 @@
-// InferenceService: inference.GRPCInferenceService — the control-plane RPCs on the gRPC
-// callback API; ModelInfer and ModelStreamInfer are raw async methods
-// (async_infer_context.h AsyncInferService), served on completion queues by
-// InferCqThreads with UnaryInferCall / StreamInferCall, not here.
+// InferenceService: inference.GRPCInferenceService — every RPC on gRPC's async
+// completion-queue API, served by the --grpc-infer-threads queue threads
+// (infer_cq_threads.h). ModelInfer and ModelStreamInfer are raw async methods
+// (async_infer_context.h AsyncInferService) run by UnaryInferCall / StreamInferCall; the
+// 17 control-plane RPCs are typed async methods (async_unary_call.h) whose handlers are
+// here: Methods() lists them for the queue threads.
 //
-// Metadata, health and extension RPCs are answered inline by MetadataHandlers.
+// Metadata, health and extension RPCs are answered inline on the queue thread by
+// MetadataHandlers; RepositoryModelLoad/Unload run on the AdminExecutor and finish from
+// its worker.
 //
 // Thread-safe. The manager and handlers must outlive the grpc::Server serving this.
 #ifndef INFERA_GRPC_INFERENCE_SERVICE_H_
 #define INFERA_GRPC_INFERENCE_SERVICE_H_
 
+#include <memory>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
 #include "grpc/async_infer_context.h"
+#include "grpc/async_unary_call.h"
+#include "grpc/live_calls.h"
 #include "grpc/metadata_handlers.h"
 #include "grpc_service.grpc.pb.h"
 #include "shm/shared_memory_registry.h"
@@ -19,95 +30,82 @@
 
 namespace infera {
 
-class InferenceService final : public AsyncInferService {
+class InferenceService final {
  public:
   // `admin` runs RepositoryModelLoad/Unload; it and `manager` outlive this.
   // `shared_memory` (may be null) is where the shared-memory RPCs register regions.
   InferenceService(ModelManager& manager, const MetadataHandlers& handlers, AdminExecutor& admin,
                    SharedMemoryRegistry* shared_memory, AdminGuard guard);
 
-  grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
-                                       const inference::ServerLiveRequest* request,
-                                       inference::ServerLiveResponse* response) override;
-  grpc::ServerUnaryReactor* ServerReady(grpc::CallbackServerContext* context,
-                                        const inference::ServerReadyRequest* request,
-                                        inference::ServerReadyResponse* response) override;
-  grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context,
-                                       const inference::ModelReadyRequest* request,
-                                       inference::ModelReadyResponse* response) override;
-  grpc::ServerUnaryReactor* ServerMetadata(grpc::CallbackServerContext* context,
-                                           const inference::ServerMetadataRequest* request,
-                                           inference::ServerMetadataResponse* response) override;
-  grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
-                                          const inference::ModelMetadataRequest* request,
-                                          inference::ModelMetadataResponse* response) override;
-  grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
-                                        const inference::ModelConfigRequest* request,
-                                        inference::ModelConfigResponse* response) override;
-  grpc::ServerUnaryReactor* ModelStatistics(grpc::CallbackServerContext* context,
-                                            const inference::ModelStatisticsRequest* request,
-                                            inference::ModelStatisticsResponse* response) override;
-  grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
-                                            const inference::RepositoryIndexRequest* request,
-                                            inference::RepositoryIndexResponse* response) override;
-  // Triton's model repository extension. The call answers when the model has loaded or
-  // drained (as Triton's does), but the work runs on the AdminExecutor, so callback
-  // threads stay free for inference; RESOURCE_EXHAUSTED when its queue is full,
-  // UNAVAILABLE once the server is shutting down.
-  grpc::ServerUnaryReactor* RepositoryModelLoad(grpc::CallbackServerContext* context,
-                                                const inference::RepositoryModelLoadRequest* request,
-                                                inference::RepositoryModelLoadResponse* response) override;
-  grpc::ServerUnaryReactor* RepositoryModelUnload(grpc::CallbackServerContext* context,
-                                                  const inference::RepositoryModelUnloadRequest* request,
-                                                  inference::RepositoryModelUnloadResponse* response) override;
-  // Triton's trace extension: settings read (no settings in the request) or changed,
-  // behind the admin guard's trace category (a change is an admin operation).
-  grpc::ServerUnaryReactor* TraceSetting(grpc::CallbackServerContext* context,
-                                         const inference::TraceSettingRequest* request,
-                                         inference::TraceSettingResponse* response) override;
-  // The logging extension (protocol/log_settings.h); reading and updating alike are in
-  // the admin guard's logging category as an admin operation, as GET/POST /v2/logging are.
-  grpc::ServerUnaryReactor* LogSettings(grpc::CallbackServerContext* context,
-                                        const inference::LogSettingsRequest* request,
-                                        inference::LogSettingsResponse* response) override;
+  // The 17 control-plane methods (every RPC but ModelInfer / ModelStreamInfer), each
+  // calling its handler below; every matched call is counted in `live_calls`. The
+  // methods must outlive the queue threads; this service and `live_calls` outlive them.
+  std::vector<std::unique_ptr<AsyncMethod>> Methods(LiveCalls* live_calls);
 
-  // Triton's shared-memory extensions (grpc/shared_memory_handlers.h), on `shared_memory`.
-  grpc::ServerUnaryReactor* SystemSharedMemoryStatus(
-      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
-      inference::SystemSharedMemoryStatusResponse* response) override;
-  grpc::ServerUnaryReactor* SystemSharedMemoryRegister(
-      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryRegisterRequest* request,
-      inference::SystemSharedMemoryRegisterResponse* response) override;
-  grpc::ServerUnaryReactor* SystemSharedMemoryUnregister(
-      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
-      inference::SystemSharedMemoryUnregisterResponse* response) override;
-  grpc::ServerUnaryReactor* CudaSharedMemoryStatus(
-      grpc::CallbackServerContext* context, const inference::CudaSharedMemoryStatusRequest* request,
-      inference::CudaSharedMemoryStatusResponse* response) override;
-  grpc::ServerUnaryReactor* CudaSharedMemoryRegister(
-      grpc::CallbackServerContext* context, const inference::CudaSharedMemoryRegisterRequest* request,
-      inference::CudaSharedMemoryRegisterResponse* response) override;
-  grpc::ServerUnaryReactor* CudaSharedMemoryUnregister(
-      grpc::CallbackServerContext* context, const inference::CudaSharedMemoryUnregisterRequest* request,
-      inference::CudaSharedMemoryUnregisterResponse* response) override;
+  // The gRPC service to register with the server builder and to request calls from.
+  AsyncInferService& service() { return service_; }
 
  private:
-  // Runs `work` on the admin executor; the call finishes with its status.
-  grpc::ServerUnaryReactor* FinishWhenDone(grpc::CallbackServerContext* context,
-                                           absl::AnyInvocable<absl::Status() &&> work);
+  using Context = grpc::ServerContext;
+
+  absl::Status ServerLive(Context&, const inference::ServerLiveRequest&, inference::ServerLiveResponse*) const;
+  absl::Status ServerReady(Context&, const inference::ServerReadyRequest&,
+                           inference::ServerReadyResponse*) const;
+  absl::Status ModelReady(Context&, const inference::ModelReadyRequest&, inference::ModelReadyResponse*) const;
+  absl::Status ServerMetadata(Context&, const inference::ServerMetadataRequest&,
+                              inference::ServerMetadataResponse*) const;
+  absl::Status ModelMetadata(Context&, const inference::ModelMetadataRequest&,
+                             inference::ModelMetadataResponse*) const;
+  absl::Status ModelConfig(Context&, const inference::ModelConfigRequest&, inference::ModelConfigResponse*) const;
+  absl::Status ModelStatistics(Context&, const inference::ModelStatisticsRequest&,
+                               inference::ModelStatisticsResponse*) const;
+  absl::Status RepositoryIndex(Context&, const inference::RepositoryIndexRequest&,
+                               inference::RepositoryIndexResponse*) const;
+  // Triton's model repository extension. The call answers when the model has loaded or
+  // drained (as Triton's does), but the work runs on the AdminExecutor, whose worker
+  // then finishes the call, so the queue threads stay free for inference;
+  // RESOURCE_EXHAUSTED when its queue is full, UNAVAILABLE once the server is shutting down.
+  void RepositoryModelLoad(Context&, const inference::RepositoryModelLoadRequest&,
+                           inference::RepositoryModelLoadResponse*, UnaryReply reply) const;
+  void RepositoryModelUnload(Context&, const inference::RepositoryModelUnloadRequest&,
+                             inference::RepositoryModelUnloadResponse*, UnaryReply reply) const;
+  // Triton's trace extension: settings read (no settings in the request) or changed,
+  // behind the admin guard's trace category (a change is an admin operation).
+  absl::Status TraceSetting(Context&, const inference::TraceSettingRequest&,
+                            inference::TraceSettingResponse*) const;
+  // The logging extension (protocol/log_settings.h); reading and updating alike are in
+  // the admin guard's logging category as an admin operation, as GET/POST /v2/logging are.
+  absl::Status LogSettings(Context&, const inference::LogSettingsRequest&, inference::LogSettingsResponse*) const;
+  // Triton's shared-memory extensions (grpc/shared_memory_handlers.h), on `shared_memory`.
+  absl::Status SystemSharedMemoryStatus(Context&, const inference::SystemSharedMemoryStatusRequest&,
+                                        inference::SystemSharedMemoryStatusResponse*) const;
+  absl::Status SystemSharedMemoryRegister(Context&, const inference::SystemSharedMemoryRegisterRequest&,
+                                          inference::SystemSharedMemoryRegisterResponse*) const;
+  absl::Status SystemSharedMemoryUnregister(Context&, const inference::SystemSharedMemoryUnregisterRequest&,
+                                            inference::SystemSharedMemoryUnregisterResponse*) const;
+  absl::Status CudaSharedMemoryStatus(Context&, const inference::CudaSharedMemoryStatusRequest&,
+                                      inference::CudaSharedMemoryStatusResponse*) const;
+  absl::Status CudaSharedMemoryRegister(Context&, const inference::CudaSharedMemoryRegisterRequest&,
+                                        inference::CudaSharedMemoryRegisterResponse*) const;
+  absl::Status CudaSharedMemoryUnregister(Context&, const inference::CudaSharedMemoryUnregisterRequest&,
+                                          inference::CudaSharedMemoryUnregisterResponse*) const;
+
+  // Runs `work` on the admin executor; `reply` answers with its status, from the
+  // executor's worker (or at once when the executor refuses the job).
+  void FinishWhenDone(UnaryReply reply, absl::AnyInvocable<absl::Status() &&> work) const;
   // FailedPrecondition outside explicit mode, else the guard's verdict on the call's
   // metadata (model-repository category, `operation`).
-  absl::Status CheckAdmin(grpc::CallbackServerContext* context,
+  absl::Status CheckAdmin(const Context& context,
                           AdminGuard::Operation operation = AdminGuard::Operation::kAdmin) const;
   // The guard's verdict on the call's metadata for `category`.
-  absl::Status CheckGuard(grpc::CallbackServerContext* context, ApiCategory category,
-                          AdminGuard::Operation operation) const;
+  absl::Status CheckGuard(const Context& context, ApiCategory category, AdminGuard::Operation operation) const;
 
   ModelManager& manager_;
   const MetadataHandlers& handlers_;
   AdminExecutor& admin_;
   SharedMemoryRegistry* const shared_memory_;
   const AdminGuard guard_;
+  AsyncInferService service_;
 };
 
 }  // namespace infera

@@ -15,7 +15,7 @@ absl::Status NoRegistry() {
 }  // namespace
 
 absl::Status CheckSharedMemoryAccess(const AdminGuard& guard, AdminGuard::Operation operation,
-                                     const grpc::CallbackServerContext& context) {
+                                     const grpc::ServerContextBase& context) {
   const auto& metadata = context.client_metadata();
   return guard.Check(ApiCategory::kSharedMemory, operation,
                      [&metadata](std::string_view name) -> std::optional<std::string_view> {

@@ -25,7 +25,7 @@ namespace infera {
 
 // The guard's verdict on a call's metadata for the shared-memory category.
 absl::Status CheckSharedMemoryAccess(const AdminGuard& guard, AdminGuard::Operation operation,
-                                     const grpc::CallbackServerContext& context);
+                                     const grpc::ServerContextBase& context);
 
 // `registry` null: the system RPCs answer UNAVAILABLE (no registry on this server).
 absl::Status SystemSharedMemoryStatus(const SharedMemoryRegistry* registry,
