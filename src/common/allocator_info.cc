@@ -30,7 +30,13 @@ AllocatorInfo ActiveAllocator() {
     info.library = where.dli_fname;
   }
   const std::string& lib = info.library;
-  if (lib.find("jemalloc") != std::string::npos) {
+  // A sanitizer's runtime replaces malloc (its own allocator, in libasan/libtsan or linked
+  // into the executable by clang); the sanitizer builds link no other allocator.
+  if (dlsym(RTLD_DEFAULT, "__asan_init") != nullptr) {
+    info.name = "asan";
+  } else if (dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr) {
+    info.name = "tsan";
+  } else if (lib.find("jemalloc") != std::string::npos) {
     info.name = "jemalloc";
     if (auto mallctl = reinterpret_cast<MallctlFn>(dlsym(RTLD_DEFAULT, "mallctl"))) {
       const char* version = nullptr;

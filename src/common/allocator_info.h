@@ -14,7 +14,7 @@
 namespace infera {
 
 struct AllocatorInfo {
-  std::string name;     // "jemalloc", "tcmalloc", "glibc", or "unknown"
+  std::string name;     // "jemalloc", "tcmalloc", "glibc", "asan" / "tsan" (a sanitizer build), or "unknown"
   std::string version;  // e.g. "5.3.0-0-g54eaed1d..."; "" when the allocator does not say
   std::string library;  // the shared object defining malloc, e.g. /lib/x86_64-linux-gnu/libc.so.6
 
