@@ -43,7 +43,9 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
   const auto received = std::chrono::steady_clock::now();
   std::optional<InferTrace> trace = InferTrace::Start(options.trace, message.model_name(),
                                                       metadata.traceparent, received);
-  absl::StatusOr<InferRequest> request = DecodeModelInferRequest(message, std::move(owner));
+  // A copy: `owner` may be all that keeps `message` alive, and a failed decode drops what
+  // it was given while `message` is still read below (its id in the error answer).
+  absl::StatusOr<InferRequest> request = DecodeModelInferRequest(message, owner);
   const auto decoded = std::chrono::steady_clock::now();
   if (!request.ok()) return Fail(trace, message.id(), request.status(), done);
   if (trace) trace->Parsed(decoded);
