@@ -166,6 +166,19 @@ def write_model(repo, name, config, versions=(1,), *, files=None):
             f.write(content)
 
 
+def thread_names(pid):
+    """The names (/proc/PID/task/*/comm) of a process's threads; one that ends meanwhile is skipped."""
+    names = []
+    task_dir = f"/proc/{pid}/task"
+    for task in os.listdir(task_dir):
+        try:
+            with open(f"{task_dir}/{task}/comm", encoding="utf-8") as f:
+                names.append(f.read().strip())
+        except FileNotFoundError:  # a thread that just ended
+            pass
+    return names
+
+
 def wait_for(predicate, timeout=30.0, interval=0.02):
     """Polls `predicate` every `interval` seconds until it returns a truthy value and
     returns that value; raises AssertionError when `timeout` seconds pass first."""

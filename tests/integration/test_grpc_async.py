@@ -9,7 +9,6 @@ ModelInferRequest is refused unary and answered in band on a stream that goes on
 deadline that passes while a request waits drops it before it runs.
 """
 
-import os
 import queue
 import random
 import struct
@@ -21,7 +20,7 @@ import grpc
 import pytest
 
 from grpc_stubs import pb, pb_grpc
-from infera_server import BINARY, InferaServer, wait_for, write_model
+from infera_server import BINARY, InferaServer, thread_names, wait_for, write_model
 
 SIMPLE_CONFIG = """
 name: "simple"
@@ -120,14 +119,7 @@ def test_hostile_thread_counts_stop_the_server_naming_the_flag(repo, value):
 
 
 def test_the_server_runs_the_threads_it_was_asked_for(server):
-    names = []
-    task_dir = f"/proc/{server.process.pid}/task"
-    for task in os.listdir(task_dir):
-        try:
-            with open(f"{task_dir}/{task}/comm", encoding="utf-8") as f:
-                names.append(f.read().strip())
-        except FileNotFoundError:  # a thread that just ended
-            pass
+    names = thread_names(server.process.pid)
     assert sorted(n for n in names if n.startswith("grpc-infer-")) == [f"grpc-infer-{i}" for i in range(THREADS)]
 
 

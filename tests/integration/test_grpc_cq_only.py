@@ -9,7 +9,6 @@ answers (auth metadata, codes, messages, Health/Watch UNIMPLEMENTED, load / unlo
 finished from the admin worker) are checked here under concurrency, on every queue.
 """
 
-import os
 import tempfile
 import threading
 
@@ -17,7 +16,7 @@ import grpc
 import pytest
 
 from grpc_stubs import health_pb2, health_pb2_grpc, pb, pb_grpc
-from infera_server import InferaServer, write_model
+from infera_server import InferaServer, thread_names, write_model
 
 SIMPLE_CONFIG = """
 name: "simple"
@@ -45,18 +44,6 @@ def server():
         s.wait_ready()
         yield s
         s.stop()
-
-
-def thread_names(pid):
-    names = []
-    task_dir = f"/proc/{pid}/task"
-    for task in os.listdir(task_dir):
-        try:
-            with open(f"{task_dir}/{task}/comm", encoding="utf-8") as f:
-                names.append(f.read().strip())
-        except FileNotFoundError:  # a thread that just ended
-            pass
-    return names
 
 
 def simple_request(rid):
