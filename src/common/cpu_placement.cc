@@ -131,6 +131,13 @@ std::vector<int> CpuPlacement::io_cpus() const {
   return planner_.io_cpus();
 }
 
+std::vector<int> CpuPlacement::cpus() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<int> all = planner_.cpus();
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
 std::string CpuPlacement::DescribePlan() const {
   absl::MutexLock lock(&mu_);
   std::vector<int> rest;
@@ -193,6 +200,14 @@ absl::Status PinCurrentThread(const std::vector<int>& cpus) {
                                                 FormatCpuList(applied)));
   }
   return absl::OkStatus();
+}
+
+void PinCurrentThreadForModelLoading() {
+  const std::shared_ptr<CpuPlacement> placement = ProcessCpuPlacement();
+  if (placement == nullptr) return;
+  if (absl::Status pinned = PinCurrentThread(placement->cpus()); !pinned.ok()) {
+    INFERA_LOG(WARNING) << "cpu placement: a model-loading thread keeps the I/O CPUs: " << pinned.message();
+  }
 }
 
 void SetProcessCpuPlacement(std::shared_ptr<CpuPlacement> placement) {

@@ -96,6 +96,8 @@ class CpuPlacement : public std::enable_shared_from_this<CpuPlacement> {
 
   const CpuTopology& topology() const { return topology_; }
   std::vector<int> io_cpus() const;
+  // Every CPU of the budget (I/O and instance CPUs), ascending.
+  std::vector<int> cpus() const;
   // "I/O threads on CPUs 0; model instances on 1 (least loaded first, 2 CPUs in all)".
   std::string DescribePlan() const;
 
@@ -117,6 +119,15 @@ class CpuPlacement : public std::enable_shared_from_this<CpuPlacement> {
 // when the kernel refused (naming the CPUs and errno) or applied something else;
 // InvalidArgument for an empty set or an id out of range.
 absl::Status PinCurrentThread(const std::vector<int>& cpus);
+
+// --cpu-placement pinned: widens the calling thread's mask from the I/O CPUs it inherited
+// to every CPU of the placement's budget. Model-loading threads (the start-up load pool,
+// the admin executor, the repository poller) call it first: loading and warming a model
+// is CPU work that should not queue behind the I/O CPUs, and the threads a load starts
+// (schedulers' workers, the LLM engine's threads) inherit the wider mask; a pytorch
+// instance still pins its own worker and intra-op team at its first execution. No-op
+// without a placement; a refusal is logged and the thread keeps its mask.
+void PinCurrentThreadForModelLoading();
 
 // The placement backends consult when they start instances; null (the default) means
 // `--cpu-placement none`. Thread-safe.

@@ -137,6 +137,7 @@ TEST(CpuPlannerTest, ReleaseFreesCpus) {
 TEST(CpuPlacementTest, LeaseGivesCpusBack) {
   std::shared_ptr<CpuPlacement> placement = CpuPlacement::Create(Flat(4), 4, 1);
   EXPECT_EQ(placement->io_cpus(), (std::vector<int>{0}));
+  EXPECT_EQ(placement->cpus(), (std::vector<int>{0, 1, 2, 3}));
   {
     std::unique_ptr<CpuLease> lease = placement->Reserve("m_0", 3);
     EXPECT_EQ(lease->cpus(), (std::vector<int>{1, 2, 3}));
@@ -168,6 +169,26 @@ TEST(ProcessCpuPlacementTest, InstallsAndClears) {
   EXPECT_NE(ProcessCpuPlacement(), nullptr);
   SetProcessCpuPlacement(nullptr);
   EXPECT_EQ(ProcessCpuPlacement(), nullptr);
+}
+
+TEST(PinCurrentThreadForModelLoadingTest, WidensFromTheIoCpusToTheBudget) {
+  const std::vector<int> mine = CurrentThreadCpus();
+  ASSERT_FALSE(mine.empty());
+  std::thread t([&] {
+    // Without a placement nothing changes.
+    ASSERT_TRUE(PinCurrentThread({mine.front()}).ok());
+    PinCurrentThreadForModelLoading();
+    EXPECT_EQ(CurrentThreadCpus(), (std::vector<int>{mine.front()}));
+    // With one over this thread's CPUs, the I/O mask widens to all of them.
+    CpuTopology topology;
+    for (int cpu : mine) topology.cpus.push_back({cpu, cpu, 0, 0});
+    topology.online = static_cast<int>(mine.size());
+    SetProcessCpuPlacement(CpuPlacement::Create(topology, static_cast<int>(mine.size()), 1));
+    PinCurrentThreadForModelLoading();
+    EXPECT_EQ(CurrentThreadCpus(), mine);
+    SetProcessCpuPlacement(nullptr);
+  });
+  t.join();
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "manager/admin_executor.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <utility>
 
+#include "common/cpu_placement.h"
 #include "common/retry_after.h"
 #include "common/str_cat.h"
 
@@ -48,6 +51,8 @@ size_t AdminExecutor::Pending() const {
 }
 
 void AdminExecutor::WorkerLoop() {
+  pthread_setname_np(pthread_self(), "infera-admin");
+  PinCurrentThreadForModelLoading();  // its jobs are model loads and unloads
   while (true) {
     Job job;
     {

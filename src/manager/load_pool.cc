@@ -1,7 +1,11 @@
 #include "manager/load_pool.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <memory>
+
+#include "common/cpu_placement.h"
 
 namespace infera {
 
@@ -79,6 +83,8 @@ void LoadPool::Wait() {
 }
 
 void LoadPool::WorkerLoop() {
+  pthread_setname_np(pthread_self(), "infera-loader");
+  PinCurrentThreadForModelLoading();
   while (true) {
     std::function<void()> task;
     {

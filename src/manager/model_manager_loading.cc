@@ -1,9 +1,12 @@
 // ModelManager: loading, reloading, unloading and polling (docs/lifecycle.md).
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <functional>
 #include <set>
 
+#include "common/cpu_placement.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -491,6 +494,8 @@ void ModelManager::StartBackgroundTasks() {
 }
 
 void ModelManager::BackgroundLoop() {
+  pthread_setname_np(pthread_self(), "infera-poll");
+  PinCurrentThreadForModelLoading();
   auto next_poll = std::chrono::steady_clock::now() + options_.poll_interval;
   while (true) {
     {

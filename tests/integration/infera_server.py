@@ -85,6 +85,22 @@ class InferaServer:
         status, _, body = self.request("GET", path)
         return status, (json.loads(body) if body else None)
 
+    def model_gauge(self, name, model):
+        """The value of gauge `name` for `model` on /metrics (0 when the series is absent)."""
+        for line in self.request("GET", "/metrics")[2].decode().splitlines():
+            if line.startswith(name + "{") and f'model="{model}"' in line:
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    def inference_count(self, model):
+        """Requests the server has answered for `model` (its statistics: success + fail),
+        or None while the model has no statistics (not loaded)."""
+        status, body = self.get_json(f"/v2/models/{model}/stats")
+        if status != 200:
+            return None
+        stats = body["model_stats"][0]["inference_stats"]
+        return stats["success"]["count"] + stats["fail"]["count"]
+
     def infer(self, model, payload, version=None, headers=None):
         path = f"/v2/models/{model}" + (f"/versions/{version}" if version else "") + "/infer"
         body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload)
@@ -152,6 +168,21 @@ def _link_or_copy(src, dst):
         shutil.copy2(src, dst)
 
 
+# The `simple` model (add_sub over two INT32 [16] inputs, Triton's example) as the tests
+# that write their own repository declare it; SIMPLE_CONFIG_2_INSTANCES adds a second
+# instance.
+SIMPLE_CONFIG = """
+name: "simple"
+backend: "add_sub"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
+        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
+         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
+"""
+SIMPLE_CONFIG_2_INSTANCES = SIMPLE_CONFIG + 'instance_group [ { count: 2 kind: KIND_CPU } ]\n'
+
+
 def write_model(repo, name, config, versions=(1,), *, files=None):
     """Writes `repo/name/config.pbtxt` (the text `config`), makes a folder for each of
     `versions`, and writes `files` ({file name: text}, UTF-8) into the first version's
@@ -166,17 +197,22 @@ def write_model(repo, name, config, versions=(1,), *, files=None):
             f.write(content)
 
 
-def thread_names(pid):
-    """The names (/proc/PID/task/*/comm) of a process's threads; one that ends meanwhile is skipped."""
-    names = []
+def thread_names_by_tid(pid):
+    """{tid: name (/proc/PID/task/TID/comm)} of a process's threads; one that ends meanwhile is skipped."""
+    names = {}
     task_dir = f"/proc/{pid}/task"
     for task in os.listdir(task_dir):
         try:
             with open(f"{task_dir}/{task}/comm", encoding="utf-8") as f:
-                names.append(f.read().strip())
+                names[int(task)] = f.read().strip()
         except FileNotFoundError:  # a thread that just ended
             pass
     return names
+
+
+def thread_names(pid):
+    """The names of a process's threads (see thread_names_by_tid)."""
+    return list(thread_names_by_tid(pid).values())
 
 
 def wait_for(predicate, timeout=30.0, interval=0.02):

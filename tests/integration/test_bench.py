@@ -28,14 +28,6 @@ def run_bench(port, *args, timeout=120):
 EXTRA_PORTS = ["--metrics-port", "0"]
 
 
-def server_stats(server, model):
-    status, body = server.get_json(f"/v2/models/{model}/stats")
-    if status != 200:
-        return None
-    entry = body["model_stats"][0]["inference_stats"]
-    return entry["success"]["count"] + entry["fail"]["count"]
-
-
 @pytest.fixture(scope="module")
 def server():
     srv = InferaServer(demo_repo(), *EXTRA_PORTS, env={"OMP_WAIT_POLICY": "passive"})
@@ -51,7 +43,7 @@ def out_dir():
 
 
 def test_closed_loop_counts_add_up_and_match_the_server(server, out_dir):
-    before = server_stats(server, "simple")
+    before = server.inference_count("simple")
     report_path = os.path.join(out_dir, "r.json")
     result = run_bench(server.port, "-m", "simple", "--concurrency-range", "1:4:x2", "--check",
                        "--json", report_path)
@@ -67,7 +59,7 @@ def test_closed_loop_counts_add_up_and_match_the_server(server, out_dir):
         assert level["latency"]["count"] == level["ok"]
         assert 0 < level["latency"]["p50_us"] <= level["latency"]["p99_us"] <= level["latency"]["max_us"]
         assert level["throughput_per_s"] > 0
-    after = server_stats(server, "simple")
+    after = server.inference_count("simple")
     if before is not None:  # the statistics endpoint is there: it saw every request
         assert report["server_stats_available"]
         assert after - before == totals["sent"]
@@ -128,7 +120,7 @@ def test_rejections_are_counted_as_errors(out_dir):
                        env={"OMP_WAIT_POLICY": "passive"})
     try:
         srv.wait_ready()
-        before = server_stats(srv, "text_encoder")
+        before = srv.inference_count("text_encoder")
         report_path = os.path.join(out_dir, "r.json")
         result = run_bench(srv.port, "-m", "text_encoder", "--int-range", "0:8192",
                            "--concurrency-range", "16", "--duration", "1", "--json", report_path)
@@ -142,7 +134,7 @@ def test_rejections_are_counted_as_errors(out_dir):
         assert "errors:" in result.stdout
         if before is not None:
             # Rejected requests may or may not reach the model's statistics; successes do.
-            assert server_stats(srv, "text_encoder") - before >= totals["ok"]
+            assert srv.inference_count("text_encoder") - before >= totals["ok"]
     finally:
         srv.stop()
 

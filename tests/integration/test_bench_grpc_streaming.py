@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import tempfile
-import time
 
 import pytest
 
@@ -22,13 +21,6 @@ FAST = ["--measurement-interval", "300", "--warmup", "200", "--max-trials", "4",
 def run_bench(server, *args, timeout=120):
     return subprocess.run([BINARY, "bench", "-i", "grpc", "-u", f"127.0.0.1:{server.grpc_port}", *FAST, *args],
                           capture_output=True, text=True, timeout=timeout)
-
-
-def server_count(server, model):
-    status, body = server.get_json(f"/v2/models/{model}/stats")
-    assert status == 200, body
-    stats = body["model_stats"][0]["inference_stats"]
-    return stats["success"]["count"] + stats["fail"]["count"]
 
 
 def small_repo(directory):
@@ -53,7 +45,7 @@ def out_dir():
 
 
 def test_streaming_run_checks_every_answer_and_matches_the_server(server, out_dir):
-    before = server_count(server, "simple")
+    before = server.inference_count("simple")
     path = os.path.join(out_dir, "r.json")
     result = run_bench(server, "-m", "simple", "--streaming", "--concurrency-range", "1:8:x8", "--duration", "0.5",
                        "--check", "--json", path)
@@ -69,7 +61,7 @@ def test_streaming_run_checks_every_answer_and_matches_the_server(server, out_di
         assert level["latency"]["count"] == level["ok"] > 0
         assert level["client_cpu_us_per_request"] > 0
     # Every request the load generator counted reached the server, none more.
-    assert server_count(server, "simple") - before == totals["sent"]
+    assert server.inference_count("simple") - before == totals["sent"]
 
 
 def test_streaming_large_tensors_are_checked(server, out_dir):
@@ -97,7 +89,7 @@ def test_errors_in_stream_answers_are_counted(server, out_dir):
     bad = {"content": list(range(15)), "shape": [15]}  # simple takes [16]
     data_path = os.path.join(out_dir, "bad.json")
     json.dump({"data": [{"INPUT0": bad, "INPUT1": bad}]}, open(data_path, "w"))
-    before = server_count(server, "simple")
+    before = server.inference_count("simple")
     path = os.path.join(out_dir, "r.json")
     result = run_bench(server, "-m", "simple", "--streaming", "--input-data", data_path,
                        "--concurrency-range", "2", "--duration", "0.3", "--json", path)
@@ -110,7 +102,7 @@ def test_errors_in_stream_answers_are_counted(server, out_dir):
     assert list(kinds) == ["grpc stream error"], kinds
     assert "does not match" in kinds["grpc stream error"]["example"]
     assert "grpc stream error" in result.stdout
-    assert server_count(server, "simple") - before == totals["sent"]
+    assert server.inference_count("simple") - before == totals["sent"]
 
 
 def test_open_loop_rate_is_accurate_over_grpc(server, out_dir):
@@ -127,7 +119,7 @@ def test_open_loop_rate_is_accurate_over_grpc(server, out_dir):
 
 
 def test_unary_run_checks_every_answer_and_matches_the_server(server, out_dir):
-    before = server_count(server, "simple")
+    before = server.inference_count("simple")
     path = os.path.join(out_dir, "r.json")
     result = run_bench(server, "-m", "simple", "--concurrency-range", "1:16:x16", "--duration", "0.5",
                        "--check", "--json", path)
@@ -139,7 +131,7 @@ def test_unary_run_checks_every_answer_and_matches_the_server(server, out_dir):
     assert [level["concurrency"] for level in report["levels"]] == [1, 16]
     for level in report["levels"]:
         assert level["latency"]["count"] == level["ok"] > 0
-    assert server_count(server, "simple") - before == totals["sent"]
+    assert server.inference_count("simple") - before == totals["sent"]
 
 
 def test_unary_errors_are_counted_by_status_code(server, out_dir):
@@ -171,7 +163,7 @@ def test_streams_ended_by_the_server_are_counted(out_dir):
              "--progress", "off", "--json", path],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            wait_for(lambda: server_count(srv, "simple") > 20, timeout=30)
+            wait_for(lambda: srv.inference_count("simple") > 20, timeout=30)
             srv.stop()
             stdout, stderr = bench.communicate(timeout=60)
         finally:

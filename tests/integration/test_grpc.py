@@ -20,8 +20,8 @@ import grpc
 import pytest
 
 from google.protobuf import json_format
-from grpc_stubs import health_pb2, health_pb2_grpc, pb, pb_grpc
-from infera_server import InferaServer, wait_for, write_model
+from grpc_stubs import health_pb2, health_pb2_grpc, pb, pb_grpc, SLOW_CONFIG, slow_request, slow_stats
+from infera_server import InferaServer, SIMPLE_CONFIG_2_INSTANCES, wait_for, write_model
 
 DATATYPES = {
     # KServe name: (config type, struct format, typed contents field, sample values)
@@ -41,17 +41,6 @@ DATATYPES = {
     "BYTES": ("TYPE_STRING", None, "bytes_contents", [b"hello", b"", b"\xff\x00binary"]),
 }
 
-SIMPLE_CONFIG = """
-name: "simple"
-backend: "add_sub"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-instance_group [ { count: 2 kind: KIND_CPU } ]
-"""
-
 ADD_SUB_INT8_CONFIG = """
 name: "add_sub_int8"
 backend: "add_sub"
@@ -61,17 +50,6 @@ input [ { name: "INPUT0" data_type: TYPE_INT8 dims: [ -1 ] },
 output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ -1 ] },
          { name: "OUTPUT1" data_type: TYPE_INT8 dims: [ -1 ] } ]
 """
-
-SLOW_CONFIG = """
-name: "slow"
-backend: "fault_injection"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
-instance_group [ { count: 1 } ]
-parameters { key: "delay_ms" value { string_value: "300" } }
-"""
-
 
 def identity_config(name, config_type):
     return f"""
@@ -86,7 +64,7 @@ output [ {{ name: "OUTPUT0" data_type: {config_type} dims: [ -1 ] }} ]
 @pytest.fixture(scope="module")
 def repo():
     with tempfile.TemporaryDirectory(prefix="infera-grpc-") as path:
-        write_model(path, "simple", SIMPLE_CONFIG, versions=(1, 2))
+        write_model(path, "simple", SIMPLE_CONFIG_2_INSTANCES, versions=(1, 2))
         write_model(path, "add_sub_int8", ADD_SUB_INT8_CONFIG)
         write_model(path, "slow", SLOW_CONFIG)
         for kserve, (config_type, _, _, _) in DATATYPES.items():
@@ -453,33 +431,15 @@ def test_stream_answers_as_it_goes_then_cancel_leaves_the_server_healthy(stub):
     assert [a.infer_response.id for a in answers] == ["after"]
 
 
-def slow_request(rid):
-    request = pb.ModelInferRequest(model_name="slow", id=rid)
-    add_input(request, "INPUT0", "INT32", [1], raw=struct.pack("<i", 7))
-    return request
-
-
-def slow_stats(stub):
-    return stub.ModelStatistics(pb.ModelStatisticsRequest(name="slow")).model_stats[0]
-
-
-def slow_gauge(server, name):
-    """A gauge of model `slow` from /metrics (0 when absent)."""
-    for line in server.request("GET", "/metrics")[2].decode().splitlines():
-        if line.startswith(name + "{") and 'model="slow"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
 def test_cancelling_a_call_reaches_the_scheduler(server, stub):
     before = slow_stats(stub)
     running = stub.ModelInfer.future(slow_request("keep"))
     # Wait for events, not sleeps: `keep` is executing (300 ms), then `abandon` waits in
     # the queue behind it.
-    wait_for(lambda: slow_gauge(server, "infera_inflight_requests") == 1
-             and slow_gauge(server, "infera_queue_depth") == 0)
+    wait_for(lambda: server.model_gauge("infera_inflight_requests", "slow") == 1
+             and server.model_gauge("infera_queue_depth", "slow") == 0)
     abandoned = stub.ModelInfer.future(slow_request("abandon"))
-    wait_for(lambda: slow_gauge(server, "infera_queue_depth") == 1)
+    wait_for(lambda: server.model_gauge("infera_queue_depth", "slow") == 1)
     assert abandoned.cancel()
     assert abandoned.cancelled()
     assert running.result(timeout=30).id == "keep"
@@ -592,7 +552,7 @@ def test_repository_index_over_grpc_and_http(server, stub):
 
 def test_not_ready_server_and_failed_model_in_the_index():
     with tempfile.TemporaryDirectory(prefix="infera-grpc-bad-") as path:
-        write_model(path, "simple", SIMPLE_CONFIG)
+        write_model(path, "simple", SIMPLE_CONFIG_2_INSTANCES)
         write_model(path, "broken", 'name: "broken"\nbackend: "add_sub"\nmax_batch_size: "x"\n')
         s = InferaServer(path)
         try:
@@ -655,7 +615,7 @@ def test_message_limit_is_configurable_with_a_clear_error():
 
 def test_sigterm_drains_an_open_stream_promptly():
     with tempfile.TemporaryDirectory(prefix="infera-grpc-drain-") as path:
-        write_model(path, "simple", SIMPLE_CONFIG)
+        write_model(path, "simple", SIMPLE_CONFIG_2_INSTANCES)
         s = InferaServer(path, "--exit-timeout-secs", "30")
         s.wait_ready()
         with channel_to(s) as channel:

@@ -19,18 +19,8 @@ import threading
 import grpc
 import pytest
 
-from grpc_stubs import pb, pb_grpc
-from infera_server import BINARY, InferaServer, thread_names, wait_for, write_model
-
-SIMPLE_CONFIG = """
-name: "simple"
-backend: "add_sub"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-"""
+from grpc_stubs import pb, pb_grpc, SLOW_CONFIG, slow_request, slow_stats
+from infera_server import BINARY, InferaServer, SIMPLE_CONFIG, thread_names, wait_for, write_model
 
 IDENTITY_CONFIG = """
 name: "identity_fp32"
@@ -38,16 +28,6 @@ backend: "identity"
 max_batch_size: 0
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-"""
-
-SLOW_CONFIG = """
-name: "slow"
-backend: "fault_injection"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 1 ] } ]
-instance_group [ { count: 1 } ]
-parameters { key: "delay_ms" value { string_value: "300" } }
 """
 
 THREADS = 3
@@ -234,31 +214,12 @@ def test_unparsable_stream_message_is_answered_in_band_and_the_stream_goes_on(se
 
 # --- deadlines and cancellation on the queue threads ----------------------------------------
 
-def slow_request(rid):
-    request = pb.ModelInferRequest(model_name="slow", id=rid)
-    request.inputs.add(name="INPUT0", datatype="INT32", shape=[1])
-    request.raw_input_contents.append(struct.pack("<i", 7))
-    return request
-
-
-def slow_stats(stub):
-    return stub.ModelStatistics(pb.ModelStatisticsRequest(name="slow")).model_stats[0]
-
-
-def slow_gauge(server, name):
-    """A gauge of model `slow` from /metrics (0 when absent)."""
-    for line in server.request("GET", "/metrics")[2].decode().splitlines():
-        if line.startswith(name + "{") and 'model="slow"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
 def test_a_deadline_passing_in_the_queue_drops_the_request(server, stub):
     before = slow_stats(stub)
     running = stub.ModelInfer.future(slow_request("keep"))
     # `keep` is executing (300 ms) and nothing waits behind it: an event, not a sleep.
-    wait_for(lambda: slow_gauge(server, "infera_inflight_requests") == 1
-             and slow_gauge(server, "infera_queue_depth") == 0)
+    wait_for(lambda: server.model_gauge("infera_inflight_requests", "slow") == 1
+             and server.model_gauge("infera_queue_depth", "slow") == 0)
     with pytest.raises(grpc.RpcError) as error:
         stub.ModelInfer(slow_request("late"), timeout=0.1)
     assert error.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED

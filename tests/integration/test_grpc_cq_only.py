@@ -16,17 +16,7 @@ import grpc
 import pytest
 
 from grpc_stubs import health_pb2, health_pb2_grpc, pb, pb_grpc
-from infera_server import InferaServer, thread_names, write_model
-
-SIMPLE_CONFIG = """
-name: "simple"
-backend: "add_sub"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-"""
+from infera_server import InferaServer, SIMPLE_CONFIG, thread_names, write_model
 
 THREADS = 3
 TOKEN = [("authorization", "Bearer tok")]

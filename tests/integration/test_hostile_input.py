@@ -22,19 +22,9 @@ import grpc
 import pytest
 
 import llm_testutil as u
-from infera_server import InferaServer, write_model
+from infera_server import InferaServer, SIMPLE_CONFIG, write_model
 
 from grpc_stubs import pb, pb_grpc  # noqa: E402
-
-SIMPLE_CONFIG = """
-name: "simple"
-backend: "add_sub"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-"""
 
 
 def identity_config(name, config_type):

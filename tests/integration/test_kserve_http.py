@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from infera_server import InferaServer, write_model
+from infera_server import InferaServer, SIMPLE_CONFIG_2_INSTANCES, write_model
 
 DATATYPES = {
     # KServe name: (config type, struct format, sample values)
@@ -33,17 +33,6 @@ DATATYPES = {
     "BYTES": ("TYPE_STRING", None, ["hello", "", "ünïcødé ✓"]),
 }
 
-SIMPLE_CONFIG = """
-name: "simple"
-backend: "add_sub"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-instance_group [ { count: 2 kind: KIND_CPU } ]
-"""
-
 
 def identity_config(name, config_type):
     return f"""
@@ -58,7 +47,7 @@ output [ {{ name: "OUTPUT0" data_type: {config_type} dims: [ -1 ] }} ]
 @pytest.fixture(scope="module")
 def repo():
     with tempfile.TemporaryDirectory(prefix="infera-http-") as path:
-        write_model(path, "simple", SIMPLE_CONFIG, versions=(1, 2))
+        write_model(path, "simple", SIMPLE_CONFIG_2_INSTANCES, versions=(1, 2))
         for kserve, (config_type, _, _) in DATATYPES.items():
             write_model(path, f"identity_{kserve.lower()}", identity_config(f"identity_{kserve.lower()}", config_type))
         yield path
@@ -418,7 +407,7 @@ def test_many_concurrent_clients_get_their_own_results(server):
 
 def test_bad_model_fails_alone(repo):
     with tempfile.TemporaryDirectory(prefix="infera-bad-") as path:
-        write_model(path, "simple", SIMPLE_CONFIG)
+        write_model(path, "simple", SIMPLE_CONFIG_2_INSTANCES)
         write_model(path, "broken", 'name: "broken"\nbackend: "add_sub"\nmax_batch_size: "x"\n')
         write_model(path, "typo", 'name: "typo"\nbackend: "identity"\ninputz [ ]\n')
         server = InferaServer(path)

@@ -162,14 +162,6 @@ def test_overload_gets_fast_429s_and_nothing_is_lost(server):
     server.assert_serving()
 
 
-def gauge(server, name, model):
-    """A gauge of `model` from /metrics (0 when absent)."""
-    for line in server.request("GET", "/metrics")[2].decode().splitlines():
-        if line.startswith(name + "{") and f'model="{model}"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
 def test_request_timeout_and_priority_parameters(server):
     # Occupy the single 300 ms instance, then queue behind it.
     results = {}
@@ -182,8 +174,8 @@ def test_request_timeout_and_priority_parameters(server):
     blocker.start()
     # An event, not a sleep: the blocker is executing (in flight, nothing queued).
     deadline = time.time() + 30
-    while not (gauge(server, "infera_inflight_requests", "timeouts") == 1
-               and gauge(server, "infera_queue_depth", "timeouts") == 0):
+    while not (server.model_gauge("infera_inflight_requests", "timeouts") == 1
+               and server.model_gauge("infera_queue_depth", "timeouts") == 0):
         assert time.time() < deadline, "the blocker never started executing"
         time.sleep(0.01)
     expiring = threading.Thread(target=send, args=("expiring", slow_payload(2, parameters={"timeout": 1000})))
