@@ -13,7 +13,33 @@ int64_t PendingBatch::total_rows() const {
   return total;
 }
 
-DelayBatchPolicy::DelayBatchPolicy(const SchedulingOptions& options) : options_(options) {}
+DelayBatchPolicy::DelayBatchPolicy(const SchedulingOptions& options, int num_instances)
+    : options_(options), num_instances_(std::max(1, num_instances)) {}
+
+int64_t DelayBatchPolicy::InstanceShare() const {
+  if (num_instances_ <= 1 || !options_.preferred_batch_sizes.empty()) return options_.max_batch_rows;
+  return std::max<int64_t>(1, (options_.max_batch_rows + num_instances_ - 1) / num_instances_);
+}
+
+bool DelayBatchPolicy::Shares(const PendingBatch& pending) const {
+  return options_.batching && options_.preferred_batch_sizes.empty() && num_instances_ > 1 &&
+         pending.idle_instances > 0;
+}
+
+size_t DelayBatchPolicy::PrefixWithin(const PendingBatch& pending, int64_t max_rows) {
+  size_t fit = 0;
+  for (int64_t sum = 0; fit < pending.rows.size() && sum + pending.rows[fit] <= max_rows; ++fit) {
+    sum += pending.rows[fit];
+  }
+  return std::max<size_t>(fit, 1);
+}
+
+BatchDecision DelayBatchPolicy::RunNow(const PendingBatch& pending) const {
+  if (!Shares(pending)) return {pending.rows.size(), {}};
+  const int64_t parts = std::min<int64_t>(pending.idle_instances, num_instances_ - 1) + 1;
+  const int64_t part = (pending.total_rows() + parts - 1) / parts;
+  return {PrefixWithin(pending, part), {}};
+}
 
 size_t DelayBatchPolicy::PreferredPrefix(const PendingBatch& pending) const {
   const auto& preferred = options_.preferred_batch_sizes;
@@ -28,7 +54,13 @@ size_t DelayBatchPolicy::PreferredPrefix(const PendingBatch& pending) const {
 
 BatchDecision DelayBatchPolicy::Decide(const PendingBatch& pending, SteadyTime now) {
   const size_t all = pending.rows.size();
-  if (!options_.batching || pending.total_rows() >= options_.max_batch_rows) return {all, {}};
+  if (!options_.batching) return {all, {}};
+  if (pending.total_rows() >= options_.max_batch_rows) return RunNow(pending);
+  // An instance's share is formed and another instance is idle: run the share now, the
+  // idle instance takes what follows (no preferred sizes: Shares()).
+  if (Shares(pending) && pending.total_rows() >= InstanceShare()) {
+    return {PrefixWithin(pending, InstanceShare()), {}};
+  }
   const auto& preferred = options_.preferred_batch_sizes;
   const size_t preferred_prefix = PreferredPrefix(pending);
   if (!preferred.empty()) {
@@ -38,21 +70,19 @@ BatchDecision DelayBatchPolicy::Decide(const PendingBatch& pending, SteadyTime n
     if (pending.total_rows() > preferred.back()) {
       // Past the largest preferred size without hitting one exactly: run what fits.
       if (preferred_prefix > 0) return {preferred_prefix, {}};
-      size_t fit = 0;
-      for (int64_t sum = 0; fit < all && sum + pending.rows[fit] <= preferred.back(); ++fit) {
-        sum += pending.rows[fit];
-      }
-      return {std::max<size_t>(fit, 1), {}};
+      return {PrefixWithin(pending, preferred.back()), {}};
     }
   }
   // Saturating: the delay is bounded at load (1 hour), but the sum must never wrap into
   // the past (which would run every batch at once).
   const SteadyTime deadline = SaturatingAdd(pending.oldest_enqueue, options_.max_queue_delay);
-  if (now >= deadline) return {preferred_prefix > 0 ? preferred_prefix : all, {}};
+  if (now >= deadline) return preferred_prefix > 0 ? BatchDecision{preferred_prefix, {}} : RunNow(pending);
   // Below these rows the answer stays "wait until the deadline" whatever arrives: the
-  // checks above run only once the rows reach max rows or the largest preferred size.
-  const int64_t wake_rows =
-      preferred.empty() ? options_.max_batch_rows : std::min(options_.max_batch_rows, preferred.back());
+  // checks above run only once the rows reach max rows, an instance's share (while
+  // another instance idles) or the largest preferred size.
+  const int64_t wake_rows = !preferred.empty() ? std::min(options_.max_batch_rows, preferred.back())
+                            : Shares(pending)  ? InstanceShare()
+                                               : options_.max_batch_rows;
   return {0, deadline, std::max<int64_t>(wake_rows, 1)};
 }
 
@@ -60,7 +90,7 @@ std::unique_ptr<BatchPolicy> CreateBatchPolicy(const SchedulingOptions& options,
   if (options.batching && options.latency_slo) {
     return std::make_unique<SloBatchPolicy>(options, num_instances);
   }
-  return std::make_unique<DelayBatchPolicy>(options);
+  return std::make_unique<DelayBatchPolicy>(options, num_instances);
 }
 
 }  // namespace infera

@@ -193,6 +193,9 @@ DynamicBatcher::Work DynamicBatcher::NextWork(size_t instance) {
     }
     std::vector<const ScheduledRequest*> candidates = queue_.Candidates(options_.max_batch_rows);
     PendingBatch pending{{}, candidates.front()->enqueue_time};
+    for (size_t i = 0; i < busy_.size(); ++i) {
+      if (i != instance && !busy_[i]) ++pending.idle_instances;
+    }
     for (const ScheduledRequest* c : candidates) {
       pending.rows.push_back(c->batch_size);
       pending.oldest_enqueue = std::min(pending.oldest_enqueue, c->enqueue_time);

@@ -1,5 +1,6 @@
 #include "scheduling/dynamic_batcher.h"
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <thread>
@@ -454,6 +455,59 @@ TEST(DynamicBatcherTest, ShutdownWaitsForAnInlineRun) {
   EXPECT_TRUE(finished_when_shutdown_returned);
   EXPECT_FALSE(shutdown_returned_during_run);
   EXPECT_TRUE(outcomes.status_of("inline").ok());
+}
+
+
+TEST(DynamicBatcherTest, AtTheDelayTheIdleInstanceTakesHalfTheQueue) {
+  // max 256 rows, 2 instances, delay 1 ms on a fake clock: six requests wait for the
+  // delay; then each instance runs three, at the same time (the runner returns only
+  // once both have started).
+  SchedulingOptions options = BatchingOptions(256);
+  options.max_queue_delay = std::chrono::milliseconds(1);
+  FakeClock clock;
+  absl::Mutex mu;
+  std::vector<std::vector<std::string>> batches;
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+    {
+      absl::MutexLock lock(&mu);
+      batches.emplace_back();
+      for (auto& r : requests) batches.back().push_back(r->request.id);
+      mu.Await(absl::Condition(+[](std::vector<std::vector<std::string>>* b) { return b->size() >= 2; },
+                               &batches));
+    }
+    for (auto& r : requests) r->callback(InferResponse{});
+  };
+  Outcomes outcomes;
+  DynamicBatcher batcher(options, Instances(2), std::move(runner), &clock);
+  for (int i = 0; i < 6; ++i) {
+    const std::string id = StrCat("r", i);
+    batcher.Enqueue(MakeRequest(id, 1, outcomes.Callback(id)));
+  }
+  EXPECT_EQ(batcher.QueueDepth(), 6u);  // the fake clock has not reached the delay
+  clock.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(Eventually([&] { return outcomes.size() == 6; }));
+  absl::MutexLock lock(&mu);
+  std::sort(batches.begin(), batches.end());
+  EXPECT_THAT(batches, ElementsAre(ElementsAre("r0", "r1", "r2"), ElementsAre("r3", "r4", "r5")));
+}
+
+TEST(DynamicBatcherTest, AnInstancesShareRunsBeforeTheDelayWhileAnotherIdles) {
+  // max 8, 2 instances: a share is 4 rows; the delay (an hour) never ends the wait.
+  SchedulingOptions options = BatchingOptions(8);
+  options.max_queue_delay = std::chrono::hours(1);
+  Recorder recorder;
+  Outcomes outcomes;
+  DynamicBatcher batcher(options, Instances(2), recorder.Runner());
+  for (int i = 0; i < 4; ++i) {
+    const std::string id = StrCat("r", i);
+    batcher.Enqueue(MakeRequest(id, 1, outcomes.Callback(id)));
+  }
+  ASSERT_TRUE(Eventually([&] { return outcomes.size() == 4; }));
+  EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("r0", "r1", "r2", "r3")));
+  batcher.Enqueue(MakeRequest("r4", 1, outcomes.Callback("r4")));
+  EXPECT_EQ(batcher.QueueDepth(), 1u);  // below a share: it waits for company
+  batcher.Shutdown();
+  EXPECT_EQ(outcomes.size(), 5u);
 }
 
 }  // namespace
