@@ -21,24 +21,12 @@ int64_t DelayBatchPolicy::InstanceShare() const {
   return std::max<int64_t>(1, (options_.max_batch_rows + num_instances_ - 1) / num_instances_);
 }
 
-bool DelayBatchPolicy::Shares(const PendingBatch& pending) const {
-  return options_.batching && options_.preferred_batch_sizes.empty() && num_instances_ > 1 &&
-         pending.idle_instances > 0;
-}
-
 size_t DelayBatchPolicy::PrefixWithin(const PendingBatch& pending, int64_t max_rows) {
   size_t fit = 0;
   for (int64_t sum = 0; fit < pending.rows.size() && sum + pending.rows[fit] <= max_rows; ++fit) {
     sum += pending.rows[fit];
   }
   return std::max<size_t>(fit, 1);
-}
-
-BatchDecision DelayBatchPolicy::RunNow(const PendingBatch& pending) const {
-  if (!Shares(pending)) return {pending.rows.size(), {}};
-  const int64_t parts = std::min<int64_t>(pending.idle_instances, num_instances_ - 1) + 1;
-  const int64_t part = (pending.total_rows() + parts - 1) / parts;
-  return {PrefixWithin(pending, part), {}};
 }
 
 size_t DelayBatchPolicy::PreferredPrefix(const PendingBatch& pending) const {
@@ -55,11 +43,13 @@ size_t DelayBatchPolicy::PreferredPrefix(const PendingBatch& pending) const {
 BatchDecision DelayBatchPolicy::Decide(const PendingBatch& pending, SteadyTime now) {
   const size_t all = pending.rows.size();
   if (!options_.batching) return {all, {}};
-  if (pending.total_rows() >= options_.max_batch_rows) return RunNow(pending);
-  // An instance's share is formed and another instance is idle: run the share now, the
-  // idle instance takes what follows (no preferred sizes: Shares()).
-  if (Shares(pending) && pending.total_rows() >= InstanceShare()) {
-    return {PrefixWithin(pending, InstanceShare()), {}};
+  // Full (the candidates never exceed max rows), or an instance's share is formed
+  // (more than one instance, no preferred sizes): run it, another instance takes what
+  // follows.
+  const int64_t share = InstanceShare();
+  if (pending.total_rows() >= share) {
+    return share < options_.max_batch_rows ? BatchDecision{PrefixWithin(pending, share), {}}
+                                           : BatchDecision{all, {}};
   }
   const auto& preferred = options_.preferred_batch_sizes;
   const size_t preferred_prefix = PreferredPrefix(pending);
@@ -76,13 +66,11 @@ BatchDecision DelayBatchPolicy::Decide(const PendingBatch& pending, SteadyTime n
   // Saturating: the delay is bounded at load (1 hour), but the sum must never wrap into
   // the past (which would run every batch at once).
   const SteadyTime deadline = SaturatingAdd(pending.oldest_enqueue, options_.max_queue_delay);
-  if (now >= deadline) return preferred_prefix > 0 ? BatchDecision{preferred_prefix, {}} : RunNow(pending);
+  if (now >= deadline) return {preferred_prefix > 0 ? preferred_prefix : all, {}};
   // Below these rows the answer stays "wait until the deadline" whatever arrives: the
-  // checks above run only once the rows reach max rows, an instance's share (while
-  // another instance idles) or the largest preferred size.
-  const int64_t wake_rows = !preferred.empty() ? std::min(options_.max_batch_rows, preferred.back())
-                            : Shares(pending)  ? InstanceShare()
-                                               : options_.max_batch_rows;
+  // checks above run only once the rows reach max rows (an instance's share) or the
+  // largest preferred size.
+  const int64_t wake_rows = preferred.empty() ? share : std::min(options_.max_batch_rows, preferred.back());
   return {0, deadline, std::max<int64_t>(wake_rows, 1)};
 }
 

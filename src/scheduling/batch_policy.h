@@ -26,9 +26,6 @@ namespace infera {
 struct PendingBatch {
   std::vector<int64_t> rows;  // rows of each candidate request
   SteadyTime oldest_enqueue;  // earliest enqueue time among the candidates
-  // Other instances of the queue that are idle now (neither executing nor claimed):
-  // they could take a share of the candidates at once.
-  int idle_instances = 0;
   int64_t total_rows() const;
 };
 
@@ -60,15 +57,14 @@ class BatchPolicy {
 // Without batching, every request runs alone. A wait names its `wake_rows`: the largest
 // preferred size, or max rows when there is none (below it only the delay decides).
 //
-// With no preferred sizes and more than one instance, the instances that idle share
-// the work (docs/scheduling.md, "Batching that pays off: second step"):
-//   - split: a batch that runs (full, or at the delay) while `idle_instances` others
-//     are idle takes only the longest prefix of at most ceil(rows / (idle + 1)) rows
-//     (at least one request); the rest stays queued, past the same deadline, for them;
-//   - an instance's share: while another instance is idle, ceil(max rows / instances)
-//     rows run at once (and a wait names that share as its `wake_rows`).
-// Neither makes a request wait longer than Triton's rule; with preferred sizes, or
-// every other instance busy, the rule above holds unchanged.
+// With no preferred sizes and more than one instance, an instance's share,
+// ceil(max rows / instances), stands in for the largest preferred size: once the queued
+// rows reach it, a batch of at most a share runs at once (and a wait names the share as
+// its `wake_rows`), so a queue that would fill every instance is split into one batch per
+// instance instead of one batch that waits for max rows or the delay while the other
+// instances idle (docs/scheduling.md, "Batching that pays off: second step"). A request
+// never waits longer than under Triton's rule; with preferred sizes, or one instance,
+// that rule holds unchanged.
 class DelayBatchPolicy : public BatchPolicy {
  public:
   // `num_instances`: the instances that take batches from the queue this policy serves.
@@ -82,12 +78,8 @@ class DelayBatchPolicy : public BatchPolicy {
  private:
   // Requests in the longest prefix whose rows equal a preferred size; 0 if none.
   size_t PreferredPrefix(const PendingBatch& pending) const;
-  // Whether idle instances share the batch (no preferred sizes, > 1 instance, one idle).
-  bool Shares(const PendingBatch& pending) const;
   // Requests in the longest prefix of at most `max_rows` rows; at least 1.
   static size_t PrefixWithin(const PendingBatch& pending, int64_t max_rows);
-  // Runs `pending` now: all of it, or (sharing) this instance's part of it.
-  BatchDecision RunNow(const PendingBatch& pending) const;
 
   const SchedulingOptions options_;
   const int num_instances_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/completion_batch.h"
 #include "common/retry_after.h"
 #include "common/str_cat.h"
 
@@ -193,9 +194,6 @@ DynamicBatcher::Work DynamicBatcher::NextWork(size_t instance) {
     }
     std::vector<const ScheduledRequest*> candidates = queue_.Candidates(options_.max_batch_rows);
     PendingBatch pending{{}, candidates.front()->enqueue_time};
-    for (size_t i = 0; i < busy_.size(); ++i) {
-      if (i != instance && !busy_[i]) ++pending.idle_instances;
-    }
     for (const ScheduledRequest* c : candidates) {
       pending.rows.push_back(c->batch_size);
       pending.oldest_enqueue = std::min(pending.oldest_enqueue, c->enqueue_time);
@@ -223,7 +221,11 @@ void DynamicBatcher::Run(size_t instance, ScheduledRequests batch) {
   for (const auto& r : batch) rows += r->batch_size;
   const size_t num_requests = batch.size();
   const SteadyTime start = clock_->Now();
-  runner_(*instances_[instance], std::move(batch));
+  {
+    // The batch's responses leave in one hand-off per I/O thread, once all are ready.
+    CompletionBatch completions;
+    runner_(*instances_[instance], std::move(batch));
+  }
   const Nanos duration = clock_->Now() - start;
   busy_ns_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(0, duration.count())), std::memory_order_relaxed);
   executed_requests_.fetch_add(num_requests, std::memory_order_relaxed);
