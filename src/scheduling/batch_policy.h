@@ -63,8 +63,9 @@ class BatchPolicy {
 // its `wake_rows`), so a queue that would fill every instance is split into one batch per
 // instance instead of one batch that waits for max rows or the delay while the other
 // instances idle (docs/scheduling.md, "Batching that pays off: second step"). A request
-// never waits longer than under Triton's rule; with preferred sizes, or one instance,
-// that rule holds unchanged.
+// still waits at most max_queue_delay for company, as under Triton's rule (rows left
+// behind a share wait for their own oldest's delay); with preferred sizes, or one
+// instance, that rule holds unchanged.
 class DelayBatchPolicy : public BatchPolicy {
  public:
   // `num_instances`: the instances that take batches from the queue this policy serves.
