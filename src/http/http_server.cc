@@ -21,6 +21,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "common/completion_batch.h"
 #include "common/logging.h"
 #include "common/str_cat.h"
 #include "http/http_framing.h"
@@ -249,10 +250,16 @@ class Session : public std::enable_shared_from_this<Session> {
     ReadHeader();
   }
 
-  // Any thread. Runs inline when already on this session's thread.
+  // Any thread. Runs inline when already on this session's thread. From another thread
+  // inside a CompletionBatch (a batch's responses on its worker) the write is deferred
+  // to the scope's end and posted with the batch's other responses for the same I/O
+  // thread: one handler per I/O thread per batch. Otherwise posted on its own.
   void Send(HttpResponse response, HttpResponder::WriteCallback on_written = nullptr) {
     if (socket_.get_executor().running_in_this_thread()) {
       return Write(std::move(response), std::move(on_written));
+    }
+    if (CompletionBatch* batch = CompletionBatch::Current()) {
+      return Defer(batch, {shared_from_this(), std::move(response), std::move(on_written)});
     }
     net::post(socket_.get_executor(), [self = shared_from_this(), response = std::move(response),
                                        on_written = std::move(on_written)]() mutable {
@@ -260,6 +267,49 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+ private:
+  // A response sent inside a CompletionBatch, waiting for the scope's end.
+  struct DeferredSend {
+    std::shared_ptr<Session> session;
+    HttpResponse response;
+    HttpResponder::WriteCallback on_written;
+  };
+  // This thread's deferred sends, grouped by I/O thread (a few groups: one per I/O
+  // thread), in the order they were sent.
+  struct DeferredSends {
+    std::vector<std::pair<Executor, std::vector<DeferredSend>>> groups;
+    bool flush_registered = false;
+  };
+  static DeferredSends& ThreadDeferredSends() {
+    thread_local DeferredSends sends;
+    return sends;
+  }
+  static void Defer(CompletionBatch* batch, DeferredSend send) {
+    DeferredSends& sends = ThreadDeferredSends();
+    if (!sends.flush_registered) {
+      sends.flush_registered = true;
+      batch->AtClose(&Session::FlushDeferred);
+    }
+    const Executor executor = send.session->socket_.get_executor();
+    for (auto& [group_executor, group] : sends.groups) {
+      if (group_executor == executor) return group.push_back(std::move(send));
+    }
+    sends.groups.emplace_back(executor, std::vector<DeferredSend>{}).second.push_back(std::move(send));
+  }
+  // At the scope's end: one posted handler per I/O thread writes its responses, in order.
+  static void FlushDeferred() {
+    DeferredSends& sends = ThreadDeferredSends();
+    auto groups = std::move(sends.groups);
+    sends.groups.clear();
+    sends.flush_registered = false;
+    for (auto& [executor, group] : groups) {
+      net::post(executor, [group = std::move(group)]() mutable {
+        for (DeferredSend& send : group) send.session->Write(std::move(send.response), std::move(send.on_written));
+      });
+    }
+  }
+
+ public:
   // The last response's body buffer, emptied, with its capacity (on the session's thread,
   // while no write is in progress; otherwise an empty string).
   std::string TakeBodyBuffer() {

@@ -13,6 +13,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/completion_batch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -566,6 +567,48 @@ TEST(HttpServerTest, StreamToAClientThatDoesNotReadIsCancelled) {
   producer.join();
   EXPECT_GE((*server)->GetStats().rejected_over_buffer_limit, 1u);
   EXPECT_TRUE(WaitFor([&] { return (*server)->GetStats().buffered_response_bytes == 0; }));
+  (*server)->Shutdown(std::chrono::milliseconds(1000));
+}
+
+
+// A batch's responses sent from a worker thread inside a CompletionBatch are held until
+// the scope closes, then each I/O thread writes its share (one posted handler each):
+// every client gets its own answer, and a client gone meanwhile disturbs no one.
+TEST(HttpServerTest, ResponsesSentInACompletionBatchLeaveWhenItClosesEachToItsClient) {
+  constexpr int kClients = 8;
+  absl::Mutex mu;
+  std::vector<std::pair<std::string, HttpResponder>> held;
+  auto server = HttpServer::Start({"127.0.0.1", 0, 2}, [&](HttpRequest request, HttpResponder responder) {
+    absl::MutexLock lock(&mu);
+    held.emplace_back(request.target, std::move(responder));
+  });
+  ASSERT_TRUE(server.ok());
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int k = 0; k < kClients; ++k) {
+    clients.push_back(std::make_unique<RawClient>((*server)->port()));
+    clients.back()->Send("GET /c" + std::to_string(k) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(+[](decltype(held)* h) { return h->size() == kClients; }, &held));
+  }
+  clients[3]->Close();  // gone before its answer
+  std::thread worker([&] {
+    absl::MutexLock lock(&mu);
+    CompletionBatch batch;
+    for (auto& [target, responder] : held) {
+      std::move(responder).Send(HttpResponse{200, "text/plain", "answer to " + target, {}});
+    }
+    // Nothing was posted yet: every request is still in flight until the scope closes.
+    EXPECT_EQ((*server)->InFlight(), kClients);
+  });
+  worker.join();
+  for (int k = 0; k < kClients; ++k) {
+    if (k == 3) continue;
+    const std::string expected = "answer to /c" + std::to_string(k);
+    EXPECT_THAT(clients[k]->ReadUntil(expected), HasSubstr(expected)) << k;
+  }
+  EXPECT_TRUE(WaitFor([&] { return (*server)->InFlight() == 0; }));
   (*server)->Shutdown(std::chrono::milliseconds(1000));
 }
 

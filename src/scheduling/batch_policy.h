@@ -56,16 +56,34 @@ class BatchPolicy {
 // max_queue_delay, then run the longest prefix that forms a preferred size, or all.
 // Without batching, every request runs alone. A wait names its `wake_rows`: the largest
 // preferred size, or max rows when there is none (below it only the delay decides).
+//
+// With no preferred sizes and more than one instance, an instance's share,
+// ceil(max rows / instances), stands in for the largest preferred size: once the queued
+// rows reach it, a batch of at most a share runs at once (and a wait names the share as
+// its `wake_rows`), so a queue that would fill every instance is split into one batch per
+// instance instead of one batch that waits for max rows or the delay while the other
+// instances idle (docs/scheduling.md, "Batching that pays off: second step"). A request
+// still waits at most max_queue_delay for company, as under Triton's rule (rows left
+// behind a share wait for their own oldest's delay); with preferred sizes, or one
+// instance, that rule holds unchanged.
 class DelayBatchPolicy : public BatchPolicy {
  public:
-  explicit DelayBatchPolicy(const SchedulingOptions& options);
+  // `num_instances`: the instances that take batches from the queue this policy serves.
+  explicit DelayBatchPolicy(const SchedulingOptions& options, int num_instances = 1);
   BatchDecision Decide(const PendingBatch& pending, SteadyTime now) override;
+
+  // ceil(max rows / instances) with more than one instance and no preferred sizes,
+  // else max rows.
+  int64_t InstanceShare() const;
 
  private:
   // Requests in the longest prefix whose rows equal a preferred size; 0 if none.
   size_t PreferredPrefix(const PendingBatch& pending) const;
+  // Requests in the longest prefix of at most `max_rows` rows; at least 1.
+  static size_t PrefixWithin(const PendingBatch& pending, int64_t max_rows);
 
   const SchedulingOptions options_;
+  const int num_instances_;
 };
 
 // The policy `options` asks for (SLO-targeting when latency_slo is set).

@@ -97,5 +97,73 @@ TEST(DelayBatchPolicyTest, PastTheLargestPreferredSizeRunsWhatFits) {
   EXPECT_EQ(policy.Decide({{5, 1}, clock.Now()}, clock.Now()).num_requests, 1u);  // at least one
 }
 
+
+// --- An instance's share (no preferred sizes, more than one instance) ---
+
+PendingBatch Ones(int n, SteadyTime oldest) { return {std::vector<int64_t>(n, 1), oldest}; }
+
+TEST(DelayBatchPolicyTest, AnInstancesShareRunsAtOnce) {
+  // max 64, 2 instances: a share is 32 rows.
+  DelayBatchPolicy policy(Batching(64, {}, 1'000'000), 2);
+  EXPECT_EQ(policy.InstanceShare(), 32);
+  FakeClock clock;
+  const SteadyTime oldest = clock.Now();
+  BatchDecision wait = policy.Decide(Ones(31, oldest), clock.Now());
+  EXPECT_EQ(wait.num_requests, 0u);
+  EXPECT_EQ(wait.wake_rows, 32);  // the arrival that forms the share wakes the worker
+  EXPECT_EQ(policy.Decide(Ones(32, oldest), clock.Now()).num_requests, 32u);
+  // A longer queue (it grew while the instances were busy): one share per batch.
+  EXPECT_EQ(policy.Decide(Ones(64, oldest), clock.Now()).num_requests, 32u);
+  // Three instances, max 30: shares of 10.
+  DelayBatchPolicy three(Batching(30, {}, 1'000'000), 3);
+  EXPECT_EQ(three.Decide(Ones(25, oldest), clock.Now()).num_requests, 10u);
+  // Odd max: ceil(7 / 2) = 4.
+  EXPECT_EQ(DelayBatchPolicy(Batching(7, {}, 1000), 2).InstanceShare(), 4);
+}
+
+TEST(DelayBatchPolicyTest, BelowAShareTheDelayDecidesAsBefore) {
+  // The ranker: max 256, 2 instances (a share: 128), 64 clients: the batch waits
+  // for the delay, then all 64 run together.
+  DelayBatchPolicy policy(Batching(256, {}, 1000), 2);
+  FakeClock clock;
+  const SteadyTime oldest = clock.Now();
+  BatchDecision wait = policy.Decide(Ones(64, oldest), clock.Now());
+  EXPECT_EQ(wait.num_requests, 0u);
+  EXPECT_EQ(wait.wake_rows, 128);
+  EXPECT_EQ(*wait.wake_at, oldest + microseconds(1000));
+  clock.Advance(microseconds(1000));
+  EXPECT_EQ(policy.Decide(Ones(64, oldest), clock.Now()).num_requests, 64u);
+  EXPECT_EQ(policy.Decide(Ones(1, oldest), clock.Now()).num_requests, 1u);
+}
+
+TEST(DelayBatchPolicyTest, AShareNeverSplitsARequest) {
+  DelayBatchPolicy policy(Batching(8, {}, 1000), 2);  // share 4
+  FakeClock clock;
+  const SteadyTime oldest = clock.Now();
+  EXPECT_EQ(policy.Decide({{5, 1, 2}, oldest}, clock.Now()).num_requests, 1u);     // 5 rows alone
+  EXPECT_EQ(policy.Decide({{1, 2, 1, 4}, oldest}, clock.Now()).num_requests, 3u);  // 1 + 2 + 1
+  EXPECT_EQ(policy.Decide({{3, 2}, oldest}, clock.Now()).num_requests, 1u);        // 3, then 2
+}
+
+TEST(DelayBatchPolicyTest, PreferredSizesOrOneInstanceKeepTritonsRule) {
+  FakeClock clock;
+  const SteadyTime oldest = clock.Now();
+  DelayBatchPolicy preferred(Batching(64, {16}, 1000), 2);
+  EXPECT_EQ(preferred.InstanceShare(), 64);
+  EXPECT_EQ(preferred.Decide(Ones(12, oldest), clock.Now()).wake_rows, 16);
+  DelayBatchPolicy single(Batching(64, {}, 1000), 1);
+  EXPECT_EQ(single.InstanceShare(), 64);
+  EXPECT_EQ(single.Decide(Ones(40, oldest), clock.Now()).num_requests, 0u);
+  EXPECT_EQ(single.Decide(Ones(64, oldest), clock.Now()).num_requests, 64u);
+  clock.Advance(microseconds(1000));
+  EXPECT_EQ(preferred.Decide(Ones(12, oldest), clock.Now()).num_requests, 12u);
+  EXPECT_EQ(single.Decide(Ones(40, oldest), clock.Now()).num_requests, 40u);
+  // Without batching every request runs alone.
+  SchedulingOptions plain;
+  plain.policies.resize(1);
+  DelayBatchPolicy unbatched(plain, 2);
+  EXPECT_EQ(unbatched.Decide(Ones(1, oldest), clock.Now()).num_requests, 1u);
+}
+
 }  // namespace
 }  // namespace infera

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/completion_batch.h"
 #include "common/retry_after.h"
 #include "common/str_cat.h"
 
@@ -220,7 +221,11 @@ void DynamicBatcher::Run(size_t instance, ScheduledRequests batch) {
   for (const auto& r : batch) rows += r->batch_size;
   const size_t num_requests = batch.size();
   const SteadyTime start = clock_->Now();
-  runner_(*instances_[instance], std::move(batch));
+  {
+    // The batch's responses leave in one hand-off per I/O thread, once all are ready.
+    CompletionBatch completions;
+    runner_(*instances_[instance], std::move(batch));
+  }
   const Nanos duration = clock_->Now() - start;
   busy_ns_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(0, duration.count())), std::memory_order_relaxed);
   executed_requests_.fetch_add(num_requests, std::memory_order_relaxed);

@@ -1,5 +1,6 @@
 #include "scheduling/dynamic_batcher.h"
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <thread>
@@ -454,6 +455,69 @@ TEST(DynamicBatcherTest, ShutdownWaitsForAnInlineRun) {
   EXPECT_TRUE(finished_when_shutdown_returned);
   EXPECT_FALSE(shutdown_returned_during_run);
   EXPECT_TRUE(outcomes.status_of("inline").ok());
+}
+
+
+TEST(DynamicBatcherTest, BothInstancesRunAShareAtOnce) {
+  // max 8 rows, 2 instances (a share: 4), delay an hour: a0-a3 run at once on one
+  // instance (held there); b0-b3 then run at once on the other, while the first is
+  // still busy. Under Triton's rule both would wait for 8 rows in one batch.
+  SchedulingOptions options = BatchingOptions(8);
+  options.max_queue_delay = std::chrono::hours(1);
+  absl::Mutex mu;
+  std::vector<std::vector<std::string>> batches;
+  bool release = false;
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+    {
+      absl::MutexLock lock(&mu);
+      batches.emplace_back();
+      for (auto& r : requests) batches.back().push_back(r->request.id);
+      if (batches.size() == 1) mu.Await(absl::Condition(&release));  // hold the first batch
+    }
+    for (auto& r : requests) r->callback(InferResponse{});
+  };
+  Outcomes outcomes;
+  DynamicBatcher batcher(options, Instances(2), std::move(runner));
+  for (int i = 0; i < 4; ++i) {
+    const std::string id = StrCat("a", i);
+    batcher.Enqueue(MakeRequest(id, 1, outcomes.Callback(id)));
+  }
+  ASSERT_TRUE(Eventually([&] {
+    absl::MutexLock lock(&mu);
+    return batches.size() == 1;
+  }));
+  for (int i = 0; i < 4; ++i) {
+    const std::string id = StrCat("b", i);
+    batcher.Enqueue(MakeRequest(id, 1, outcomes.Callback(id)));
+  }
+  ASSERT_TRUE(Eventually([&] { return outcomes.size() == 4; }));  // b0-b3, a0-a3 still held
+  EXPECT_TRUE(outcomes.status_of("b3").ok());
+  {
+    absl::MutexLock lock(&mu);
+    release = true;
+  }
+  ASSERT_TRUE(Eventually([&] { return outcomes.size() == 8; }));
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(batches, ElementsAre(ElementsAre("a0", "a1", "a2", "a3"), ElementsAre("b0", "b1", "b2", "b3")));
+}
+
+TEST(DynamicBatcherTest, AtTheDelayAQueueOfLessThanAShareRunsAsOneBatch) {
+  // max 256 rows (a share: 128), 2 instances, delay 1 ms on a fake clock: six requests
+  // wait for the delay, then run together although the other instance is idle.
+  SchedulingOptions options = BatchingOptions(256);
+  options.max_queue_delay = std::chrono::milliseconds(1);
+  FakeClock clock;
+  Recorder recorder;
+  Outcomes outcomes;
+  DynamicBatcher batcher(options, Instances(2), recorder.Runner(), &clock);
+  for (int i = 0; i < 6; ++i) {
+    const std::string id = StrCat("r", i);
+    batcher.Enqueue(MakeRequest(id, 1, outcomes.Callback(id)));
+  }
+  EXPECT_EQ(batcher.QueueDepth(), 6u);  // the fake clock has not reached the delay
+  clock.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(Eventually([&] { return outcomes.size() == 6; }));
+  EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("r0", "r1", "r2", "r3", "r4", "r5")));
 }
 
 }  // namespace
