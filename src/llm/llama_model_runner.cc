@@ -133,33 +133,33 @@ absl::Status LlamaModelRunner::AllocateKvCache(int64_t num_blocks, int64_t block
                               : dtype == KvCacheDtype::kBFloat16 ? at::kBFloat16
                                                                  : at::kHalf;
   const std::vector<int64_t> sizes = {c.num_layers, 2, num_blocks, block_size, c.num_kv_heads, c.head_dim};
-  int64_t bytes = static_cast<int64_t>(c10::elementSize(type));
-  for (int64_t size : sizes) bytes *= size;
   auto failed = [&](std::string_view why) {
     return absl::ResourceExhaustedError(StrCat("cannot allocate the KV cache (", num_blocks, " blocks of ",
                                                block_size, " tokens, ", KvCacheDtypeName(dtype), "): ", why));
   };
+  int64_t bytes = static_cast<int64_t>(c10::elementSize(type));
+  for (int64_t size : sizes) {
+    if (size < 0 || __builtin_mul_overflow(bytes, size, &bytes)) return failed("the size overflows");
+  }
   impl_->kv_cache = at::Tensor();  // a reallocation never holds both
   if (bytes == 0) {
-    impl_->kv_cache = at::zeros(sizes, type);
-    impl_->kv_dtype = dtype;
-    impl_->num_blocks = num_blocks;
-    impl_->layout.block_size = block_size;
-    return absl::OkStatus();
-  }
-  // Zeros straight from the kernel: an anonymous private mapping reads as zero and gets
-  // a page only when a request first writes there, so the load does not write every
-  // byte (at::zeros did: 35 ms for the demo model, docs/cold_start.md) and an idle
-  // model's cache costs no resident memory. Same contents as at::zeros.
-  void* data = ::mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
-  if (data == MAP_FAILED) return failed(StrCat("mmap of ", bytes, " bytes: ", std::strerror(errno)));
-  try {
-    impl_->kv_cache = at::from_blob(
-        data, sizes, [bytes](void* p) { ::munmap(p, static_cast<size_t>(bytes)); }, at::TensorOptions().dtype(type));
-  } catch (const std::exception& e) {
-    ::munmap(data, static_cast<size_t>(bytes));
-    return failed(e.what());
+    impl_->kv_cache = at::zeros(sizes, type);  // nothing to map
+  } else {
+    // Zeros straight from the kernel: an anonymous private mapping reads as zero and
+    // gets a page only when a request first writes there, so the load does not write
+    // every byte (at::zeros did: 35 ms for the demo model, docs/cold_start.md) and an
+    // idle model's cache costs no resident memory. Same contents as at::zeros.
+    void* data = ::mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (data == MAP_FAILED) return failed(StrCat("mmap of ", bytes, " bytes: ", std::strerror(errno)));
+    try {
+      impl_->kv_cache = at::from_blob(
+          data, sizes, [bytes](void* p) { ::munmap(p, static_cast<size_t>(bytes)); },
+          at::TensorOptions().dtype(type));
+    } catch (const std::exception& e) {
+      ::munmap(data, static_cast<size_t>(bytes));
+      return failed(e.what());
+    }
   }
   impl_->kv_dtype = dtype;
   impl_->num_blocks = num_blocks;

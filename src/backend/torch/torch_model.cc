@@ -601,7 +601,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadTorchModel(const ModelLoadConte
                    << (state->inputs.by_index ? "index" : "name") << " to forward"
                    << DescribeArguments(arguments) << ", optimize_for_inference "
                    << (facts.optimized ? "applied"
- : options.optimize_for_inference ? "failed" : "off")
+                       : options.optimize_for_inference ? "failed" : "off")
                    << ", " << (facts.simple_executor ? "simple" : "profiling")
                    << " graph executor, precision " << PrecisionName(options.precision) << ")";
   return std::make_unique<TorchLoadedModel>(std::move(state));
