@@ -1812,30 +1812,33 @@ def scenario_cold_start():
     against exec -> "ready" of torch_idle (a bare LibTorch process), started alternately,
     N=5 each (2 with --quick); medians, the ratio (target <= 1.5), the peak RSS, and the
     per-model breakdown of infera's log. COLD_START_BASELINE=/path/to/infera adds a
-    second infera binary (e.g. main's), alternated with the others, for an A/B."""
+    second infera binary (e.g. main's), alternated with the others, for an A/B;
+    COLD_START_BASELINE_REPO gives that binary its own repository (e.g. main's demo
+    repository, whose warm-up counts differ), else it serves --repo too."""
     n = 2 if ARGS.quick else 5
-    binaries = [("infera", ARGS.infera)]
+    binaries = [("infera", ARGS.infera, ARGS.repo)]
     if os.environ.get("COLD_START_BASELINE"):
-        binaries.append(("baseline", os.environ["COLD_START_BASELINE"]))
+        binaries.append(("baseline", os.environ["COLD_START_BASELINE"],
+                         os.environ.get("COLD_START_BASELINE_REPO") or ARGS.repo))
     times = {"torch_idle": []}
     hwm = {}
     last_log = ""
     for i in range(n):
-        order = [("torch_idle", None)] + binaries
+        order = [("torch_idle", None, None)] + binaries
         if i % 2:
             order = order[::-1]
-        for name, binary in order:
+        for name, binary, repo in order:
             if binary is None:
                 times["torch_idle"].append(_exec_to_ready_torch_idle())
                 continue
-            seconds, kib, text = _exec_to_ready_infera(binary, ARGS.repo)
+            seconds, kib, text = _exec_to_ready_infera(binary, repo)
             times.setdefault(name, []).append(seconds)
             hwm.setdefault(name, []).append(kib)
             if name == "infera":
                 last_log = text
     base = med(times["torch_idle"])
     rows = [["torch_idle (exec -> ready line)", base, "1.00", " ".join(f"{t:.2f}" for t in times["torch_idle"]), "-"]]
-    for name, _ in binaries:
+    for name, _, _ in binaries:
         rows.append([f"{name} (exec -> /v2/health/ready 200)", med(times[name]), f"{med(times[name]) / base:.2f}",
                      " ".join(f"{t:.2f}" for t in times[name]), f"{med(hwm[name]) / 1024:.0f}"])
     emit(f"cold_start: exec -> ready, demo repository, N={n} alternated (load average {load_average()})",

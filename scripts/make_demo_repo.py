@@ -12,7 +12,7 @@ Layout written (DIR is replaced as a whole; do not keep hand-made models in it):
 
     DIR/.stamp                      hash of this script + torch version (see below)
     DIR/resnet18/config.pbtxt       platform pytorch_libtorch, INPUT__0 -> OUTPUT__0,
-                                    model_warmup (2 zero batches: absorbs the first call)
+                                    model_warmup (1 zero batch: absorbs the first call)
     DIR/resnet18/1/model.pt         traced torchvision resnet18, random weights
     DIR/resnet18/reference/...      sample input + expected outputs (format below)
     DIR/ranker/...                  scripted DLRM-like model, inputs bound by name:
@@ -285,13 +285,16 @@ def tensor_block(name, config_type, dims):
 
 
 def warmup_block(inputs):
-    """Two zero-filled batch-1 calls: the first is TorchScript's profiling run (30-110 ms
-    here), the second the first optimised one; readiness waits for both."""
+    """One zero-filled batch-1 call: it absorbs the first call's one-time work (the graph
+    executor's plan, oneDNN primitives, allocator); readiness waits for it. One is enough
+    since the backend runs frozen modules on the simple graph executor (GRAPH_EXECUTOR
+    auto, docs/cold_start.md "Second step"): the next call runs at steady state. (With
+    the profiling executor the first call only profiled and the second compiled again.)"""
     entries = "\n".join(
         f"    inputs {{\n      key: \"{name}\"\n      value: {{\n        data_type: {config_type}\n"
         f"        dims: [ {', '.join(str(d) for d in dims)} ]\n        zero_data: true\n"
         f"      }}\n    }}" for name, config_type, dims in inputs)
-    return ("model_warmup [\n  {\n    name: \"zeros\"\n    batch_size: 1\n    count: 2\n"
+    return ("model_warmup [\n  {\n    name: \"zeros\"\n    batch_size: 1\n    count: 1\n"
             f"{entries}\n  }}\n]")
 
 

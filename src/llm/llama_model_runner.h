@@ -73,7 +73,8 @@ class LlamaModelRunner : public ModelRunner {
   int64_t kv_bytes_per_token(KvCacheDtype dtype = KvCacheDtype::kFloat32) const;
 
   // Allocates (zeroed) cache memory for `num_blocks` blocks of `block_size` tokens with
-  // elements of `dtype`. ResourceExhausted when the allocation fails.
+  // elements of `dtype`: an anonymous mapping, whose pages the kernel supplies zeroed on
+  // first write (nothing is written at load). ResourceExhausted when the allocation fails.
   absl::Status AllocateKvCache(int64_t num_blocks, int64_t block_size,
                                KvCacheDtype dtype = KvCacheDtype::kFloat32);
   KvCacheDtype kv_cache_dtype() const;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace infera::llm {
@@ -183,6 +184,20 @@ TEST(LlamaModelRunnerKvDtypeTest, SixteenBitCachesHalveTheBytesPerToken) {
   EXPECT_EQ(runner->kv_cache_dtype(), KvCacheDtype::kFloat32);
   ASSERT_TRUE(runner->AllocateKvCache(16, 8, KvCacheDtype::kFloat16).ok());
   EXPECT_EQ(runner->kv_cache_dtype(), KvCacheDtype::kFloat16);
+}
+
+// The cache is an anonymous mapping (zero pages from the kernel): a size no address
+// space holds, or one whose byte count overflows, is ResourceExhausted naming the
+// cache, and the runner still works with a sane reallocation afterwards.
+TEST(LlamaModelRunnerKvDtypeTest, ImpossibleCacheSizesAreResourceExhausted) {
+  auto runner = Runner(KvCacheDtype::kFloat32);
+  for (int64_t blocks : {int64_t{1} << 40, int64_t{1} << 62, int64_t{-1}}) {
+    const absl::Status status = runner->AllocateKvCache(blocks, 8, KvCacheDtype::kFloat32);
+    EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << blocks;
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("cannot allocate the KV cache")) << blocks;
+  }
+  ASSERT_TRUE(runner->AllocateKvCache(16, 8, KvCacheDtype::kFloat32).ok());
+  EXPECT_EQ(runner->kv_cache_dtype(), KvCacheDtype::kFloat32);
 }
 
 // Logits with a 16-bit cache stay close to fp32's over a 150-token prompt (chunked

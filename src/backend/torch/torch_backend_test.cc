@@ -3,12 +3,14 @@
 #include <ATen/Parallel.h>
 #include <google/protobuf/text_format.h>
 #include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "backend/torch/torch_backend.h"
@@ -331,6 +333,47 @@ TEST_F(TorchBackendTest, ParametersThatChangeExecution) {
   auto bad = Load(std::string(kTwoByTwo) +
                   R"(parameters { key: "INFERENCE_MODE" value: { string_value: "maybe" } })");
   EXPECT_THAT(bad.status().message(), HasSubstr("'INFERENCE_MODE' has value 'maybe'"));
+}
+
+// GRAPH_EXECUTOR: which executor ran the first call, seen in the graph it ran (the
+// profiling executor's first run is its instrumented graph, with prim::profile nodes; the
+// simple executor runs the graph without them). `auto` follows freezing.
+TEST_F(TorchBackendTest, GraphExecutorFollowsFreezingUnlessSet) {
+  SaveModule("def forward(self, x, y):\n  return x + y, x - y\n");
+  const std::vector<Tensor> inputs = {FloatTensor("INPUT__0", {1, 4}, {1, 2, 3, 4}),
+                                      FloatTensor("INPUT__1", {1, 4}, {1, 1, 1, 1})};
+  auto parameter = [](const char* key, const char* value) {
+    return std::string("parameters { key: \"") + key + "\" value: { string_value: \"" + value +
+           "\" } }\n";
+  };
+  const std::string no_freeze = parameter("OPTIMIZE_FOR_INFERENCE", "false");
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"", false},  // auto, frozen: simple
+      {parameter("GRAPH_EXECUTOR", "auto"), false},
+      {no_freeze, true},  // auto, not frozen: profiling
+      {parameter("GRAPH_EXECUTOR", "profiling"), true},
+      {no_freeze + parameter("GRAPH_EXECUTOR", "simple"), false},
+  };
+  for (const auto& [parameters, profiled] : cases) {
+    auto model = Load(std::string(kTwoByTwo) + parameters);
+    ASSERT_TRUE(model.ok()) << parameters << ": " << model.status();
+    auto instance = (*model)->CreateInstance({0, "test_model_0", 1});
+    ASSERT_TRUE(instance.ok()) << instance.status();
+    for (int run = 0; run < 3; ++run) {
+      auto outputs = (*instance)->Execute(inputs);
+      ASSERT_TRUE(outputs.ok()) << parameters << ": " << outputs.status();
+      EXPECT_THAT(Floats((*outputs)[0]), ElementsAre(2, 3, 4, 5)) << parameters;
+      EXPECT_THAT(Floats((*outputs)[1]), ElementsAre(0, 1, 2, 3)) << parameters;
+      if (run == 0) {
+        std::shared_ptr<torch::jit::Graph> graph = torch::jit::lastExecutedOptimizedGraph();
+        ASSERT_NE(graph, nullptr) << parameters;
+        std::ostringstream text;
+        text << *graph;
+        EXPECT_EQ(text.str().find("prim::profile") != std::string::npos, profiled)
+            << parameters << text.str();
+      }
+    }
+  }
 }
 
 // at::set_num_threads is per calling thread with this LibTorch's OpenMP pool: each

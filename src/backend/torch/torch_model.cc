@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
@@ -41,7 +42,38 @@ namespace {
 struct LoadFacts {
   bool optimized = false;     // optimize_for_inference applied
   int quantized_layers = -1;  // int8_dynamic: Linear layers rewritten; else -1
+  bool simple_executor = false;  // the methods run on LibTorch's simple graph executor
 };
+
+// GRAPH_EXECUTOR (torch_options.h): whether `module`'s methods get the simple executor.
+// `auto` picks it for a frozen module: freezing and optimize_for_inference already ran
+// the graph passes, and what the profiling executor adds — a profiled first run, then a
+// second compilation — yields the same graph on CPU (measured for every demo model:
+// docs/cold_start.md, "Second step"), only a slower first run and a second one that
+// compiles.
+bool UseSimpleExecutor(const TorchModelOptions& options, bool frozen) {
+  switch (options.graph_executor) {
+    case GraphExecutor::kSimple: return true;
+    case GraphExecutor::kProfiling: return false;
+    case GraphExecutor::kAuto: return frozen;
+  }
+  return false;
+}
+
+// Chooses the executor of each method of `module` (not of its submodules: a frozen
+// forward() has them inlined, and an unfrozen one inlines their code into its own
+// graph). LibTorch creates a method's executor at its first call, so this must run
+// before any; a module that shares its methods with another (a copy of the handle)
+// shares the choice.
+absl::Status SetSimpleExecutor(torch::jit::Module& module) {
+  return CatchTorchErrors(absl::StatusCode::kInternal, "choosing the graph executor failed", [&] {
+    for (const torch::jit::Method& method : module.get_methods()) {
+      torch::jit::toGraphFunction(method.function())
+          ._set_initial_executor_execution_mode(torch::jit::ExecutorExecutionMode::SIMPLE);
+    }
+    return absl::OkStatus();
+  });
+}
 
 // Converts a loaded module to `options.precision` (docs/optimisation.md): bf16/fp16
 // weights before freezing (freeze turns parameters into graph constants, which .to()
@@ -203,6 +235,11 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& path,
   }
   RETURN_IF_ERROR(loaded);
   absl::StatusOr<torch::jit::Module> optimised = OptimiseModule(path, options, std::move(module), facts);
+  if (optimised.ok() &&
+      UseSimpleExecutor(options, facts->optimized || options.precision == Precision::kInt8Dynamic)) {
+    RETURN_IF_ERROR(SetSimpleExecutor(*optimised));
+    facts->simple_executor = true;
+  }
   end_stage("optimise");
   return optimised;
 }
@@ -565,7 +602,8 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LoadTorchModel(const ModelLoadConte
                    << DescribeArguments(arguments) << ", optimize_for_inference "
                    << (facts.optimized ? "applied"
                        : options.optimize_for_inference ? "failed" : "off")
-                   << ", precision " << PrecisionName(options.precision) << ")";
+                   << ", " << (facts.simple_executor ? "simple" : "profiling")
+                   << " graph executor, precision " << PrecisionName(options.precision) << ")";
   return std::make_unique<TorchLoadedModel>(std::move(state));
 }
 

@@ -14,6 +14,9 @@
 //        accuracy figures and floors (precision_probe.h); any failure fails the load.
 //        The results are the LoadedModel's ReportedParameters(). The stages ("read",
 //        "deserialise", "optimise", "precision probe") go to ModelLoadContext::timings.
+//        GRAPH_EXECUTOR (torch_options.h) picks the module's TorchScript executor before
+//        its first call: by default the simple one for a frozen module, LibTorch's
+//        profiling one otherwise; the load log line names it.
 // Instances: share the loaded module (TorchScript methods may run concurrently from
 //        several threads) unless ENABLE_WEIGHT_SHARING is false, in which case every
 //        instance after the first loads and optimises its own copy.

@@ -22,6 +22,7 @@ constexpr std::string_view kPrecision = "PRECISION";
 constexpr std::string_view kValidatePrecision = "VALIDATE_PRECISION";
 constexpr std::string_view kMinCosine = "PRECISION_MIN_COSINE";
 constexpr std::string_view kMinTop1 = "PRECISION_MIN_TOP1_AGREEMENT";
+constexpr std::string_view kGraphExecutor = "GRAPH_EXECUTOR";
 
 std::string Lower(std::string_view text) {
   std::string out(text);
@@ -70,6 +71,17 @@ absl::Status SetPrecision(std::string_view key, std::string_view value, Precisio
     }
   }
   return BadValue(key, value, "one of fp32, bf16, fp16, int8_dynamic");
+}
+
+absl::Status SetGraphExecutor(std::string_view key, std::string_view value, GraphExecutor* out) {
+  const std::string lower = Lower(value);
+  for (GraphExecutor e : {GraphExecutor::kAuto, GraphExecutor::kSimple, GraphExecutor::kProfiling}) {
+    if (lower == GraphExecutorName(e)) {
+      *out = e;
+      return absl::OkStatus();
+    }
+  }
+  return BadValue(key, value, "one of auto, simple, profiling");
 }
 
 // A fraction in [0, 1]; from_chars for double rejects trailing text, so "0.9x" fails.
@@ -147,6 +159,15 @@ std::string_view PrecisionName(Precision precision) {
   return "fp32";
 }
 
+std::string_view GraphExecutorName(GraphExecutor executor) {
+  switch (executor) {
+    case GraphExecutor::kAuto: return "auto";
+    case GraphExecutor::kSimple: return "simple";
+    case GraphExecutor::kProfiling: return "profiling";
+  }
+  return "auto";
+}
+
 absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelConfig& config,
                                                          const MachineLimits& machine) {
   TorchModelOptions options;
@@ -171,6 +192,8 @@ absl::StatusOr<TorchModelOptions> ParseTorchModelOptions(const inference::ModelC
       RETURN_IF_ERROR(SetPrecision(key, value, &options.precision));
     } else if (key == kValidatePrecision) {
       RETURN_IF_ERROR(SetBool(key, value, &options.validate_precision));
+    } else if (key == kGraphExecutor) {
+      RETURN_IF_ERROR(SetGraphExecutor(key, value, &options.graph_executor));
     } else if (key == kMinCosine) {
       RETURN_IF_ERROR(SetFraction(key, value, &options.min_cosine));
       floor_key = kMinCosine;

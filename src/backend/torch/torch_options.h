@@ -27,6 +27,17 @@
 //   PRECISION_MIN_TOP1_AGREEMENT float in [0, 1], default 0 (report only: the shape cannot
 //                                tell a classifier from an embedding); needs VALIDATE_PRECISION.
 //                                Below either floor the load fails.
+//   GRAPH_EXECUTOR               auto (default) | simple | profiling (infera's own): the
+//                                TorchScript executor of the module's methods. `profiling`
+//                                is LibTorch's default: the first run records shapes, the
+//                                second optimises the graph again (specialisation, fusion
+//                                where a fuser exists) and runs the result. `simple` runs
+//                                the graph as loaded from the first call. `auto`: simple for
+//                                a frozen module (OPTIMIZE_FOR_INFERENCE applied, or
+//                                int8_dynamic), profiling otherwise — a frozen,
+//                                optimised graph gains nothing from the second compilation
+//                                on CPU (the same graph; LibTorch 1.13 has no CPU fuser
+//                                without LLVM), only a slower first run (docs/cold_start.md).
 // Bools accept true/false, 1/0, yes/no, on/off (any case). A value that does not parse
 // is an InvalidArgument naming the key. Keys this backend does not use are reported in
 // `ignored_keys` (the loader logs them) rather than rejected, so Triton repositories
@@ -50,6 +61,11 @@ namespace infera {
 
 enum class Precision { kFp32, kBf16, kFp16, kInt8Dynamic };
 
+enum class GraphExecutor { kAuto, kSimple, kProfiling };
+
+// "auto", "simple", "profiling".
+std::string_view GraphExecutorName(GraphExecutor executor);
+
 // "fp32", "bf16", "fp16", "int8_dynamic".
 std::string_view PrecisionName(Precision precision);
 
@@ -63,6 +79,7 @@ struct TorchModelOptions {
   bool validate_precision = false;
   double min_cosine = 0.99;
   double min_top1_agreement = 0.0;
+  GraphExecutor graph_executor = GraphExecutor::kAuto;
   // config.default_model_filename, or "model.pt"; a plain file name.
   std::string model_filename = "model.pt";
   std::vector<std::string> ignored_keys;  // sorted

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/str_cat.h"
 
 namespace infera {
 namespace {
@@ -173,6 +174,30 @@ TEST(TorchOptionsTest, BadPrecisionValuesNameTheKey) {
     const absl::Status status = ValidateTorchConfig(Config(std::string(kTensors) + parameters));
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << parameters;
     EXPECT_THAT(status.message(), HasSubstr(message)) << parameters;
+  }
+}
+
+TEST(TorchOptionsTest, GraphExecutorParameter) {
+  auto defaults = ParseTorchModelOptions(Config(kTensors));
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->graph_executor, GraphExecutor::kAuto);
+  for (auto [text, executor] : {std::pair{"auto", GraphExecutor::kAuto},
+                                std::pair{"Simple", GraphExecutor::kSimple},
+                                std::pair{"PROFILING", GraphExecutor::kProfiling}}) {
+    auto options =
+        ParseTorchModelOptions(Config(std::string(kTensors) + Parameter("GRAPH_EXECUTOR", text)));
+    ASSERT_TRUE(options.ok()) << text;
+    EXPECT_EQ(options->graph_executor, executor) << text;
+    EXPECT_TRUE(options->ignored_keys.empty());
+  }
+  EXPECT_EQ(GraphExecutorName(GraphExecutor::kSimple), "simple");
+  for (const char* bad : {"", "legacy", "simple ", "1", "auto,simple"}) {
+    const absl::Status status =
+        ValidateTorchConfig(Config(std::string(kTensors) + Parameter("GRAPH_EXECUTOR", bad)));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(status.message(),
+                HasSubstr(StrCat("'GRAPH_EXECUTOR' has value '", bad,
+                                 "', expected one of auto, simple, profiling")));
   }
 }
 
