@@ -20,18 +20,20 @@
 // Every other method is never requested (a client calling one waits until its deadline:
 // this is a benchmark target, not a server).
 //
-//   grpc_floor_server [--port N] [--threads N] [--calls-per-queue N]
+//   grpc_floor_server [--port N] [--threads N] [--queues N] [--calls-per-queue N]
 //                     [--channel-arg NAME=INT]... [--no-notify-when-done]
 //
 // Prints "PORT <n>" on stdout once it serves, then runs until SIGINT or SIGTERM. Tuning
 // experiments: `--channel-arg` adds a server builder channel argument (e.g.
 // grpc.max_concurrent_streams=1000, grpc.http2.bdp_probe=0), `--no-notify-when-done`
-// measures what infera's per-call done tag costs.
+// measures what infera's per-call done tag costs, `--queues N` (< threads) lets threads
+// share queues (round-robin) instead of one queue each.
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -58,6 +60,7 @@ using Service = inference::GRPCInferenceService::AsyncService;
 struct Flags {
   int port = 0;
   int threads = 0;  // 0: the CPUs this process may use
+  int queues = 0;   // 0: one per thread; else threads share them round-robin
   int calls_per_queue = 4;
   bool notify_when_done = true;
   std::vector<std::pair<std::string, int>> channel_args;
@@ -74,7 +77,8 @@ class Tag {
 
 // One call of one unary method: requested → matched (answer, Finish) → finished →
 // deleted once the done tag (when armed) is back too. Every tag returns on the queue it
-// was requested on, so one thread touches the object; no lock or atomic is needed.
+// was requested on; with --queues < --threads two threads may poll that queue, so the
+// finish and done tags may run at once on two threads: the count is atomic.
 template <typename Request, typename Response>
 class Call {
  public:
@@ -125,7 +129,7 @@ class Call {
     }
   }
   void OnEnded(bool) {
-    if (--pending_ == 0) delete this;
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
   Service* const service_;
@@ -133,7 +137,7 @@ class Call {
   const RequestFn request_fn_;
   const Handler handler_;
   const bool notify_;
-  int pending_;  // finish tag, and the done tag when armed
+  std::atomic<int> pending_;  // finish tag, and the done tag when armed
   grpc::ServerContext context_;
   Request request_;
   Response response_;
@@ -236,6 +240,11 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
         std::fprintf(stderr, "--threads needs an integer >= 1\n");
         return false;
       }
+    } else if (arg == "--queues") {
+      if (!ParseInt(value(), 1, &flags.queues)) {
+        std::fprintf(stderr, "--queues needs an integer >= 1\n");
+        return false;
+      }
     } else if (arg == "--calls-per-queue") {
       if (!ParseInt(value(), 1, &flags.calls_per_queue)) {
         std::fprintf(stderr, "--calls-per-queue needs an integer >= 1\n");
@@ -255,7 +264,7 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       flags.notify_when_done = false;
     } else {
       std::fprintf(stderr,
-                   "unknown argument '%s'\nusage: grpc_floor_server [--port N] [--threads N]"
+                   "unknown argument '%s'\nusage: grpc_floor_server [--port N] [--threads N] [--queues N]"
                    " [--calls-per-queue N] [--channel-arg NAME=INT]... [--no-notify-when-done]\n",
                    arg.c_str());
       return false;
@@ -276,6 +285,7 @@ int main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, flags)) return 2;
   if (flags.threads == 0) flags.threads = AvailableCpus();
+  if (flags.queues == 0 || flags.queues > flags.threads) flags.queues = flags.threads;
 
   // Block the stop signals before any thread exists, so only sigwait below sees them.
   sigset_t stop;
@@ -294,7 +304,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, number] : flags.channel_args) builder.AddChannelArgument(name, number);
   builder.RegisterService(&service);
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues;
-  for (int i = 0; i < flags.threads; ++i) queues.push_back(builder.AddCompletionQueue());
+  for (int i = 0; i < flags.queues; ++i) queues.push_back(builder.AddCompletionQueue());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     std::fprintf(stderr, "cannot serve on 127.0.0.1:%d\n", flags.port);
@@ -302,7 +312,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<std::thread> threads;
-  for (int i = 0; i < flags.threads; ++i) {
+  for (int i = 0; i < flags.queues; ++i) {
     grpc::ServerCompletionQueue* cq = queues[i].get();
     for (int n = 0; n < flags.calls_per_queue; ++n) {
       Call<inference::ServerLiveRequest, inference::ServerLiveResponse>::Start(
@@ -316,7 +326,9 @@ int main(int argc, char** argv) {
         &service, cq, &Service::RequestModelConfig, &Config, flags.notify_when_done);
     Call<inference::ModelStatisticsRequest, inference::ModelStatisticsResponse>::Start(
         &service, cq, &Service::RequestModelStatistics, &Statistics, flags.notify_when_done);
-    threads.emplace_back(Poll, cq);
+  }
+  for (int i = 0; i < flags.threads; ++i) {
+    threads.emplace_back(Poll, queues[i % flags.queues].get());
     pthread_setname_np(threads.back().native_handle(), ("floor-cq-" + std::to_string(i)).c_str());
   }
   std::printf("PORT %d\n", port);
