@@ -4,11 +4,9 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <atomic>
 #include <chrono>
-#include <pthread.h>
-
-#include <unordered_map>
-#include <vector>
+#include <map>
 #include <thread>
 
 #include "common/str_cat.h"
@@ -25,18 +23,14 @@ void SetDeadline(grpc::ClientContext& context, int64_t timeout_ns) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::nanoseconds(timeout_ns));
 }
 
-// One ModelInfer call in flight; owned by the client (in_flight_, io thread) until its
-// completion has been handled on the io thread.
+// One ModelInfer call in flight; owned by the client until its completion is handled.
 struct Call {
   grpc::ClientContext context;
   inference::ModelInferResponse response;
-  grpc::Status status;
-  std::unique_ptr<grpc::ClientAsyncResponseReader<inference::ModelInferResponse>> reader;
   size_t payload = 0;
   int64_t sent_ns = 0;
   InferClient::Done done;
-  RequestResult result;  // filled (checked) by the completion thread
-  bool closed = false;   // Close() has reported it (io thread)
+  bool closed = false;  // Close() has reported it
 };
 
 }  // namespace
@@ -47,20 +41,15 @@ class GrpcInferClient::Impl {
        std::vector<inference::ModelInferRequest> requests, std::vector<std::vector<Tensor>> expected)
       : io_(io), clock_(clock), options_(std::move(options)), requests_(std::move(requests)),
         expected_(std::move(expected)), channel_(MakeBenchChannel(options_.target)),
-        stub_(GRPCInferenceService::NewStub(channel_)) {
-    completions_ = std::thread([this] { Poll(); });
-    pthread_setname_np(completions_.native_handle(), "bench-grpc-cq");
-  }
+        stub_(GRPCInferenceService::NewStub(channel_)) {}
 
   ~Impl() {
-    // A call's context and response must outlive gRPC's use of them: cancel what is in
-    // flight, then shut the queue down and let the completion thread drain it (Next
-    // returns false once every call's tag is back). The owner has stopped the io_context
-    // (load_shard.h), so completions posted meanwhile are destroyed, never run; the
-    // calls themselves are freed with in_flight_.
+    // A call's context and response must outlive gRPC's use of them, and its callback
+    // posts to io_: cancel what is in flight and wait for every callback to return.
+    // The owner has stopped the io_context (load_shard.h), so the posted completions
+    // are destroyed, never run.
     for (auto& [call, owned] : in_flight_) call->context.TryCancel();
-    queue_.Shutdown();
-    completions_.join();
+    while (outstanding_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 
   void Send(size_t payload, Done done) {
@@ -71,9 +60,15 @@ class GrpcInferClient::Impl {
     SetDeadline(call->context, options_.request_timeout_ns);
     Call* raw = call.get();
     in_flight_.emplace(raw, std::move(call));
-    raw->reader = stub_->PrepareAsyncModelInfer(&raw->context, requests_[payload], &queue_);
-    raw->reader->StartCall();
-    raw->reader->Finish(&raw->response, &raw->status, raw);
+    outstanding_.fetch_add(1);
+    stub_->async()->ModelInfer(&raw->context, &requests_[payload], &raw->response,
+                               [this, raw](grpc::Status status) {
+                                 // A gRPC thread: hand the completion to the driver's thread.
+                                 boost::asio::post(io_, [this, raw, status = std::move(status)] {
+                                   Complete(raw, status);
+                                 });
+                                 outstanding_.fetch_sub(1);
+                               });
   }
 
   int max_in_flight() const { return options_.max_in_flight; }
@@ -94,37 +89,14 @@ class GrpcInferClient::Impl {
   }
 
  private:
-  // The completion thread: gRPC reads each answer here, the answer is checked here, and
-  // every completion that is ready is handed to the io thread in one post (one wake-up
-  // of the driver's thread per drain, not per request). The io thread only sends and
-  // runs `done`. (Polling the queue on the io thread itself, in slices between its
-  // handlers, put all of gRPC's client work on one thread and capped the load at c=64:
-  // docs/benchmarks.md, "gRPC streaming (`--streaming`) and the client's own CPU".)
-  void Poll() {
-    std::vector<Call*> batch;
-    void* tag = nullptr;
-    bool ok = false;
-    while (queue_.Next(&tag, &ok)) {
-      batch.push_back(Checked(static_cast<Call*>(tag)));
-      // Whatever else is ready now joins this hand-off.
-      while (batch.size() < 256) {
-        const auto status = queue_.AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC));
-        if (status != grpc::CompletionQueue::GOT_EVENT) break;
-        batch.push_back(Checked(static_cast<Call*>(tag)));
-      }
-      boost::asio::post(io_, [this, batch = std::move(batch)] {
-        for (Call* call : batch) Complete(call);
-      });
-      batch.clear();
-    }
-  }
-
-  // On the completion thread: the call's result, checked. Touches only the call's
-  // status, response and the immutable options and expected outputs.
-  Call* Checked(Call* call) {
-    RequestResult& result = call->result;
+  void Complete(Call* raw, const grpc::Status& status) {
+    auto it = in_flight_.find(raw);
+    if (it == in_flight_.end()) return;
+    std::unique_ptr<Call> call = std::move(it->second);
+    in_flight_.erase(it);
+    if (call->closed) return;  // failed by Close()
+    RequestResult result;
     result.sent_ns = call->sent_ns;
-    const grpc::Status& status = call->status;
     if (!status.ok()) {
       result = ErrorResult(StrCat("grpc ", GrpcCodeName(status.error_code())), status.error_message(), call->sent_ns);
     } else if (options_.check && !expected_[call->payload].empty()) {
@@ -139,17 +111,7 @@ class GrpcInferClient::Impl {
     } else {
       result.ok = true;
     }
-    return call;
-  }
-
-  // On the io thread.
-  void Complete(Call* raw) {
-    auto it = in_flight_.find(raw);
-    if (it == in_flight_.end()) return;
-    std::unique_ptr<Call> call = std::move(it->second);
-    in_flight_.erase(it);
-    if (call->closed) return;  // failed by Close()
-    std::move(call->done)(std::move(call->result));
+    std::move(call->done)(std::move(result));
   }
 
   boost::asio::io_context& io_;
@@ -159,9 +121,8 @@ class GrpcInferClient::Impl {
   const std::vector<std::vector<Tensor>> expected_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<GRPCInferenceService::Stub> stub_;
-  grpc::CompletionQueue queue_;  // every call's completion; polled by completions_
-  std::thread completions_;
-  std::unordered_map<Call*, std::unique_ptr<Call>> in_flight_;  // io thread only
+  std::atomic<int> outstanding_{0};  // callbacks not yet returned (any thread)
+  std::map<Call*, std::unique_ptr<Call>> in_flight_;  // io thread only
 };
 
 absl::StatusOr<std::unique_ptr<GrpcInferClient>> GrpcInferClient::Create(boost::asio::io_context& io,

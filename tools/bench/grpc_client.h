@@ -1,17 +1,14 @@
 // GrpcInferClient: the KServe v2 gRPC InferClient (inference.GRPCInferenceService,
-// proto/grpc_service.proto) on gRPC's completion-queue client API, plus the
-// control-plane calls a run needs over gRPC (model metadata and config, statistics).
+// proto/grpc_service.proto) on gRPC's callback API, plus the control-plane calls a run
+// needs over gRPC (model metadata and config, statistics).
 //
 // One channel (HTTP/2 multiplexes the calls; perf_analyzer's default too), up to
 // max_in_flight ModelInfer calls outstanding. Requests are built once per payload
-// (raw_input_contents: binary tensors, as gRPC clients send them). Calls are started on
-// the io_context's thread; their completions come back on one completion queue polled
-// by the client's own thread ("bench-grpc-cq"), which also checks each answer and hands
-// every completion that is ready to the io_context in one post, so `done` runs on the
-// driver's thread as InferClient requires (docs/grpc.md, "Performance, second step").
-// Errors: the gRPC status code name ("grpc RESOURCE_EXHAUSTED", "grpc
-// DEADLINE_EXCEEDED" for --request-timeout), and with `check` the outputs
-// (raw_output_contents) are compared ("check").
+// (raw_input_contents: binary tensors, as gRPC clients send them). Each completion
+// arrives on a gRPC thread and is posted to the shard's io_context, so `done` runs on
+// the driver's thread as InferClient requires. Errors: the gRPC status code name
+// ("grpc RESOURCE_EXHAUSTED", "grpc DEADLINE_EXCEEDED" for --request-timeout), and
+// with `check` the outputs (raw_output_contents) are compared ("check").
 //
 // Not thread-safe: Send/Close on the io_context's thread only.
 #ifndef INFERA_TOOLS_BENCH_GRPC_CLIENT_H_
