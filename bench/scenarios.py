@@ -1851,8 +1851,8 @@ def scenario_grpc_floor():
     `simple` (GRPC_FLOOR_BASELINE=PATH adds a second infera binary, e.g. main's, for A/B;
     GRPC_FLOOR_SERVER_ARGS adds arguments to the floor server, e.g. --channel-arg).
     Loads, c=8 and c=64, one channel: ServerLive and ModelInfer from infera_grpc_load (the
-    completion-queue client, 2 threads) and ModelInfer from `infera bench -i grpc --check`.
-    Per run: req/s, server CPU µs and context switches per request (the server's
+    completion-queue client, 2 threads) and ModelInfer from `infera bench -i grpc --check`;
+    as the reference, infera's HTTP+JSON `simple` from `infera bench --check`. Per run: req/s, server CPU µs and context switches per request (the server's
     /proc/PID over the measured span, as a rate ÷ the load's throughput), the client's CPU
     µs per request. Sides alternate within each repeat; medians."""
     import resource
@@ -1884,8 +1884,9 @@ def scenario_grpc_floor():
             sides.append((name, srv, int(re.search(r"gRPC server listening on [^\s]*:(\d+)", srv.text()).group(1))))
 
         def run_load(kind, pid, port, c, tag):
-            if kind == "bench":
-                cmd = [ARGS.infera, "bench", "-m", "simple", "-i", "grpc", "-u", f"127.0.0.1:{port}",
+            if kind in ("bench", "http"):
+                protocol = ["-i", "grpc"] if kind == "bench" else []
+                cmd = [ARGS.infera, "bench", "-m", "simple", *protocol, "-u", f"127.0.0.1:{port}",
                        "--progress", "off", "--check", "--concurrency-range", str(c), "--duration",
                        str(seconds), "--warmup", str(int(warmup * 1000)), "--json",
                        os.path.join(ARGS.out, f"grpc_floor_{tag}.json")]
@@ -1895,13 +1896,13 @@ def scenario_grpc_floor():
                        "--rpc", kind]
             children = resource.getrusage(resource.RUSAGE_CHILDREN)
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            time.sleep(warmup + (0.3 if kind == "bench" else 0.1))
+            time.sleep(warmup + (0.3 if kind in ("bench", "http") else 0.1))
             cpu0, ctx0, t0 = process_cpu_s(pid), context_switches(pid), time.time()
             out, _ = proc.communicate(timeout=seconds + 120)
             cpu1, ctx1, t1 = process_cpu_s(pid), context_switches(pid), time.time()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             client_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
-            if kind == "bench":
+            if kind in ("bench", "http"):
                 with open(os.path.join(ARGS.out, f"grpc_floor_{tag}.json")) as f:
                     report = json.load(f)
                 lvl = level(report)
@@ -1930,6 +1931,11 @@ def scenario_grpc_floor():
                     for name, proc, port in order:
                         tag = f"{name.replace(' ', '_')}_{kind}_c{c}_r{rep}"
                         runs.setdefault((load_name, c, name), []).append(run_load(kind, proc.pid, port, c, tag))
+                    # The reference: infera's whole HTTP+JSON request, same model and client.
+                    if kind == "bench":
+                        _, srv, _ = sides[1]
+                        runs.setdefault(("HTTP JSON simple (infera bench)", c, "infera"), []).append(
+                            run_load("http", srv.pid, srv.port, c, f"infera_http_c{c}_r{rep}"))
     finally:
         for _, proc, _ in sides:
             proc.stop()
@@ -1951,6 +1957,11 @@ def scenario_grpc_floor():
             share_rows.append([load_name, f"c={c}", floor_us, infera_us,
                                infera_us - floor_us if floor_us and infera_us else None,
                                f"{floor_us / infera_us:.0%}" if floor_us and infera_us else "-"])
+    for c in (8, 64):
+        http = ("HTTP JSON simple (infera bench)", c, "infera")
+        rows.append([http[0], f"c={c}"] + [
+            f"{fmt(m(*http, 'server_cpu_us'))} ({fmt(m(*http, 'ctx'), 2)}) {fmt(m(*http, 'rps'), 0)}/s; "
+            f"client {fmt(m(*http, 'client_cpu_us'))}" if n == "infera" else "-" for n in names])
     emit("grpc_floor: server CPU µs per request (context switches per request), req/s; client CPU µs per request",
          table(["load", "c"] + names, rows))
     emit("grpc_floor: gRPC core's floor vs infera's share",
