@@ -6,7 +6,10 @@
 // use), each polling its **own** ServerCompletionQueue and running what it matches; a few
 // calls of each served method requested per queue, a fresh call object requested as soon
 // as one is matched, AsyncNotifyWhenDone armed on every call, the same builder settings
-// (64 MiB message limits, insecure port). Two methods are served:
+// (64 MiB message limits, insecure port), the same process settings as infera's main()
+// (absl's mutex deadlock detection off: gRPC's locks are absl::Mutex) and the same
+// malloc (bench/micro/CMakeLists.txt links infera's INFERA_ALLOCATOR). Two methods are
+// served:
 //
 //   ServerLive  answers `live: true`: an empty call, the protocol's floor;
 //   ModelInfer  answers an add_sub request (`simple`: two INT32 [1,16] raw inputs) with
@@ -46,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "grpc_service.grpc.pb.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
@@ -284,6 +288,7 @@ void Poll(grpc::ServerCompletionQueue* cq) {
 int main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, flags)) return 2;
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);  // as infera's main()
   if (flags.threads == 0) flags.threads = AvailableCpus();
   if (flags.queues == 0 || flags.queues > flags.threads) flags.queues = flags.threads;
 
