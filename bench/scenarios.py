@@ -1849,7 +1849,10 @@ def scenario_grpc_floor():
     one queue per thread, one thread per CPU, the same builder settings — serving
     ServerLive and an add_sub ModelInfer with none of infera's code) and infera serving
     `simple` (GRPC_FLOOR_BASELINE=PATH adds a second infera binary, e.g. main's, for A/B;
-    GRPC_FLOOR_SERVER_ARGS adds arguments to the floor server, e.g. --channel-arg).
+    GRPC_FLOOR_SERVER_ARGS adds arguments to the floor server, e.g. --channel-arg;
+    GRPC_FLOOR_VARIANTS="NAME:ARGS;NAME:ARGS" adds more floor servers, side by side, for
+    tuning A/B — ARGS are its flags, and NAME=VALUE words with an upper-case NAME its
+    environment, e.g. "t1:--threads 1;lowat:GRPC_EXPERIMENTS=tcp_rcv_lowat").
     Loads, c=8 and c=64, one channel: ServerLive and ModelInfer from infera_grpc_load (the
     completion-queue client, 2 threads) and ModelInfer from `infera bench -i grpc --check`;
     as the reference, infera's HTTP+JSON `simple` from `infera bench --check`. Per run: req/s, server CPU µs and context switches per request (the server's
@@ -1862,16 +1865,21 @@ def scenario_grpc_floor():
     seconds, warmup = (1.5, 0.5) if ARGS.quick else (3.0, 1.0)
     repo = bench_repo(["simple"])
     sides = []  # (name, Process, grpc port)
-    try:
-        floor = Process([floor_binary, *os.environ.get("GRPC_FLOOR_SERVER_ARGS", "").split()],
-                        log_name="grpc-floor")
+
+    def start_floor(name, words):
+        flags = [w for w in words if not re.match(r"[A-Z][A-Z0-9_]*=", w)]
+        env = dict(ENV, **dict(w.split("=", 1) for w in words if re.match(r"[A-Z][A-Z0-9_]*=", w)))
+        floor = Process([floor_binary, *flags], env=env, log_name="grpc-floor")
         deadline = time.time() + 30
         while not re.search(r"PORT (\d+)", floor.text()):
             floor.check_alive()
             if time.time() > deadline:
                 raise RuntimeError(f"grpc_floor_server did not start:\n{floor.text()}")
             time.sleep(0.05)
-        sides.append(("floor", floor, int(re.search(r"PORT (\d+)", floor.text()).group(1))))
+        sides.append((name, floor, int(re.search(r"PORT (\d+)", floor.text()).group(1))))
+
+    try:
+        start_floor("floor", os.environ.get("GRPC_FLOOR_SERVER_ARGS", "").split())
         binaries = [("infera", ARGS.infera)]
         if os.environ.get("GRPC_FLOOR_BASELINE"):
             binaries.append(("infera baseline", os.environ["GRPC_FLOOR_BASELINE"]))
@@ -1882,6 +1890,9 @@ def scenario_grpc_floor():
             finally:
                 ARGS.infera = saved
             sides.append((name, srv, int(re.search(r"gRPC server listening on [^\s]*:(\d+)", srv.text()).group(1))))
+        for variant in filter(None, os.environ.get("GRPC_FLOOR_VARIANTS", "").split(";")):
+            name, _, words = variant.partition(":")
+            start_floor(f"floor {name.strip()}", words.split())
 
         def run_load(kind, pid, port, c, tag):
             if kind in ("bench", "http"):
@@ -1933,7 +1944,7 @@ def scenario_grpc_floor():
                         runs.setdefault((load_name, c, name), []).append(run_load(kind, proc.pid, port, c, tag))
                     # The reference: infera's whole HTTP+JSON request, same model and client.
                     if kind == "bench":
-                        _, srv, _ = sides[1]
+                        srv = next(proc for name, proc, _ in sides if name == "infera")
                         runs.setdefault(("HTTP JSON simple (infera bench)", c, "infera"), []).append(
                             run_load("http", srv.pid, srv.port, c, f"infera_http_c{c}_r{rep}"))
     finally:
