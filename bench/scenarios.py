@@ -7,7 +7,7 @@ Markdown tables (docs/benchmarks.md quotes them).
 
     bench/scenarios.py --build build --repo demo-models [--repeats 3] [--quick]
                        [overhead] [baseline] [limit] [batching] [instances] [overload] [slo] [observability] [memory] [shm]
-                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console] [allocator] [placement] [transport] [cold_start]
+                       [pipeline] [analyze] [llm_quant] [kv_dtype] [precision] [console] [allocator] [placement] [transport] [cold_start] [grpc_floor]
 
 Every load comes from `infera bench` (the same requests to every side) except the wrk
 rows of the overhead scenario, which calibrate `infera bench` itself against wrk.
@@ -1854,6 +1854,152 @@ def scenario_cold_start():
             "peak_rss_mib": {k: med(v) / 1024 for k, v in hwm.items()}}
 
 
+def process_cpu_s(pid):
+    """utime + stime of `pid` (every thread) so far, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def scenario_grpc_floor():
+    """Issue 18, second round: gRPC 1.51's own per-call floor against infera's gRPC
+    request. Sides: bench/micro/grpc_floor_server (infera's completion-queue structure —
+    one queue per thread, one thread per CPU, the same builder settings — serving
+    ServerLive and an add_sub ModelInfer with none of infera's code) and infera serving
+    `simple` (GRPC_FLOOR_BASELINE=PATH adds a second infera binary, e.g. main's, for A/B;
+    GRPC_FLOOR_SERVER_ARGS adds arguments to the floor server, e.g. --channel-arg;
+    GRPC_FLOOR_VARIANTS="NAME:ARGS;NAME:ARGS" adds more floor servers, side by side, for
+    tuning A/B — ARGS are its flags, and NAME=VALUE words with an upper-case NAME its
+    environment, e.g. "t1:--threads 1;lowat:GRPC_EXPERIMENTS=tcp_rcv_lowat").
+    Loads, c=8 and c=64, one channel: ServerLive and ModelInfer from infera_grpc_load (the
+    completion-queue client, 2 threads) and ModelInfer from `infera bench -i grpc --check`;
+    as the reference, infera's HTTP+JSON `simple` from `infera bench --check`. Per run: req/s, server CPU µs and context switches per request (the server's
+    /proc/PID over the measured span, as a rate ÷ the load's throughput), the client's CPU
+    µs per request. Sides alternate within each repeat; medians."""
+    import resource
+    build = os.path.dirname(ARGS.infera)
+    floor_binary = os.path.join(build, "bench", "micro", "grpc_floor_server")
+    load_binary = os.path.join(build, "tools", "grpc_load", "infera_grpc_load")
+    seconds, warmup = (1.5, 0.5) if ARGS.quick else (3.0, 1.0)
+    repo = bench_repo(["simple"])
+    sides = []  # (name, Process, grpc port)
+
+    def start_floor(name, words):
+        flags = [w for w in words if not re.match(r"[A-Z][A-Z0-9_]*=", w)]
+        env = dict(ENV, **dict(w.split("=", 1) for w in words if re.match(r"[A-Z][A-Z0-9_]*=", w)))
+        floor = Process([floor_binary, *flags], env=env, log_name="grpc-floor")
+        deadline = time.time() + 30
+        while not re.search(r"PORT (\d+)", floor.text()):
+            floor.check_alive()
+            if time.time() > deadline:
+                raise RuntimeError(f"grpc_floor_server did not start:\n{floor.text()}")
+            time.sleep(0.05)
+        sides.append((name, floor, int(re.search(r"PORT (\d+)", floor.text()).group(1))))
+
+    try:
+        start_floor("floor", os.environ.get("GRPC_FLOOR_SERVER_ARGS", "").split())
+        binaries = [("infera", ARGS.infera)]
+        if os.environ.get("GRPC_FLOOR_BASELINE"):
+            binaries.append(("infera baseline", os.environ["GRPC_FLOOR_BASELINE"]))
+        for name, binary in binaries:
+            saved, ARGS.infera = ARGS.infera, binary
+            try:
+                srv = start_infera(repo)
+            finally:
+                ARGS.infera = saved
+            sides.append((name, srv, int(re.search(r"gRPC server listening on [^\s]*:(\d+)", srv.text()).group(1))))
+        for variant in filter(None, os.environ.get("GRPC_FLOOR_VARIANTS", "").split(";")):
+            name, _, words = variant.partition(":")
+            start_floor(f"floor {name.strip()}", words.split())
+
+        def run_load(kind, pid, port, c, tag):
+            if kind in ("bench", "http"):
+                protocol = ["-i", "grpc"] if kind == "bench" else []
+                cmd = [ARGS.infera, "bench", "-m", "simple", *protocol, "-u", f"127.0.0.1:{port}",
+                       "--progress", "off", "--check", "--concurrency-range", str(c), "--duration",
+                       str(seconds), "--warmup", str(int(warmup * 1000)), "--json",
+                       os.path.join(ARGS.out, f"grpc_floor_{tag}.json")]
+            else:
+                cmd = [load_binary, "--target", f"127.0.0.1:{port}", "--concurrency", str(c),
+                       "--connections", "1", "--duration-s", str(seconds), "--warmup-s", str(warmup),
+                       "--rpc", kind]
+            children = resource.getrusage(resource.RUSAGE_CHILDREN)
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            time.sleep(warmup + (0.3 if kind in ("bench", "http") else 0.1))
+            cpu0, ctx0, t0 = process_cpu_s(pid), context_switches(pid), time.time()
+            out, _ = proc.communicate(timeout=seconds + 120)
+            cpu1, ctx1, t1 = process_cpu_s(pid), context_switches(pid), time.time()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            client_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+            if kind in ("bench", "http"):
+                with open(os.path.join(ARGS.out, f"grpc_floor_{tag}.json")) as f:
+                    report = json.load(f)
+                lvl = level(report)
+                if proc.returncode != 0 or lvl is None or report["totals"]["errors"]:
+                    raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out}")
+                rps, requests = lvl["throughput_per_s"], report["totals"]["sent"]
+                FOREIGN.append(lvl.get("foreign_cpu_pct", 0))
+            else:
+                match = re.search(r"RESULT (\{.*\})", out)
+                result = json.loads(match.group(1)) if match else None
+                if proc.returncode != 0 or result is None or result["errors"]:
+                    raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out}")
+                rps = result["throughput_rps"]
+                requests = rps * (seconds + warmup)  # the client's whole run, for its own CPU
+            span = t1 - t0
+            return {"rps": rps, "server_cpu_us": (cpu1 - cpu0) / span / rps * 1e6,
+                    "ctx": (ctx1 - ctx0) / span / rps, "client_cpu_us": client_cpu / requests * 1e6}
+
+        loads = [("ServerLive (CQ client)", "server_live"), ("ModelInfer simple (CQ client)", "model_infer"),
+                 ("ModelInfer simple (infera bench)", "bench")]
+        runs = {}
+        for rep in range(ARGS.repeats):
+            for load_name, kind in loads:
+                for c in (8, 64):
+                    order = sides if rep % 2 == 0 else sides[::-1]
+                    for name, proc, port in order:
+                        tag = f"{name.replace(' ', '_')}_{kind}_c{c}_r{rep}"
+                        runs.setdefault((load_name, c, name), []).append(run_load(kind, proc.pid, port, c, tag))
+                    # The reference: infera's whole HTTP+JSON request, same model and client.
+                    if kind == "bench":
+                        srv = next(proc for name, proc, _ in sides if name == "infera")
+                        runs.setdefault(("HTTP JSON simple (infera bench)", c, "infera"), []).append(
+                            run_load("http", srv.pid, srv.port, c, f"infera_http_c{c}_r{rep}"))
+    finally:
+        for _, proc, _ in sides:
+            proc.stop()
+        shutil.rmtree(repo, ignore_errors=True)
+
+    def m(load_name, c, name, key):
+        return med([r[key] for r in runs.get((load_name, c, name), [])])
+
+    names = [name for name, _, _ in sides]
+    rows, share_rows = [], []
+    for load_name, _ in loads:
+        for c in (8, 64):
+            rows.append([load_name, f"c={c}"] + [
+                f"{fmt(m(load_name, c, n, 'server_cpu_us'))} ({fmt(m(load_name, c, n, 'ctx'), 2)}) "
+                f"{fmt(m(load_name, c, n, 'rps'), 0)}/s; client {fmt(m(load_name, c, n, 'client_cpu_us'))}"
+                for n in names])
+            floor_us = m(load_name, c, "floor", "server_cpu_us")
+            infera_us = m(load_name, c, "infera", "server_cpu_us")
+            share_rows.append([load_name, f"c={c}", floor_us, infera_us,
+                               infera_us - floor_us if floor_us and infera_us else None,
+                               f"{floor_us / infera_us:.0%}" if floor_us and infera_us else "-"])
+    for c in (8, 64):
+        http = ("HTTP JSON simple (infera bench)", c, "infera")
+        rows.append([http[0], f"c={c}"] + [
+            f"{fmt(m(*http, 'server_cpu_us'))} ({fmt(m(*http, 'ctx'), 2)}) {fmt(m(*http, 'rps'), 0)}/s; "
+            f"client {fmt(m(*http, 'client_cpu_us'))}" if n == "infera" else "-" for n in names])
+    emit("grpc_floor: server CPU µs per request (context switches per request), req/s; client CPU µs per request",
+         table(["load", "c"] + names, rows))
+    emit("grpc_floor: gRPC core's floor vs infera's share",
+         table(["load", "c", "floor µs/req", "infera µs/req", "infera's extra µs/req", "floor ÷ infera"],
+               share_rows))
+    return {f"{load_name} c={c} {n}": {k: m(load_name, c, n, k) for k in ("rps", "server_cpu_us", "ctx", "client_cpu_us")}
+            for load_name, _ in loads for c in (8, 64) for n in names}
+
+
 SCENARIOS = {
     "overhead": scenario_overhead,
     "baseline": scenario_baseline,
@@ -1875,6 +2021,7 @@ SCENARIOS = {
     "placement": scenario_placement,
     "transport": scenario_transport,
     "cold_start": scenario_cold_start,
+    "grpc_floor": scenario_grpc_floor,
 }
 
 

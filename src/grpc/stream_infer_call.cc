@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/str_cat.h"
+#include "grpc/arena_infer_request.h"
 #include "grpc/grpc_status.h"
 #include "grpc/stream_registry.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
@@ -72,7 +73,7 @@ void StreamInferCall::OnReadDone(bool ok) {
     }
   }
   if (take) {
-    auto message = std::make_shared<inference::ModelInferRequest>();
+    auto message = MakeArenaModelInferRequest();
     grpc::Status parsed =
         grpc::SerializationTraits<inference::ModelInferRequest>::Deserialize(&read_buffer_, message.get());
     if (parsed.ok()) {

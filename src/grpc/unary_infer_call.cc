@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "grpc/arena_infer_request.h"
 #include "grpc/grpc_status.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 
@@ -25,7 +26,7 @@ void UnaryInferCall::OnMatched(bool ok) {
   context_.live_calls->Add();
   // The next call on this queue can be matched while this one runs.
   Request(context_, cq_);
-  auto message = std::make_shared<inference::ModelInferRequest>();
+  auto message = MakeArenaModelInferRequest();
   grpc::Status parsed = grpc::SerializationTraits<inference::ModelInferRequest>::Deserialize(&request_, message.get());
   if (!parsed.ok()) {
     InferCallResult result;
