@@ -16,10 +16,12 @@
 namespace infera {
 namespace {
 
-// Iterative: the handler stops at kMaxDepth anyway, but no input decides how deep the
-// parser's own recursion goes.
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseInsituFlag |
-                                 rapidjson::kParseNumbersAsStringsFlag |
+// Recursive (rapidjson's default), not kParseIterativeFlag: ~20 % less CPU for a small
+// request (the `simple` body: 0.52 vs 0.67 µs). The recursion stays bounded: the handler
+// sees every StartObject / StartArray, skipped values included, before the parser goes a
+// level deeper, and stops the parse past kMaxDepth (100) levels — a hostile body cannot
+// make it recurse further (request_decoder_test: the nesting limit).
+constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag |
                                  rapidjson::kParseNanAndInfFlag;
 
 // Ends the JSON text with a NUL while it is parsed: rapidjson's in-situ stream has no
