@@ -11,7 +11,8 @@
 // request. A bad config or version fails alone and leaves what serves untouched; the
 // reason is kept for the index.
 //
-// Thread-safe. GetModelVersion() is on the request path: one shared lock and a counted
+// Thread-safe. GetModelVersion() and ChooseVersion() (HTTP infer: the lookup before
+// decoding, version_choice.h) are on the request path: one shared lock and a counted
 // handle (ModelVersion::AcquireHandle: one allocation, one short lock). Loads and unloads of one model are serialised; different models load
 // in parallel.
 //
