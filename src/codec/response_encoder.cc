@@ -18,9 +18,10 @@ namespace infera {
 namespace {
 
 // The response's structure is fixed, so it is appended directly (no rapidjson Writer, no
-// level stack): constant keys and separators as literals, strings through WriteJsonString
-// with rapidjson's escapes, integers with std::to_chars, doubles with rapidjson's own
-// dtoa — the bytes rapidjson::Writer<..., kWriteNanAndInfFlag> produced, unchanged.
+// level stack): constant keys and separators as literals, strings through
+// WriteJsonStringRapidJsonEscapes, integers with std::to_chars, doubles with rapidjson's
+// own dtoa — the bytes rapidjson::Writer<..., kWriteNanAndInfFlag> produced, unchanged
+// (response_encoder_golden_test).
 
 template <size_t N>
 void Literal(JsonStringStream& out, const char (&text)[N]) {
