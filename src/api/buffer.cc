@@ -1,21 +1,24 @@
 #include "api/buffer.h"
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 
 namespace infera {
 namespace {
 // 64-byte alignment suits AVX-512 loads in backends that read the bytes in place.
-constexpr std::align_val_t kAlignment{64};
-
-struct AlignedDeleter {
-  void operator()(uint8_t* p) const { ::operator delete[](p, kAlignment); }
+struct alignas(64) AlignedChunk {
+  uint8_t bytes[64];
 };
 }  // namespace
 
 Buffer Buffer::Allocate(size_t size, uint8_t** data) {
-  uint8_t* raw = static_cast<uint8_t*>(::operator new[](size == 0 ? 1 : size, kAlignment));
-  std::shared_ptr<uint8_t> owner(raw, AlignedDeleter());
+  if (size > SIZE_MAX - sizeof(AlignedChunk)) throw std::bad_alloc();
+  const size_t chunks = size == 0 ? 1 : (size + sizeof(AlignedChunk) - 1) / sizeof(AlignedChunk);
+  // The bytes and the shared_ptr's control block in one (aligned) allocation; the
+  // chunks are left uninitialised, as operator new[] left them.
+  std::shared_ptr<AlignedChunk[]> owner = std::make_shared_for_overwrite<AlignedChunk[]>(chunks);
+  uint8_t* raw = owner.get()->bytes;
   *data = raw;
   return Buffer(std::move(owner), raw, size);
 }

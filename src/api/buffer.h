@@ -25,8 +25,9 @@ class Buffer {
  public:
   Buffer() = default;
 
-  // Allocates `size` bytes aligned for any element type; `*data` receives the writable
-  // pointer, valid until the Buffer is shared with readers.
+  // Allocates `size` bytes aligned to 64 (any element type, AVX-512 loads); `*data`
+  // receives the writable pointer, valid until the Buffer is shared with readers. One heap
+  // allocation: the bytes share it with the ownership count.
   static Buffer Allocate(size_t size, uint8_t** data);
   // Copies `size` bytes from `data`.
   static Buffer Copy(const void* data, size_t size);

@@ -63,8 +63,14 @@ void WriteJsonDouble(double value, JsonStringStream& out) {
   if (!WriteNonFinite(value, out)) WriteNumber(value, out);
 }
 
-void WriteJsonString(std::string_view text, JsonStringStream& out) {
-  static constexpr char kHex[] = "0123456789abcdef";
+namespace {
+
+constexpr char kLowerHex[] = "0123456789abcdef";
+constexpr char kUpperHex[] = "0123456789ABCDEF";
+
+// Escapes a control character as \u00XX with the digits of `kHex`.
+template <const char* kHex>
+void WriteEscapedString(std::string_view text, JsonStringStream& out) {
   out.Put('"');
   size_t run_start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -114,6 +120,14 @@ void WriteJsonString(std::string_view text, JsonStringStream& out) {
   }
   out.Append(text.data() + run_start, text.size() - run_start);
   out.Put('"');
+}
+
+}  // namespace
+
+void WriteJsonString(std::string_view text, JsonStringStream& out) { WriteEscapedString<kLowerHex>(text, out); }
+
+void WriteJsonStringRapidJsonEscapes(std::string_view text, JsonStringStream& out) {
+  WriteEscapedString<kUpperHex>(text, out);
 }
 
 void WriteJsonData(const Tensor& tensor, JsonStringStream& out) {

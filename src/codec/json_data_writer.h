@@ -34,8 +34,12 @@ size_t EstimateJsonDataSize(const Tensor& tensor);
 
 void WriteJsonFloat(float value, JsonStringStream& out);
 void WriteJsonDouble(double value, JsonStringStream& out);
-// A JSON string literal, quotes included.
+// A JSON string literal, quotes included: ", \\ and control characters escaped (\n, \t, …,
+// else \u00xx in lower-case hex), every other byte copied.
 void WriteJsonString(std::string_view text, JsonStringStream& out);
+// The same escapes with upper-case hex (\u001F), byte for byte what rapidjson::Writer
+// writes for a string: the response encoder's names, ids and parameters.
+void WriteJsonStringRapidJsonEscapes(std::string_view text, JsonStringStream& out);
 
 // Calls `fn(std::string_view element)` for each element of serialized BYTES data; stops
 // early (returning false) when `fn` returns false.

@@ -16,10 +16,12 @@
 namespace infera {
 namespace {
 
-// Iterative: the handler stops at kMaxDepth anyway, but no input decides how deep the
-// parser's own recursion goes.
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseInsituFlag |
-                                 rapidjson::kParseNumbersAsStringsFlag |
+// Recursive (rapidjson's default), not kParseIterativeFlag: ~20 % less CPU for a small
+// request (the `simple` body: 0.52 vs 0.67 µs). The recursion stays bounded: the handler
+// sees every StartObject / StartArray, skipped values included, before the parser goes a
+// level deeper, and stops the parse past kMaxDepth (100) levels — a hostile body cannot
+// make it recurse further (request_decoder_test: the nesting limit).
+constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag |
                                  rapidjson::kParseNanAndInfFlag;
 
 // Ends the JSON text with a NUL while it is parsed: rapidjson's in-situ stream has no
@@ -76,7 +78,7 @@ absl::Status CheckBinaryInput(const Tensor& input) {
 // Points each binary input at its bytes in the body, after the JSON.
 absl::Status AttachBinaryInputs(const std::shared_ptr<const std::string>& body, size_t json_size,
                                 bool has_header_length,
-                                const std::vector<std::optional<uint64_t>>& sizes,
+                                absl::Span<const std::optional<uint64_t>> sizes,
                                 std::vector<Tensor>& inputs) {
   const uint64_t available = body->size() - json_size;
   uint64_t declared = 0;
@@ -124,7 +126,7 @@ absl::StatusOr<InferRequest> DecodeInferRequestInPlace(std::string* body,
   // keeps is copied out of it.
   RETURN_IF_ERROR(ParseJson(body->data(), json_size, handler));
   if (!request.input_parameters.empty()) request.input_parameters.resize(request.inputs.size());
-  const auto& sizes = handler.binary_data_sizes();
+  const absl::Span<const std::optional<uint64_t>> sizes = handler.binary_data_sizes();
   const bool any_binary = std::any_of(sizes.begin(), sizes.end(), [](const auto& s) { return s.has_value(); });
   if (!any_binary && json_size == body->size()) return request;  // JSON only: the body stays the caller's
   // Binary inputs view the body: it moves into a shared owner the request keeps.

@@ -27,7 +27,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "api/infer_request.h"
 #include "codec/growable_buffer.h"
 #include "codec/json_element.h"
@@ -74,9 +76,7 @@ class RequestJsonHandler
   bool done() const { return state_ == State::kDone; }
   // One entry per input, in order: the input's binary_data_size, or nullopt when its
   // data came from JSON.
-  const std::vector<std::optional<uint64_t>>& binary_data_sizes() const {
-    return binary_data_sizes_;
-  }
+  absl::Span<const std::optional<uint64_t>> binary_data_sizes() const { return binary_data_sizes_; }
 
  private:
   enum class State : uint8_t {
@@ -172,7 +172,8 @@ class RequestJsonHandler
   int64_t element_limit_ = 0;       // the most data elements this input may have
   int data_depth_ = 0;
 
-  std::vector<std::optional<uint64_t>> binary_data_sizes_;
+  // Inline for the usual few inputs: no allocation per request.
+  absl::InlinedVector<std::optional<uint64_t>, 4> binary_data_sizes_;
 };
 
 }  // namespace infera

@@ -11,10 +11,7 @@ namespace infera {
 
 void RequestJsonHandler::BeginInput() {
   // Room for a few inputs at once: one allocation instead of one per growth step.
-  if (request_->inputs.capacity() == 0) {
-    request_->inputs.reserve(4);
-    binary_data_sizes_.reserve(4);
-  }
+  if (request_->inputs.capacity() == 0) request_->inputs.reserve(4);
   request_->inputs.emplace_back();
   input_keys_ = 0;
   input_params_.clear();
@@ -73,7 +70,9 @@ bool RequestJsonHandler::ShapeDim(const JsonToken& token) {
                        "integers; element ", request_->inputs.back().shape.size(), " is ",
                        shown.substr(0, 32)));
   }
-  request_->inputs.back().shape.push_back(dim);
+  Shape& shape = request_->inputs.back().shape;
+  if (shape.empty()) shape.reserve(4);  // one allocation for the usual rank 1-4
+  shape.push_back(dim);
   return true;
 }
 

@@ -1,6 +1,7 @@
 #include "codec/response_encoder.h"
 
 #include <charconv>
+#include <cmath>
 #include <variant>
 #include <vector>
 
@@ -8,24 +9,61 @@
 #include "api/tensor.h"
 #include "codec/json_data_writer.h"
 #include "codec/json_string_stream.h"
-#include "common/json_writer.h"
 #include "common/utf8.h"
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "rapidjson/writer.h"
+#include "rapidjson/internal/dtoa.h"
 
 namespace infera {
 namespace {
 
-using JsonWriter = rapidjson::Writer<JsonStringStream, rapidjson::UTF8<>, rapidjson::UTF8<>,
-                                     rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
+// The response's structure is fixed, so it is appended directly (no rapidjson Writer, no
+// level stack): constant keys and separators as literals, strings through
+// WriteJsonStringRapidJsonEscapes, integers with std::to_chars, doubles with rapidjson's
+// own dtoa — the bytes rapidjson::Writer<..., kWriteNanAndInfFlag> produced, unchanged
+// (response_encoder_golden_test).
 
-// A constant key, given already quoted (and needing no escapes): written as is, without
-// rapidjson's per-character escaping. RawValue with kStringType makes the writer emit the
-// separator and count the key exactly as Key() does.
 template <size_t N>
-void WriteKey(JsonWriter& writer, const char (&quoted)[N]) {
-  writer.RawValue(quoted, N - 1, rapidjson::kStringType);
+void Literal(JsonStringStream& out, const char (&text)[N]) {
+  out.Append(text, N - 1);
+}
+
+void String(JsonStringStream& out, std::string_view text) { WriteJsonStringRapidJsonEscapes(text, out); }
+
+template <typename Int>
+void Integer(JsonStringStream& out, Int value) {
+  constexpr size_t kMaxChars = 24;  // "-9223372036854775808", "18446744073709551615"
+  char* p = out.Reserve(kMaxChars);
+  out.Advance(static_cast<size_t>(std::to_chars(p, p + kMaxChars, value).ptr - p));
+}
+
+// rapidjson::Writer::Double with kWriteNanAndInfFlag.
+void Double(JsonStringStream& out, double value) {
+  if (std::isnan(value)) return Literal(out, "NaN");
+  if (std::isinf(value)) return value > 0 ? Literal(out, "Infinity") : Literal(out, "-Infinity");
+  char* p = out.Reserve(32);  // rapidjson's own buffer for one number is 25 bytes
+  out.Advance(static_cast<size_t>(rapidjson::internal::dtoa(value, p) - p));
+}
+
+void WriteParameters(const Parameters& parameters, JsonStringStream& out) {
+  out.Put('{');
+  bool first = true;
+  for (const auto& [key, value] : parameters) {
+    if (!first) out.Put(',');
+    first = false;
+    String(out, key);
+    out.Put(':');
+    if (const bool* b = std::get_if<bool>(&value)) {
+      *b ? Literal(out, "true") : Literal(out, "false");
+    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+      Integer(out, *i);
+    } else if (const double* d = std::get_if<double>(&value)) {
+      Double(out, *d);
+    } else {
+      String(out, std::get<std::string>(value));
+    }
+  }
+  out.Put('}');
 }
 
 bool AllElementsUtf8(const Tensor& tensor) {
@@ -33,52 +71,32 @@ bool AllElementsUtf8(const Tensor& tensor) {
                              [](std::string_view element) { return IsValidUtf8(element); });
 }
 
-void WriteParameters(const Parameters& parameters, JsonWriter& writer) {
-  writer.StartObject();
-  for (const auto& [key, value] : parameters) {
-    WriteString(writer, key);
-    if (const bool* b = std::get_if<bool>(&value)) {
-      writer.Bool(*b);
-    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
-      writer.Int64(*i);
-    } else if (const double* d = std::get_if<double>(&value)) {
-      writer.Double(*d);
-    } else {
-      WriteString(writer, std::get<std::string>(value));
-    }
+// `{"name":…,"datatype":…,"shape":[…]`: how every output object starts.
+void WriteOutputHeader(const Tensor& output, JsonStringStream& out) {
+  Literal(out, "{\"name\":");
+  String(out, output.name);
+  Literal(out, ",\"datatype\":\"");
+  const std::string_view dtype = DataTypeName(output.dtype);  // upper-case letters and digits
+  out.Append(dtype.data(), dtype.size());
+  Literal(out, "\",\"shape\":[");
+  for (size_t d = 0; d < output.shape.size(); ++d) {
+    if (d != 0) out.Put(',');
+    Integer(out, output.shape[d]);
   }
-  writer.EndObject();
+  out.Put(']');
 }
 
-// The "name", "datatype" and "shape" members every output object starts with.
-void WriteOutputHeader(const Tensor& output, JsonWriter& writer) {
-  WriteKey(writer, "\"name\"");
-  WriteString(writer, output.name);
-  WriteKey(writer, "\"datatype\"");
-  WriteString(writer, DataTypeName(output.dtype));
-  WriteKey(writer, "\"shape\"");
-  writer.StartArray();
-  for (int64_t dim : output.shape) writer.Int64(dim);
-  writer.EndArray();
-}
-
-void WriteOutput(const Tensor& output, bool binary, JsonWriter& writer, JsonStringStream& stream) {
-  writer.StartObject();
-  WriteOutputHeader(output, writer);
+void WriteOutput(const Tensor& output, bool binary, JsonStringStream& out) {
+  WriteOutputHeader(output, out);
   if (binary) {
-    WriteKey(writer, "\"parameters\"");
-    writer.StartObject();
-    WriteKey(writer, "\"binary_data_size\"");
-    writer.Uint64(output.data.size());
-    writer.EndObject();
+    Literal(out, ",\"parameters\":{\"binary_data_size\":");
+    Integer(out, static_cast<uint64_t>(output.data.size()));
+    Literal(out, "}}");
   } else {
-    WriteKey(writer, "\"data\"");
-    // An empty raw value makes the Writer emit the separator and count the value; the
-    // array itself is then formatted straight into the stream.
-    writer.RawValue("", 0, rapidjson::kArrayType);
-    WriteJsonData(output, stream);
+    Literal(out, ",\"data\":");
+    WriteJsonData(output, out);
+    out.Put('}');
   }
-  writer.EndObject();
 }
 
 // The parameters to echo when output `i` was written into shared memory, else null.
@@ -90,13 +108,11 @@ const Parameters* SharedMemoryParameters(const InferResponse& response, size_t i
 }
 
 // An output whose bytes went into a shared-memory region: no data, its parameters.
-void WriteSharedMemoryOutput(const Tensor& output, const Parameters& parameters,
-                             JsonWriter& writer) {
-  writer.StartObject();
-  WriteOutputHeader(output, writer);
-  WriteKey(writer, "\"parameters\"");
-  WriteParameters(parameters, writer);
-  writer.EndObject();
+void WriteSharedMemoryOutput(const Tensor& output, const Parameters& parameters, JsonStringStream& out) {
+  WriteOutputHeader(output, out);
+  Literal(out, ",\"parameters\":");
+  WriteParameters(parameters, out);
+  out.Put('}');
 }
 
 // Checks the outputs, decides which are binary, and sizes the body.
@@ -156,38 +172,31 @@ absl::Status EncodeInferResponse(const InferResponse& response, const OutputEnco
   result.json_header_length.reset();
   result.body.reserve(plan->json_size_hint + plan->binary_size);
   {
-    JsonStringStream stream(&result.body, plan->json_size_hint);
-    // One writer per thread: its level stack keeps its capacity (Reset clears it).
-    static thread_local JsonWriter writer;
-    writer.Reset(stream);
-    writer.StartObject();
-    WriteKey(writer, "\"model_name\"");
-    WriteString(writer, response.model_name);
-    WriteKey(writer, "\"model_version\"");
-    char version[24];
-    const auto [end, ec] =
-        std::to_chars(version, version + sizeof(version), response.model_version);
-    WriteString(writer, std::string_view(version, static_cast<size_t>(end - version)));
+    JsonStringStream out(&result.body, plan->json_size_hint);
+    Literal(out, "{\"model_name\":");
+    String(out, response.model_name);
+    Literal(out, ",\"model_version\":\"");
+    Integer(out, response.model_version);
+    out.Put('"');
     if (!response.id.empty()) {
-      WriteKey(writer, "\"id\"");
-      WriteString(writer, response.id);
+      Literal(out, ",\"id\":");
+      String(out, response.id);
     }
     if (!response.parameters.empty()) {
-      WriteKey(writer, "\"parameters\"");
-      WriteParameters(response.parameters, writer);
+      Literal(out, ",\"parameters\":");
+      WriteParameters(response.parameters, out);
     }
-    WriteKey(writer, "\"outputs\"");
-    writer.StartArray();
+    Literal(out, ",\"outputs\":[");
     for (size_t i = 0; i < response.outputs.size(); ++i) {
+      if (i != 0) out.Put(',');
       if (const Parameters* shm = SharedMemoryParameters(response, i)) {
-        WriteSharedMemoryOutput(response.outputs[i], *shm, writer);
+        WriteSharedMemoryOutput(response.outputs[i], *shm, out);
       } else {
-        WriteOutput(response.outputs[i], plan->binary[i], writer, stream);
+        WriteOutput(response.outputs[i], plan->binary[i], out);
       }
     }
-    writer.EndArray();
-    writer.EndObject();
-    stream.Finish();
+    Literal(out, "]}");
+    out.Finish();
   }
   if (plan->any_binary) {
     result.json_header_length = result.body.size();

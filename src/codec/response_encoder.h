@@ -30,11 +30,12 @@
 //     naming it (the model, not the client, produced it). Nothing is thrown.
 //
 // Performance: one reserved std::string for the whole body (the caller's, when it passes
-// one); the JSON structure goes through rapidjson::Writer (one per thread, its stack
-// reused) on a stream that writes into that string, data arrays are formatted straight
-// into it, and binary outputs are appended with one copy each.
+// one); the JSON structure, whose shape is fixed, is appended straight into it (literal
+// keys, std::to_chars numbers; the bytes rapidjson::Writer wrote before, checked by a
+// golden test against it), data arrays are formatted straight into it, and binary outputs
+// are appended with one copy each.
 //
-// Thread-safe (per-thread scratch only).
+// Thread-safe (no shared state).
 //
 // Usage:
 //   ASSIGN_OR_RETURN(EncodedInferResponse encoded,

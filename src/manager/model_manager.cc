@@ -34,12 +34,60 @@ ModelManager::ModelManager(Options options, ModelRepository repository)
 
 ModelManager::~ModelManager() { UnloadAll(); }
 
+namespace {
+
+absl::Status NoAvailableVersionsError(std::string_view name, std::string_view reason) {
+  return absl::UnavailableError(StrCat("Request for unknown model: '", name, "' has no available versions",
+                                       reason.empty() ? "" : ": ", reason));
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
     std::string_view name, std::optional<int64_t> version, std::string_view routing_key) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = models_.find(name);
   if (it == models_.end()) return UnknownModelError(name);
+  return SelectVersionLocked(name, it->second, version, routing_key);
+}
+
+absl::StatusOr<VersionChoice> ModelManager::ChooseVersion(std::string_view name,
+                                                          std::optional<int64_t> version) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = models_.find(name);
+  if (it == models_.end()) return UnknownModelError(name);
   const ModelEntry& entry = it->second;
+  if (version || !entry.canary || entry.versions.empty()) {
+    // The routing key is not consulted: the choice is settled now.
+    return VersionChoice(SelectVersionLocked(name, entry, version, {}));
+  }
+  // A canary split, routed once the request's key is known: take both sides (when ready)
+  // and the newest ready version, GetModelVersion's fallback.
+  auto ready_model = [&](int64_t v) -> const std::shared_ptr<ModelVersion>* {
+    auto slot = entry.versions.find(v);
+    return slot != entry.versions.end() && slot->second.state == ModelState::kReady && slot->second.model
+               ? &slot->second.model
+               : nullptr;
+  };
+  const std::shared_ptr<ModelVersion>* canary = ready_model(entry.canary->config().canary_version);
+  const std::shared_ptr<ModelVersion>* baseline = ready_model(entry.canary->baseline_version());
+  const std::shared_ptr<ModelVersion>* newest = nullptr;
+  for (auto v = entry.versions.rbegin(); v != entry.versions.rend() && newest == nullptr; ++v) {
+    newest = ready_model(v->first);
+  }
+  std::shared_ptr<ModelVersion> canary_side = canary ? ModelVersion::AcquireHandle(*canary) : nullptr;
+  std::shared_ptr<ModelVersion> baseline_side = baseline ? ModelVersion::AcquireHandle(*baseline) : nullptr;
+  std::shared_ptr<ModelVersion> fallback = newest == nullptr   ? nullptr
+                                           : newest == canary   ? canary_side
+                                           : newest == baseline ? baseline_side
+                                                                : ModelVersion::AcquireHandle(*newest);
+  return VersionChoice(entry.canary, std::move(canary_side), std::move(baseline_side), std::move(fallback),
+                       NoAvailableVersionsError(name, entry.reason));
+}
+
+absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::SelectVersionLocked(
+    std::string_view name, const ModelEntry& entry, std::optional<int64_t> version,
+    std::string_view routing_key) const {
   if (entry.versions.empty()) {
     return absl::UnavailableError(StrCat("Request for unknown model: '", name, "' has no available versions (",
                                          ModelStateName(entry.state), ")", entry.reason.empty() ? "" : ": ",
@@ -74,8 +122,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
   for (auto v = entry.versions.rbegin(); v != entry.versions.rend(); ++v) {
     if (v->second.state == ModelState::kReady && v->second.model) return ModelVersion::AcquireHandle(v->second.model);
   }
-  return absl::UnavailableError(StrCat("Request for unknown model: '", name, "' has no available versions",
-                                       entry.reason.empty() ? "" : ": ", entry.reason));
+  return NoAvailableVersionsError(name, entry.reason);
 }
 
 absl::StatusOr<std::vector<std::shared_ptr<ModelVersion>>> ModelManager::VersionsForStatistics(

@@ -11,7 +11,8 @@
 // request. A bad config or version fails alone and leaves what serves untouched; the
 // reason is kept for the index.
 //
-// Thread-safe. GetModelVersion() is on the request path: one shared lock and a counted
+// Thread-safe. GetModelVersion() and ChooseVersion() (HTTP infer: the lookup before
+// decoding, version_choice.h) are on the request path: one shared lock and a counted
 // handle (ModelVersion::AcquireHandle: one allocation, one short lock). Loads and unloads of one model are serialised; different models load
 // in parallel.
 //
@@ -42,6 +43,7 @@
 #include "ensemble/ensemble_scheduler.h"
 #include "manager/canary.h"
 #include "manager/model_version.h"
+#include "manager/version_choice.h"
 #include "repository/model_repository.h"
 
 namespace infera {
@@ -150,6 +152,12 @@ class ModelManager {
   absl::StatusOr<std::shared_ptr<ModelVersion>> GetModelVersion(
       std::string_view name, std::optional<int64_t> version, std::string_view routing_key = {}) const;
 
+  // The same choice for a request whose routing key is known only once its body has been
+  // decoded, with one lookup (version_choice.h): NotFound for an unknown model at once;
+  // every other answer of GetModelVersion (the handle or its error) from
+  // VersionChoice::Resolve(routing_key), which routes a canary split then.
+  absl::StatusOr<VersionChoice> ChooseVersion(std::string_view name, std::optional<int64_t> version) const;
+
   // The versions a statistics request names (Triton's statistics extension): `version`
   // of `name`, every READY version of `name`, or (empty name) every READY version of
   // every model. InvalidArgument for a version without a name.
@@ -204,6 +212,13 @@ class ModelManager {
   struct LoadRun;  // a start-up load's pool and records
 
   ModelManager(Options options, ModelRepository repository);
+
+  // GetModelVersion's choice within `entry` (the model `name`); `routing_key` is read only
+  // when the model has a canary and `version` is unset.
+  absl::StatusOr<std::shared_ptr<ModelVersion>> SelectVersionLocked(std::string_view name, const ModelEntry& entry,
+                                                                    std::optional<int64_t> version,
+                                                                    std::string_view routing_key) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   // Loading (model_manager_loading.cc).
   absl::Status LoadModelWith(const std::string& name, std::optional<inference::ModelConfig> override,

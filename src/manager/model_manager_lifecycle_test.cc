@@ -223,6 +223,71 @@ TEST_F(LifecycleTest, CanaryRoutesStickyByKeyAndExplicitVersionsStillWork) {
   EXPECT_EQ(manager_->PromoteCanary("other").code(), absl::StatusCode::kNotFound);
 }
 
+// ChooseVersion: one lookup before the body is decoded, the canary routed after it.
+TEST_F(LifecycleTest, ChooseVersionRoutesACanaryOnceTheKeyIsKnown) {
+  Write("m", std::string(kIdentity) +
+                 R"pb(version_policy { specific { versions: [ 1, 2 ] } }
+                      parameters { key: "canary.version" value { string_value: "2" } }
+                      parameters { key: "canary.weight_percent" value { string_value: "30" } })pb",
+        {1, 2});
+  Write("plain", kIdentity, {1, 3});
+  Start();
+  // An unknown model fails at the lookup; everything else waits for Resolve.
+  EXPECT_EQ(manager_->ChooseVersion("nope", std::nullopt).status().code(), absl::StatusCode::kNotFound);
+  auto unknown_version = manager_->ChooseVersion("m", 7);
+  ASSERT_TRUE(unknown_version.ok()) << unknown_version.status();
+  EXPECT_FALSE(unknown_version->needs_routing_key());
+  auto missing = std::move(*unknown_version).Resolve("user1");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("version 7 is not found"));
+
+  // Keyed: the side GetModelVersion picks for the same key (sticky).
+  for (int user = 0; user < 200; ++user) {
+    const std::string key = StrCat("user", user);
+    auto choice = manager_->ChooseVersion("m", std::nullopt);
+    ASSERT_TRUE(choice.ok()) << choice.status();
+    EXPECT_TRUE(choice->needs_routing_key());
+    auto chosen = std::move(*choice).Resolve(key);
+    ASSERT_TRUE(chosen.ok()) << chosen.status();
+    EXPECT_EQ((*chosen)->version(), Serving("m", key)) << key;
+  }
+  // Unkeyed: the exact spread, 30 of every 100 consecutive requests, as GetModelVersion.
+  int to_canary = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto chosen = (*manager_->ChooseVersion("m", std::nullopt)).Resolve("");
+    ASSERT_TRUE(chosen.ok()) << chosen.status();
+    to_canary += (*chosen)->version() == 2;
+  }
+  EXPECT_EQ(to_canary, 30);
+
+  // The choice holds both sides while pending; Resolve keeps only the chosen one's handle.
+  std::shared_ptr<ModelVersion> v1 = *manager_->GetModelVersion("m", 1);
+  std::shared_ptr<ModelVersion> v2 = *manager_->GetModelVersion("m", 2);
+  {
+    auto choice = manager_->ChooseVersion("m", std::nullopt);
+    ASSERT_TRUE(choice.ok());
+    EXPECT_EQ(v1->NumHandles(), 2);
+    EXPECT_EQ(v2->NumHandles(), 2);
+    auto chosen = std::move(*choice).Resolve("user1");
+    ASSERT_TRUE(chosen.ok());
+    const int64_t side = (*chosen)->version();
+    EXPECT_EQ(v1->NumHandles(), side == 1 ? 2 : 1);
+    EXPECT_EQ(v2->NumHandles(), side == 2 ? 2 : 1);
+  }
+  EXPECT_EQ(v1->NumHandles(), 1);
+  EXPECT_EQ(v2->NumHandles(), 1);
+
+  // An explicit version, or a model without a canary: settled at the lookup, key ignored.
+  auto explicit_version = manager_->ChooseVersion("m", 1);
+  ASSERT_TRUE(explicit_version.ok());
+  EXPECT_FALSE(explicit_version->needs_routing_key());
+  EXPECT_EQ((*std::move(*explicit_version).Resolve("user1"))->version(), 1);
+  auto plain = manager_->ChooseVersion("plain", std::nullopt);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->needs_routing_key());
+  EXPECT_EQ((*std::move(*plain).Resolve(""))->version(), 3);
+}
+
 TEST_F(LifecycleTest, RefusedApiLoadsLeaveTheServerReady) {
   Write("a", kIdentity, {1});
   Write("b", kIdentity, {1});

@@ -112,19 +112,18 @@ class NoInstancesModel : public LoadedModel {
 struct ModelVersion::BatchExecution {
   SteadyClock::time_point start, input_done, infer_done, end;
   int64_t rows = 0;  // the execution's total rows
-  // Each request's outputs, in request order, or why the execution failed.
-  absl::StatusOr<std::vector<std::vector<Tensor>>> outputs;
+  absl::Status status;  // why the execution failed; OK when it ran
+  // Each request's outputs, in request order: a lone request's pass through in `single`
+  // (no scatter, no per-request vector), several requests' are in `per_request`.
+  std::vector<Tensor> single;
+  std::vector<std::vector<Tensor>> per_request;
+  std::vector<Tensor>& outputs(size_t request) { return per_request.empty() ? single : per_request[request]; }
 };
 
 ModelVersion::BatchExecution ModelVersion::ExecuteBatch(ModelInstance& instance, ScheduledRequests& requests) const {
   BatchExecution e;
   e.start = SteadyClock::now();
-  std::vector<int64_t> batch_sizes;
-  batch_sizes.reserve(requests.size());
-  for (const auto& r : requests) {
-    batch_sizes.push_back(r->batch_size);
-    e.rows += r->batch_size;
-  }
+  for (const auto& r : requests) e.rows += r->batch_size;
   absl::StatusOr<std::vector<Tensor>> outputs = GatherBatchInputs(requests);
   e.input_done = SteadyClock::now();
   if (outputs.ok()) outputs = instance.Execute(std::move(*outputs));
@@ -135,10 +134,21 @@ ModelVersion::BatchExecution ModelVersion::ExecuteBatch(ModelInstance& instance,
     // the check used: never a request's, so never a reason to rerun the batch.
     if (!checked.ok()) outputs = absl::InternalError(checked.message());
   }
-  if (outputs.ok()) {
-    e.outputs = ScatterBatchOutputs(std::move(*outputs), batch_sizes);
+  if (!outputs.ok()) {
+    e.status = outputs.status();
+  } else if (requests.size() == 1) {
+    e.single = std::move(*outputs);
   } else {
-    e.outputs = outputs.status();
+    std::vector<int64_t> batch_sizes;
+    batch_sizes.reserve(requests.size());
+    for (const auto& r : requests) batch_sizes.push_back(r->batch_size);
+    absl::StatusOr<std::vector<std::vector<Tensor>>> scattered =
+        ScatterBatchOutputs(std::move(*outputs), batch_sizes);
+    if (scattered.ok()) {
+      e.per_request = std::move(*scattered);
+    } else {
+      e.status = scattered.status();
+    }
   }
   e.end = SteadyClock::now();
   return e;
@@ -348,7 +358,9 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   // counted here, once, by reason.
   std::vector<RequestedOutput> requested;
   if (composite_) requested = scheduled->request.outputs;
-  scheduled->callback = [this, arrival, started = SteadyClock::now(), requested = std::move(requested),
+  // (Only a composite version's trace needs its start: one clock read less per request.)
+  const SteadyClock::time_point started = composite_ ? SteadyClock::now() : SteadyClock::time_point{};
+  scheduled->callback = [this, arrival, started, requested = std::move(requested),
                          batch_size = *rows,
                          callback = std::move(callback)](absl::StatusOr<InferResponse> result) mutable {
     if (composite_ && result.ok()) {
@@ -392,7 +404,7 @@ void ModelVersion::RefreshMetrics() {
 
 void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests) {
   BatchExecution batch = ExecuteBatch(instance, requests);
-  if (requests.size() > 1 && batch.outputs.status().code() == absl::StatusCode::kInvalidArgument) {
+  if (requests.size() > 1 && batch.status.code() == absl::StatusCode::kInvalidArgument) {
     // The backend blames an input, but which request's? Run each alone so that only the
     // one at fault gets the error. The failed batch did run: it counts as an execution
     // of its size (its time was spent), but no request's compute time.
@@ -400,7 +412,7 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests)
                                 NanosBetween(batch.input_done, batch.infer_done),
                                 NanosBetween(batch.infer_done, batch.end));
     INFERA_LOG(VERBOSE) << "model '" << name() << "' version " << version_ << ": a batch of " << requests.size()
-                        << " requests failed (" << batch.outputs.status().message()
+                        << " requests failed (" << batch.status.message()
                         << "); running each request alone";
     RunEachAlone(instance, std::move(requests), batch.start);
     return;
@@ -430,30 +442,30 @@ void ModelVersion::RunEachAlone(ModelInstance& instance, ScheduledRequests reque
 
 void ModelVersion::Complete(ScheduledRequests& requests, BatchExecution& execution,
                             SteadyClock::time_point left_queue) {
-  if (execution.outputs.ok()) {
+  if (execution.status.ok()) {
     statistics_.RecordExecution(requests.size(), execution.rows, NanosBetween(execution.start, execution.input_done),
                                 NanosBetween(execution.input_done, execution.infer_done),
                                 NanosBetween(execution.infer_done, execution.end));
-  } else if (execution.outputs.status().code() == absl::StatusCode::kInvalidArgument) {
+  } else if (execution.status.code() == absl::StatusCode::kInvalidArgument) {
     // The client's fault (backend.h): the 400 says it; an error log line per bad
     // request would let any client flood the log.
     INFERA_LOG(VERBOSE) << "model '" << name() << "' version " << version_
-                        << " refused a request: " << execution.outputs.status().message();
+                        << " refused a request: " << execution.status.message();
   } else {
     INFERA_LOG(ERROR) << "model '" << name() << "' version " << version_
-                      << " execution failed: " << execution.outputs.status().message();
+                      << " execution failed: " << execution.status.message();
   }
   for (size_t i = 0; i < requests.size(); ++i) {
     ScheduledRequest& r = *requests[i];
-    if (!execution.outputs.ok()) {
-      r.callback(execution.outputs.status());
+    if (!execution.status.ok()) {
+      r.callback(execution.status);
       continue;
     }
     InferResponse response;
     response.model_name = name();
     response.model_version = version_;
     response.id = std::move(r.request.id);
-    response.outputs = SelectOutputs(std::move((*execution.outputs)[i]), r.request.outputs);
+    response.outputs = SelectOutputs(std::move(execution.outputs(i)), r.request.outputs);
     if (absl::Status classified = ApplyClassification(*config_, labels_, r.request.outputs, response.outputs);
         !classified.ok()) {
       r.callback(classified);

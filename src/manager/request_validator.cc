@@ -27,20 +27,23 @@ absl::StatusOr<int64_t> CheckInput(const inference::ModelConfig& config,
                              " does not match the model's ", DataTypeName(expected)));
   }
   const bool batching = config.max_batch_size() > 0;
-  const size_t rank = static_cast<size_t>(spec.dims_size()) + (batching ? 1 : 0);
-  const Shape client_shape = ClientShape(config, spec.dims());
+  const size_t lead = batching ? 1 : 0;
+  const size_t rank = static_cast<size_t>(spec.dims_size()) + lead;
+  // The client's view of the config's shape (-1 first when batching), built only for
+  // an error message.
+  auto client_shape = [&] { return ShapeToString(ClientShape(config, spec.dims())); };
   if (tensor.shape.size() != rank) {
     return InputError(config.name(), tensor.name,
                       StrCat("shape ", ShapeToString(tensor.shape), " has rank ",
-                             tensor.shape.size(), " but the model expects ",
-                             ShapeToString(client_shape),
+                             tensor.shape.size(), " but the model expects ", client_shape(),
                              batching ? " (the first dimension is the batch)" : ""));
   }
   for (size_t i = 0; i < rank; ++i) {
-    if (tensor.shape[i] < 0 || (client_shape[i] >= 0 && tensor.shape[i] != client_shape[i])) {
+    const int64_t expected = i < lead ? -1 : spec.dims(static_cast<int>(i - lead));
+    if (tensor.shape[i] < 0 || (expected >= 0 && tensor.shape[i] != expected)) {
       return InputError(config.name(), tensor.name,
                         StrCat("shape ", ShapeToString(tensor.shape),
-                               " does not match the model's ", ShapeToString(client_shape),
+                               " does not match the model's ", client_shape(),
                                " at dimension ", i));
     }
   }
@@ -125,11 +128,12 @@ absl::StatusOr<int64_t> PrepareRequest(const inference::ModelConfig& config,
       }
     }
   }
-  std::vector<Tensor> ordered;
-  ordered.reserve(config.input_size());
+  // Every input is now known to the config and named once, so config order is a
+  // permutation of the request's: inputs are moved into place by swaps (no new vector).
+  size_t placed = 0;
   int64_t batch_size = -1;
   for (const auto& spec : config.input()) {
-    auto it = std::find_if(request.inputs.begin(), request.inputs.end(),
+    auto it = std::find_if(request.inputs.begin() + static_cast<std::ptrdiff_t>(placed), request.inputs.end(),
                            [&](const Tensor& t) { return t.name == spec.name(); });
     if (it == request.inputs.end()) {
       if (spec.optional()) continue;
@@ -149,10 +153,10 @@ absl::StatusOr<int64_t> PrepareRequest(const inference::ModelConfig& config,
       if (config.max_batch_size() > 0) reshaped.insert(reshaped.begin(), it->shape[0]);
       it->shape = std::move(reshaped);
     }
-    ordered.push_back(std::move(*it));
+    std::iter_swap(request.inputs.begin() + static_cast<std::ptrdiff_t>(placed), it);
+    ++placed;
   }
   RETURN_IF_ERROR(CheckRequestedOutputs(config, request));
-  request.inputs = std::move(ordered);
   return batch_size > 0 ? batch_size : 1;
 }
 

@@ -56,6 +56,34 @@ TEST(RequestValidatorTest, ReordersIntoConfigOrderAndReturnsBatchSize) {
   EXPECT_EQ(r.inputs[1].name, "B");
 }
 
+TEST(RequestValidatorTest, ReordersInPlaceMovingTheTensorsAroundAnOptionalGap) {
+  const inference::ModelConfig config = Config(R"pb(
+    name: "m" max_batch_size: 0
+    input [ { name: "P" data_type: TYPE_INT32 dims: [ 1 ] },
+            { name: "Q" data_type: TYPE_INT32 dims: [ 1 ] optional: true },
+            { name: "R" data_type: TYPE_INT32 dims: [ 2 ] },
+            { name: "S" data_type: TYPE_INT32 dims: [ 3 ] } ]
+    output [ { name: "X" data_type: TYPE_INT32 dims: [ 1 ] } ]
+  )pb");
+  InferRequest r;
+  r.inputs.push_back(Zeros("S", DataType::kInt32, {3}));
+  r.inputs.push_back(Zeros("R", DataType::kInt32, {2}));
+  r.inputs.push_back(Zeros("P", DataType::kInt32, {1}));
+  const uint8_t* s_data = r.inputs[0].data.data();
+  const uint8_t* r_data = r.inputs[1].data.data();
+  const uint8_t* p_data = r.inputs[2].data.data();
+  ASSERT_TRUE(PrepareRequest(config, r).ok());
+  ASSERT_EQ(r.inputs.size(), 3u);
+  EXPECT_EQ(r.inputs[0].name, "P");
+  EXPECT_EQ(r.inputs[1].name, "R");
+  EXPECT_EQ(r.inputs[2].name, "S");
+  // Moved, not copied: each tensor still holds its own bytes and shape.
+  EXPECT_EQ(r.inputs[0].data.data(), p_data);
+  EXPECT_EQ(r.inputs[1].data.data(), r_data);
+  EXPECT_EQ(r.inputs[2].data.data(), s_data);
+  EXPECT_EQ(r.inputs[2].shape, (Shape{3}));
+}
+
 TEST(RequestValidatorTest, AppliesReshapeKeepingBatchDimension) {
   InferRequest r = GoodRequest();
   r.inputs.push_back(Zeros("C", DataType::kFp32, {2, 4}));

@@ -84,16 +84,19 @@ class AddSubInstance : public ModelInstance {
                  ShapeToString(b.shape)));
     }
     const size_t bytes = a.data.size();
+    const DataType dtype = a.dtype;
     uint8_t* sum_data;
     uint8_t* diff_data;
-    Tensor sum{sum_name_, a.dtype, a.shape, Buffer::Allocate(bytes, &sum_data)};
-    Tensor diff{diff_name_, a.dtype, a.shape, Buffer::Allocate(bytes, &diff_data)};
-    kernel_(a.data.data(), b.data.data(), sum_data, diff_data, bytes / DataTypeByteSize(a.dtype));
-    std::vector<Tensor> outputs;
-    outputs.reserve(2);
-    outputs.push_back(std::move(sum));
-    outputs.push_back(std::move(diff));
-    return outputs;
+    Buffer sum = Buffer::Allocate(bytes, &sum_data);
+    Buffer diff = Buffer::Allocate(bytes, &diff_data);
+    kernel_(a.data.data(), b.data.data(), sum_data, diff_data, bytes / DataTypeByteSize(dtype));
+    // The outputs take the inputs' places (the vector and the shapes are reused: both
+    // outputs have the inputs' shape). The input bytes are released here.
+    inputs[0].name = sum_name_;
+    inputs[0].data = std::move(sum);
+    inputs[1].name = diff_name_;
+    inputs[1].data = std::move(diff);
+    return inputs;
   }
 
  private:
