@@ -10,17 +10,7 @@ import tempfile
 
 import pytest
 
-from infera_server import InferaServer, write_model
-
-SIMPLE = """
-name: "simple"
-backend: "add_sub"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-"""
+from infera_server import InferaServer, SIMPLE_CONFIG, write_model
 
 # Two versions, half the unversioned traffic to version 2; the judge kept out of reach so
 # that it never moves the split while the test runs.
@@ -40,7 +30,7 @@ parameters { key: "canary.min_requests" value { string_value: "1000000000000" } 
 @pytest.fixture(scope="module")
 def server():
     with tempfile.TemporaryDirectory(prefix="infera-fast-path-") as repo:
-        write_model(repo, "simple", SIMPLE, versions=(1, 2))
+        write_model(repo, "simple", SIMPLE_CONFIG, versions=(1, 2))
         write_model(repo, "split", CANARY, versions=(1, 2))
         s = InferaServer(repo)
         s.wait_ready()
