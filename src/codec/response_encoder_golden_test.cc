@@ -169,7 +169,9 @@ TEST(ResponseEncoderGoldenTest, EveryDatatype) {
 TEST(ResponseEncoderGoldenTest, EscapesInNamesIdsAndParameters) {
   InferResponse response = Base();
   response.model_name = "m\"odel\\\x01\x7f\xc3\xa9";
-  response.id = std::string("id\0\b\f\n\r\t\x1f\x10/<>\xe2\x82\xac", 19);
+  // An embedded NUL: the length comes from the array, not from counting by hand.
+  static constexpr char kId[] = "id\0\b\f\n\r\t\x1f\x10/<>\xe2\x82\xac";
+  response.id = std::string(kId, sizeof(kId) - 1);
   response.parameters["b"] = false;
   response.parameters["t"] = true;
   response.parameters["i"] = int64_t{INT64_MIN};
