@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "backend/warmup_scope.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -78,6 +79,7 @@ std::vector<Tensor> SelectOutputs(std::vector<Tensor> outputs,
 // index of the sample that failed.
 absl::Status WarmInstance(const inference::ModelConfig& config, const std::vector<InferRequest>& samples,
                           const std::vector<int64_t>& rows, ModelInstance& instance, size_t* failed_sample) {
+  WarmupScope warming;  // not the instance's worker (WarmupScope: --cpu-placement pinned)
   for (size_t s = 0; s < samples.size(); ++s) {
     *failed_sample = s;
     auto outputs = instance.Execute(samples[s].inputs);

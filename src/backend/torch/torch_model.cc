@@ -27,6 +27,7 @@
 #include "backend/torch/precision_probe.h"
 #include "backend/torch/torch_errors.h"
 #include "backend/torch/torch_pinning.h"
+#include "backend/warmup_scope.h"
 #include "backend/torch/torch_precision.h"
 #include "backend/torch/torch_tensor.h"
 #include "common/cpu_placement.h"
@@ -299,10 +300,9 @@ class TorchInstance final : public ModelInstance {
   const int threads_;
   const std::string name_;
   // --cpu-placement pinned: this instance's CPUs, one per intra-op thread (null: none).
-  // The thread that created the instance runs its warm-up and is not its worker; the
-  // first execution on another thread (the scheduler's worker) pins that one.
+  // The first execution outside a WarmupScope (the loader's warm-up runs are inside one)
+  // is on the scheduler's worker and pins that thread.
   const std::unique_ptr<CpuLease> cpus_;
-  const std::thread::id creator_ = std::this_thread::get_id();
   bool pinned_ = false;
 };
 
@@ -322,7 +322,7 @@ absl::StatusOr<std::vector<Tensor>> TorchInstance::ExecuteUnguarded(
   // ATen's lazy per-thread initialisation first; setting before it would be undone by
   // it (it re-applies the process-wide last value set by any thread).
   if (at::get_num_threads() != threads_) at::set_num_threads(threads_);
-  if (cpus_ != nullptr && !pinned_ && std::this_thread::get_id() != creator_) PinWorkerThreads();
+  if (cpus_ != nullptr && !pinned_ && !WarmupScope::Active()) PinWorkerThreads();
   // A thread-local flag, so it is set around every call on the worker thread.
   torch::jit::GraphOptimizerEnabledGuard executor_optimize(
       !state_->options.disable_optimized_execution);
