@@ -18,16 +18,7 @@ import grpc
 import pytest
 
 from grpc_stubs import pb, pb_grpc, stub  # noqa: F401 (stub: pytest fixture)
-from infera_server import InferaServer, write_model
-
-SIMPLE = """name: "simple"
-backend: "add_sub"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-        { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
-         { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-"""
+from infera_server import InferaServer, SIMPLE_CONFIG, write_model
 
 IDENTITY = """name: "{name}"
 backend: "identity"
@@ -44,7 +35,7 @@ GRPC_AUTH = (("authorization", f"Bearer {TOKEN}"),)
 @pytest.fixture(scope="module")
 def repo():
     with tempfile.TemporaryDirectory(prefix="infera-shm-") as path:
-        write_model(path, "simple", SIMPLE)
+        write_model(path, "simple", SIMPLE_CONFIG)
         write_model(path, "identity_fp32", IDENTITY.format(name="identity_fp32", dtype="TYPE_FP32"))
         write_model(path, "identity_bytes", IDENTITY.format(name="identity_bytes", dtype="TYPE_STRING"))
         yield path
