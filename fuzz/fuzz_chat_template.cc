@@ -4,7 +4,10 @@
 // Input: parts split on the line "\n@@@@\n": the Jinja template, the BOS token, the EOS
 // token, then alternating role and content strings (roles need not be valid). Both
 // add_generation_prompt values are rendered.
+// Invariant checked beyond "no crash": a rendered prompt has at least
+// ChatTemplate::MinRenderedBytes bytes (the bound the prompt-length check relies on).
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 3; i + 1 < parts.size(); i += 2) {
     messages.push_back({std::string(parts[i]), std::string(parts[i + 1])});
   }
-  (void)chat->Render(messages, /*add_generation_prompt=*/true);
-  (void)chat->Render(messages, /*add_generation_prompt=*/false);
+  const size_t least = infera::llm::ChatTemplate::MinRenderedBytes(messages);
+  for (bool generation_prompt : {true, false}) {
+    auto rendered = chat->Render(messages, generation_prompt);
+    if (rendered.ok() && rendered->size() < least) std::abort();
+  }
   return 0;
 }

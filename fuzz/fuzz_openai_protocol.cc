@@ -6,11 +6,32 @@
 // An accepted request is then written back out through the response builders with its
 // own strings (model name, prompt text, message contents), which must produce JSON
 // without crashing whatever bytes those strings hold.
+// Invariants of an accepted request's sampling fields: every real number finite and in
+// its range, min_tokens in [0, max_tokens] (completions; chat checks it against the
+// default later), logit_bias sorted by id, one entry per id, biases in [-100, 100].
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "llm/openai_protocol.h"
+
+namespace {
+
+void CheckSampling(const infera::llm::SamplingParams& p, bool min_tokens_checked) {
+  for (double v : {p.temperature, p.top_p, p.min_p, p.repetition_penalty, p.frequency_penalty, p.presence_penalty}) {
+    if (!std::isfinite(v)) std::abort();
+  }
+  if (p.max_tokens < 1 || p.min_tokens < 0 || (min_tokens_checked && p.min_tokens > p.max_tokens)) std::abort();
+  for (size_t i = 0; i < p.logit_bias.size(); ++i) {
+    const auto& [id, bias] = p.logit_bias[i];
+    if (!(bias >= -100.0f && bias <= 100.0f)) std::abort();
+    if (i > 0 && p.logit_bias[i - 1].first >= id) std::abort();
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
@@ -23,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)infera::llm::OpenAiErrorJson(400, std::string(request.status().message()));
       return 0;
     }
+    CheckSampling(request->sampling, /*min_tokens_checked=*/true);
     for (const infera::llm::Prompt& prompt : request->prompts) choice.text += prompt.text.value_or("");
     choice.tokens.push_back(choice.text);
     choice.token_bytes.push_back(choice.text);
@@ -38,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)infera::llm::OpenAiErrorJson(400, std::string(request.status().message()));
     return 0;
   }
+  CheckSampling(request->sampling, /*min_tokens_checked=*/request->max_tokens_set);
   for (const infera::llm::ChatMessage& message : request->messages) choice.text += message.content;
   (void)infera::llm::ChatJson("chatcmpl-fuzz", 0, request->model, {choice}, usage);
   (void)infera::llm::ChatChunkJson("chatcmpl-fuzz", 0, request->model, choice, /*first=*/true);

@@ -7,12 +7,17 @@
 //   odd:  "tokenizer.json\n@@@@\ntext": loaded with Tokenizer::FromJson (hostile vocab
 //         ids, unk tokens, prefixes, limits, normalizer flags), then the text encoded.
 // Invariants checked beyond "no crash": ids are inside the vocabulary, type ids match
-// ids in length, truncation never exceeds max_length when it leaves room for the text.
+// ids in length, truncation never exceeds max_length when it leaves room for the text
+// and gives the untruncated encoding's first ids, EncodeWithin is Encode or nothing —
+// with windows of a few bytes (Tokenizer::set_window_bytes), so every cut is exercised.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "text/test_tokenizers.h"
 #include "text/tokenizer.h"
@@ -28,9 +33,16 @@ void Exercise(const Tokenizer& tokenizer, std::string_view text, size_t max_leng
     for (int32_t id : tokenizer.Encode(text, special)) {
       if (id < 0 || id >= tokenizer.vocab_size()) std::abort();
     }
+    const std::vector<int32_t> all = tokenizer.Encode(text, special);
     const infera::text::Encoding e = tokenizer.EncodeTruncated(text, special, max_length);
     if (e.ids.size() != e.type_ids.size()) std::abort();
     if (max_length > tokenizer.num_special_tokens(special) && e.ids.size() > max_length) std::abort();
+    // The early stop (and the windows, a few bytes here) keeps Hugging Face's ids: the
+    // untruncated encoding's when it fits, else its first ids then the suffix tokens.
+    if (all.size() <= max_length && e.ids != all) std::abort();
+    if (!special && all.size() > max_length && !std::equal(e.ids.begin(), e.ids.end(), all.begin())) std::abort();
+    const std::optional<std::vector<int32_t>> within = tokenizer.EncodeWithin(text, special, max_length);
+    if (all.size() <= max_length ? within != all : within.has_value()) std::abort();
     (void)tokenizer.Decode(e.ids, special);
   }
 }
@@ -40,6 +52,7 @@ void Exercise(const Tokenizer& tokenizer, std::string_view text, size_t max_leng
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   auto bert = Tokenizer::FromJson(infera::text::testing::BertTokenizerJson());
   if (!bert.ok()) std::abort();
+  (*bert)->set_window_bytes(2);
   g_bert = bert->release();
   return 0;
 }
@@ -58,6 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = at == std::string_view::npos ? "" : input.substr(at + kSeparator.size());
   auto tokenizer = Tokenizer::FromJson(json);
   if (!tokenizer.ok()) return 0;
+  (*tokenizer)->set_window_bytes(1 + max_length % 7);
   Exercise(**tokenizer, text, max_length);
   return 0;
 }

@@ -267,6 +267,12 @@ def tokenizer_seeds(demo):
                                                        config.encode(), gen.encode(), b"hello hell  o"]))
     write(t, "json-bytelevel", b"\x01" + SEP.join([json.dumps(tiny_bytelevel()).encode(), b"", b"",
                                                    "the <|im_start|> \u00e9 12345".encode()]))
+    # Lowercase shrinks the Kelvin sign 3 bytes to 1: the bytes-per-token bound must hold.
+    lowercase = tiny_sentencepiece()
+    lowercase["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Lowercase"}, {"type": "NFD"}]}
+    write(t, "json-lowercase", b"\x01" + SEP.join([json.dumps(lowercase).encode(), b"", b"",
+                                                   "\u212a\u212a \u2126 hello".encode()]))
+    write(t, "text-long-runs", b"\x00" + (" " * 300 + "l" * 300 + "<s>" * 20).encode())
     if demo:
         llm = os.path.join(demo, "tiny_llm", "1")
         files = [os.path.join(llm, f) for f in ("tokenizer.json", "tokenizer_config.json",
@@ -294,6 +300,12 @@ def openai_seeds():
         "max_completion_tokens": 16, "logprobs": True, "top_logprobs": 0, "stop": "END",
         "add_generation_prompt": False, "stream": False}).encode())
     write(t, "bad", b"\x01" + b'{"model": "m", "messages": [], "n": 2, "max_tokens": -1}')
+    write(t, "completion-bias", b"\x00" + json.dumps({
+        "model": "m", "prompt": "x", "max_tokens": 8, "min_tokens": 4,
+        "logit_bias": {"5": 100, "7": -100, "-1": 1e300, "12": 0.5}}).encode())
+    write(t, "chat-min-tokens", b"\x01" + json.dumps({
+        "model": "m", "messages": [{"role": "user", "content": "x"}], "min_tokens": 64,
+        "logit_bias": {"3": -5}, "temperature": None}).encode())
 
 
 TEMPLATES = {

@@ -61,6 +61,14 @@ std::string_view ChatTemplate::name() const {
   return "";
 }
 
+size_t ChatTemplate::MinRenderedBytes(const std::vector<ChatMessage>& messages) {
+  size_t bytes = 0;
+  for (const ChatMessage& m : messages) {
+    if (m.role != "system") bytes += Trim(m.content).size();
+  }
+  return bytes;
+}
+
 absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>& messages,
                                                  bool add_generation_prompt) const {
   if (messages.empty()) return absl::InvalidArgumentError("messages must not be empty");

@@ -38,6 +38,12 @@ class ChatTemplate {
   // InvalidArgument for an unknown role or an empty conversation.
   absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages,
                                      bool add_generation_prompt) const;
+  // At most the bytes of Render(messages, ...) whenever it succeeds, without rendering:
+  // the contents of the messages other than system ones, less the surrounding
+  // whitespace some families trim (every family renders each of them). With the
+  // tokenizer's bytes-per-token bound it gives a chat prompt's least length before it
+  // is rendered (prompt_length.h). O(messages + trimmed whitespace).
+  static size_t MinRenderedBytes(const std::vector<ChatMessage>& messages);
   Kind kind() const { return kind_; }
   std::string_view name() const;
 

@@ -1,5 +1,9 @@
 #include "llm/chat_template.h"
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace infera::llm {
@@ -48,6 +52,29 @@ TEST(ChatTemplateTest, UnknownOrMissingTemplatesAreClearErrors) {
   EXPECT_EQ(ChatTemplate::Detect("{{ messages }}", "", "").status().code(), absl::StatusCode::kInvalidArgument);
   auto t = ChatTemplate::Detect("<|im_start|>", "", "");
   EXPECT_FALSE(t->Render({{"tool", "x"}}, true).ok());
+}
+
+TEST(ChatTemplateTest, MinRenderedBytesNeverExceedsTheRenderedPrompt) {
+  const std::vector<ChatMessage> spaced = {{"system", "  Be brief.  "}, {"user", " \t Hi \n"},
+                                           {"assistant", "   "}, {"user", "\n Bye  there \r\n"}};
+  // The non-system contents, trimmed: "Hi" + "" + "Bye  there".
+  EXPECT_EQ(ChatTemplate::MinRenderedBytes(spaced), 2u + 0u + 10u);
+  EXPECT_EQ(ChatTemplate::MinRenderedBytes({{"system", "only a system message"}}), 0u);
+  for (const auto& [jinja, bos, eos] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"<|start_header_id|>", "<|begin_of_text|>", "<|eot_id|>"},
+           {"<|im_start|>", "", "<|im_end|>"},
+           {"[INST] <<SYS>>", "<s>", "</s>"},
+           {"[INST]", "<s>", "</s>"}}) {
+    auto t = ChatTemplate::Detect(jinja, bos, eos);
+    ASSERT_TRUE(t.ok());
+    for (const auto& messages : {kChat, spaced, std::vector<ChatMessage>{{"user", std::string(1000, ' ')}}}) {
+      for (bool generation_prompt : {false, true}) {
+        auto rendered = t->Render(messages, generation_prompt);
+        ASSERT_TRUE(rendered.ok()) << t->name();
+        EXPECT_GE(rendered->size(), ChatTemplate::MinRenderedBytes(messages)) << t->name();
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "llm/llm_model_options.h"
 #include "llm/openai_protocol.h"
 #include "llm/packed_matmul.h"
+#include "llm/prompt_length.h"
 
 namespace infera::llm {
 namespace {
@@ -75,9 +76,24 @@ class LlmKServeInstance : public ModelInstance {
       absl::MutexLock lock(&batch->mu);
       batch->texts.resize(prompts.size());
     }
+    const PromptLimit limit{model_.max_model_len(), params.max_tokens, /*max_tokens_set=*/true};
+    // Every prompt's size first, so that one far past the context fails the batch before
+    // any is tokenised.
+    for (std::string_view prompt : prompts) {
+      const int64_t least = LeastTextIds(model_.tokenizer(), prompt.size(), /*add_special_tokens=*/true);
+      if (least > limit.budget()) {
+        return PromptTooLong(limit, least, /*exact=*/false, prompt.size(), &model_.tokenizer());
+      }
+    }
     for (size_t i = 0; i < prompts.size(); ++i) {
       GenerateRequest request;
-      request.prompt_token_ids = model_.tokenizer().Encode(prompts[i], true);
+      absl::StatusOr<std::vector<int32_t>> ids = TokenizePrompt(model_.tokenizer(), prompts[i], true, limit);
+      if (!ids.ok()) {
+        absl::MutexLock lock(&batch->mu);
+        batch->Fail(ids.status());
+        break;
+      }
+      request.prompt_token_ids = std::move(*ids);
       request.sampling = params;
       request.cancellation = std::shared_ptr<const CancellationToken>(batch, &batch->cancel);
       absl::MutexLock lock(&batch->mu);
@@ -251,27 +267,43 @@ absl::StatusOr<std::unique_ptr<ModelInstance>> LlmModel::CreateInstance(const In
   return std::make_unique<LlmKServeInstance>(*this, batched_);
 }
 
+absl::Status LlmModel::CheckPromptLength(const TextGenerationRequest& request) const {
+  const PromptLimit limit{max_model_len(), request.sampling.max_tokens, request.max_tokens_set};
+  size_t bytes = 0;
+  int64_t least = 0;
+  if (request.messages) {
+    // The template already holds the BOS text where the family wants it.
+    bytes = ChatTemplate::MinRenderedBytes(*request.messages);
+    least = LeastTextIds(*tokenizer_, bytes, /*add_special_tokens=*/false);
+  } else if (request.prompt_text) {
+    bytes = request.prompt_text->size();
+    least = LeastTextIds(*tokenizer_, bytes, /*add_special_tokens=*/true);
+  } else {
+    least = static_cast<int64_t>(request.prompt_ids.size());
+    if (least > limit.budget()) return PromptTooLong(limit, least, /*exact=*/true);
+    return absl::OkStatus();
+  }
+  if (least > limit.budget()) return PromptTooLong(limit, least, /*exact=*/false, bytes, tokenizer_.get());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<GenerateRequest> LlmModel::Prepare(TextGenerationRequest& request, std::string* echo_text) const {
   GenerateRequest generate;
+  const PromptLimit limit{max_model_len(), request.sampling.max_tokens, request.max_tokens_set};
   if (request.messages) {
     if (!chat_template_.ok()) return absl::InvalidArgumentError(chat_template_.status().message());
     ASSIGN_OR_RETURN(std::string prompt, chat_template_->Render(*request.messages, request.add_generation_prompt));
     // The template already holds the BOS text where the family wants it.
-    generate.prompt_token_ids = tokenizer_->Encode(prompt, /*add_special_tokens=*/false);
+    ASSIGN_OR_RETURN(generate.prompt_token_ids, TokenizePrompt(*tokenizer_, prompt, false, limit));
   } else if (request.prompt_text) {
-    generate.prompt_token_ids = tokenizer_->Encode(*request.prompt_text, /*add_special_tokens=*/true);
+    ASSIGN_OR_RETURN(generate.prompt_token_ids, TokenizePrompt(*tokenizer_, *request.prompt_text, true, limit));
     if (request.echo) *echo_text = std::move(*request.prompt_text);
   } else {
+    RETURN_IF_ERROR(CheckPromptLength(request));  // before the echo's Decode
     generate.prompt_token_ids = std::move(request.prompt_ids);
     if (request.echo) *echo_text = tokenizer_->Decode(generate.prompt_token_ids);
   }
-  const int64_t n = static_cast<int64_t>(generate.prompt_token_ids.size());
-  if (n >= max_model_len()) {
-    return absl::InvalidArgumentError(StrCat("This model's maximum context length is ", max_model_len(),
-                                             " tokens (max_model_len). However, the prompt has ", n,
-                                             " tokens, which leaves no room for a completion. Please reduce the "
-                                             "prompt."));
-  }
+  const int64_t n = static_cast<int64_t>(generate.prompt_token_ids.size());  // < max_model_len (the budget)
   generate.sampling = std::move(request.sampling);
   if (!request.max_tokens_set) generate.sampling.max_tokens = std::max<int64_t>(1, max_model_len() - n);
   generate.priority = request.priority;
@@ -286,6 +318,9 @@ void LlmModel::Generate(TextGenerationRequest request, AdmissionCallback admitte
     AdmissionCallback admitted;
     OutputCallback output;
   };
+  // A prompt whose size alone shows it cannot fit is refused here, on the caller's
+  // thread, without queueing it behind other prompts or tokenising it.
+  if (absl::Status fits = CheckPromptLength(request); !fits.ok()) return admitted(std::move(fits), "");
   auto work = std::make_shared<Work>(Work{std::move(request), std::move(admitted), std::move(output)});
   absl::Status queued = prompt_worker_.Post([this, work](bool stopped) {
     if (stopped) return work->admitted(absl::UnavailableError(StrCat("model '", name_, "' is being unloaded")), "");

@@ -67,8 +67,12 @@ class LlmModel : public LoadedModel, public TextGenerator {
   void set_engine(std::unique_ptr<LlmEngine> engine) { engine_ = std::move(engine); }
 
  private:
-  // On the prompt worker: render, tokenise, apply the max_tokens default.
+  // On the prompt worker: render, tokenise (up to the prompt's budget), apply the
+  // max_tokens default.
   absl::StatusOr<GenerateRequest> Prepare(TextGenerationRequest& request, std::string* echo_text) const;
+  // InvalidArgument when the prompt's size alone shows it passes its budget
+  // (prompt_length.h); no rendering or tokenising, so it runs on the caller's thread.
+  absl::Status CheckPromptLength(const TextGenerationRequest& request) const;
 
   const std::string name_;
   const bool batched_;

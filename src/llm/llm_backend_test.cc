@@ -101,10 +101,18 @@ class LlmBackendTest : public ::testing::Test {
     t.data = Buffer::FromString(std::move(data));
     return t;
   }
+  // Its size alone shows it is past the context (the tokenizer: at most 8 bytes a token).
   static std::string TooLong() {
     std::string text;
-    for (int i = 0; i < kMaxModelLen; ++i) text += "hello ";
+    for (int i = 0; i < kMaxModelLen * 2; ++i) text += "hello ";
     return text;
+  }
+  // 28 ids ("<s>" and 27 "▁hello"), but only 161 bytes: its size passes a budget of 24
+  // (at least 22 ids), its tokenisation does not.
+  static std::string TooLongOnceTokenised() {
+    std::string text;
+    for (int i = 0; i < 27; ++i) text += "hello ";
+    return text.substr(0, text.size() - 1);
   }
 
   // Runs one request straight on the engine and waits for its end: every request the
@@ -154,14 +162,35 @@ TEST_F(LlmBackendTest, KServeBatchFailureInTheMiddleCancelsTheSubmittedPrompts) 
   auto instance = model_->CreateInstance(InstanceOptions{});
   ASSERT_TRUE(instance.ok());
   std::vector<Tensor> inputs;
-  inputs.push_back(Prompts({"hello", "hello world", TooLong(), "world"}));
+  inputs.push_back(Prompts({"hello", "hello world", TooLongOnceTokenised(), "world"}));
   inputs.push_back(Sampling(R"({"max_tokens": 40, "ignore_eos": true})"));
   auto result = (*instance)->Execute(std::move(inputs));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+  EXPECT_NE(result.status().message().find("at least 25 in the prompt, 40 in the completion"), std::string::npos)
+      << result.status();
   runner_->set_phase(1);
   RunSentinel();
   EXPECT_EQ(runner_->RanIn(1).size(), 1u) << "requests of the failed batch ran after Execute returned";
+}
+
+// Issue 26 finding 5: a text_input of tens of MB is refused from its size, before any
+// prompt of the batch is tokenised or submitted.
+TEST_F(LlmBackendTest, KServeRefusesAHugePromptFromItsSize) {
+  auto instance = model_->CreateInstance(InstanceOptions{});
+  ASSERT_TRUE(instance.ok());
+  std::vector<Tensor> inputs;
+  inputs.push_back(Prompts({"hello", std::string(size_t{40} << 20, 'x')}));
+  auto result = (*instance)->Execute(std::move(inputs));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+  EXPECT_NE(result.status().message().find("maximum context length is 64 tokens (max_model_len)"), std::string::npos)
+      << result.status();
+  EXPECT_NE(result.status().message().find("The prompt is at least 41943040 bytes"), std::string::npos) << result.status();
+  runner_->set_phase(1);
+  runner_->Open();
+  RunSentinel();
+  EXPECT_EQ(runner_->RanIn(1).size(), 1u) << "the batch's first prompt was submitted";
 }
 
 TEST_F(LlmBackendTest, KServeBatchSucceeds) {
@@ -250,6 +279,61 @@ TEST_F(LlmBackendTest, GenerateRefusesAPromptBeyondMaxModelLenNamingTheLimit) {
   EXPECT_NE(a.status.message().find("max_model_len"), std::string::npos) << a.status;
   EXPECT_NE(a.status.message().find("64"), std::string::npos) << a.status;
   EXPECT_EQ(a.outputs, 0);
+}
+
+// Issue 26 finding 5: a prompt of tens of MB used to be tokenised (seconds of the
+// prompt worker, holding every prompt queued behind it) before the refusal. Its size
+// alone now refuses it, inside Generate, on the caller's thread: no queue, no tokenising.
+TEST_F(LlmBackendTest, GenerateRefusesAHugePromptOnTheCallersThreadBeforeQueueing) {
+  for (int kind = 0; kind < 3; ++kind) {
+    Admission a;
+    TextGenerationRequest r;
+    if (kind == 0) r.prompt_text = std::string(size_t{60} << 20, 'x');
+    if (kind == 1) r.messages = std::vector<ChatMessage>{{"system", "s"}, {"user", std::string(size_t{60} << 20, 'x')}};
+    if (kind == 2) r.prompt_ids.assign(size_t{4} << 20, 5);
+    r.echo = true;  // token ids: the echo's Decode must not run either
+    r.max_tokens_set = kind != 1;
+    model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+    absl::MutexLock lock(&a.mu);
+    ASSERT_TRUE(a.admitted) << "kind " << kind << ": not answered inside Generate";
+    EXPECT_EQ(a.thread, std::this_thread::get_id());
+    EXPECT_EQ(a.status.code(), absl::StatusCode::kInvalidArgument) << a.status;
+    EXPECT_NE(a.status.message().find("maximum context length is 64 tokens (max_model_len)"), std::string::npos)
+        << a.status;
+    EXPECT_NE(a.status.message().find(kind == 2 ? "4194304 in the prompt" : "at least"), std::string::npos)
+        << a.status;
+  }
+}
+
+// Past the budget but not by its size: tokenised on the worker, which stops at the
+// budget and refuses it.
+TEST_F(LlmBackendTest, GenerateRefusesAPromptThatTokenisesPastTheBudget) {
+  Admission a;
+  TextGenerationRequest r;
+  r.prompt_text = TooLongOnceTokenised();
+  r.sampling.max_tokens = 40;
+  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  a.AwaitAdmitted();
+  absl::MutexLock lock(&a.mu);
+  EXPECT_NE(a.thread, std::this_thread::get_id());
+  EXPECT_EQ(a.status.code(), absl::StatusCode::kInvalidArgument) << a.status;
+  EXPECT_NE(a.status.message().find("you requested at least 65 tokens (at least 25 in the prompt, 40 in the "
+                                    "completion)"),
+            std::string::npos)
+      << a.status;
+}
+
+TEST_F(LlmBackendTest, LogitBiasOutsideTheVocabularyIsRefusedInVllmWords) {
+  Admission a;
+  TextGenerationRequest r;
+  r.prompt_text = "hello";
+  r.sampling.logit_bias = {{5, 1.0f}, {300, 1.0f}, {-1, 2.0f}};
+  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  a.AwaitAdmitted();
+  absl::MutexLock lock(&a.mu);
+  EXPECT_EQ(a.status.code(), absl::StatusCode::kInvalidArgument) << a.status;
+  EXPECT_EQ(a.status.message(),
+            "token_id(s) [300, -1] in logit_bias contain out-of-vocab token ids. Vocabulary size: 300");
 }
 
 TEST_F(LlmBackendTest, GenerateChatWithoutATemplateIsInvalid) {

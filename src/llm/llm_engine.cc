@@ -67,6 +67,15 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
           StrCat("prompt token id ", id, " is outside the vocabulary [0, ", runner_->vocab_size(), ")"));
     }
   }
+  std::string out_of_vocab;  // vLLM's check and wording
+  for (const auto& [id, bias] : request.sampling.logit_bias) {
+    if (id < 0 || id >= runner_->vocab_size()) StrAppend(&out_of_vocab, out_of_vocab.empty() ? "" : ", ", id);
+  }
+  if (!out_of_vocab.empty()) {
+    return absl::InvalidArgumentError(StrCat("token_id(s) [", out_of_vocab,
+                                             "] in logit_bias contain out-of-vocab token ids. Vocabulary size: ",
+                                             runner_->vocab_size()));
+  }
   const int64_t max_len = options_.scheduler.max_model_len;
   // Compared without adding: max_tokens may be anything up to INT64_MAX.
   if (n > max_len || request.sampling.max_tokens > max_len - n) {
@@ -91,6 +100,13 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
   r->arrival_time = request.arrival_time;
   r->cancellation = std::move(request.cancellation);
   r->rng.seed(r->sampling.seed ? *r->sampling.seed : std::random_device{}());
+  if (r->sampling.min_tokens > 0) {
+    r->min_tokens_banned_ids = r->sampling.stop_token_ids;
+    if (!r->sampling.ignore_eos) {
+      const auto& eos = options_.scheduler.eos_token_ids;
+      r->min_tokens_banned_ids.insert(r->min_tokens_banned_ids.end(), eos.begin(), eos.end());
+    }
+  }
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the LLM engine is shutting down");
   if (num_queued_ + inbox_.size() >= options_.max_waiting_requests) {

@@ -47,6 +47,9 @@ struct LlmRequest {
   FinishReason finish_reason = FinishReason::kNone;
   int num_preemptions = 0;
   std::mt19937_64 rng;
+  // With sampling.min_tokens: the ids that would end the output (stop_token_ids, and EOS
+  // unless ignore_eos), masked by the sampler until min_tokens outputs exist.
+  std::vector<int32_t> min_tokens_banned_ids;
   std::shared_ptr<const CancellationToken> cancellation;
 
   int64_t num_tokens() const { return static_cast<int64_t>(all_token_ids.size()); }

@@ -1,6 +1,9 @@
 #include "llm/openai_protocol.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
 #include <random>
 
 #include "common/json_writer.h"
@@ -15,6 +18,9 @@ namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
+absl::Status ParseSampling(const rapidjson::Value& obj, SamplingParams& p, bool* max_tokens_set, int* n,
+                           bool default_from_context);
+
 absl::Status Field(std::string_view name, std::string_view rule) {
   return absl::InvalidArgumentError(StrCat("'", name, "' ", rule));
 }
@@ -24,11 +30,15 @@ absl::Status Field(std::string_view name, std::string_view rule) {
 constexpr int64_t kMaxTokensLimit = int64_t{1} << 24;
 constexpr int64_t kMaxTopK = int64_t{1} << 24;
 constexpr size_t kMaxStopTokenIds = 1024;
+constexpr size_t kMaxLogitBias = 1024;
 
 absl::Status GetNumber(const rapidjson::Value& obj, const char* key, double& out) {
   const rapidjson::Value* v = FindMember(obj, key);
   if (!v) return absl::OkStatus();
   if (!v->IsNumber()) return Field(key, "must be a number");
+  // The JSON reader refuses NaN and Infinity; a number past the double range is an
+  // error there too. Checked again so no caller depends on it.
+  if (!std::isfinite(v->GetDouble())) return Field(key, "must be a finite number");
   out = v->GetDouble();
   return absl::OkStatus();
 }
@@ -36,7 +46,7 @@ absl::Status GetNumber(const rapidjson::Value& obj, const char* key, double& out
 absl::Status GetInteger(const rapidjson::Value& obj, const char* key, int64_t& out, bool* set = nullptr) {
   const rapidjson::Value* v = FindMember(obj, key);
   if (!v) return absl::OkStatus();
-  if (!v->IsInt64()) return Field(key, "must be an integer");
+  if (!v->IsInt64()) return Field(key, "must be an integer (a 64-bit one, without a fraction)");
   out = v->GetInt64();
   if (set) *set = true;
   return absl::OkStatus();
@@ -64,6 +74,7 @@ absl::Status ParseCommon(const rapidjson::Value& doc, std::string& model, bool& 
   model = *m;
   RETURN_IF_ERROR(GetFlag(doc, "stream", stream));
   if (const rapidjson::Value* so = FindMember(doc, "stream_options")) {
+    if (!so->IsObject()) return Field("stream_options", "must be an object");
     RETURN_IF_ERROR(GetFlag(*so, "include_usage", include_usage));
   }
   int64_t p = 0;
@@ -189,9 +200,44 @@ void WriteChatLogprobs(Writer& w, const ChoiceDelta& c) {
 
 std::string Done(const rapidjson::StringBuffer& b) { return std::string(b.GetString(), b.GetSize()); }
 
+// {"<token id>": bias, ...}: ids as decimal strings (OpenAI's form), biases clamped to
+// [-100, 100] as vLLM does. Whether the ids are in the vocabulary is the engine's check.
+absl::Status ParseLogitBias(const rapidjson::Value& obj, SamplingParams& p) {
+  const rapidjson::Value* bias = FindMember(obj, "logit_bias");
+  if (!bias) return absl::OkStatus();
+  if (!bias->IsObject()) return Field("logit_bias", "must be an object of token ids to numbers");
+  if (bias->MemberCount() > kMaxLogitBias) {
+    return Field("logit_bias", StrCat("takes at most ", kMaxLogitBias, " token ids"));
+  }
+  std::map<int32_t, float> by_id;  // a repeated id: the last value, as a JSON object's reader keeps
+  for (auto it = bias->MemberBegin(); it != bias->MemberEnd(); ++it) {
+    const std::string_view key = AsView(it->name);
+    int64_t id = 0;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (key.empty() || ec != std::errc() || end != key.data() + key.size() || id < INT32_MIN || id > INT32_MAX) {
+      return Field("logit_bias", StrCat("keys must be token ids (integers), got '", key, "'"));
+    }
+    if (!it->value.IsNumber() || !std::isfinite(it->value.GetDouble())) {
+      return Field("logit_bias", StrCat("value of token id ", id, " must be a number"));
+    }
+    by_id[static_cast<int32_t>(id)] = static_cast<float>(std::clamp(it->value.GetDouble(), -100.0, 100.0));
+  }
+  p.logit_bias.assign(by_id.begin(), by_id.end());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& p, bool* max_tokens_set, int* n) {
+  return ParseSampling(obj, p, max_tokens_set, n, /*default_from_context=*/false);
+}
+
+namespace {
+
+// `default_from_context`: a max_tokens not given is what the prompt leaves of the
+// context (chat), known only once the prompt is tokenised.
+absl::Status ParseSampling(const rapidjson::Value& obj, SamplingParams& p, bool* max_tokens_set, int* n,
+                           bool default_from_context) {
   RETURN_IF_ERROR(GetNumber(obj, "temperature", p.temperature));
   RETURN_IF_ERROR(GetNumber(obj, "top_p", p.top_p));
   RETURN_IF_ERROR(GetInteger(obj, "top_k", p.top_k));
@@ -207,9 +253,11 @@ absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& p,
   RETURN_IF_ERROR(GetFlag(obj, "include_stop_str_in_output", p.include_stop_str_in_output));
   RETURN_IF_ERROR(GetFlag(obj, "skip_special_tokens", p.skip_special_tokens));
   if (const rapidjson::Value* seed = FindMember(obj, "seed")) {
-    if (!seed->IsInt64()) return Field("seed", "must be an integer");
+    if (!seed->IsInt64()) return Field("seed", "must be an integer (a 64-bit one, without a fraction)");
     p.seed = static_cast<uint64_t>(seed->GetInt64());
   }
+  RETURN_IF_ERROR(GetInteger(obj, "min_tokens", p.min_tokens));
+  RETURN_IF_ERROR(ParseLogitBias(obj, p));
   if (const rapidjson::Value* stop = FindMember(obj, "stop")) {
     if (stop->IsString()) {
       p.stop.emplace_back(AsView(*stop));
@@ -243,8 +291,17 @@ absl::Status ParseSamplingFields(const rapidjson::Value& obj, SamplingParams& p,
     return Field("best_of", "must equal n when given (infera returns every candidate; it does not rank them)");
   }
   if (n) *n = static_cast<int>(num);
+  if (default_from_context && max_tokens_set != nullptr && !*max_tokens_set) {
+    // min_tokens is checked against that default when the request reaches the engine
+    // (LlmEngine::AddRequest validates again).
+    SamplingParams unbounded = p;
+    unbounded.max_tokens = kMaxMaxTokens;
+    return unbounded.Validate();
+  }
   return p.Validate();
 }
+
+}  // namespace
 
 absl::StatusOr<CompletionRequest> ParseCompletionRequest(std::string_view body) {
   ASSIGN_OR_RETURN(rapidjson::Document doc, ParseObject(body));
@@ -335,7 +392,7 @@ absl::StatusOr<ChatRequest> ParseChatRequest(std::string_view body) {
     r.sampling.top_logprobs = top->GetInt();
   }
   RETURN_IF_ERROR(GetFlag(doc, "return_tokens_as_token_ids", r.return_tokens_as_token_ids));
-  RETURN_IF_ERROR(ParseSamplingFields(doc, r.sampling, &r.max_tokens_set, &r.n));
+  RETURN_IF_ERROR(ParseSampling(doc, r.sampling, &r.max_tokens_set, &r.n, /*default_from_context=*/true));
   return r;
 }
 

@@ -7,11 +7,17 @@
 // (chat also max_completion_tokens), stop (string or list), stop_token_ids, seed,
 // presence_penalty, frequency_penalty, repetition_penalty, ignore_eos,
 // include_stop_str_in_output, skip_special_tokens, n, best_of (unset or equal to n),
-// priority; logprobs (completions: an integer k in [0, 20], the chosen token's logprob
+// priority, min_tokens ([0, max_tokens]), logit_bias ({"<token id>": bias}, at most
+// 1024 ids, biases clamped to [-100, 100]; ids outside the vocabulary are refused when
+// the request reaches the engine); logprobs (completions: an integer k in [0, 20], the chosen token's logprob
 // plus the k most likely tokens; chat: `logprobs: true` plus `top_logprobs: k`, k in
 // [0, 20]); return_tokens_as_token_ids (vLLM: tokens rendered "token_id:<id>").
 // Completions' `prompt`: a string, a list of token ids, or a list of either (a batch,
 // at most kMaxPrompts). n in [1, kMaxN]; prompts × n at most kMaxChoices.
+//
+// Every number is checked where it is read: of the wrong kind (a string, a fraction, an
+// exponent past the integer range), out of its range or not finite, it is a 400 naming
+// the field; null is the field's default (vLLM's Optional fields).
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_LLM_OPENAI_PROTOCOL_H_

@@ -64,6 +64,73 @@ TEST(OpenAiProtocolTest, IntegerFieldsAtAndPastTheirLimits) {
   EXPECT_THAT(CompletionError(ids + "]"), HasSubstr("'stop_token_ids' takes at most 1024 ids"));
 }
 
+// Issue 26 finding 9: every number the parsers read is refused naming its field when
+// it is of the wrong kind or out of range; min_tokens past max_tokens and malformed
+// logit_bias entries were accepted (ignored) before.
+TEST(OpenAiProtocolTest, EveryNumericFieldIsRefusedNamingIt) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("temperature": 1e300)", "temperature"},
+      {R"("temperature": "0.5")", "'temperature' must be a number"},
+      {R"("top_p": -1e-300)", "top_p"},
+      {R"("min_p": 1.5)", "min_p"},
+      {R"("presence_penalty": 2.5)", "presence_penalty"},
+      {R"("frequency_penalty": -1e300)", "frequency_penalty"},
+      {R"("repetition_penalty": 1e300)", "repetition_penalty"},
+      {R"("top_k": -2)", "top_k"},
+      {R"("top_k": 1.5)", "'top_k' must be an integer"},
+      {R"("max_tokens": 1e300)", "'max_tokens' must be an integer"},
+      {R"("max_tokens": -1)", "max_tokens"},
+      {R"("n": 0)", "'n'"},
+      {R"("n": 2.5)", "'n' must be an integer"},
+      {R"("best_of": 1e300)", "'best_of' must be an integer"},
+      {R"("seed": 1e300)", "'seed' must be an integer"},
+      {R"("seed": 18446744073709551616)", "'seed' must be an integer"},
+      {R"("logprobs": 1e300)", "'logprobs'"},
+      {R"("logprobs": 2.5)", "'logprobs'"},
+      {R"("priority": 1e300)", "'priority' must be an integer"},
+      {R"("priority": "high")", "'priority' must be an integer"},
+      {R"("min_tokens": -1)", "min_tokens must be greater than or equal to 0, got -1."},
+      {R"("min_tokens": 17)", "min_tokens must be less than or equal to max_tokens=16, got 17."},
+      {R"("min_tokens": 5, "max_tokens": 4)", "min_tokens must be less than or equal to max_tokens=4, got 5."},
+      {R"("min_tokens": 1e300)", "'min_tokens' must be an integer"},
+      {R"("logit_bias": [1])", "'logit_bias' must be an object"},
+      {R"("logit_bias": {"x": 1})", "'logit_bias' keys must be token ids (integers), got 'x'"},
+      {R"("logit_bias": {"1.5": 1})", "'logit_bias' keys must be token ids"},
+      {R"("logit_bias": {"": 1})", "'logit_bias' keys must be token ids"},
+      {R"("logit_bias": {"99999999999": 1})", "'logit_bias' keys must be token ids"},
+      {R"("logit_bias": {"5": "1"})", "'logit_bias' value of token id 5 must be a number"},
+      {R"("stream_options": 5)", "'stream_options' must be an object"},
+  };
+  for (const auto& [fields, needle] : cases) {
+    EXPECT_THAT(CompletionError(fields), HasSubstr(needle)) << fields;
+  }
+  std::string many = R"("logit_bias": {"0": 1)";
+  for (int i = 1; i <= 1024; ++i) many += ",\"" + std::to_string(i) + "\": 1";
+  EXPECT_THAT(CompletionError(many + "}"), HasSubstr("'logit_bias' takes at most 1024 token ids"));
+}
+
+TEST(OpenAiProtocolTest, MinTokensAndLogitBiasAreParsed) {
+  auto r = ParseCompletionRequest(
+      R"({"model": "m", "prompt": "x", "max_tokens": 8, "min_tokens": 8,
+          "logit_bias": {"7": 500, "3": -1e300, "-2": 0.5, "7": -5}})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->sampling.min_tokens, 8);
+  // Sorted by id, clamped to [-100, 100] as vLLM does; a repeated id keeps its last value.
+  const std::vector<std::pair<int32_t, float>> expected = {{-2, 0.5f}, {3, -100.0f}, {7, -5.0f}};
+  EXPECT_EQ(r->sampling.logit_bias, expected);
+  // Chat without max_tokens: its default comes from the prompt later (checked then).
+  auto chat = ParseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "min_tokens": 100})");
+  ASSERT_TRUE(chat.ok()) << chat.status();
+  EXPECT_EQ(chat->sampling.min_tokens, 100);
+  EXPECT_FALSE(ParseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+                                    "min_tokens": 100, "max_tokens": 99})")
+                   .ok());
+  // null keeps the defaults (vLLM's Optional fields).
+  EXPECT_TRUE(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "logit_bias": null, "min_tokens": null,
+                                        "temperature": null, "seed": null})")
+                  .ok());
+}
+
 // Issue 13 finding 1: a deeply nested body overflowed the parser's stack.
 TEST(OpenAiProtocolTest, DeepNestingIsAnErrorNamingTheLimit) {
   const std::string deep = R"({"model": "m", "prompt": )" + std::string(250000, '[') + "1" +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 
@@ -17,6 +18,14 @@ float LogSumExp(const float* x, int64_t n) {
 
 void ApplyPenalties(float* logits, int64_t vocab, const LlmRequest& r) {
   const SamplingParams& s = r.sampling;
+  for (const auto& [id, bias] : s.logit_bias) {
+    if (id >= 0 && id < vocab) logits[id] += bias;
+  }
+  if (r.num_output_tokens() < s.min_tokens) {
+    for (int32_t id : r.min_tokens_banned_ids) {
+      if (id >= 0 && id < vocab) logits[id] = -std::numeric_limits<float>::infinity();
+    }
+  }
   if (s.repetition_penalty != 1.0) {
     std::vector<bool> seen(vocab, false);
     for (int32_t t : r.all_token_ids) {
@@ -80,6 +89,11 @@ int32_t Draw(float* logits, int64_t vocab, LlmRequest& r) {
   for (size_t i = 0; i < keep; ++i) {
     cum += probs[ids[i]];
     if (u < cum) return ids[i];
+  }
+  // Rounding left u past the sum: the last token that can be drawn (never one held back
+  // at probability 0 by min_tokens or a -100 logit_bias).
+  for (size_t i = keep; i-- > 0;) {
+    if (probs[ids[i]] > 0) return ids[i];
   }
   return ids[keep - 1];
 }

@@ -120,5 +120,41 @@ TEST(SamplerTest, SameSeedSameTokens) {
   EXPECT_EQ(a, b);
 }
 
+TEST(SamplerTest, LogitBiasMovesTheChoiceNotTheReportedLogprob) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.logprobs = true;
+  p.logit_bias = {{0, 5.0f}, {1, -100.0f}};
+  LlmRequest r = Req(p);
+  std::vector<float> logits = {1.0f, 3.0f, 2.0f};
+  SampledToken t = Sampler::Sample(logits.data(), 3, r);
+  EXPECT_EQ(t.token_id, 0);  // 1 + 5 beats 3 - 100 and 2
+  const double lse = std::log(std::exp(1.0) + std::exp(3.0) + std::exp(2.0));
+  EXPECT_NEAR(t.logprob, 1.0 - lse, 1e-5);  // the raw distribution, as vLLM reports it
+}
+
+TEST(SamplerTest, MinTokensHoldsBackTheEndingIdsUntilReached) {
+  SamplingParams p;
+  p.temperature = 0;
+  p.min_tokens = 2;
+  LlmRequest r = Req(p, {7});
+  r.min_tokens_banned_ids = {2, 3};  // EOS and a stop token id
+  std::vector<float> logits = {0.0f, 1.0f, 9.0f, 8.0f};
+  EXPECT_EQ(Sampler::Sample(std::vector<float>(logits).data(), 4, r).token_id, 1);  // no output yet
+  r.all_token_ids.push_back(1);
+  EXPECT_EQ(Sampler::Sample(std::vector<float>(logits).data(), 4, r).token_id, 1);  // one output
+  r.all_token_ids.push_back(1);
+  EXPECT_EQ(Sampler::Sample(std::vector<float>(logits).data(), 4, r).token_id, 2);  // min_tokens reached
+  // Sampling (not greedy) never draws a held-back id either.
+  p.temperature = 1.0;
+  p.seed = 3;
+  LlmRequest drawn = Req(p, {7});
+  drawn.min_tokens_banned_ids = {2, 3};
+  for (int i = 0; i < 200; ++i) {
+    const int32_t id = Sampler::Sample(std::vector<float>(logits).data(), 4, drawn).token_id;
+    EXPECT_TRUE(id == 0 || id == 1) << id;
+  }
+}
+
 }  // namespace
 }  // namespace infera::llm

@@ -19,6 +19,14 @@ absl::Status SamplingParams::Validate() const {
   if (!(presence_penalty >= -2.0 && presence_penalty <= 2.0)) return bad("presence_penalty", "must be in [-2, 2]");
   if (max_tokens < 1) return bad("max_tokens", "must be at least 1");
   if (max_tokens > kMaxMaxTokens) return bad("max_tokens", StrCat("must be at most ", kMaxMaxTokens));
+  // vLLM's wording.
+  if (min_tokens < 0) return bad("min_tokens", StrCat("must be greater than or equal to 0, got ", min_tokens, "."));
+  if (min_tokens > max_tokens) {
+    return bad("min_tokens", StrCat("must be less than or equal to max_tokens=", max_tokens, ", got ", min_tokens, "."));
+  }
+  for (const auto& [id, bias] : logit_bias) {
+    if (!(bias >= -100.0f && bias <= 100.0f)) return bad("logit_bias", StrCat("of token id ", id, " must be in [-100, 100]"));
+  }
   for (const std::string& s : stop) {
     if (s.empty()) return bad("stop", "strings must not be empty");
   }

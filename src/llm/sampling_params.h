@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +33,13 @@ struct SamplingParams {
   double presence_penalty = 0.0;    // once per token present in the output
   std::optional<uint64_t> seed;
   int64_t max_tokens = 16;  // [1, kMaxMaxTokens]
+  // [0, max_tokens]: EOS and stop_token_ids cannot be sampled before this many output
+  // tokens (vLLM's min_tokens; stop strings still apply, unlike vLLM).
+  int64_t min_tokens = 0;
+  // (token id, bias) sorted by id, bias in [-100, 100]: added to the token's logit before
+  // the penalties (OpenAI's logit_bias). The ids are checked against the model's
+  // vocabulary by LlmEngine::AddRequest.
+  std::vector<std::pair<int32_t, float>> logit_bias;
   std::vector<std::string> stop;        // stop strings (excluded from the text)
   std::vector<int32_t> stop_token_ids;  // stop tokens (besides EOS)
   bool ignore_eos = false;

@@ -7,7 +7,9 @@
 // the prompt — chat-template rendering, tokenisation, the echo text, the length check —
 // runs on the model's prompt worker, which then queues the request on the engine.
 // `admitted` is called exactly once — on that worker, or on the caller's thread when the
-// worker's queue refuses the request — with OK (the request is queued:
+// prompt's size alone shows that it cannot fit max_model_len (prompt_length.h: checked
+// before it is queued, with no rendering or tokenising) or the worker's queue refuses
+// the request — with OK (the request is queued:
 // `output` will receive one or more outputs, the last with a finish reason) or with the
 // reason it was refused (InvalidArgument naming the field or the limit, e.g. a prompt
 // longer than max_model_len; ResourceExhausted when the queue is full; Unavailable when

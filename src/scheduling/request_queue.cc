@@ -5,6 +5,7 @@
 #include "api/parameters.h"
 #include "common/check.h"
 #include "common/checked_math.h"
+#include "common/status.h"
 #include "common/str_cat.h"
 #include "repository/config_limits.h"
 
@@ -38,8 +39,22 @@ RequestQueue::RequestQueue(const SchedulingOptions& options)
   for (size_t i = 0; i < levels_.size(); ++i) levels_[i].policy = options.policies[i];
 }
 
+absl::Status RequestQueue::CheckParameterTypes(const Parameters& parameters) {
+  for (std::string_view key : {"priority", "timeout"}) {
+    auto it = parameters.find(key);
+    if (it == parameters.end() || std::holds_alternative<int64_t>(it->second)) continue;
+    const std::string_view given = std::holds_alternative<bool>(it->second)     ? "a bool"
+                                   : std::holds_alternative<double>(it->second) ? "a number that is not an integer"
+                                                                                : "a string";
+    return absl::InvalidArgumentError(StrCat("parameter '", key, "' must be an integer",
+                                             key == "timeout" ? " (microseconds)" : "", ", not ", given));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RequestQueue::CheckParameters(const ScheduledRequest& request) const {
   const Parameters& params = request.request.parameters;
+  RETURN_IF_ERROR(CheckParameterTypes(params));
   if (auto priority = GetIntParameter(params, "priority"); priority && *priority != 0) {
     if (*priority < 0 || *priority > static_cast<int64_t>(levels_.size())) {
       return absl::InvalidArgumentError(StrCat(

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "api/parameters.h"
 #include "common/clock.h"
 #include "scheduling/scheduler.h"
 #include "scheduling/scheduling_options.h"
@@ -49,9 +50,13 @@ class RequestQueue {
                                 Admitted* admitted = nullptr);
 
   // InvalidArgument when the request's `priority` or `timeout` parameter is invalid
-  // (what Push() would reject it for, apart from a full queue): a priority outside the
-  // levels, a negative timeout or one past kMaxTimeoutMicros (1 day).
+  // (what Push() would reject it for, apart from a full queue): not an integer (a
+  // string, a bool, a number with a fraction or an exponent such as 1e300: ignoring it
+  // would run the request without the deadline or level asked for), a priority outside
+  // the levels, a negative timeout or one past kMaxTimeoutMicros (1 day).
   absl::Status CheckParameters(const ScheduledRequest& request) const;
+  // The type part of CheckParameters, for schedulers that read the same parameters.
+  static absl::Status CheckParameterTypes(const Parameters& parameters);
 
   // Removes cancelled requests (Cancelled) and expired REJECT-level ones
   // (DeadlineExceeded), returned to be completed; moves expired DELAY-level ones back.

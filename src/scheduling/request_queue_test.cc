@@ -1,5 +1,9 @@
 #include "scheduling/request_queue.h"
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduling/scheduling_test_util.h"
@@ -146,6 +150,39 @@ TEST(RequestQueueTest, TimeoutPastOneDayIsABadRequestNotAnInstantTimeout) {
   EXPECT_TRUE(queue.Sweep(clock.Now()).empty());
   clock.Advance(std::chrono::hours(1));
   ASSERT_EQ(queue.Sweep(clock.Now()).size(), 1u);
+}
+
+// Issue 26 finding 9: a timeout or priority of another type (a string, 1e300 — a
+// double —, a fraction, a bool) used to be ignored: the request ran without the
+// deadline or level it asked for. Now it is refused naming the parameter.
+TEST(RequestQueueTest, ParametersOfTheWrongTypeAreRefusedNamingThem) {
+  FakeClock clock;
+  QueuePolicy policy;
+  policy.allow_timeout_override = true;
+  RequestQueue queue(Options(2, policy));
+  const std::vector<std::tuple<std::string, ParameterValue, std::string>> cases = {
+      {"timeout", std::string("100"), "parameter 'timeout' must be an integer (microseconds), not a string"},
+      {"timeout", 1e300, "parameter 'timeout' must be an integer (microseconds), not a number that is not an integer"},
+      {"timeout", 1.5, "'timeout'"},
+      {"timeout", -1e300, "'timeout'"},
+      {"timeout", true, "parameter 'timeout' must be an integer (microseconds), not a bool"},
+      {"priority", std::string("1"), "parameter 'priority' must be an integer, not a string"},
+      {"priority", 1.0, "'priority'"},
+      {"priority", false, "'priority'"},
+  };
+  for (const auto& [key, value, needle] : cases) {
+    auto request = Req("typed", 1, 2, {{key, value}});
+    EXPECT_EQ(queue.CheckParameters(*request).code(), absl::StatusCode::kInvalidArgument) << key;
+    auto rejected = queue.Push(std::move(request), clock.Now());
+    ASSERT_TRUE(rejected) << key;
+    EXPECT_EQ(rejected->status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(rejected->status.message()), ::testing::HasSubstr(needle));
+  }
+  EXPECT_EQ(queue.size(), 0u);
+  // Integers still pass, and other parameters are not the queue's business.
+  EXPECT_FALSE(queue.Push(Req("int", 1, 2, {{"timeout", int64_t{100}}, {"priority", int64_t{1}},
+                                            {"custom", std::string("x")}}),
+                          clock.Now()));
 }
 
 TEST(RequestQueueTest, DeadlineSaturatesInsteadOfWrapping) {

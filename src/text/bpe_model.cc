@@ -1,11 +1,13 @@
 #include "text/bpe_model.h"
 
+#include <algorithm>
 #include <cctype>
 #include <queue>
 
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "text/json_util.h"
+#include "text/unicode.h"
 
 namespace infera::text {
 namespace {
@@ -46,6 +48,7 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(const rapidjson::Value& model) {
         std::isxdigit(static_cast<unsigned char>(token[4]))) {
       bpe.byte_ids_[std::stoi(token.substr(3, 2), nullptr, 16)] = id;
     }
+    bpe.max_token_bytes_ = std::max(bpe.max_token_bytes_, token.size());
     bpe.vocab_.emplace(std::move(token), id);
   }
   if (const rapidjson::Value* merges = FindMember(model, "merges"); merges && merges->IsArray()) {
@@ -94,6 +97,20 @@ int BpeModel::ByteFallbackValue(int32_t id) const {
     if (byte_ids_[b] == id) return b;
   }
   return -1;
+}
+
+bool BpeModel::EncodesEveryCharacter(bool byte_level) const {
+  if (byte_level) {
+    bool all = true;
+    for (int b = 0; b < 256 && all; ++b) {
+      std::string ch;
+      AppendUtf8(ByteToUnicode(static_cast<uint8_t>(b)), ch);
+      all = vocab_.count(ch) > 0;
+    }
+    if (all) return true;
+  }
+  if (byte_fallback_ && std::find(std::begin(byte_ids_), std::end(byte_ids_), -1) == std::end(byte_ids_)) return true;
+  return unk_id_ >= 0 && !fuse_unk_;
 }
 
 void BpeModel::AppendSymbol(std::string_view ch, std::vector<int32_t>& symbols) const {

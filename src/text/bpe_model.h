@@ -37,6 +37,14 @@ class BpeModel {
   // The vocabulary string of `id` (empty when the model has no such id).
   const std::string& IdToToken(int32_t id) const;
   bool byte_fallback() const { return byte_fallback_; }
+  // The longest vocabulary entry, in bytes.
+  size_t max_token_bytes() const { return max_token_bytes_; }
+  // True when every character Encode() can meet becomes at least one id: byte fallback
+  // has all 256 byte tokens, or there is an unknown token and fuse_unk is off. (Else a
+  // character can vanish, or one unknown id can stand for any number of them.)
+  // `byte_level`: pieces come in the GPT-2 byte alphabet only; then it is enough that the
+  // vocabulary has all 256 of its characters.
+  bool EncodesEveryCharacter(bool byte_level) const;
   // For <0xXX> tokens: the byte value; else -1.
   int ByteFallbackValue(int32_t id) const;
 
@@ -57,6 +65,7 @@ class BpeModel {
   bool byte_fallback_ = false;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
+  size_t max_token_bytes_ = 0;
   int32_t byte_ids_[256];
 };
 

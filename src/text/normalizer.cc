@@ -50,6 +50,36 @@ absl::StatusOr<Normalizer> Normalizer::FromJson(const rapidjson::Value* json) {
   return n;
 }
 
+std::optional<double> Normalizer::max_shrink() const {
+  double shrink = 1.0;
+  for (const Step& step : steps_) {
+    switch (step.kind) {
+      case Step::kPrepend:
+        break;
+      case Step::kReplace:
+        if (step.a.empty()) break;
+        if (step.b.empty()) return std::nullopt;
+        shrink *= std::max(1.0, static_cast<double>(step.a.size()) / static_cast<double>(step.b.size()));
+        break;
+      case Step::kLowercase:
+        shrink *= kLowercaseMaxShrink;
+        break;
+      case Step::kNfd:
+        shrink *= kNfdMaxShrink;
+        break;
+      case Step::kStripAccents:
+      case Step::kBert:
+        return std::nullopt;
+    }
+  }
+  return shrink;
+}
+
+bool Normalizer::maps_characters_independently() const {
+  return std::none_of(steps_.begin(), steps_.end(),
+                      [](const Step& step) { return step.kind == Step::kPrepend || step.kind == Step::kReplace; });
+}
+
 std::string Normalizer::Normalize(std::string_view text) const {
   std::string s(text);
   for (const Step& step : steps_) {

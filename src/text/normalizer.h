@@ -22,6 +22,7 @@
 #ifndef INFERA_TEXT_NORMALIZER_H_
 #define INFERA_TEXT_NORMALIZER_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,11 +32,25 @@
 
 namespace infera::text {
 
+// The most UTF-8 bytes a code point has per byte of its lowercase mapping
+// (AppendLowercase), and per byte of its canonical decomposition (AppendCanonicalDecomposition).
+inline constexpr double kLowercaseMaxShrink = 3.0;
+inline constexpr double kNfdMaxShrink = 3.0;
+
 class Normalizer {
  public:
   static absl::StatusOr<Normalizer> FromJson(const rapidjson::Value* json);
   std::string Normalize(std::string_view text) const;
   bool empty() const { return steps_.empty(); }
+  // The most input bytes one byte of Normalize()'s output can stand for: Normalize(t)
+  // has at least t.size() / max_shrink() bytes. nullopt when a step can drop text
+  // (StripAccents, BertNormalizer, Replace with an empty content). Lowercase: 3 (U+212A
+  // KELVIN SIGN, 3 bytes, lowercases to 'k'); NFD: 3 (the same sign decomposes to 'K');
+  // tokenizer_budget_test checks both factors over every code point.
+  std::optional<double> max_shrink() const;
+  // True when every step maps each character on its own (no Prepend, no Replace), so
+  // normalising a text cut at a character boundary gives the pieces' concatenation.
+  bool maps_characters_independently() const;
 
  private:
   struct Step {

@@ -1,5 +1,7 @@
 #include "text/pre_tokenizer.h"
 
+#include <algorithm>
+
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "text/json_util.h"
@@ -216,13 +218,57 @@ void SplitWhitespace(std::string_view piece, bool isolate_punctuation, std::vect
   if (!cur.empty()) out.push_back(EncodeUtf8(cur));
 }
 
+// See PreTokenizer::CutPoints. Digits only splits at digit boundaries, so the first
+// step that splits elsewhere decides; every step must work on each piece alone.
+PreTokenizer::CutPoints CutPointsOf(const std::vector<std::shared_ptr<const Step>>& steps) {
+  using CutPoints = PreTokenizer::CutPoints;
+  CutPoints cuts = CutPoints::kNowhere;
+  for (const auto& step : steps) {
+    const bool drops_whitespace = step->kind == Step::kBert || step->kind == Step::kWhitespaceSplit;
+    const bool regex = step->kind == Step::kSplit || (step->kind == Step::kByteLevel && step->use_regex);
+    if (step->kind == Step::kMetaspace) return CutPoints::kNowhere;  // its prefix depends on the place
+    if (cuts == CutPoints::kNowhere) {
+      if (drops_whitespace) cuts = CutPoints::kAtWhitespace;
+      else if (regex) cuts = CutPoints::kBeforeSpacedLetter;
+      else if (step->kind == Step::kByteLevel) return CutPoints::kNowhere;  // one piece, mapped
+    } else if (cuts == CutPoints::kAtWhitespace && step->kind == Step::kByteLevel) {
+      return CutPoints::kNowhere;  // its prefix space depends on the place
+    }
+  }
+  return cuts;
+}
+
+bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
 }  // namespace
+
+size_t PreTokenizer::NextCut(std::string_view text, size_t from) const {
+  switch (cut_points_) {
+    case CutPoints::kNowhere:
+      return text.size();
+    case CutPoints::kAtWhitespace: {
+      const size_t at = text.find_first_of(" \t\n\r", from);
+      return at == std::string_view::npos ? text.size() : at;
+    }
+    case CutPoints::kBeforeSpacedLetter:
+      for (size_t at = text.find(' ', std::max<size_t>(from, 1)); at != std::string_view::npos && at + 1 < text.size();
+           at = text.find(' ', at + 1)) {
+        if (IsAsciiLetter(text[at - 1]) && IsAsciiLetter(text[at + 1])) return at;
+      }
+      return text.size();
+  }
+  return text.size();
+}
 
 absl::StatusOr<PreTokenizer> PreTokenizer::FromJson(const rapidjson::Value* json) {
   PreTokenizer pt;
   if (json == nullptr || json->IsNull()) return pt;
   RETURN_IF_ERROR(ParseStep(*json, pt.steps_));
-  for (const auto& s : pt.steps_) pt.byte_level_ = pt.byte_level_ || s->kind == Step::kByteLevel;
+  for (const auto& s : pt.steps_) {
+    pt.byte_level_ = pt.byte_level_ || s->kind == Step::kByteLevel;
+    pt.drops_text_ = pt.drops_text_ || s->kind == Step::kBert || s->kind == Step::kWhitespaceSplit;
+  }
+  pt.cut_points_ = CutPointsOf(pt.steps_);
   return pt;
 }
 

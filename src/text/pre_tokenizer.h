@@ -47,12 +47,32 @@ class PreTokenizer {
 
   // True when pieces come out in the GPT-2 byte alphabet.
   bool byte_level() const { return byte_level_; }
+  // True when a step removes text (BertPreTokenizer, WhitespaceSplit: whitespace).
+  // Otherwise the pieces hold every byte of the text (mapped, and with "▁" added).
+  bool drops_text() const { return drops_text_; }
+  // Where a text can be cut so that its pieces are the pieces of the two parts (the
+  // second split as a later part: Split(text[p:], first_segment=false)):
+  //   kAtWhitespace        before any ASCII whitespace byte: the first splitting step
+  //                        drops whitespace (BertPreTokenizer, WhitespaceSplit), and the
+  //                        later steps work on each piece alone (Split, Digits, Bert,
+  //                        WhitespaceSplit)
+  //   kBeforeSpacedLetter  before a ' ' between two ASCII letters: the first splitting
+  //                        step is a regex (Split, or ByteLevel with use_regex), every
+  //                        pattern here ends a letter run at a space and starts " word"
+  //                        there, and the later steps are Split, ByteLevel, Digits
+  //   kNowhere             otherwise (Metaspace; no splitting step: one piece)
+  enum class CutPoints { kNowhere, kAtWhitespace, kBeforeSpacedLetter };
+  CutPoints cut_points() const { return cut_points_; }
+  // Where the next cut point at or after `from` is (text.size() when none).
+  size_t NextCut(std::string_view text, size_t from) const;
 
   struct Step;  // defined in the .cc
 
  private:
   std::vector<std::shared_ptr<const Step>> steps_;
   bool byte_level_ = false;
+  bool drops_text_ = false;
+  CutPoints cut_points_ = CutPoints::kNowhere;
 };
 
 }  // namespace infera::text

@@ -1,6 +1,8 @@
 #include "text/tokenizer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -167,7 +169,29 @@ absl::Status Tokenizer::ParseTokenizerJson(std::string_view text) {
   }
   RETURN_IF_ERROR(ParseDecoder(FindMember(doc, "decoder")));
   BuildTokenBytes();
+  for (const AddedToken& a : added_) added_first_byte_[static_cast<uint8_t>(a.content[0])] = true;
+  ComputeMaxBytesPerToken();
+  const bool cuttable = normalizer_.maps_characters_independently() &&
+                        pre_tokenizer_.cut_points() != PreTokenizer::CutPoints::kNowhere;
+  window_bytes_ = cuttable ? size_t{64} << 10 : 0;
   return absl::OkStatus();
+}
+
+void Tokenizer::ComputeMaxBytesPerToken() {
+  max_bytes_per_token_.reset();
+  if (wordpiece_ || pre_tokenizer_.drops_text() || !bpe_.EncodesEveryCharacter(pre_tokenizer_.byte_level())) return;
+  const std::optional<double> shrink = normalizer_.max_shrink();
+  if (!shrink) return;
+  size_t added = 0;
+  for (const AddedToken& a : added_) {
+    if (a.lstrip || a.rstrip) return;  // absorbs any run of whitespace
+    added = std::max(added, a.content.size());
+  }
+  // An id stands for a vocabulary entry (a piece's bytes, which hold at least the
+  // normalised bytes they came from: the byte alphabet and "▁" only grow text), one byte
+  // (byte fallback) or one character (the unknown token, up to 4 bytes).
+  const double model = static_cast<double>(std::max<size_t>(bpe_.max_token_bytes(), 4));
+  max_bytes_per_token_ = std::max(added, static_cast<size_t>(std::ceil(model * *shrink)));
 }
 
 absl::Status Tokenizer::ParseDecoder(const void* raw) {
@@ -320,25 +344,54 @@ std::string_view Tokenizer::TokenBytes(int32_t id) const {
 
 bool Tokenizer::IsSpecial(int32_t id) const { return id >= 0 && id < vocab_size() && special_[id]; }
 
-void Tokenizer::EncodeSegment(std::string_view text, bool first, std::vector<int32_t>& ids) const {
-  if (text.empty()) return;
+bool Tokenizer::ReachesBudget(size_t bytes, size_t ids, size_t stop_at) const {
+  if (!max_bytes_per_token_ || ids >= stop_at) return ids >= stop_at;
+  // `bytes` give at least ceil(bytes / K) ids: reaching stop_at - ids of them.
+  size_t most_without;
+  if (__builtin_mul_overflow(*max_bytes_per_token_, stop_at - ids - 1, &most_without)) return false;
+  return bytes > most_without;
+}
+
+bool Tokenizer::EncodeSegment(std::string_view text, bool first, std::vector<int32_t>& ids, size_t stop_at,
+                              bool length_bound) const {
+  if (text.empty()) return true;
+  if (length_bound && ReachesBudget(text.size(), ids.size(), stop_at)) return false;
+  if (window_bytes_ == 0 || text.size() <= window_bytes_ || stop_at == SIZE_MAX) {
+    return EncodeWindow(text, first, ids, stop_at);
+  }
+  // Cut where pieces end whatever is around them: the windows give the same pieces.
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = pre_tokenizer_.NextCut(text, std::min(start + window_bytes_, text.size()));
+    if (!EncodeWindow(text.substr(start, end - start), first && start == 0, ids, stop_at)) return false;
+    start = end;
+  }
+  return true;
+}
+
+bool Tokenizer::EncodeWindow(std::string_view text, bool first, std::vector<int32_t>& ids, size_t stop_at) const {
   const std::string normalized = normalizer_.Normalize(text);
   for (const std::string& piece : pre_tokenizer_.Split(normalized, first)) {
+    if (ids.size() >= stop_at) return false;
     if (wordpiece_) wordpiece_->Encode(piece, ids);
     else bpe_.Encode(piece, ids);
   }
+  return true;
 }
 
-std::vector<int32_t> Tokenizer::EncodeContent(std::string_view text) const {
-  std::vector<int32_t> ids;
+bool Tokenizer::EncodeContent(std::string_view text, std::vector<int32_t>& ids, size_t stop_at,
+                              bool length_bound) const {
   size_t segment_start = 0;
   bool first = true;
   for (size_t i = 0; i < text.size();) {
+    // The segment being scanned is at least i - segment_start bytes long.
+    if (length_bound && ReachesBudget(i - segment_start, ids.size(), stop_at)) return false;
     const AddedToken* match = nullptr;
-    for (const auto& a : added_) {
-      if (text.compare(i, a.content.size(), a.content) == 0) {
-        match = &a;  // longest first
-        break;
+    if (added_first_byte_[static_cast<uint8_t>(text[i])]) {
+      for (const auto& a : added_) {
+        if (text.compare(i, a.content.size(), a.content) == 0) {
+          match = &a;  // longest first
+          break;
+        }
       }
     }
     if (!match) {
@@ -349,8 +402,11 @@ std::vector<int32_t> Tokenizer::EncodeContent(std::string_view text) const {
     if (match->lstrip) {
       while (segment_end > segment_start && IsSpaceByte(text[segment_end - 1])) --segment_end;
     }
-    EncodeSegment(text.substr(segment_start, segment_end - segment_start), first, ids);
+    if (!EncodeSegment(text.substr(segment_start, segment_end - segment_start), first, ids, stop_at, length_bound)) {
+      return false;
+    }
     first = false;
+    if (ids.size() >= stop_at) return false;
     ids.push_back(match->id);
     i += match->content.size();
     if (match->rstrip) {
@@ -358,8 +414,7 @@ std::vector<int32_t> Tokenizer::EncodeContent(std::string_view text) const {
     }
     segment_start = i;
   }
-  EncodeSegment(text.substr(segment_start), first, ids);
-  return ids;
+  return EncodeSegment(text.substr(segment_start), first, ids, stop_at, length_bound);
 }
 
 void Tokenizer::SpecialTokens(std::vector<int32_t>& prefix, std::vector<int32_t>& suffix) const {
@@ -373,11 +428,28 @@ void Tokenizer::SpecialTokens(std::vector<int32_t>& prefix, std::vector<int32_t>
 }
 
 std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special_tokens) const {
-  std::vector<int32_t> content = EncodeContent(text);
+  std::vector<int32_t> content;
+  EncodeContent(text, content, SIZE_MAX, /*length_bound=*/false);
   if (!add_special_tokens) return content;
   std::vector<int32_t> ids, suffix;
   SpecialTokens(ids, suffix);
   ids.insert(ids.end(), content.begin(), content.end());
+  ids.insert(ids.end(), suffix.begin(), suffix.end());
+  return ids;
+}
+
+std::optional<std::vector<int32_t>> Tokenizer::EncodeWithin(std::string_view text, bool add_special_tokens,
+                                                            size_t max_ids) const {
+  std::vector<int32_t> ids, suffix;
+  if (add_special_tokens) SpecialTokens(ids, suffix);
+  if (ids.size() + suffix.size() > max_ids) return std::nullopt;
+  const size_t room = std::min(max_ids - ids.size() - suffix.size(), SIZE_MAX - 1);
+  // The whole text's length first: one comparison refuses a prompt of any size.
+  if (ReachesBudget(text.size(), 0, room + 1)) return std::nullopt;
+  const size_t prefix = ids.size();
+  if (!EncodeContent(text, ids, prefix + room + 1, /*length_bound=*/true) || ids.size() - prefix > room) {
+    return std::nullopt;
+  }
   ids.insert(ids.end(), suffix.begin(), suffix.end());
   return ids;
 }
@@ -390,7 +462,6 @@ size_t Tokenizer::num_special_tokens(bool add_special_tokens) const {
 }
 
 Encoding Tokenizer::EncodeTruncated(std::string_view text, bool add_special_tokens, size_t max_length) const {
-  std::vector<int32_t> content = EncodeContent(text);
   std::vector<int32_t> prefix, suffix, prefix_types, suffix_types;
   if (add_special_tokens) {
     SpecialTokens(prefix, suffix);
@@ -400,6 +471,9 @@ Encoding Tokenizer::EncodeTruncated(std::string_view text, bool add_special_toke
   suffix_types.resize(suffix.size(), 0);
   const size_t specials = prefix.size() + suffix.size();
   const size_t room = max_length > specials ? max_length - specials : 0;
+  // The first `room` ids are final once reached: later text cannot change them.
+  std::vector<int32_t> content;
+  EncodeContent(text, content, room, /*length_bound=*/false);
   if (content.size() > room) content.resize(room);
   Encoding out;
   out.ids = std::move(prefix);

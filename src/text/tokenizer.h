@@ -17,10 +17,23 @@
 // normalised, pre-tokenised and BPE-encoded; add_special_tokens applies the
 // post_processor template (e.g. "<s> $A", "[CLS] $A [SEP]") or, without one,
 // add_bos_token/add_eos_token. EncodeTruncated() also truncates and returns type ids.
+//
+// Budgets (hostile input: a client's prompt may be tens of MB): EncodeWithin() and
+// EncodeTruncated() stop once the ids pass their budget — segment by segment (text
+// between added tokens), piece by piece (pre-tokenized words) — so their cost follows
+// the budget, not the text's length. Where the tokenizer bounds the bytes one id can
+// stand for (max_bytes_per_token()), EncodeWithin() refuses a text or a segment longer
+// than budget × that bound without normalising it, and callers can check a prompt's
+// length before they queue it (docs/llm.md "Prompt length"). Where the pre-tokenizer
+// has cut points that do not depend on the text around them (PreTokenizer::CutPoints:
+// whitespace for BERT-style, a space between letters for the GPT-2 / Llama-3 / Qwen2
+// regexes) and the normalizer maps each character alone, a long segment is normalised
+// and split a window (64 KiB) at a time, cut there, so a budget also bounds that pass;
+// the ids are exactly the same.
 // Decode: each token's bytes (see TokenBytes) concatenated; special tokens skipped on
 // request; invalid UTF-8 replaced by U+FFFD.
 //
-// Thread-safe after construction (const).
+// Thread-safe after construction (const; set_window_bytes is for before it is shared).
 //
 // Usage:
 //   ASSIGN_OR_RETURN(auto tok, Tokenizer::Load(version_dir));
@@ -29,6 +42,7 @@
 #ifndef INFERA_TEXT_TOKENIZER_H_
 #define INFERA_TEXT_TOKENIZER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -70,6 +84,21 @@ class Tokenizer {
                                                              std::string_view generation_config_json = "");
 
   std::vector<int32_t> Encode(std::string_view text, bool add_special_tokens) const;
+  // Encode() when that gives at most `max_ids` ids (special tokens included), else
+  // nullopt, found without encoding much past the budget (see the file comment). The ids
+  // it returns are exactly Encode()'s.
+  std::optional<std::vector<int32_t>> EncodeWithin(std::string_view text, bool add_special_tokens,
+                                                   size_t max_ids) const;
+  // The most bytes of text one id can stand for, when that is bounded: a text of n bytes
+  // then encodes to at least ceil(n / max_bytes_per_token()) ids besides the special
+  // tokens, so a length check before tokenising refuses nothing that would fit. It is
+  // the longest vocabulary entry or added token, times what the normalizer can shrink
+  // text by (normalizer.h). nullopt where a text can vanish or one id can stand for any
+  // number of bytes: WordPiece (a word past max_input_chars_per_word is one [UNK]),
+  // pre-tokenizers that drop whitespace, normalizers that drop characters, unknown
+  // characters without a byte fallback for each byte (dropped, or fused by fuse_unk),
+  // added tokens that absorb whitespace (lstrip / rstrip).
+  std::optional<size_t> max_bytes_per_token() const { return max_bytes_per_token_; }
   // Encodes `text` into at most `max_length` ids, special tokens included: the text's own
   // ids are cut at the end (Hugging Face's truncation, direction right) to leave room
   // for the special tokens, which are always kept. Type ids come from the
@@ -98,6 +127,11 @@ class Tokenizer {
   // tokenizer_config.json "chat_template" ("" when absent).
   const std::string& chat_template() const { return chat_template_; }
   const std::vector<AddedToken>& added_tokens() const { return added_; }
+  // The window of a budgeted encoding (see the file comment; 64 KiB). Tests and the fuzz
+  // target set a few bytes to exercise the cuts; no effect where the tokenizer has none.
+  void set_window_bytes(size_t bytes) {
+    if (window_bytes_ > 0) window_bytes_ = std::max<size_t>(bytes, 1);
+  }
 
  private:
   Tokenizer() = default;
@@ -106,8 +140,17 @@ class Tokenizer {
   absl::Status ParseTokenizerConfig(std::string_view text);
   absl::Status ParseGenerationConfig(std::string_view text);
   void BuildTokenBytes();
-  void EncodeSegment(std::string_view text, bool first, std::vector<int32_t>& ids) const;
-  std::vector<int32_t> EncodeContent(std::string_view text) const;
+  void ComputeMaxBytesPerToken();
+  // Both append ids to `ids` and return false when they stopped because ids.size()
+  // reached `stop_at`, or, with `length_bound`, because the text left is long enough
+  // (max_bytes_per_token_) to reach it; true when they encoded all of `text`.
+  bool EncodeSegment(std::string_view text, bool first, std::vector<int32_t>& ids, size_t stop_at,
+                     bool length_bound) const;
+  bool EncodeWindow(std::string_view text, bool first, std::vector<int32_t>& ids, size_t stop_at) const;
+  bool EncodeContent(std::string_view text, std::vector<int32_t>& ids, size_t stop_at, bool length_bound) const;
+  // With length_bound: true when `bytes` more bytes of segment text give at least
+  // `stop_at - ids` more ids.
+  bool ReachesBudget(size_t bytes, size_t ids, size_t stop_at) const;
   void SpecialTokens(std::vector<int32_t>& prefix, std::vector<int32_t>& suffix) const;
   int32_t ModelVocabSize() const;
   const std::string& ModelIdToToken(int32_t id) const;
@@ -117,6 +160,10 @@ class Tokenizer {
   Normalizer normalizer_;
   PreTokenizer pre_tokenizer_;
   std::vector<AddedToken> added_;  // sorted longest content first
+  bool added_first_byte_[256] = {};  // some added token starts with this byte
+  // Segments can be encoded window by window (see EncodeSegment); 0: not.
+  size_t window_bytes_ = 0;
+  std::optional<size_t> max_bytes_per_token_;
   std::vector<int32_t> prefix_ids_, suffix_ids_;  // post_processor template
   std::vector<int32_t> prefix_type_ids_, suffix_type_ids_;
   int32_t sequence_type_id_ = 0;

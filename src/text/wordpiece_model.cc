@@ -54,23 +54,25 @@ absl::StatusOr<WordPieceModel> WordPieceModel::FromJson(const rapidjson::Value& 
 
 void WordPieceModel::Encode(std::string_view word, std::vector<int32_t>& ids) const {
   if (word.empty()) return;
-  // Character boundaries (byte offsets), so matches never split a code point.
+  // Character boundaries (byte offsets), so matches never split a code point. A word
+  // past the limit is one [UNK] after counting limit + 1 characters, whatever its length.
   std::vector<size_t> bounds;
   for (size_t i = 0; i < word.size(); i += Utf8Length(static_cast<unsigned char>(word[i]))) {
+    if (bounds.size() == max_input_chars_per_word_) {
+      ids.push_back(unk_id_);
+      return;
+    }
     bounds.push_back(i);
-  }
-  if (bounds.size() > max_input_chars_per_word_) {
-    ids.push_back(unk_id_);
-    return;
   }
   bounds.push_back(word.size());
   const size_t first_new = ids.size();
   std::string candidate;
   for (size_t start = 0; start + 1 < bounds.size();) {
-    // No entry is longer than max_token_bytes_: start at the longest candidate that can
-    // match, so a long word costs O(length × longest entry), not O(length²).
-    size_t end = bounds.size() - 1;
-    while (end > start + 1 && bounds[end] - bounds[start] > max_token_bytes_) --end;
+    // No entry is longer than max_token_bytes_: the longest candidate that can match is
+    // found walking forward from `start`, so a long word costs O(length × longest entry),
+    // not O(length²).
+    size_t end = start + 1;
+    while (end + 1 < bounds.size() && bounds[end + 1] - bounds[start] <= max_token_bytes_) ++end;
     int32_t match = -1;
     for (; end > start; --end) {
       candidate.clear();

@@ -54,6 +54,22 @@ TEST(WordPieceModelTest, AWordWithAnUnmatchablePartIsOneUnknown) {
   EXPECT_THAT(ids, ElementsAre(42, 0));  // earlier ids are kept
 }
 
+TEST(WordPieceModelTest, AHugeWordIsLinearWorkWhateverTheCharacterLimit) {
+  // A tokenizer.json may lift max_input_chars_per_word; a client's one-word MB then used
+  // to cost O(length²) (each position walked back from the word's end): minutes for
+  // this one. Now each position looks at most the longest entry ahead.
+  WordPieceModel wp = Model(R"({"type": "WordPiece", "unk_token": "[UNK]", "max_input_chars_per_word": 100000000,
+      "vocab": {"[UNK]": 0, "a": 1, "##a": 2, "##aa": 3}})");
+  const std::string word(size_t{1} << 20, 'a');
+  const std::vector<int32_t> ids = Encode(wp, word);
+  ASSERT_EQ(ids.size(), 1 + ((1 << 20) - 1) / 2 + 1);  // a, then ##aa pairs, then one ##a
+  EXPECT_EQ(ids.front(), 1);
+  EXPECT_EQ(ids[1], 3);
+  EXPECT_EQ(ids.back(), 2);
+  // Past the limit (6 here): one [UNK] after counting 7 characters, however long.
+  EXPECT_THAT(Encode(Model(kModel), word), ElementsAre(0));
+}
+
 TEST(WordPieceModelTest, LoadErrorsNameTheProblem) {
   rapidjson::Document doc;
   auto load = [&](std::string_view json) {

@@ -406,6 +406,9 @@ OPENAI_OK = [
     ("n_16", {"n": 16}),
     ("prompts_64", {"prompt": ["hello"] * 64}),
     ("top_k_large", {"top_k": 1 << 24}),
+    ("min_tokens_max", {"min_tokens": 2}),
+    ("logit_bias_edges", {"logit_bias": {"0": -100, "276": 100, "5": 1e300}}),  # 1e300 clamped, as vLLM
+    ("nulls", {"temperature": None, "seed": None, "logit_bias": None, "min_tokens": None, "top_p": None}),
 ]
 
 OPENAI_BAD = [
@@ -432,6 +435,30 @@ OPENAI_BAD = [
     ("seed_string", {"seed": "x"}, "seed"),
     ("frequency_penalty_past", {"frequency_penalty": 2.5}, "frequency_penalty"),
     ("repetition_penalty_0", {"repetition_penalty": 0}, "repetition_penalty"),
+    # Issue 26 finding 9: numbers of the wrong kind or past every range, each named.
+    ("temperature_1e300", {"temperature": 1e300}, "temperature"),
+    ("temperature_string", {"temperature": "0.5"}, "'temperature' must be a number"),
+    ("top_p_1e300", {"top_p": 1e300}, "top_p"),
+    ("min_p_negative", {"min_p": -1e-300}, "min_p"),
+    ("presence_penalty_huge", {"presence_penalty": -1e300}, "presence_penalty"),
+    ("repetition_penalty_huge", {"repetition_penalty": 1e300}, "repetition_penalty"),
+    ("seed_1e300", {"seed": 1e300}, "'seed' must be an integer"),
+    ("seed_past_int64", {"seed": 2**64}, "'seed' must be an integer"),
+    ("n_fraction", {"n": 1.5}, "'n' must be an integer"),
+    ("best_of_1e300", {"best_of": 1e300}, "'best_of' must be an integer"),
+    ("logprobs_1e300", {"logprobs": 1e300}, "'logprobs'"),
+    ("top_k_fraction", {"top_k": 2.5}, "'top_k' must be an integer"),
+    ("max_tokens_1e300", {"max_tokens": 1e300}, "'max_tokens' must be an integer"),
+    ("priority_fraction", {"priority": 0.5}, "'priority' must be an integer"),
+    ("stream_options_number", {"stream_options": 1}, "'stream_options' must be an object"),
+    ("min_tokens_past_max_tokens", {"min_tokens": 3},
+     "min_tokens must be less than or equal to max_tokens=2, got 3."),
+    ("min_tokens_negative", {"min_tokens": -1}, "min_tokens must be greater than or equal to 0, got -1."),
+    ("logit_bias_out_of_vocab", {"logit_bias": {"277": 1, "-1": 1}},
+     "token_id(s) [-1, 277] in logit_bias contain out-of-vocab token ids. Vocabulary size: 277"),
+    ("logit_bias_not_an_id", {"logit_bias": {"the": 1}}, "'logit_bias' keys must be token ids"),
+    ("logit_bias_not_a_number", {"logit_bias": {"5": "1"}}, "'logit_bias' value of token id 5 must be a number"),
+    ("logit_bias_many", {"logit_bias": {str(i): 1 for i in range(1025)}}, "'logit_bias' takes at most 1024"),
 ]
 
 
@@ -449,6 +476,50 @@ def test_openai_parameters_past_the_limit_are_400(llm_server, name, fields, need
     assert needle in message, message
     status, _, data = completion(llm_server)
     assert status == 200, data
+
+
+# --- typed infer parameters: the wrong type is a 400 naming it, not ignored ---------------
+
+PARAMETER_BAD = [
+    ("timeout_string", {"timeout": "100"}, "parameter 'timeout' must be an integer (microseconds), not a string"),
+    ("timeout_1e300", {"timeout": 1e300}, "'timeout' must be an integer (microseconds), not a number"),
+    ("timeout_fraction", {"timeout": 1.5}, "'timeout' must be an integer"),
+    ("timeout_negative_fraction", {"timeout": -0.5}, "'timeout' must be an integer"),
+    ("timeout_bool", {"timeout": True}, "'timeout' must be an integer (microseconds), not a bool"),
+    ("timeout_negative", {"timeout": -1}, "'timeout'"),
+    ("priority_string", {"priority": "1"}, "parameter 'priority' must be an integer, not a string"),
+    ("priority_1e300", {"priority": 1e300}, "'priority' must be an integer"),
+    ("priority_bool", {"priority": False}, "'priority' must be an integer"),
+    ("binary_data_output_string", {"binary_data_output": "true"}, "'binary_data_output' must be a bool"),
+]
+
+
+@pytest.mark.parametrize("name,parameters,needle", PARAMETER_BAD, ids=[c[0] for c in PARAMETER_BAD])
+def test_typed_infer_parameters_of_the_wrong_type_are_400_over_http(server, name, parameters, needle):
+    body = dict(json.loads(SIMPLE_PAYLOAD), parameters=parameters)
+    status, _, data = server.infer("simple", json.dumps(body).encode())
+    assert status == 400, data
+    assert needle in json.loads(data)["error"], data
+    assert_infer_works(server)
+
+
+def test_typed_infer_parameters_of_the_wrong_type_are_invalid_argument_over_grpc(server):
+    channel, stub = grpc_stub(server)
+    with channel:
+        for key, kind, value in [("timeout", "string_param", "100"), ("timeout", "double_param", 1e300),
+                                 ("timeout", "bool_param", True), ("priority", "double_param", 1.0),
+                                 ("priority", "string_param", "high")]:
+            request = grpc_simple_request()
+            setattr(request.parameters[key], kind, value)
+            with pytest.raises(grpc.RpcError) as error:
+                stub.ModelInfer(request, timeout=30)
+            assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (key, kind)
+            assert f"parameter '{key}' must be an integer" in error.value.details(), error.value.details()
+        # The unsigned form of an integer is one.
+        request = grpc_simple_request()
+        request.parameters["timeout"].uint64_param = 1000000
+        stub.ModelInfer(request, timeout=30)
+    assert_infer_works(server)
 
 
 # --- log injection and invalid UTF-8 -------------------------------------------------

@@ -45,6 +45,7 @@ def server():
                      parameters={"max_num_seqs": 1, "kv_cache_memory_bytes": "16MiB"}, kserve=False)
     s = InferaServer(repo)
     s.wait_ready()
+    s.eos_token_id = n
     yield s
     s.stop()
 
@@ -146,6 +147,32 @@ def test_chat_completion_and_stream(server):
     assert events[0]["choices"][0]["delta"]["role"] == "assistant"
     streamed = "".join(e["choices"][0]["delta"].get("content", "") for e in events)
     assert streamed == r["choices"][0]["message"]["content"]
+
+
+def test_logit_bias_and_min_tokens_steer_the_output(server):
+    def complete(**fields):
+        status, _, data = post(server, "/v1/completions", {"model": "chat", "prompt": "Once upon a time",
+                                                           "max_tokens": 8, "temperature": 0, "logprobs": 0,
+                                                           "return_tokens_as_token_ids": True} | fields)
+        assert status == 200, data
+        return json.loads(data)
+    # +100 on one token: greedy picks it every time.
+    forced = complete(logit_bias={"65": 100})
+    assert forced["choices"][0]["logprobs"]["tokens"] == ["token_id:65"] * 8, forced
+    # EOS forced: the completion ends at once; with min_tokens 3, not before 3 tokens.
+    eos_token = f"token_id:{server.eos_token_id}"
+    eos = {str(server.eos_token_id): 100}
+    ended = complete(logit_bias=eos)
+    assert ended["choices"][0]["finish_reason"] == "stop", ended
+    assert ended["choices"][0]["logprobs"]["tokens"] in ([], [eos_token]), ended
+    held = complete(logit_bias=eos, min_tokens=3)
+    assert held["choices"][0]["finish_reason"] == "stop", held
+    tokens = held["choices"][0]["logprobs"]["tokens"]
+    assert len(tokens) >= 3 and eos_token not in tokens[:3] and tokens[3:] in ([], [eos_token]), held
+    # min_tokens = max_tokens: the length ends it, EOS never sampled.
+    full = complete(logit_bias=eos, min_tokens=8)
+    assert full["choices"][0]["finish_reason"] == "length", full
+    assert len(full["choices"][0]["logprobs"]["tokens"]) == 8, full
 
 
 @pytest.mark.parametrize("path,body,status,needle", [

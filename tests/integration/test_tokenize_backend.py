@@ -345,5 +345,14 @@ ensemble_scheduling {
             assert list(struct.unpack("<8f", raw)) == pytest.approx(hello[0].tolist(), abs=1e-6)
             status, answer = post_embeddings(s, {"model": "embed", "input": "hello", "dimensions": 4})
             assert status == 400 and "'dimensions' 4" in answer["error"]["message"]
+            # 30 MB of words: embedded from its first MAX_LENGTH ids (tokenisation stops
+            # there: issue 26), usage counted the same way.
+            huge = "hello world " * ((30 << 20) // 12)
+            status, answer = post_embeddings(s, {"model": "embed", "input": [huge, "hello"]})
+            assert status == 200, answer
+            start = huge[:240]  # 40 words: more than MAX_LENGTH ids
+            expected = module(torch.tensor([reference_ids(start)[0]]), torch.tensor([reference_ids(start)[1]]))
+            assert answer["data"][0]["embedding"] == pytest.approx(expected[0].tolist(), abs=1e-6)
+            assert answer["usage"]["prompt_tokens"] == MAX_LENGTH + sum(reference_ids("hello")[1])
         finally:
             s.stop()

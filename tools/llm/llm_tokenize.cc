@@ -1,8 +1,14 @@
-// llm_tokenize: encodes and decodes with a model folder's tokenizer, for tests.
+// llm_tokenize: encodes and decodes with a model folder's tokenizer, for tests and for
+// timing hostile prompts (docs/llm.md "Prompt length").
 //
-//   llm_tokenize DIR [--no-special]   reads one JSON string per stdin line, prints one
-//                                      line per input: {"ids": [...], "decoded": "..."}
+//   llm_tokenize DIR [--no-special] [--max-ids N | --truncate N]
+//       reads one JSON string per stdin line, prints one line per input:
+//       {"ids": [...], "decoded": "...", "seconds": s} — with --max-ids, Encode within a
+//       budget of N ids ({"ids": null} past it); with --truncate, the first N ids.
+//       "seconds" is the encoding's wall time.
+#include <chrono>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "common/str_cat.h"
@@ -17,7 +23,18 @@ int main(int argc, char** argv) {
     std::cerr << "usage: llm_tokenize DIR [--no-special]\n";
     return 2;
   }
-  const bool special = !(argc > 2 && std::string(argv[2]) == "--no-special");
+  bool special = true;
+  std::optional<size_t> max_ids, truncate;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--no-special") special = false;
+    else if (arg == "--max-ids" && i + 1 < argc) max_ids = std::stoul(argv[++i]);
+    else if (arg == "--truncate" && i + 1 < argc) truncate = std::stoul(argv[++i]);
+    else {
+      std::cerr << "unknown argument " << arg << "\n";
+      return 2;
+    }
+  }
   auto tokenizer = Tokenizer::Load(argv[1]);
   if (!tokenizer.ok()) {
     std::cerr << tokenizer.status() << "\n";
@@ -30,15 +47,28 @@ int main(int argc, char** argv) {
       std::cerr << "each line must be a JSON string\n";
       return 1;
     }
-    std::vector<int32_t> ids = (*tokenizer)->Encode(AsView(doc), special);
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<std::vector<int32_t>> ids;
+    if (max_ids) ids = (*tokenizer)->EncodeWithin(AsView(doc), special, *max_ids);
+    else if (truncate) ids = (*tokenizer)->EncodeTruncated(AsView(doc), special, *truncate).ids;
+    else ids = (*tokenizer)->Encode(AsView(doc), special);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     w.StartObject();
+    w.Key("seconds");
+    w.Double(seconds);
     w.Key("ids");
+    if (!ids) {
+      w.Null();
+      w.EndObject();
+      std::cout << buffer.GetString() << "\n";
+      continue;
+    }
     w.StartArray();
-    for (int32_t id : ids) w.Int(id);
+    for (int32_t id : *ids) w.Int(id);
     w.EndArray();
-    const std::string decoded = (*tokenizer)->Decode(ids, false);
+    const std::string decoded = (*tokenizer)->Decode(*ids, false);
     w.Key("decoded");
     w.String(decoded.data(), static_cast<rapidjson::SizeType>(decoded.size()));
     w.EndObject();
