@@ -5,21 +5,38 @@
 // connection, reads the next. Its phase says where it is; every transition is made by
 // EnterPhase, on the connection's I/O thread:
 //
-//            ┌────────────────────────────── keep-alive: next request ───────────────┐
-//            v                                                                       │
-//   ┌─ kReadingHeader ── Expect: 100-continue ─> kContinuing ─┐                      │
-//   │        │  │                                             v                      │
-//   │        │  └──────── body still arriving ───────────> kReadingBody              │
-//   │        │ whole request read                             │ whole request read   │
-//   │        v                                                v                      │
-//   │   kServing (handed to the handler) ── Send ──> kWritingResponse ───────────────┤
-//   │        └──────────────────────── StartStream ──> kStreaming ───────────────────┤
-//   │                                                                                │
-//   └─ header/body refused (400/408/413/431) ──> kWritingError ──┐    answered,      │
-//                                                                v    closing        │
-//      kClosed <── linger over ── kLingering <── Connection: close / draining <──────┘
-//         ^
-//         └── from any phase: peer gone, write error or timeout, idle timeout, drain
+//   ┌─> kReadingHeader ─> (kContinuing) ─> (kReadingBody) ─> kServing ─> kWritingResponse ─┐
+//   │         │                                  │              └──────> kStreaming ───────┤
+//   │         └───────── refused ─> kWritingError <┘                                       │
+//   │                                     │                                                │
+//   └──────────── keep-alive, not draining ─────────── answered ───────────────────────────┤
+//                                         v                                                │
+//                                    kLingering <──── Connection: close, or draining ──────┘
+//                                         │
+//                                         v
+//                                      kClosed   (also: peer gone, I/O error, timeout, drain)
+//
+//   phase             event                                                  next
+//   kReadingHeader    header with Expect: 100-continue                       kContinuing
+//                     header read, body still to come                        kReadingBody
+//                     whole request read                                     kServing
+//                     refused: ambiguous framing, obs-fold, malformed (400),
+//                       not complete in time (408), body or header too large
+//                       (413, 431)                                           kWritingError
+//                     nothing came before the timeout; peer gone; drain      kClosed
+//   kContinuing       "100 Continue" written                                 kReadingBody
+//                     write error; drain                                     kClosed
+//   kReadingBody      whole request read                                     kServing
+//                     refused: 400, 408, 413                                 kWritingError
+//                     peer gone; drain                                       kClosed
+//   kServing          Send                                                   kWritingResponse
+//                     StartStream                                            kStreaming
+//   kWritingResponse, written, keep-alive and not draining                   kReadingHeader
+//   kStreaming        written, the connection closes after it (a HEAD
+//                       stream too)                                          kLingering
+//                     write error, write timeout, stream cut off             kClosed
+//   kWritingError     written                                                kLingering
+//   kLingering        the client's input ends, or 2 s / 256 MiB              kClosed
 //
 // In flight (counted in its I/O thread's in-flight counter, waited for by a drain):
 // kServing, kWritingResponse and kStreaming — a request handed to the handler until its
