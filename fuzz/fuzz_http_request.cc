@@ -1,10 +1,13 @@
 // Fuzz target: the HTTP request path, in process (no socket).
 //
-// Input: raw HTTP/1.1 request bytes (request line, headers, body). They go through the
-// same Boost.Beast parser settings as HttpServer's sessions (header and body limits) and
-// the same conversion into an HttpRequest (lower-cased header names), then to the routes
-// the server dispatches to: KServe v2 (health, metadata, infer with JSON or binary
-// tensors, Triton's config/stats extensions), the repository API and /v2/logging.
+// Input: raw HTTP/1.1 request bytes (request line, headers, body). They go through
+// HttpServer's own RequestParser (request_parser.h: Beast's basic_parser with the
+// server's header and body limits, writing the HttpRequest the handler gets, and the
+// header checks — ambiguous framing, obs-fold — that the session answers 400), then
+// through a RouteTable (route_table.h) to the routes the server dispatches to: KServe v2
+// (health, metadata, infer with JSON or binary tensors, Triton's config/stats
+// extensions), the repository API and /v2/logging, registered as server/http_routes.cc
+// registers them.
 // Served by a ModelManager over a temporary repository with the built-in backends (the
 // demo repository's `simple` add_sub and `identity_fp32` models). Responses are dropped
 // (a responder without a session); ASan/UBSan and crashes are the oracle.
@@ -19,26 +22,26 @@
 #include <optional>
 #include <string>
 
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http/error.hpp>
 
 #include "api/admin_guard.h"
 #include "backend/backend_registry.h"
 #include "backend/builtin/builtin_backends.h"
 #include "common/logging.h"
-#include "http/http_framing.h"
 #include "http/http_message.h"
 #include "http/http_server.h"
 #include "http/kserve_routes.h"
 #include "http/logging_routes.h"
 #include "http/repository_routes.h"
+#include "http/request_parser.h"
+#include "http/route_table.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
+namespace http = boost::beast::http;
 
 constexpr size_t kMaxHeaderBytes = 16 << 10;  // HttpServer::Options defaults
 constexpr size_t kMaxBodyBytes = 1 << 20;     // smaller than the server's: keeps runs fast
@@ -57,6 +60,7 @@ struct Routes {
   // parser); otherwise the default server.
   std::optional<infera::AdminGuard> guard;
   std::unique_ptr<infera::RepositoryRoutes> repository;
+  infera::RouteTable table;
 };
 
 std::filesystem::path MakeRepository() {
@@ -116,6 +120,25 @@ Routes* BuildRoutes() {
   if (!guard.ok()) std::abort();
   routes->guard.emplace(std::move(*guard));
   routes->repository = std::make_unique<infera::RepositoryRoutes>(*routes->manager, *routes->admin, *routes->guard);
+  using infera::MethodSet;
+  using infera::PathPattern;
+  // As server/http_routes.cc registers them (minus OpenAI: fuzz_openai_protocol; /metrics;
+  // the console: fuzz_console_routes; shared memory and trace settings: their own targets).
+  routes->table.Add("logging", MethodSet::Of({"GET", "POST"}), {PathPattern::Exact("/v2/logging")},
+                    [routes](infera::HttpRequest&& request, infera::HttpResponder) {
+                      (void)infera::HandleLoggingRequest(request, *routes->guard);
+                      // Keep the process quiet and each run independent of the last.
+                      infera::SetLogLevel(infera::LogLevel::kError);
+                      infera::SetLogFormat(infera::LogFormat::kText);
+                    });
+  routes->table.Add("repository", MethodSet::Any(), {PathPattern::Segments("/v2/repository/**")},
+                    [routes](infera::HttpRequest&& request, infera::HttpResponder responder) {
+                      routes->repository->Handle(std::move(request), std::move(responder));
+                    });
+  routes->table.Add("kserve", MethodSet::Any(), {PathPattern::Any()},
+                    [routes](infera::HttpRequest&& request, infera::HttpResponder responder) {
+                      routes->kserve->Handle(std::move(request), std::move(responder));
+                    });
   return routes;
 }
 
@@ -130,51 +153,23 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  http::request_parser<http::string_body> parser;
+  // What a session does with a request's bytes (session_read.cc): parse into its
+  // HttpRequest, refuse a header problem (400), hand the request over.
+  infera::HttpRequest request;
+  infera::http_internal::HeaderPool pool;
+  infera::http_internal::RequestParser parser(&request, &pool);
   parser.header_limit(kMaxHeaderBytes);
   parser.body_limit(kMaxBodyBytes);
   parser.eager(true);
-  beast::error_code ec;
+  boost::beast::error_code ec;
   parser.put(boost::asio::buffer(data, size), ec);
   if (ec == http::error::need_more) parser.put_eof(ec);
-  if (ec || !parser.is_done()) return 0;  // HttpServer answers 4xx without a route
-
-  // HttpServer's framing check (http_framing.h): an ambiguous body length is a 400 and
-  // the connection closes before any route sees the request.
-  infera::HttpFraming framing;
-  for (const auto& field : parser.get()) {
-    const std::string_view value(field.value().data(), field.value().size());
-    if (field.name() == http::field::content_length) framing.AddContentLength(value);
-    if (field.name() == http::field::transfer_encoding) framing.AddTransferEncoding(value);
-  }
-  if (framing.Problem()) return 0;
-
-  // What HttpServer's session hands to the handler (http_server.cc, Dispatch).
-  http::request<http::string_body> message = parser.release();
-  infera::HttpRequest request;
-  request.method = std::string(message.method_string());
-  request.target = std::string(message.target());
-  for (const auto& field : message) {
-    std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    request.headers.emplace_back(std::move(name), std::string(field.value()));
-  }
-  request.body = std::move(message.body());
+  if (ec || !parser.is_done()) return 0;       // HttpServer answers 4xx without a route
+  if (parser.header_problem()) return 0;      // 400: ambiguous framing or obs-fold
   request.received_time = std::chrono::steady_clock::now();
 
-  // The server's dispatch (server.cc) minus OpenAI (fuzz_openai_protocol) and /metrics.
-  infera::HttpResponder responder(nullptr, std::make_shared<infera::CancellationToken>());
-  if (request.path() == "/v2/logging") {
-    (void)infera::HandleLoggingRequest(request, *g_routes->guard);
-    // Keep the process quiet and each run independent of the last.
-    infera::SetLogLevel(infera::LogLevel::kError);
-    infera::SetLogFormat(infera::LogFormat::kText);
-    return 0;
-  }
-  if (infera::RepositoryRoutes::Matches(request.path())) {
-    g_routes->repository->Handle(std::move(request), std::move(responder));
-    return 0;
-  }
-  g_routes->kserve->Handle(std::move(request), std::move(responder));
+  // Responses are dropped (a responder without a session).
+  g_routes->table.Dispatch(std::move(request),
+                           infera::HttpResponder(nullptr, std::make_shared<infera::CancellationToken>()));
   return 0;
 }

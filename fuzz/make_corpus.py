@@ -79,6 +79,11 @@ def http_seeds():
     chunked = json.dumps(SIMPLE).encode()
     write(t, "infer-chunked", b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\n"
           b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(chunked) + chunked + b"\r\n0\r\n\r\n")
+    # Obsolete line folding (refused 400 by the parser), in a header and in a trailer.
+    write(t, "obs-fold-header", b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n\tb\r\n\r\n")
+    write(t, "obs-fold-trailer", b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\n"
+          b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(chunked) + chunked
+          + b"\r\n0\r\nX-Trailer: a\r\n b\r\n\r\n")
     write(t, "repo-index", http_request("POST", "/v2/repository/index", '{"ready": true}'))
     write(t, "repo-load", http_request("POST", "/v2/repository/models/simple/load",
                                        '{"parameters": {"config": "{\\"max_batch_size\\": 4}"}}'))

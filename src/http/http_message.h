@@ -1,7 +1,8 @@
 // HttpRequest / HttpResponse: what the HTTP server hands to routes and takes back.
 //
-// Plain structs so route code never includes Boost.Beast (which only http_server.cc
-// does): routes compile fast and can be unit-tested without sockets.
+// Plain structs so route code never includes Boost.Beast (which only the connection's
+// TUs in src/http do: request_parser, response_writer, stream_writer, session,
+// session_read, http_server): routes compile fast and can be unit-tested without sockets.
 #ifndef INFERA_HTTP_HTTP_MESSAGE_H_
 #define INFERA_HTTP_HTTP_MESSAGE_H_
 

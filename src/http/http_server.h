@@ -19,7 +19,8 @@
 // connection: header size (431), body size (413), a request not fully received within
 // `read_timeout` (408; an idle keep-alive connection is just closed), malformed HTTP (400),
 // ambiguous framing (400 and close, RFC 9112 section 6: a Transfer-Encoding other than a
-// single "chunked", Content-Length with Transfer-Encoding, more than one Content-Length).
+// single "chunked", Content-Length with Transfer-Encoding, more than one Content-Length),
+// obsolete line folding in a header or trailer field (400 and close, RFC 9112 section 5.2).
 //
 // Slow readers: the next pipelined request is read only after the previous response is
 // written, so a connection buffers at most one response (or, streaming, at most
@@ -29,6 +30,10 @@
 // While a request is being served the connection is watched: if the client closes it,
 // the request's CancellationToken is cancelled so queued work can be dropped. Responses
 // can also be streamed (chunked), for Server-Sent Events.
+//
+// Each connection is a Session (session.h: its states and transitions); the parser,
+// response writer and stream writer are request_parser.h, response_writer.h and
+// stream_writer.h.
 //
 // Thread-safe.
 //
@@ -174,8 +179,10 @@ class HttpServer {
   // scrape time: infera_http_requests_total).
   std::vector<std::pair<int, uint64_t>> ResponseCounts() const;
 
-  // Stops accepting, lets in-flight requests finish (up to `grace`), then stops the
-  // I/O threads. Idempotent.
+  // Drains: stops accepting, closes at once every connection that is idle or still
+  // sending a request (not in flight), reads no further request, lets the requests in
+  // flight finish (up to `grace`; their connections then close), then stops the I/O
+  // threads. Idempotent.
   void Shutdown(std::chrono::milliseconds grace);
 
   class Impl;

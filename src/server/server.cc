@@ -26,6 +26,7 @@
 #include "http/trace_routes.h"
 #include "llm/llm_backend.h"
 #include "repository/config_limits.h"
+#include "server/http_routes.h"
 #include "server/version.h"
 
 namespace infera {
@@ -241,34 +242,52 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   http_options.max_buffered_response_bytes = options.http_max_buffered_response_bytes;
   // Responses per status code are counted by the HTTP server per I/O thread and read at
   // each scrape (MetricsResponse): no shared counter on the request path.
-  const KServeRoutes* routes = server->routes_.get();
-  const OpenAiRoutes* openai = server->openai_routes_.get();
+  // Each module's handler; the paths, their precedence and the table's 405s are in
+  // server/http_routes.cc.
+  ServerHttpHandlers handlers;
+  const ConsoleRoutes* console = server->console_routes_.get();
+  handlers.console = [console](HttpRequest&& request, HttpResponder responder) {
+    console->Handle(std::move(request), std::move(responder));
+  };
+  auto guard = std::make_shared<const AdminGuard>(std::move(http_guard));
+  handlers.trace_settings = [raw, guard](HttpRequest&& request, HttpResponder responder) {
+    std::move(responder).Send(HandleTraceSettingRequest(request, *raw->manager_, *raw->trace_settings_, *guard));
+  };
   const EmbeddingsRoutes* embeddings = server->embeddings_routes_.get();
-  auto http = HttpServer::Start(http_options, [raw, routes, openai, embeddings, guard = std::move(http_guard)](
+  handlers.embeddings = [embeddings](HttpRequest&& request, HttpResponder responder) {
+    embeddings->Handle(std::move(request), std::move(responder));
+  };
+  const OpenAiRoutes* openai = server->openai_routes_.get();
+  handlers.openai = [openai](HttpRequest&& request, HttpResponder responder) {
+    openai->Handle(std::move(request), std::move(responder));
+  };
+  if (server->metrics_) {
+    handlers.metrics = [raw](HttpRequest&&, HttpResponder responder) {
+      std::move(responder).Send(raw->MetricsResponse());
+    };
+  }
+  handlers.logging = [guard](HttpRequest&& request, HttpResponder responder) {
+    std::move(responder).Send(HandleLoggingRequest(request, *guard));
+  };
+  const SharedMemoryRoutes* shared_memory = server->shared_memory_routes_.get();
+  handlers.shared_memory = [shared_memory](HttpRequest&& request, HttpResponder responder) {
+    std::move(responder).Send(shared_memory->Handle(request));
+  };
+  const diagnosis::DiagnosisRoutes* diagnosis = server->diagnosis_routes_.get();
+  handlers.diagnosis = [diagnosis](HttpRequest&& request, HttpResponder responder) {
+    std::move(responder).Send(diagnosis->Handle(request));
+  };
+  const RepositoryRoutes* repository = server->repository_routes_.get();
+  handlers.repository = [repository](HttpRequest&& request, HttpResponder responder) {
+    repository->Handle(std::move(request), std::move(responder));
+  };
+  const KServeRoutes* kserve = server->routes_.get();
+  handlers.kserve = [kserve](HttpRequest&& request, HttpResponder responder) {
+    kserve->Handle(std::move(request), std::move(responder));
+  };
+  auto http = HttpServer::Start(http_options, [routes = MakeServerRoutes(std::move(handlers))](
                                                   HttpRequest&& request, HttpResponder responder) {
-    if (ConsoleRoutes::Matches(request.path())) {
-      return raw->console_routes_->Handle(std::move(request), std::move(responder));
-    }
-    if (IsTraceSettingPath(request.path())) {
-      return std::move(responder).Send(
-          HandleTraceSettingRequest(request, *raw->manager_, *raw->trace_settings_, guard));
-    }
-    if (request.path() == "/v1/embeddings") return embeddings->Handle(std::move(request), std::move(responder));
-    if (OpenAiRoutes::Matches(request.path())) return openai->Handle(std::move(request), std::move(responder));
-    if (request.path() == "/metrics" && raw->metrics_) {
-      return std::move(responder).Send(raw->MetricsResponse());
-    }
-    if (request.path() == "/v2/logging") return std::move(responder).Send(HandleLoggingRequest(request, guard));
-    if (SharedMemoryRoutes::Matches(request.path())) {
-      return std::move(responder).Send(raw->shared_memory_routes_->Handle(request));
-    }
-    if (diagnosis::DiagnosisRoutes::Matches(request.path())) {
-      return std::move(responder).Send(raw->diagnosis_routes_->Handle(request));
-    }
-    if (RepositoryRoutes::Matches(request.path())) {
-      return raw->repository_routes_->Handle(std::move(request), std::move(responder));
-    }
-    routes->Handle(std::move(request), std::move(responder));
+    routes.Dispatch(std::move(request), std::move(responder));
   });
   if (!http.ok()) return http.status();
   server->http_ = std::move(*http);

@@ -162,6 +162,44 @@ def test_ambiguous_framing_is_400_and_nothing_is_smuggled(server, name, headers,
     assert_infer_works(server)
 
 
+def chunked(body):
+    return hex(len(body))[2:].encode() + b"\r\n" + body + b"\r\n"
+
+
+def obs_fold_cases():
+    infer = json.dumps({"id": "folded-trailer", "inputs": json.loads(SIMPLE_PAYLOAD)["inputs"]}).encode()
+    return [
+        ("space", b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n", "'X-Folded'"),
+        ("tab", b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n\tb\r\n\r\n", "'X-Folded'"),
+        ("empty_first_line", b"GET /v2/health/live HTTP/1.1\r\nX-Folded:\r\n b\r\nHost: x\r\n\r\n", "'X-Folded'"),
+        ("whitespace_only_line", b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n \r\n\r\n", "'Host'"),
+        ("before_framing", b"POST /v2/models/simple/infer HTTP/1.1\r\nX-Folded: a\r\n b\r\nHost: x\r\n"
+         b"Content-Length: " + str(len(infer)).encode() + b"\r\n\r\n" + infer, "'X-Folded'"),
+        ("trailer", b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+         + chunked(infer) + b"0\r\nX-Trailer: a\r\n b\r\n\r\n", "'X-Trailer'"),
+    ]
+
+
+@pytest.mark.parametrize("name,request_bytes,field", obs_fold_cases(), ids=[c[0] for c in obs_fold_cases()])
+def test_obs_fold_is_400_naming_it(server, name, request_bytes, field):
+    """Issue 26, item 9: a field line continued on a line that starts with a space or tab
+    (obs-fold) must be refused (RFC 9112 section 5.2), header or trailer."""
+    reply = raw_exchange(server, request_bytes)
+    assert reply.startswith(b"HTTP/1.1 400 "), reply[:300]
+    assert reply.count(b"HTTP/1.1 ") == 1, reply
+    assert b"Connection: close" in reply
+    error = json.loads(reply.split(b"\r\n\r\n", 1)[1])["error"]
+    assert "obs-fold" in error and field in error, error
+    assert "id=folded-trailer" not in server.log()  # never executed
+    assert_infer_works(server)
+
+
+def test_whitespace_inside_field_values_is_not_a_fold(server):
+    reply = raw_exchange(server, b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Spaced: a \t b\t\r\n"
+                                 b"Connection: close\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 200 "), reply[:300]
+
+
 def test_oversize_headers_get_431(server):
     reply = raw_exchange(server, b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
     assert reply.startswith(b"HTTP/1.1 431 "), reply[:200]

@@ -13,6 +13,7 @@ point were executed, and their answers posted to a stopped server and never writ
 import json
 import os
 import re
+import socket
 import struct
 import tempfile
 import threading
@@ -259,4 +260,73 @@ def test_sigterm_lets_an_llm_stream_finish():
             server.process.wait(timeout=60)
             assert server.process.returncode == 0, server.log()
         finally:
+            server.stop()
+
+
+SLOW_INFER = """
+name: "slow_infer"
+backend: "fault_injection"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+instance_group [ { count: 1 } ]
+parameters { key: "delay_ms" value { string_value: "1500" } }
+"""
+
+
+def closed_by_peer(sock):
+    """Blocks until the peer closes `sock`; True when it closed without sending anything."""
+    try:
+        return sock.recv(4096) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_sigterm_closes_requests_still_being_read_at_once():
+    """Issue 26, item 8: a request whose body has not arrived (a slow-loris body) and an
+    idle keep-alive connection are not in flight: the drain closes them at once instead
+    of waiting the whole exit timeout for them, while a request already handed to its
+    model is still answered."""
+    with tempfile.TemporaryDirectory(prefix="infera-shutdown-slowloris-") as repo:
+        write_model(repo, "slow_infer", SLOW_INFER)
+        server = InferaServer(repo, "--exit-timeout-secs", str(EXIT_TIMEOUT_SECS),
+                              "--http-read-timeout-secs", "120")
+        slow_body = idle = None
+        try:
+            server.wait_ready()
+            # The header and a first byte of a 100 kB body; the rest never comes.
+            slow_body = socket.create_connection(("127.0.0.1", server.port), timeout=EXIT_TIMEOUT_SECS + 30)
+            slow_body.sendall(b"POST /v2/models/slow_infer/infer HTTP/1.1\r\nHost: x\r\n"
+                              b"Content-Length: 100000\r\n\r\n{")
+            # A keep-alive connection that has been answered once and now waits.
+            idle = server.connection(timeout=EXIT_TIMEOUT_SECS + 30)
+            idle.request("GET", "/v2/health/live")
+            assert idle.getresponse().read() == b""
+            # A request in flight: its model runs for 1.5 s.
+            outcomes = Outcomes()
+            body = json.dumps({"inputs": [{"name": "INPUT0", "shape": [2], "datatype": "FP32",
+                                           "data": [1.0, 2.0]}]})
+            outcomes.start("infer", lambda: server.request("POST", "/v2/models/slow_infer/infer", body)[0:3:2])
+            wait_until(lambda: gauge(server, "infera_inflight_requests", "slow_infer") == 1,
+                       "the request to run", server)
+
+            stopped_at = time.time()
+            server.process.send_signal(15)
+            # The slow body's connection is closed without an answer, long before the exit
+            # timeout (it used to hold the drain for all of it).
+            assert closed_by_peer(slow_body), server.log()[-3000:]
+            assert closed_by_peer(idle.sock), server.log()[-3000:]
+            assert time.time() - stopped_at < 10, server.log()[-3000:]
+            server.process.wait(timeout=EXIT_TIMEOUT_SECS + 30)
+            exit_seconds = time.time() - stopped_at
+            results = outcomes.join(timeout=30)
+            status, answer = results.get("infer", (None, None))
+            assert status == 200, (results, server.log()[-3000:])
+            assert json.loads(answer)["outputs"][0]["data"] == [1.0, 2.0]
+            assert server.process.returncode == 0, server.log()
+            assert exit_seconds < 10, (exit_seconds, server.log()[-3000:])
+        finally:
+            for s in (slow_body, idle):
+                if s is not None:
+                    s.close()
             server.stop()
