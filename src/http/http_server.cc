@@ -251,14 +251,15 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Any thread. Runs inline when already on this session's thread. From another thread
-  // inside a CompletionBatch (a batch's responses on its worker) the write is deferred
-  // to the scope's end and posted with the batch's other responses for the same I/O
+  // with a CompletionBatch (a batch's responses on its worker) the write is deferred
+  // to the batch's end and posted with the batch's other responses for the same I/O
   // thread: one handler per I/O thread per batch. Otherwise posted on its own.
-  void Send(HttpResponse response, HttpResponder::WriteCallback on_written = nullptr) {
+  void Send(HttpResponse response, HttpResponder::WriteCallback on_written = nullptr,
+            CompletionBatch* batch = nullptr) {
     if (socket_.get_executor().running_in_this_thread()) {
       return Write(std::move(response), std::move(on_written));
     }
-    if (CompletionBatch* batch = CompletionBatch::Current()) {
+    if (batch != nullptr) {
       return Defer(batch, {shared_from_this(), std::move(response), std::move(on_written)});
     }
     net::post(socket_.get_executor(), [self = shared_from_this(), response = std::move(response),
@@ -268,14 +269,15 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
-  // A response sent inside a CompletionBatch, waiting for the scope's end.
+  // A response sent with a CompletionBatch, waiting for the batch's end.
   struct DeferredSend {
     std::shared_ptr<Session> session;
     HttpResponse response;
     HttpResponder::WriteCallback on_written;
   };
   // This thread's deferred sends, grouped by I/O thread (a few groups: one per I/O
-  // thread), in the order they were sent.
+  // thread), in the order they were sent; flushed when the first batch that deferred one
+  // closes (a batch opened inside another's delivery, on the same thread, joins it).
   struct DeferredSends {
     std::vector<std::pair<Executor, std::vector<DeferredSend>>> groups;
     bool flush_registered = false;
@@ -296,7 +298,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     sends.groups.emplace_back(executor, std::vector<DeferredSend>{}).second.push_back(std::move(send));
   }
-  // At the scope's end: one posted handler per I/O thread writes its responses, in order.
+  // At the batch's end: one posted handler per I/O thread writes its responses, in order.
   static void FlushDeferred() {
     DeferredSends& sends = ThreadDeferredSends();
     auto groups = std::move(sends.groups);
@@ -882,6 +884,11 @@ void HttpResponder::Send(HttpResponse response) && {
 void HttpResponder::Send(HttpResponse response, WriteCallback on_written) && {
   std::shared_ptr<http_internal::Session> session = std::move(session_);
   if (session) session->Send(std::move(response), std::move(on_written));
+}
+
+void HttpResponder::Send(HttpResponse response, WriteCallback on_written, CompletionBatch* batch) && {
+  std::shared_ptr<http_internal::Session> session = std::move(session_);
+  if (session) session->Send(std::move(response), std::move(on_written), batch);
 }
 
 std::string HttpResponder::TakeBodyBuffer() { return session_ ? session_->TakeBodyBuffer() : std::string(); }

@@ -46,7 +46,9 @@ class LlmKServeInstance : public ModelInstance {
  public:
   LlmKServeInstance(const LlmModel& model, bool batched) : model_(model), batched_(batched) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
+    // (Blocks the worker until every generation of the batch ends; the decoupled
+    // instance replaces this: docs/request_path.md.)
     const Tensor* text = nullptr;
     SamplingParams params;
     bool exclude_input = false;
@@ -251,7 +253,13 @@ absl::StatusOr<std::unique_ptr<ModelInstance>> LlmModel::CreateInstance(const In
   return std::make_unique<LlmKServeInstance>(*this, batched_);
 }
 
-absl::StatusOr<GenerateRequest> LlmModel::Prepare(TextGenerationRequest& request, std::string* echo_text) const {
+GenerationMetrics LlmModel::Metrics() const {
+  GenerationMetrics metrics = engine_->Metrics();
+  metrics.max_num_seqs = engine_->options().scheduler.max_num_seqs;
+  return metrics;
+}
+
+absl::StatusOr<GenerateRequest> LlmModel::Prepare(GenerationRequest& request, std::string* echo_text) const {
   GenerateRequest generate;
   if (request.messages) {
     if (!chat_template_.ok()) return absl::InvalidArgumentError(chat_template_.status().message());
@@ -280,13 +288,14 @@ absl::StatusOr<GenerateRequest> LlmModel::Prepare(TextGenerationRequest& request
   return generate;
 }
 
-void LlmModel::Generate(TextGenerationRequest request, AdmissionCallback admitted, OutputCallback output) {
+void LlmModel::Generate(GenerationRequest request, GenerationCallbacks callbacks) {
   struct Work {
-    TextGenerationRequest request;
-    AdmissionCallback admitted;
-    OutputCallback output;
+    GenerationRequest request;
+    GenerationAdmitted admitted;
+    GenerationOutputCallback output;
   };
-  auto work = std::make_shared<Work>(Work{std::move(request), std::move(admitted), std::move(output)});
+  auto work = std::make_shared<Work>(
+      Work{std::move(request), std::move(callbacks.admitted), std::move(callbacks.output)});
   absl::Status queued = prompt_worker_.Post([this, work](bool stopped) {
     if (stopped) return work->admitted(absl::UnavailableError(StrCat("model '", name_, "' is being unloaded")), "");
     const auto& cancellation = work->request.cancellation;

@@ -27,7 +27,6 @@
 #include "backend/torch/precision_probe.h"
 #include "backend/torch/torch_errors.h"
 #include "backend/torch/torch_pinning.h"
-#include "backend/warmup_scope.h"
 #include "backend/torch/torch_precision.h"
 #include "backend/torch/torch_tensor.h"
 #include "common/cpu_placement.h"
@@ -282,13 +281,14 @@ class TorchInstance final : public ModelInstance {
       : state_(std::move(state)), module_(std::move(module)), threads_(threads), name_(std::move(name)),
         cpus_(std::move(cpus)) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& context) override {
     return CatchTorchErrors(absl::StatusCode::kInternal, "model execution failed",
-                    [&] { return ExecuteUnguarded(inputs); });
+                    [&] { return ExecuteUnguarded(inputs, context.is_warmup()); });
   }
 
  private:
-  absl::StatusOr<std::vector<Tensor>> ExecuteUnguarded(const std::vector<Tensor>& inputs);
+  // `warmup`: not on the scheduler's worker (ExecutionContext::is_warmup).
+  absl::StatusOr<std::vector<Tensor>> ExecuteUnguarded(const std::vector<Tensor>& inputs, bool warmup);
   absl::StatusOr<std::vector<c10::IValue>> BuildArguments(const std::vector<Tensor>& inputs);
   absl::StatusOr<std::vector<Tensor>> CollectOutputs(const c10::IValue& result);
 
@@ -300,8 +300,8 @@ class TorchInstance final : public ModelInstance {
   const int threads_;
   const std::string name_;
   // --cpu-placement pinned: this instance's CPUs, one per intra-op thread (null: none).
-  // The first execution outside a WarmupScope (the loader's warm-up runs are inside one)
-  // is on the scheduler's worker and pins that thread.
+  // The first execution that is not a warm-up (ExecutionContext::is_warmup: the loader's
+  // warm-up runs and probes) is on the scheduler's worker and pins that thread.
   const std::unique_ptr<CpuLease> cpus_;
   bool pinned_ = false;
 };
@@ -317,12 +317,14 @@ void TorchInstance::PinWorkerThreads() {
 }
 
 absl::StatusOr<std::vector<Tensor>> TorchInstance::ExecuteUnguarded(
-    const std::vector<Tensor>& inputs) {
+    const std::vector<Tensor>& inputs, bool warmup) {
   // The intra-op budget is per calling thread (OpenMP ICV). get_num_threads() runs
   // ATen's lazy per-thread initialisation first; setting before it would be undone by
   // it (it re-applies the process-wide last value set by any thread).
   if (at::get_num_threads() != threads_) at::set_num_threads(threads_);
-  if (cpus_ != nullptr && !pinned_ && !WarmupScope::Active()) PinWorkerThreads();
+  // The first execution on the scheduler's worker pins that thread (warm-ups and probes
+  // run on a loader thread).
+  if (cpus_ != nullptr && !pinned_ && !warmup) PinWorkerThreads();
   // A thread-local flag, so it is set around every call on the worker thread.
   torch::jit::GraphOptimizerEnabledGuard executor_optimize(
       !state_->options.disable_optimized_execution);
@@ -543,7 +545,7 @@ absl::Status ProbePrecision(const ModelLoadContext& context, const LoadFacts& fa
     }
   }
   if (options.precision != Precision::kFp32) {
-    absl::Status trial = reduced.Execute(sample).status();
+    absl::Status trial = reduced.Execute(sample, ExecutionContext::Warmup()).status();
     if (!trial.ok()) {
       return absl::Status(trial.code(), StrCat(
           "PRECISION ", precision, ": a trial run failed: ", trial.message(),

@@ -1,9 +1,9 @@
-#include "llm/sampling_params.h"
+#include "api/sampling_params.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace infera::llm {
+namespace infera {
 namespace {
 
 TEST(SamplingParamsTest, MaxTokensIsBounded) {
@@ -21,4 +21,4 @@ TEST(SamplingParamsTest, MaxTokensIsBounded) {
 }
 
 }  // namespace
-}  // namespace infera::llm
+}  // namespace infera
