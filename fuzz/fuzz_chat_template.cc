@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (parts.size() < 3) parts.resize(3);
   auto chat = infera::llm::ChatTemplate::Detect(parts[0], std::string(parts[1]), std::string(parts[2]));
   if (!chat.ok()) return 0;
-  std::vector<infera::llm::ChatMessage> messages;
+  std::vector<infera::ChatMessage> messages;
   for (size_t i = 3; i + 1 < parts.size(); i += 2) {
     messages.push_back({std::string(parts[i]), std::string(parts[i + 1])});
   }

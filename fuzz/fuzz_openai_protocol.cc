@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   CheckSampling(request->sampling, /*min_tokens_checked=*/request->max_tokens_set);
-  for (const infera::llm::ChatMessage& message : request->messages) choice.text += message.content;
+  for (const infera::ChatMessage& message : request->messages) choice.text += message.content;
   (void)infera::llm::ChatJson("chatcmpl-fuzz", 0, request->model, {choice}, usage);
   (void)infera::llm::ChatChunkJson("chatcmpl-fuzz", 0, request->model, choice, /*first=*/true);
   (void)infera::llm::UsageChunkJson("chatcmpl-fuzz", 0, request->model, "chat.completion.chunk", usage);

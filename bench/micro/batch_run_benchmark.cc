@@ -84,7 +84,7 @@ void BM_Batch(benchmark::State& state) {
       request.model_name = "id";
       request.arrival_time = std::chrono::steady_clock::now();
       request.inputs.push_back({"INPUT0", DataType::kFp32, {1, 64}, Buffer::Copy(row.data(), row.size() * 4)});
-      (*version)->Infer(std::move(request), [&](absl::StatusOr<InferResponse> result) {
+      (*version)->Infer(std::move(request), [&](absl::StatusOr<InferResponse> result, ResponseDelivery) {
         absl::MutexLock lock(&mu);
         failed |= !result.ok();
         ++answered;

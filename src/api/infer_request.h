@@ -16,10 +16,13 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "api/cancellation.h"
+#include "api/generation.h"
 #include "api/parameters.h"
 #include "api/tensor.h"
 
 namespace infera {
+
+class CompletionBatch;  // common/completion_batch.h
 
 // An output the client asked for. Per-output parameters carry transport hints the
 // frontend interprets (e.g. HTTP `binary_data`); the core only reads `name`.
@@ -69,11 +72,30 @@ struct InferResponse {
   // encoders send only its name, datatype, shape and these parameters, as Triton does.
   std::vector<std::optional<Parameters>> shared_memory_outputs;
   RequestTimings timings;
+  // Set on the final response of a generation (an LLM's tensor requests): where its time
+  // went, for the trace's queue / prefill / decode / detokenize spans.
+  std::optional<GenerationTimings> generation;
 };
 
-// Receives the outcome of one request. Called exactly once, on an arbitrary thread;
-// it must not block (frontends post the write back to their own I/O thread).
-using InferCallback = absl::AnyInvocable<void(absl::StatusOr<InferResponse>)>;
+// How a result reaches the frontend, besides the result itself (explicit, where a
+// thread-local used to carry it; docs/request_path.md).
+struct ResponseDelivery {
+  // False for a decoupled model's non-final response: more follow.
+  bool final = true;
+  // The batch whose results are being delivered on this thread, or null: a frontend that
+  // hands each result to another thread (an HTTP connection's I/O thread) may defer the
+  // hand-off to the batch's end and make it once per target thread
+  // (CompletionBatch::AtClose, common/completion_batch.h). Valid during the call only.
+  CompletionBatch* batch = nullptr;
+};
+
+// Receives the outcome of one request, on an arbitrary thread; it must not block
+// (frontends post the write back to their own I/O thread). A model that answers once
+// (every model that is not decoupled) calls it exactly once, final. A decoupled model
+// calls it zero or more times with final = false (each an OK response), then exactly
+// once with final = true: an error, a response, or an OK response without outputs (the
+// empty final response: the model ended the request without one).
+using InferCallback = absl::AnyInvocable<void(absl::StatusOr<InferResponse> result, ResponseDelivery delivery)>;
 
 }  // namespace infera
 

@@ -8,6 +8,14 @@
 //                                                 (instance_group count), owned by
 //                                                 one scheduler worker thread.
 //
+// Each execution gets an ExecutionContext (execution_context.h): every request's
+// parameters, cancellation token and deadline, and whether it is a warm-up. A model
+// answers each request once (Execute: one batched call, one output set per request — the
+// fast path) or, when its config says `model_transaction_policy { decoupled: true }` and
+// its backend SupportsDecoupled(), any number of times through a ResponseSender per
+// request (ExecuteDecoupled). A LoadedModel may offer capabilities besides tensors
+// through typed queries (text_generator(), token_counter()); docs/request_path.md.
+//
 // Unloading a version is destroying its instances and then its LoadedModel. The
 // scheduler and the frontends use only these three classes, so a new runtime (ONNX
 // Runtime, TensorRT, OpenVINO) plugs in by implementing them and registering a
@@ -30,12 +38,16 @@
 
 #include "absl/status/statusor.h"
 #include "api/tensor.h"
+#include "backend/execution_context.h"
 #include "backend/load_timings.h"
+#include "backend/response_sender.h"
 #include "model_config.pb.h"
 
 namespace infera {
 
 class ServerMetrics;
+class TextGenerator;
+class TokenCounter;
 
 // Everything a backend needs to load one version.
 struct ModelLoadContext {
@@ -67,13 +79,39 @@ class ModelInstance {
 
   // Runs the model once. `inputs` holds the request's inputs in config order (absent
   // optional inputs omitted), each with its config name; when max_batch_size > 0 every
-  // input has a leading batch dimension. Returns every config output, in config order,
-  // named as in the config, with the leading batch dimension when the model batches.
+  // input has a leading batch dimension (the rows of `context.requests()`, in order).
+  // Returns every config output, in config order, named as in the config, with the
+  // leading batch dimension when the model batches.
   // Errors: InvalidArgument only for what the request's inputs get wrong (the client's
   // fault: HTTP 400, counted as bad_request); a fault of the model itself (an exception,
   // or outputs whose count, type or dtype the config does not declare) is Internal
   // (500, counted as backend_error, which the canary judge rolls back on).
-  virtual absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) = 0;
+  // A decoupled model's instance is never called here (ExecuteDecoupled instead).
+  virtual absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs,
+                                                      const ExecutionContext& context) = 0;
+  // One execution outside any request path (no request parameters, never cancelled,
+  // not on the instance's worker thread: ExecutionContext::Warmup()): for load-time
+  // probes, tests and benchmarks.
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) {
+    return Execute(std::move(inputs), ExecutionContext::Warmup());
+  }
+
+  // One request of a decoupled model: its inputs (as for Execute, this request's rows
+  // only), its context, and the sender its responses go to.
+  struct DecoupledRequest {
+    std::vector<Tensor> inputs;
+    RequestContext context;
+    ResponseSender sender;
+  };
+  // Decoupled models only (Backend::SupportsDecoupled): starts answering `requests` and
+  // returns as soon as the work is handed off — it must not wait for the responses (no
+  // worker thread is held per request in flight). Each sender may outlive the call.
+  // Default: every request fails with Unimplemented.
+  virtual void ExecuteDecoupled(std::vector<DecoupledRequest> requests) {
+    for (DecoupledRequest& r : requests) {
+      r.sender.Finish(absl::UnimplementedError("this model's instances do not answer decoupled requests"));
+    }
+  }
 };
 
 // One loaded version of a model.
@@ -94,6 +132,11 @@ class LoadedModel {
   virtual std::vector<std::pair<std::string, std::string>> ReportedParameters() const {
     return {};
   }
+  // Typed capability queries (no dynamic_cast in the callers): the model's text generation
+  // (an LLM: backend/text_generator.h) and its token counting (a tokenize model:
+  // backend/token_counter.h); null when it has none. Valid as long as the model.
+  virtual TextGenerator* text_generator() { return nullptr; }
+  virtual const TokenCounter* token_counter() const { return nullptr; }
 };
 
 // One runtime.
@@ -112,6 +155,15 @@ class Backend {
 
   // Loads one version. Errors name the file and what is wrong with it.
   virtual absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const ModelLoadContext& context) = 0;
+
+  // Whether the backend's instances implement ExecuteDecoupled (several responses per
+  // request). A config with `model_transaction_policy { decoupled: true }` for a backend
+  // that does not is refused at load.
+  virtual bool SupportsDecoupled() const { return false; }
+  // Whether every model of the backend is decoupled whatever its config says (an LLM:
+  // its generations stream). The served config then says `decoupled: true`, as Triton's
+  // clients read it to choose a streaming call. Implies SupportsDecoupled().
+  virtual bool AlwaysDecoupled() const { return false; }
 
   // Whether an instance runs compute on intra-op threads (and so takes a share of the
   // cores in the thread budget). Built-in test backends do not.

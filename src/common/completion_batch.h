@@ -1,20 +1,21 @@
-// CompletionBatch: a scope, on one thread, during which the results of a batch are
-// delivered; code that hands each result to another thread (an HTTP connection's I/O
-// thread) may defer those hand-offs to the scope's end and make them once per target
-// thread instead of once per result (docs/scheduling.md, "Batching that pays off:
-// second step").
+// CompletionBatch: the delivery of one batch's results, on one thread; code that hands
+// each result to another thread (an HTTP connection's I/O thread) may defer those
+// hand-offs to the batch's end and make them once per target thread instead of once per
+// result (docs/scheduling.md, "Batching that pays off: second step").
 //
-// The scheduler opens one around each batch's run on its worker; the HTTP server's
-// HttpResponder::Send, called on that worker for each response, collects the responses
-// per I/O thread and registers one flush, which posts one handler per I/O thread.
+// The scheduler's worker makes one around each batch's run and passes it explicitly with
+// each result (ResponseDelivery::batch, api/infer_request.h); the HTTP server's
+// HttpResponder::Send, given it, collects the responses per I/O thread and registers one
+// flush, which posts one handler per I/O thread. A batch run inside another batch's
+// delivery (an ensemble step run inline) has its own CompletionBatch, flushed when that
+// inner run ends.
 //
-// Scopes nest: an inner scope is a no-op and everything is flushed when the outermost
-// one closes. Flushes run in registration order, on the scope's thread, from its
-// destructor (so on every exit path). A flush may open scopes of its own and register
-// further flushes; they run before the destructor returns.
+// Flushes run in registration order, on the batch's thread, from its destructor (so on
+// every exit path). A flush may register further flushes; they run before the
+// destructor returns.
 //
-// Thread-compatible: a scope belongs to the thread that created it (it is found through
-// a thread-local pointer) and must be destroyed there.
+// Not thread-safe: a batch belongs to the thread that made it and must be destroyed there;
+// pointers to it are valid only during the delivery calls it is passed to.
 #ifndef INFERA_COMMON_COMPLETION_BATCH_H_
 #define INFERA_COMMON_COMPLETION_BATCH_H_
 
@@ -26,20 +27,16 @@ namespace infera {
 
 class CompletionBatch {
  public:
-  CompletionBatch();
+  CompletionBatch() = default;
   ~CompletionBatch();
 
   CompletionBatch(const CompletionBatch&) = delete;
   CompletionBatch& operator=(const CompletionBatch&) = delete;
 
-  // The outermost scope open on this thread, or nullptr when none is.
-  static CompletionBatch* Current();
-
-  // Runs `flush` once, on this thread, when the outermost scope closes.
+  // Runs `flush` once, on this thread, when the batch closes.
   void AtClose(absl::AnyInvocable<void() &&> flush);
 
  private:
-  bool outermost_;
   std::vector<absl::AnyInvocable<void() &&>> flushes_;
 };
 

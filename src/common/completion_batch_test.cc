@@ -1,7 +1,6 @@
 #include "common/completion_batch.h"
 
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -9,24 +8,16 @@
 namespace infera {
 namespace {
 
-TEST(CompletionBatchTest, NoScopeByDefault) { EXPECT_EQ(CompletionBatch::Current(), nullptr); }
-
-TEST(CompletionBatchTest, FlushesRunOnceInOrderWhenTheOutermostScopeCloses) {
+TEST(CompletionBatchTest, FlushesRunOnceInOrderWhenTheBatchCloses) {
   std::vector<std::string> log;
   {
-    CompletionBatch outer;
-    ASSERT_EQ(CompletionBatch::Current(), &outer);
-    CompletionBatch::Current()->AtClose([&] { log.push_back("a"); });
-    {
-      CompletionBatch inner;  // nested: the outer one stays current
-      EXPECT_EQ(CompletionBatch::Current(), &outer);
-      CompletionBatch::Current()->AtClose([&] { log.push_back("b"); });
-    }
-    EXPECT_TRUE(log.empty());  // the inner scope flushed nothing
+    CompletionBatch batch;
+    batch.AtClose([&] { log.push_back("a"); });
+    batch.AtClose([&] { log.push_back("b"); });
+    EXPECT_TRUE(log.empty());  // nothing before the batch closes
     log.push_back("body");
   }
   EXPECT_EQ(log, (std::vector<std::string>{"body", "a", "b"}));
-  EXPECT_EQ(CompletionBatch::Current(), nullptr);
 }
 
 TEST(CompletionBatchTest, AFlushMayRegisterMoreFlushes) {
@@ -35,21 +26,24 @@ TEST(CompletionBatchTest, AFlushMayRegisterMoreFlushes) {
     CompletionBatch batch;
     batch.AtClose([&] {
       log.push_back(1);
-      ASSERT_NE(CompletionBatch::Current(), nullptr);
-      CompletionBatch nested;  // e.g. a flush that completes further requests
-      CompletionBatch::Current()->AtClose([&] { log.push_back(2); });
+      batch.AtClose([&] { log.push_back(2); });  // e.g. a flush that completes further requests
     });
   }
   EXPECT_EQ(log, (std::vector<int>{1, 2}));
-  EXPECT_EQ(CompletionBatch::Current(), nullptr);
 }
 
-TEST(CompletionBatchTest, ScopesArePerThread) {
-  CompletionBatch mine;
-  CompletionBatch* seen = &mine;
-  std::thread other([&] { seen = CompletionBatch::Current(); });
-  other.join();
-  EXPECT_EQ(seen, nullptr);
+TEST(CompletionBatchTest, AnInnerBatchFlushesWhenItCloses) {
+  std::vector<std::string> log;
+  {
+    CompletionBatch outer;
+    outer.AtClose([&] { log.push_back("outer"); });
+    {
+      CompletionBatch inner;  // an ensemble step run inline inside the outer delivery
+      inner.AtClose([&] { log.push_back("inner"); });
+    }
+    EXPECT_EQ(log, (std::vector<std::string>{"inner"}));
+  }
+  EXPECT_EQ(log, (std::vector<std::string>{"inner", "outer"}));
 }
 
 }  // namespace

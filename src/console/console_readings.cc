@@ -6,13 +6,14 @@
 
 namespace infera {
 
-std::vector<ConsoleModelReading> ReadConsoleModels(const ModelManager& manager, const LlmMetricsReader& read_llm) {
+std::vector<ConsoleModelReading> ReadConsoleModels(const ModelManager& manager) {
   std::map<std::string, CanaryStatus> canaries;
   for (CanaryStatus& c : manager.Canaries()) canaries.emplace(c.model, std::move(c));
-  std::map<std::pair<std::string, int64_t>, std::shared_ptr<ModelVersion>> serving;
-  for (std::shared_ptr<ModelVersion>& v : manager.VersionsForStatistics("", std::nullopt).value_or(
-           std::vector<std::shared_ptr<ModelVersion>>{})) {
-    serving.emplace(std::make_pair(v->name(), v->version()), std::move(v));
+  std::map<std::pair<std::string, int64_t>, ModelVersionSnapshot> serving;
+  for (ModelVersionSnapshot& v :
+       manager.Snapshots("", std::nullopt).value_or(std::vector<ModelVersionSnapshot>{})) {
+    std::pair<std::string, int64_t> key(v.name, v.version);
+    serving.emplace(std::move(key), std::move(v));
   }
   std::vector<ConsoleModelReading> out;
   for (const ModelIndexEntry& entry : manager.Index()) {
@@ -26,18 +27,19 @@ std::vector<ConsoleModelReading> ReadConsoleModels(const ModelManager& manager, 
     if (entry.state == ModelState::kReady && entry.version) {
       auto it = serving.find({entry.name, *entry.version});
       if (it != serving.end()) {
-        const ModelVersion& v = *it->second;
+        ModelVersionSnapshot& v = it->second;
+        const inference::ModelConfig& config = *v.config;
         r.serving = true;
-        r.max_batch_size = v.config().max_batch_size();
-        r.queue_depth = v.QueueDepth();
-        for (const auto& group : v.config().instance_group()) {
+        r.max_batch_size = config.max_batch_size();
+        r.queue_depth = v.queue_depth;
+        for (const auto& group : config.instance_group()) {
           r.instances.push_back({group.name(), inference::ModelInstanceGroup::Kind_Name(group.kind()),
                                  group.count() > 0 ? group.count() : 1});
         }
-        r.stats = v.statistics().Snapshot();
-        r.latency = v.statistics().latency().Snapshot();
-        if (read_llm) r.llm = read_llm(v);
-        if (r.backend.empty()) r.backend = v.config().backend().empty() ? v.config().platform() : v.config().backend();
+        r.stats = std::move(v.statistics);
+        r.latency = std::move(v.latency);
+        r.llm = std::move(v.generation);
+        if (r.backend.empty()) r.backend = config.backend().empty() ? config.platform() : config.backend();
       }
     }
     out.push_back(std::move(r));

@@ -44,8 +44,8 @@ std::vector<uint64_t> Diff(const std::vector<uint64_t>& a, const std::vector<uin
 }
 
 // Quantile (ms) of the LLM histogram `shape` with bucket counts `counts`.
-double LlmQuantileMs(const llm::Histogram& shape, const std::vector<uint64_t>& counts, double q) {
-  llm::Histogram h;
+double LlmQuantileMs(const Histogram& shape, const std::vector<uint64_t>& counts, double q) {
+  Histogram h;
   h.bounds = shape.bounds;
   h.counts = counts;
   for (uint64_t c : counts) h.count += c;
@@ -205,7 +205,7 @@ std::string StatsWindow::Render(std::chrono::steady_clock::time_point now, int64
     if (!m.llm) {
       w.Null();
     } else {
-      const llm::LlmMetricsSnapshot& l = *m.llm;
+      const GenerationMetrics& l = *m.llm;
       w.StartObject();
       Num(w, "tokens_per_s", previous ? rate(l.generation_tokens, previous->generation_tokens) : 0);
       const bool have_start = window_start && window_start->ttft.size() == l.time_to_first_token.counts.size() &&

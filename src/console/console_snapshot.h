@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "llm/llm_metrics.h"
+#include "api/generation_metrics.h"
 #include "manager/model_manager.h"
 #include "manager/model_statistics.h"
 
@@ -57,7 +57,7 @@ struct ConsoleModelReading {
   std::vector<Instances> instances;
   StatisticsSnapshot stats;
   std::vector<uint64_t> latency;  // LatencyHistogram::Snapshot()
-  std::optional<llm::LlmMetricsSnapshot> llm;
+  std::optional<GenerationMetrics> llm;
 };
 
 class StatsWindow {

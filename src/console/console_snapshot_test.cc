@@ -121,9 +121,9 @@ TEST(StatsWindowTest, LlmFiguresRatesAndWindowedQuantiles) {
   StatsWindow window(seconds(10));
   const auto t0 = std::chrono::steady_clock::time_point{} + seconds(100);
   ConsoleModelReading m = Serving(1, 0, Latencies(1, 1'000'000));
-  llm::LlmMetricsSnapshot l;
-  l.time_to_first_token = llm::Histogram::WithBounds({0.01, 0.1, 1});
-  l.inter_token_latency = llm::Histogram::WithBounds({0.01, 0.1, 1});
+  GenerationMetrics l;
+  l.time_to_first_token = Histogram::WithBounds({0.01, 0.1, 1});
+  l.inter_token_latency = Histogram::WithBounds({0.01, 0.1, 1});
   l.generation_tokens = 100;
   l.kv_cache_usage = 0.25;
   l.num_running = 2;

@@ -23,6 +23,7 @@ DiagnosisSampler::~DiagnosisSampler() {
 void DiagnosisSampler::Loop() {
   while (true) {
     SampleAll();
+    if (options_.after_pass) options_.after_pass();
     absl::MutexLock lock(&mu_);
     const bool* stop = &stop_;
     mu_.AwaitWithTimeout(absl::Condition(stop), absl::FromChrono(options_.period));
@@ -30,8 +31,8 @@ void DiagnosisSampler::Loop() {
   }
 }
 
-ModelFacts DiagnosisSampler::FactsOf(const ModelVersion& version) {
-  const inference::ModelConfig& config = version.config();
+ModelFacts DiagnosisSampler::FactsOf(const ModelVersionSnapshot& version) {
+  const inference::ModelConfig& config = *version.config;
   ModelFacts facts;
   facts.max_batch_size = config.max_batch_size();
   facts.dynamic_batching = config.has_dynamic_batching();
@@ -40,12 +41,15 @@ ModelFacts DiagnosisSampler::FactsOf(const ModelVersion& version) {
   return facts;
 }
 
-DiagnosisSample DiagnosisSampler::Sample(const ModelVersion& version) const {
+DiagnosisSample DiagnosisSampler::Sample(const ModelVersionSnapshot& version) {
   DiagnosisSample sample;
-  sample.time = std::chrono::steady_clock::now();
-  sample.stats = version.statistics().Snapshot();
-  sample.load = version.CumulativeLoad();
-  if (options_.llm_probe) sample.llm = options_.llm_probe(version);
+  sample.time = version.taken;
+  sample.stats = version.statistics;
+  sample.load = version.load;
+  if (const std::optional<GenerationMetrics>& g = version.generation) {
+    sample.llm = LlmSample{g->preemptions, g->generation_tokens, g->kv_cache_usage,
+                           g->num_running, g->num_waiting, g->max_num_seqs};
+  }
   return sample;
 }
 
@@ -64,15 +68,13 @@ void DiagnosisSampler::Append(const Key& key, std::chrono::steady_clock::time_po
 }
 
 void DiagnosisSampler::SampleAll() {
-  auto versions = manager_.VersionsForStatistics("", std::nullopt);
+  auto versions = manager_.Snapshots("", std::nullopt);
   if (!versions.ok()) return;
   std::vector<std::pair<Key, std::pair<std::chrono::steady_clock::time_point, DiagnosisSample>>> taken;
   taken.reserve(versions->size());
-  for (const std::shared_ptr<ModelVersion>& version : *versions) {
-    taken.push_back({Key(version->name(), version->version()),
-                     {version->statistics().created(), Sample(*version)}});
+  for (const ModelVersionSnapshot& version : *versions) {
+    taken.push_back({Key(version.name, version.version), {version.created, Sample(version)}});
   }
-  versions->clear();  // let go of the versions before taking the lock
   absl::MutexLock lock(&mu_);
   std::set<Key> seen;
   for (auto& [key, entry] : taken) {
@@ -91,14 +93,16 @@ absl::StatusOr<DiagnosisSampler::Answer> DiagnosisSampler::Diagnose(const std::s
     return absl::InvalidArgumentError(
         StrCat("window must be 1..", kMaxWindowSeconds, " seconds, got ", window_seconds));
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> model, manager_.GetModelVersion(name, version));
-  const DiagnosisSample fresh = Sample(*model);
-  const auto created = model->statistics().created();
-  const ModelFacts facts = FactsOf(*model);
+  // The version an unversioned infer would get, and a snapshot of it (no handle kept).
+  ASSIGN_OR_RETURN(ModelHandle model, manager_.GetModelVersion(name, version));
+  const ModelVersionSnapshot snapshot = model->Snapshot();
+  model.reset();
+  const DiagnosisSample fresh = Sample(snapshot);
+  const auto created = snapshot.created;
+  const ModelFacts facts = FactsOf(snapshot);
   Answer answer;
-  answer.model = model->name();
-  answer.version = model->version();
-  model.reset();  // the counted handle: not held while waiting for the lock
+  answer.model = snapshot.name;
+  answer.version = snapshot.version;
   const auto window_start = fresh.time - std::chrono::seconds(window_seconds);
   {
     absl::MutexLock lock(&mu_);

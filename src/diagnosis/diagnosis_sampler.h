@@ -2,8 +2,9 @@
 // of its cumulative counters, and diagnoses a version over a recent window from them
 // (docs/diagnosis.md).
 //
-// One thread for all models: every `period` it lists the READY versions, takes each
-// one's DiagnosisSample (relaxed loads; the hot path does nothing for it) and appends it
+// One thread for all models: every `period` it takes a snapshot of every READY version
+// (ModelManager::Snapshots: relaxed loads; the hot path does nothing for it), makes each
+// one's DiagnosisSample and appends it
 // to that version's ring (`depth` samples). A version seen for the first time gets a
 // zero sample dated at its counters' creation, so a window covers its whole life until
 // the ring is older than the window. A reload (same name and version, new counters) is
@@ -40,14 +41,11 @@ inline constexpr int kDefaultWindowSeconds = 60;
 
 class DiagnosisSampler {
  public:
-  // The LLM engine's counters of a version, nullopt for a version that is no LLM.
-  // Called on the sampler thread and in Diagnose(); must be thread-safe.
-  using LlmProbe = std::function<std::optional<LlmSample>(const ModelVersion& version)>;
   struct Options {
     std::chrono::milliseconds period{1000};
     size_t depth = kMaxWindowSeconds + 1;
-    LlmProbe llm_probe;  // may be empty: no LLM figures
-    bool start_thread = true;  // false: samples only when SampleAll() is called (tests)
+    bool start_thread = true;
+    std::function<void()> after_pass;  // called after each of the thread's passes (tests); may be empty  // false: samples only when SampleAll() is called (tests)
   };
   struct Answer {
     std::string model;
@@ -71,8 +69,10 @@ class DiagnosisSampler {
   // One sampling pass over every READY version (the thread's body).
   void SampleAll() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The facts of `version`'s config the rules use.
-  static ModelFacts FactsOf(const ModelVersion& version);
+  // The facts of a version's config the rules use.
+  static ModelFacts FactsOf(const ModelVersionSnapshot& version);
+  // A version's counters (an LLM's engine figures from its generation metrics).
+  static DiagnosisSample Sample(const ModelVersionSnapshot& version);
 
  private:
   struct Ring {
@@ -80,7 +80,6 @@ class DiagnosisSampler {
     std::deque<DiagnosisSample> samples;               // oldest first
   };
   using Key = std::pair<std::string, int64_t>;
-  DiagnosisSample Sample(const ModelVersion& version) const;
   // Appends `sample` to `key`'s ring, starting the ring (zero sample) when new.
   void Append(const Key& key, std::chrono::steady_clock::time_point created, DiagnosisSample sample)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -36,6 +36,8 @@ class EnsembleScheduler::Run : public std::enable_shared_from_this<Run> {
     for (size_t s = 0; s < plan_.steps.size(); ++s) waiting_[s] = plan_.steps[s].num_distinct_inputs;
   }
 
+  CancellationToken* cancel_token() const { return cancel_.get(); }
+
   // Seeds the table with the request's inputs and starts the steps that are ready.
   void Start() {
     std::vector<int> ready = plan_.initial_steps;
@@ -96,7 +98,14 @@ class EnsembleScheduler::Run : public std::enable_shared_from_this<Run> {
       StepDone(s, absl::CancelledError("the request was cancelled"));
       return;
     }
-    models_[s].infer(std::move(request), [self = shared_from_this(), s](absl::StatusOr<InferResponse> result) {
+    models_[s].infer(std::move(request), [self = shared_from_this(), s](absl::StatusOr<InferResponse> result,
+                                                                       ResponseDelivery delivery) {
+      if (!delivery.final) {
+        // Steps are models that answer once (the step resolver refuses decoupled ones);
+        // anything else would leave the step's table entries ambiguous.
+        self->StepDone(s, absl::InternalError("the step model sent several responses"));
+        return;
+      }
       if (!result.ok()) {
         self->StepDone(s, result.status());
       } else {
@@ -140,8 +149,8 @@ class EnsembleScheduler::Run : public std::enable_shared_from_this<Run> {
     }
     if (answer && !result.ok()) cancel_->Cancel();  // the other steps: nobody waits for them
     if (!ready.empty()) StartSteps(ready);
-    if (answer) request_->callback(std::move(result));
-    if (finished) owner_.RunFinished();
+    if (answer) request_->callback(std::move(result), ResponseDelivery{});
+    if (finished) owner_.RunFinished(cancel_.get());
   }
 
   InferResponse Response() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -195,7 +204,8 @@ void EnsembleScheduler::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   if (auto timeout = GetIntParameter(request->request.parameters, "timeout")) {
     if (*timeout < 0 || static_cast<uint64_t>(*timeout) > kMaxTimeoutMicros) {
       request->callback(absl::InvalidArgumentError(
-          StrCat("parameter 'timeout' ", *timeout, " (µs) must be 0 to ", kMaxTimeoutMicros)));
+                            StrCat("parameter 'timeout' ", *timeout, " (µs) must be 0 to ", kMaxTimeoutMicros)),
+                        ResponseDelivery{});
       return;
     }
     if (*timeout > 0) deadline = request->request.arrival_time + std::chrono::microseconds(*timeout);
@@ -205,7 +215,7 @@ void EnsembleScheduler::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     absl::StatusOr<StepModel> model = resolver_(plan_.steps[s].model_name, plan_.steps[s].model_version);
     if (!model.ok()) {
-      request->callback(Prefixed(model.status(), StepLabel(plan_, static_cast<int>(s))));
+      request->callback(Prefixed(model.status(), StepLabel(plan_, static_cast<int>(s))), ResponseDelivery{});
       return;
     }
     models.push_back(std::move(*model));
@@ -213,17 +223,23 @@ void EnsembleScheduler::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {
-      request->callback(absl::UnavailableError(StrCat("ensemble '", plan_.name, "' is shutting down")));
+      request->callback(absl::UnavailableError(StrCat("ensemble '", plan_.name, "' is shutting down")),
+                        ResponseDelivery{});
       return;
     }
     ++active_;
   }
   auto run = std::make_shared<Run>(*this, std::move(request), std::move(models), deadline);
+  {
+    absl::MutexLock lock(&mu_);
+    running_.insert(run->cancel_token());
+  }
   run->Start();
 }
 
-void EnsembleScheduler::RunFinished() {
+void EnsembleScheduler::RunFinished(CancellationToken* token) {
   absl::MutexLock lock(&mu_);
+  running_.erase(token);
   --active_;
 }
 
@@ -232,11 +248,15 @@ int64_t EnsembleScheduler::Active() const {
   return active_;
 }
 
-void EnsembleScheduler::Shutdown() {
+void EnsembleScheduler::Shutdown(absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   stopping_ = true;
-  mu_.Await(absl::Condition(
-      +[](int64_t* active) { return *active == 0; }, &active_));
+  const absl::Condition idle(+[](int64_t* active) { return *active == 0; }, &active_);
+  if (mu_.AwaitWithDeadline(idle, deadline)) return;
+  // Past the deadline: cancel what still runs — queued steps are dropped by their models,
+  // running ones finish — and wait for that.
+  for (CancellationToken* token : running_) token->Cancel();
+  mu_.Await(idle);
 }
 
 }  // namespace infera

@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -43,10 +44,10 @@ namespace infera {
 // One step model's version, resolved for one ensemble request.
 struct StepModel {
   // Keeps the version alive (and counted, so a reload drains after it) while the
-  // ensemble request uses it.
+  // ensemble request uses it: the step's ModelHandle.
   std::shared_ptr<void> handle;
   const inference::ModelConfig* config = nullptr;  // valid while `handle` lives
-  // The version's Infer (callback called exactly once).
+  // The version's Infer (a step model answers once: callback called exactly once, final).
   std::function<void(InferRequest, InferCallback)> infer;
 };
 
@@ -67,8 +68,10 @@ class EnsembleScheduler : public Scheduler {
   void Enqueue(std::unique_ptr<ScheduledRequest> request) override;
   size_t QueueDepth() const override { return 0; }  // nothing waits here; steps queue
   Load CumulativeLoad() const override { return {}; }
-  // Rejects new requests and waits until every running request's steps have finished.
-  void Shutdown() override;
+  // Rejects new requests and waits until every running request's steps have finished;
+  // at `deadline` the requests still running are cancelled (their queued steps dropped).
+  void Shutdown(absl::Time deadline) override;
+  using Scheduler::Shutdown;
 
   const EnsemblePlan& plan() const { return plan_; }
   // Ensemble requests whose steps have not all finished.
@@ -77,13 +80,15 @@ class EnsembleScheduler : public Scheduler {
  private:
   class Run;
   EnsembleScheduler(EnsemblePlan plan, StepResolver resolver);
-  void RunFinished();
+  void RunFinished(CancellationToken* token);
 
   const EnsemblePlan plan_;
   const StepResolver resolver_;
   mutable absl::Mutex mu_;
   int64_t active_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // The cancellation tokens of the requests running now (each alive while it runs).
+  std::set<CancellationToken*> running_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace infera

@@ -92,12 +92,12 @@ class EnsembleSchedulerTest : public ::testing::Test {
         }
         auto out = step->compute(request.inputs);
         if (!out.ok()) {
-          callback(out.status());
+          callback(out.status(), ResponseDelivery{});
           return;
         }
         InferResponse response;
         response.outputs = std::move(*out);
-        callback(std::move(response));
+        callback(std::move(response), ResponseDelivery{});
       };
       return model;
     };
@@ -118,7 +118,7 @@ class EnsembleSchedulerTest : public ::testing::Test {
     request->request.parameters = std::move(parameters);
     request->request.arrival_time = std::chrono::steady_clock::now();
     request->request.cancellation = std::move(token);
-    request->callback = [this](absl::StatusOr<InferResponse> r) {
+    request->callback = [this](absl::StatusOr<InferResponse> r, ResponseDelivery) {
       ++answers_;
       result_ = std::move(r);
     };
@@ -132,12 +132,12 @@ class EnsembleSchedulerTest : public ::testing::Test {
     FakeStep::Call call = std::move(step.calls.front());
     step.calls.erase(step.calls.begin());
     if (!status.ok()) {
-      call.callback(status);
+      call.callback(status, ResponseDelivery{});
       return;
     }
     InferResponse response;
     response.outputs = *step.compute(call.request.inputs);
-    call.callback(std::move(response));
+    call.callback(std::move(response), ResponseDelivery{});
   }
 
   std::map<std::string, FakeStep> steps_;
@@ -203,7 +203,7 @@ TEST_F(EnsembleSchedulerTest, TensorsPassByReference) {
   auto request = std::make_unique<ScheduledRequest>();
   request->request.inputs.push_back(x);
   request->request.arrival_time = std::chrono::steady_clock::now();
-  request->callback = [this](absl::StatusOr<InferResponse> r) { result_ = std::move(r); };
+  request->callback = [this](absl::StatusOr<InferResponse> r, ResponseDelivery) { result_ = std::move(r); };
   scheduler->Enqueue(std::move(request));
   ASSERT_TRUE(result_.ok());
   ASSERT_EQ(seen.size(), 2u);
@@ -278,7 +278,7 @@ TEST_F(EnsembleSchedulerTest, ExpiredTimeoutFailsTheNextStep) {
   request->request.inputs.push_back(Int32Tensor("X", {1, 1, 1, 1}));
   request->request.parameters["timeout"] = int64_t{1000};  // 1 ms
   request->request.arrival_time = std::chrono::steady_clock::now();
-  request->callback = [this](absl::StatusOr<InferResponse> r) { result_ = std::move(r); };
+  request->callback = [this](absl::StatusOr<InferResponse> r, ResponseDelivery) { result_ = std::move(r); };
   const auto arrival = request->request.arrival_time;
   scheduler->Enqueue(std::move(request));
   // Step a "runs" past the deadline; b and c must not start.

@@ -77,7 +77,7 @@ class GateBackend : public Backend {
   class Instance : public ModelInstance {
    public:
     explicit Instance(GateBackend* gate) : gate_(gate) {}
-    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
       std::function<void()> probe;
       {
         absl::MutexLock lock(&gate_->mu_);

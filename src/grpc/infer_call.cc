@@ -5,6 +5,7 @@
 
 #include "protocol/model_answers.h"
 #include "grpc/infer_message_codec.h"
+#include "manager/single_response.h"
 #include "shm/shared_memory_binding.h"
 
 namespace infera {
@@ -63,10 +64,9 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
   // unload or a shutdown drain waits for handles before it drains the scheduler, so a
   // queued request holding one would hold up the drain until its timeout. The
   // completion records into the version's FrontendStages, which it shares instead.
-  (*model)->Infer(std::move(*request),
-                 [limit, framing, stages = (*model)->statistics().frontend_stages(),
-                  shm = *std::move(shm), trace = std::move(trace), request_id = std::move(request_id),
-                  done = std::move(done)](absl::StatusOr<InferResponse> response) mutable {
+  InferCallback answer = [limit, framing, stages = (*model)->statistics().frontend_stages(),
+                          shm = *std::move(shm), trace = std::move(trace), request_id = std::move(request_id),
+                          done = std::move(done)](absl::StatusOr<InferResponse> response, ResponseDelivery) mutable {
                    InferCallResult result;
                    if (!response.ok()) {
                      result.status = response.status();
@@ -88,7 +88,10 @@ void RunModelInfer(const ModelManager& manager, const inference::ModelInferReque
                      if (trace) trace->Serialized(encode_start, encode_end);
                    }
                    Answer(trace, request_id, std::move(result), done);
-                 });
+                 };
+  // A decoupled model (an LLM) answers a unary call with exactly one response.
+  if ((*model)->decoupled()) answer = SingleResponse((*model)->name(), std::move(answer));
+  (*model)->Infer(std::move(*request), std::move(answer));
 }
 
 }  // namespace infera

@@ -54,7 +54,7 @@ class MetadataHandlersTest : public ::testing::Test {
                                       Buffer::Copy(values.data(), values.size() * 4)});
     }
     absl::Notification done;
-    (*model)->Infer(std::move(request), [&](absl::StatusOr<InferResponse> r) {
+    (*model)->Infer(std::move(request), [&](absl::StatusOr<InferResponse> r, ResponseDelivery) {
       EXPECT_TRUE(r.ok()) << r.status();
       done.Notify();
     });

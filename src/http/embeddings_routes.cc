@@ -11,13 +11,14 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "backend/processing/processing_backends.h"
+#include "backend/token_counter.h"
 #include "common/json_reader.h"
 #include "common/json_writer.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "common/utf8.h"
 #include "http/http_status.h"
+#include "manager/single_response.h"
 #include "llm/openai_protocol.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -61,8 +62,8 @@ std::string Base64(const uint8_t* data, size_t size) {
 
 // Everything one embeddings request shares between its in-flight KServe requests.
 struct Pending {
-  std::shared_ptr<ModelVersion> version;  // held until the answer is written
-  std::shared_ptr<ModelVersion> tokenizer_version;
+  ModelHandle version;  // held until the answer is written
+  ModelHandle tokenizer_version;
   const TokenCounter* counter = nullptr;  // in tokenizer_version's loaded model
   EmbeddingsRequest request;
   int64_t dimension = 0;
@@ -257,7 +258,7 @@ void EmbeddingsRoutes::Handle(HttpRequest request, HttpResponder responder) cons
     auto tv = manager_.GetModelVersion(*tokenizer, std::nullopt);
     if (!tv.ok()) return std::move(responder).Send(Error(503, StrCat("tokenize model `", *tokenizer, "` of `",
                                                                      parsed->model, "`: ", tv.status().message())));
-    p->counter = dynamic_cast<const TokenCounter*>(&(*tv)->loaded_model());
+    p->counter = (*tv)->token_counter();
     if (!p->counter) {
       return std::move(responder).Send(Error(500, StrCat("parameter openai_embedding_tokenizer of `", parsed->model,
                                                          "` names `", *tokenizer, "`, not a tokenize model")));
@@ -308,9 +309,11 @@ void EmbeddingsRoutes::Handle(HttpRequest request, HttpResponder responder) cons
   ModelVersion& model = *p->version;
   for (size_t k = 0; k < requests.size(); ++k) {
     const size_t first = k * chunk, count = std::min(chunk, n - first);
-    model.Infer(std::move(requests[k]), [p, first, count](absl::StatusOr<InferResponse> result) {
+    InferCallback done = [p, first, count](absl::StatusOr<InferResponse> result, ResponseDelivery) {
       Complete(p, first, count, std::move(result));
-    });
+    };
+    if (model.decoupled()) done = SingleResponse(model.name(), std::move(done));
+    model.Infer(std::move(requests[k]), std::move(done));
   }
 }
 

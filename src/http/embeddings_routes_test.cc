@@ -104,7 +104,7 @@ TEST(EmbeddingDimensionTest, OneTextInAndOneVectorOut) {
 // A fake embedding model: text -> [bytes, first byte, rows in the batch, -0.5].
 class FakeEmbedInstance : public ModelInstance {
  public:
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     auto texts = SplitBytesElements(inputs[0].data.AsStringView());
     if (!texts.ok()) return texts.status();
     uint8_t* data;

@@ -49,6 +49,11 @@ void HttpResponder::Send(HttpResponse response, WriteCallback on_written) && {
   if (session) session->Send(std::move(response), std::move(on_written));
 }
 
+void HttpResponder::Send(HttpResponse response, WriteCallback on_written, CompletionBatch* batch) && {
+  std::shared_ptr<http_internal::Session> session = std::move(session_);
+  if (session) session->Send(std::move(response), std::move(on_written), batch);
+}
+
 std::string HttpResponder::TakeBodyBuffer() { return session_ ? session_->TakeBodyBuffer() : std::string(); }
 
 HttpStream HttpResponder::StartStream(HttpResponse head) && {

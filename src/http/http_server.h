@@ -60,6 +60,8 @@
 
 namespace infera {
 
+class CompletionBatch;
+
 namespace http_internal {
 class Session;
 }
@@ -85,6 +87,11 @@ class HttpResponder {
   // a 503 over the buffer bound.
   using WriteCallback = std::function<void(std::chrono::nanoseconds write_time, bool completed)>;
   void Send(HttpResponse response, WriteCallback on_written) &&;
+  // The same, sent from the delivery of a batch's results (ResponseDelivery::batch): the
+  // post to the connection's I/O thread is deferred to the batch's end and made once per
+  // I/O thread for all of the batch's responses (common/completion_batch.h). `batch` may
+  // be null (then as above); `on_written` may be empty.
+  void Send(HttpResponse response, WriteCallback on_written, CompletionBatch* batch) &&;
 
   // Starts a streamed response: `head`'s status, content type and headers now, the
   // body as a sequence of chunks (chunked transfer encoding; Server-Sent Events use

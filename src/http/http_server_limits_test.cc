@@ -193,8 +193,8 @@ TEST(HttpServerTest, StreamToAClientThatDoesNotReadIsCancelled) {
 }
 
 
-// A batch's responses sent from a worker thread inside a CompletionBatch are held until
-// the scope closes, then each I/O thread writes its share (one posted handler each):
+// A batch's responses sent from a worker thread with a CompletionBatch are held until
+// the batch closes, then each I/O thread writes its share (one posted handler each):
 // every client gets its own answer, and a client gone meanwhile disturbs no one.
 TEST(HttpServerTest, ResponsesSentInACompletionBatchLeaveWhenItClosesEachToItsClient) {
   constexpr int kClients = 8;
@@ -219,9 +219,9 @@ TEST(HttpServerTest, ResponsesSentInACompletionBatchLeaveWhenItClosesEachToItsCl
     absl::MutexLock lock(&mu);
     CompletionBatch batch;
     for (auto& [target, responder] : held) {
-      std::move(responder).Send(HttpResponse{200, "text/plain", "answer to " + target, {}});
+      std::move(responder).Send(HttpResponse{200, "text/plain", "answer to " + target, {}}, nullptr, &batch);
     }
-    // Nothing was posted yet: every request is still in flight until the scope closes.
+    // Nothing was posted yet: every request is still in flight until the batch closes.
     EXPECT_EQ((*server)->InFlight(), kClients);
   });
   worker.join();

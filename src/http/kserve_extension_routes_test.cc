@@ -42,7 +42,7 @@ class KServeExtensionRoutesTest : public ::testing::Test {
                                       Buffer::Copy(values.data(), values.size() * 4)});
     }
     absl::Notification done;
-    (*model)->Infer(std::move(request), [&](absl::StatusOr<InferResponse>) { done.Notify(); });
+    (*model)->Infer(std::move(request), [&](absl::StatusOr<InferResponse>, ResponseDelivery) { done.Notify(); });
     done.WaitForNotification();
   }
   static rapidjson::Document Json(const HttpResponse& response) {

@@ -9,6 +9,7 @@
 #include "http/http_status.h"
 #include "http/kserve_extension_routes.h"
 #include "http/url_path.h"
+#include "manager/single_response.h"
 #include "http/proto_json.h"
 #include "protocol/model_answers.h"
 
@@ -157,14 +158,14 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request,
   // A raw binary request (Inference-Header-Content-Length: 0) is the single input's bytes;
   // decoding it needs the model's config, so its version is chosen first (routed by
   // X-Routing-Key alone: the request has no parameters).
-  std::shared_ptr<ModelVersion> raw_model;
+  ModelHandle raw_model;
   absl::StatusOr<InferRequest> decoded;  // set below (a default StatusOr costs no allocation)
   const auto decode_start = std::chrono::steady_clock::now();
   if (header_length == 0) {
     const std::string key =
         choice->needs_routing_key() ? RoutingKey(Parameters{}, request.Header("x-routing-key")) : std::string();
     auto version = std::move(*choice).Resolve(key);
-    if (!version.ok()) return std::move(completion).Finish(version.status());
+    if (!version.ok()) return std::move(completion).Finish(version.status(), nullptr);
     raw_model = std::move(*version);
     decoded = DecodeRawInferRequest(std::move(request.body), raw_model->config(),
                                     options_.max_input_elements);
@@ -172,20 +173,20 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request,
     decoded = DecodeInferRequestInPlace(&request.body, header_length, options_.max_input_elements);
   }
   const auto decode_end = std::chrono::steady_clock::now();
-  if (!decoded.ok()) return std::move(completion).Finish(decoded.status());
+  if (!decoded.ok()) return std::move(completion).Finish(decoded.status(), nullptr);
   if (completion.trace) completion.trace->Parsed(decode_end);
   InferRequest& infer = *decoded;
   auto shared_memory = BindSharedMemory(options_.shared_memory, infer);
-  if (!shared_memory.ok()) return std::move(completion).Finish(shared_memory.status());
+  if (!shared_memory.ok()) return std::move(completion).Finish(shared_memory.status(), nullptr);
   completion.shared_memory_outputs = *std::move(shared_memory);
   // The canary split routes by the request's routing_key parameter or X-Routing-Key.
   // (A key is built only for a pending canary split.)
   const std::string key = !raw_model && choice->needs_routing_key()
                               ? RoutingKey(infer.parameters, request.Header("x-routing-key"))
                               : std::string();
-  auto model = raw_model ? absl::StatusOr<std::shared_ptr<ModelVersion>>(std::move(raw_model))
-                         : std::move(*choice).Resolve(key);
-  if (!model.ok()) return std::move(completion).Finish(model.status());
+  absl::StatusOr<ModelHandle> model =
+      raw_model ? absl::StatusOr<ModelHandle>(std::move(raw_model)) : std::move(*choice).Resolve(key);
+  if (!model.ok()) return std::move(completion).Finish(model.status(), nullptr);
   (*model)->statistics().RecordDecode(
       static_cast<uint64_t>(std::chrono::nanoseconds(decode_end - decode_start).count()));
   completion.stages = (*model)->statistics().frontend_stages();
@@ -195,13 +196,16 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request,
   infer.cancellation = completion.responder.cancellation();
   completion.encoding = OutputEncoding::FromRequest(infer);
   completion.request_id = infer.id;
-  (*model)->Infer(std::move(infer), [completion = std::move(completion)](
-                                        absl::StatusOr<InferResponse> result) mutable {
-    std::move(completion).Finish(std::move(result));
-  });
+  InferCallback done = [completion = std::move(completion)](absl::StatusOr<InferResponse> result,
+                                                             ResponseDelivery delivery) mutable {
+    std::move(completion).Finish(std::move(result), delivery.batch);
+  };
+  // A decoupled model (an LLM) answers a unary infer with exactly one response.
+  if ((*model)->decoupled()) done = SingleResponse(path.name, std::move(done));
+  (*model)->Infer(std::move(infer), std::move(done));
 }
 
-void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result) && {
+void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result, CompletionBatch* batch) && {
   HttpResponse response;
   if (result.ok()) {
     if (absl::Status written = shared_memory_outputs.WriteInto(*result); !written.ok()) {
@@ -251,11 +255,13 @@ void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result)
                         << std::chrono::duration<double, std::milli>(end - received_time).count()
                         << (trace_id.empty() ? "" : " trace_id=") << trace_id;
   }
-  if (!stages) return std::move(responder).Send(std::move(response));
-  std::move(responder).Send(std::move(response), [stages = std::move(stages)](std::chrono::nanoseconds write_time,
-                                                                              bool completed) {
-    stages->RecordWrite(static_cast<uint64_t>(write_time.count()), completed);
-  });
+  if (!stages) return std::move(responder).Send(std::move(response), nullptr, batch);
+  std::move(responder).Send(
+      std::move(response),
+      [stages = std::move(stages)](std::chrono::nanoseconds write_time, bool completed) {
+        stages->RecordWrite(static_cast<uint64_t>(write_time.count()), completed);
+      },
+      batch);
 }
 
 }  // namespace infera

@@ -74,7 +74,8 @@ class KServeRoutes {
     std::shared_ptr<ModelStatistics::FrontendStages> stages;
     // The connection's recycled buffer the response body is encoded into.
     std::string body_buffer;
-    void Finish(absl::StatusOr<InferResponse> result) &&;
+    // `batch`: the batch whose results are being delivered, or null (ResponseDelivery).
+    void Finish(absl::StatusOr<InferResponse> result, CompletionBatch* batch) &&;
   };
   void HandleModel(const ModelPath& path, HttpRequest& request, HttpResponder responder) const;
   HttpResponse ServerMetadata() const;

@@ -12,7 +12,7 @@
 #include "http/http_status.h"
 #include "http/url_path.h"
 #include "llm/openai_protocol.h"
-#include "llm/text_generator.h"
+#include "backend/text_generator.h"
 #include "llm/text_imports.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -21,8 +21,6 @@ namespace infera {
 namespace {
 
 using llm::ChoiceDelta;
-using llm::FinishReason;
-using llm::RequestOutput;
 
 HttpResponse OpenAiError(int status, std::string_view message) {
   HttpResponse r{status, "application/json", llm::OpenAiErrorJson(status, message), {}};
@@ -71,7 +69,7 @@ struct Job {
   int64_t created = 0;
   bool stream = false, include_usage = false, logprobs = false, token_ids = false;
   int n = 1;                                // choices per prompt: choice i is prompt i / n
-  llm::TextGenerator* generator = nullptr;  // alive while `version` is held
+  TextGenerator* generator = nullptr;  // alive while `version` is held
   // The client's disconnect token, and (several choices) the token the choices carry:
   // cancelled on a sibling's refusal or, at the next output, when the client is gone.
   std::shared_ptr<const CancellationToken> client;
@@ -80,7 +78,7 @@ struct Job {
   absl::Mutex mu;
   // The model's handle: keeps the version (and its engine) serving this request until
   // the answer is complete, so a reload or unload lets it finish on this version.
-  std::shared_ptr<ModelVersion> version ABSL_GUARDED_BY(mu);
+  ModelHandle version ABSL_GUARDED_BY(mu);
   std::optional<HttpResponder> responder ABSL_GUARDED_BY(mu);
   std::optional<HttpStream> out ABSL_GUARDED_BY(mu);
   // What came before the stream started (outputs may precede their admission, so the
@@ -96,35 +94,7 @@ struct Job {
   size_t num_settled ABSL_GUARDED_BY(mu) = 0;
   bool answered ABSL_GUARDED_BY(mu) = false;  // an error was sent: drop everything else
   bool finished ABSL_GUARDED_BY(mu) = false;  // the answer is complete, the handle released
-  bool counted ABSL_GUARDED_BY(mu) = false;   // Count() ran
   std::chrono::steady_clock::time_point arrival;  // the request was read
-
-  // Counts the request once in its version's statistics (Triton's statistics extension,
-  // infera_requests_total{outcome}, infera_request_duration_seconds), as Infer() does for
-  // KServe requests; called just before the answer is complete (so a client that reads
-  // the answer and then the metrics sees it counted). Queue time: the longest choice's.
-  void Count(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    if (counted || !version) return;
-    counted = true;
-    double queue_seconds = 0;
-    for (const Choice& c : choices) queue_seconds = std::max(queue_seconds, c.queue_seconds);
-    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::steady_clock::now() - arrival);
-    version->statistics().RecordRequest(status, static_cast<uint64_t>(elapsed.count()),
-                                        static_cast<uint64_t>(queue_seconds * 1e9));
-  }
-
-  // What a completed stream counts as: the first failed choice's error, else cancelled
-  // when a choice was aborted, else success.
-  absl::Status StreamOutcome() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    for (const Choice& c : choices) {
-      if (c.finish_reason == FinishReason::kError) return c.error;
-    }
-    for (const Choice& c : choices) {
-      if (c.finish_reason == FinishReason::kAbort) return absl::CancelledError("request cancelled");
-    }
-    return absl::OkStatus();
-  }
 
   // Renders choice `i`'s delta (its admission is known by now).
   std::string Chunk(size_t i, ChoiceDelta& delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
@@ -159,7 +129,6 @@ struct Job {
 
   void Fail(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (answered || !responder) return;
-    Count(status);
     std::move(*responder).Send(OpenAiError(status));
     responder.reset();
     answered = true;
@@ -170,16 +139,15 @@ struct Job {
   // Sends what is complete once every choice has settled and (unless an error was
   // answered) been admitted — an output may arrive before its admission; returns the
   // handle to release.
-  std::shared_ptr<ModelVersion> FinishIfComplete() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    if (finished || num_settled < choices.size()) return nullptr;
+  ModelHandle FinishIfComplete() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (finished || num_settled < choices.size()) return ModelHandle();
     if (answered) {
       finished = true;
       return std::move(version);
     }
-    if (num_admitted < choices.size()) return nullptr;
+    if (num_admitted < choices.size()) return ModelHandle();
     finished = true;
     if (stream) {
-      Count(StreamOutcome());
       if (include_usage) {
         Emit(Sse(llm::UsageChunkJson(id, created, model,
                                      kind == Kind::kChat ? "chat.completion.chunk" : "text_completion",
@@ -210,7 +178,6 @@ struct Job {
       all.push_back(std::move(c.all));
     }
     const llm::Usage usage = TotalUsage();
-    Count(absl::OkStatus());
     std::string body = kind == Kind::kChat ? llm::ChatJson(id, created, model, all, usage)
                                            : llm::CompletionJson(id, created, model, all, usage);
     std::move(*responder).Send(HttpResponse{200, "application/json", std::move(body), {}});
@@ -221,7 +188,7 @@ struct Job {
   // Choice `i` admitted (or refused), from the prompt worker (or the caller's thread
   // when the queue refused it).
   void OnAdmitted(size_t i, absl::Status status, std::string echo_text) {
-    std::shared_ptr<ModelVersion> release;  // dropped after the lock
+    ModelHandle release;  // dropped after the lock
     absl::MutexLock lock(&mu);
     Choice& c = choices[i];
     if (!status.ok()) {  // no output ever comes
@@ -259,9 +226,9 @@ struct Job {
   }
 
   // Choice `i`'s output, from the engine thread.
-  void OnOutput(size_t i, RequestOutput o) {
+  void OnOutput(size_t i, GenerationOutput o) {
     if (cancel && client && client->IsCancelled()) cancel->Cancel();  // the siblings stop too
-    std::shared_ptr<ModelVersion> release;  // dropped after the lock
+    ModelHandle release;  // dropped after the lock
     absl::MutexLock lock(&mu);
     Choice& c = choices[i];
     ChoiceDelta delta;
@@ -279,7 +246,7 @@ struct Job {
           std::vector<llm::TopToken>& top = delta.top.emplace_back();
           bool chosen_listed = false;
           if (has_top) {
-            for (const llm::TokenLogprob& alt : o.top_logprobs[t]) {
+            for (const TokenLogprob& alt : o.top_logprobs[t]) {
               top.push_back({TokenText(alt.token_id), std::string(generator->TokenBytes(alt.token_id)), alt.logprob});
               chosen_listed = chosen_listed || alt.token_id == o.token_ids[t];
             }
@@ -326,8 +293,7 @@ struct Job {
 // these fields), holding the model's handle.
 template <typename ParsedRequest>
 std::shared_ptr<Job> NewJob(Job::Kind kind, std::string_view id_prefix, const ParsedRequest& parsed,
-                            size_t num_choices, std::shared_ptr<ModelVersion> version,
-                            llm::TextGenerator* generator) {
+                            size_t num_choices, ModelHandle version, TextGenerator* generator) {
   auto job = std::make_shared<Job>();
   job->kind = kind;
   job->id = llm::NewResponseId(id_prefix);
@@ -347,8 +313,8 @@ std::shared_ptr<Job> NewJob(Job::Kind kind, std::string_view id_prefix, const Pa
 
 // Hands the choices' requests (one per choice, in index order) to the model; the job
 // answers the client either way.
-void Start(llm::TextGenerator& generator, std::vector<llm::TextGenerationRequest> requests,
-           std::shared_ptr<Job> job, HttpResponder responder) {
+void Start(ModelVersion& version, std::vector<GenerationRequest> requests, std::shared_ptr<Job> job,
+           HttpResponder responder) {
   job->client = responder.cancellation();
   if (!requests.empty()) job->arrival = requests.front().arrival_time;
   if (requests.size() > 1) job->cancel = std::make_shared<CancellationToken>();
@@ -357,18 +323,19 @@ void Start(llm::TextGenerator& generator, std::vector<llm::TextGenerationRequest
     job->responder.emplace(std::move(responder));
   }
   for (size_t i = 0; i < requests.size(); ++i) {
-    llm::TextGenerationRequest& request = requests[i];
+    GenerationRequest& request = requests[i];
     request.cancellation = job->cancel ? std::shared_ptr<const CancellationToken>(job->cancel) : job->client;
-    generator.Generate(
-        std::move(request),
-        [job, i](absl::Status status, std::string echo) { job->OnAdmitted(i, std::move(status), std::move(echo)); },
-        [job, i](RequestOutput o) { job->OnOutput(i, std::move(o)); });
+    version.Generate(std::move(request),
+                     GenerationCallbacks{[job, i](absl::Status status, std::string echo) {
+                                           job->OnAdmitted(i, std::move(status), std::move(echo));
+                                         },
+                                         [job, i](GenerationOutput o) { job->OnOutput(i, std::move(o)); }});
   }
 }
 
 // Choice `index_in_n` of a prompt: vLLM's child seed (seed + index), so that n seeded
 // choices differ yet repeat across calls.
-void SeedChoice(llm::SamplingParams& sampling, int index_in_n) {
+void SeedChoice(SamplingParams& sampling, int index_in_n) {
   if (sampling.seed) sampling.seed = *sampling.seed + static_cast<uint64_t>(index_in_n);
 }
 
@@ -384,7 +351,7 @@ absl::StatusOr<OpenAiRoutes::Model> OpenAiRoutes::FindLlm(std::string_view name)
     }
     return version.status();
   }
-  auto* llm = dynamic_cast<llm::TextGenerator*>(&(*version)->loaded_model());
+  TextGenerator* llm = (*version)->text_generator();
   if (!llm) return absl::NotFoundError(StrCat("The model `", name, "` is not an LLM (backend \"llm\")."));
   return Model{std::move(*version), llm};
 }
@@ -480,12 +447,12 @@ void OpenAiRoutes::Completions(HttpRequest request, HttpResponder responder) con
   if (!parsed.ok()) return std::move(responder).Send(OpenAiError(parsed.status()));
   auto model = FindLlm(parsed->model);
   if (!model.ok()) return std::move(responder).Send(OpenAiError(model.status()));
-  llm::TextGenerator& generator = *model->llm;
+  TextGenerator& generator = *model->llm;
   // Prompt-major, as OpenAI orders choices: index = prompt * n + k.
-  std::vector<llm::TextGenerationRequest> requests;
+  std::vector<GenerationRequest> requests;
   for (const llm::Prompt& prompt : parsed->prompts) {
     for (int k = 0; k < parsed->n; ++k) {
-      llm::TextGenerationRequest& generate = requests.emplace_back();
+      GenerationRequest& generate = requests.emplace_back();
       generate.prompt_text = prompt.text;
       generate.prompt_ids = prompt.ids;
       generate.echo = parsed->echo;
@@ -495,9 +462,10 @@ void OpenAiRoutes::Completions(HttpRequest request, HttpResponder responder) con
       generate.arrival_time = request.received_time;
     }
   }
+  ModelVersion& version = *model->version;
   auto job = NewJob(Job::Kind::kCompletion, "cmpl-", *parsed, requests.size(), std::move(model->version),
                     &generator);
-  Start(generator, std::move(requests), std::move(job), std::move(responder));
+  Start(version, std::move(requests), std::move(job), std::move(responder));
 }
 
 void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder) const {
@@ -505,10 +473,10 @@ void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder)
   if (!parsed.ok()) return std::move(responder).Send(OpenAiError(parsed.status()));
   auto model = FindLlm(parsed->model);
   if (!model.ok()) return std::move(responder).Send(OpenAiError(model.status()));
-  llm::TextGenerator& generator = *model->llm;
-  std::vector<llm::TextGenerationRequest> requests;
+  TextGenerator& generator = *model->llm;
+  std::vector<GenerationRequest> requests;
   for (int k = 0; k < parsed->n; ++k) {
-    llm::TextGenerationRequest& generate = requests.emplace_back();
+    GenerationRequest& generate = requests.emplace_back();
     generate.messages = parsed->messages;
     generate.add_generation_prompt = parsed->add_generation_prompt;
     generate.sampling = parsed->sampling;
@@ -517,9 +485,10 @@ void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder)
     generate.priority = parsed->priority;
     generate.arrival_time = request.received_time;
   }
+  ModelVersion& version = *model->version;
   auto job = NewJob(Job::Kind::kChat, "chatcmpl-", *parsed, requests.size(), std::move(model->version),
                     &generator);
-  Start(generator, std::move(requests), std::move(job), std::move(responder));
+  Start(version, std::move(requests), std::move(job), std::move(responder));
 }
 
 }  // namespace infera

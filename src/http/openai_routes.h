@@ -50,9 +50,7 @@
 
 namespace infera {
 
-namespace llm {
 class TextGenerator;
-}
 
 class OpenAiRoutes {
  public:
@@ -64,8 +62,8 @@ class OpenAiRoutes {
 
  private:
   struct Model {
-    std::shared_ptr<ModelVersion> version;  // the handle: keeps the model serving while held
-    llm::TextGenerator* llm = nullptr;      // the version's loaded model
+    ModelHandle version;          // keeps the model serving while held
+    TextGenerator* llm = nullptr;  // the version's text generation
   };
   absl::StatusOr<Model> FindLlm(std::string_view name) const;
   HttpResponse ListModels(std::string_view only) const;

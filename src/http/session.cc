@@ -74,14 +74,15 @@ void Session::EnterPhase(Phase next) {
   phase_ = next;
 }
 
-// A response sent inside a CompletionBatch, waiting for the scope's end.
+// A response sent with a CompletionBatch, waiting for the batch's end.
 struct Session::DeferredSend {
   std::shared_ptr<Session> session;
   HttpResponse response;
   HttpResponder::WriteCallback on_written;
 };
 // This thread's deferred sends, grouped by I/O thread (a few groups: one per I/O
-// thread), in the order they were sent.
+// thread), in the order they were sent; flushed when the first batch that deferred one
+// closes (a batch opened inside another's delivery, on the same thread, joins it).
 struct Session::DeferredSends {
   std::vector<std::pair<Executor, std::vector<DeferredSend>>> groups;
   bool flush_registered = false;
@@ -92,11 +93,11 @@ Session::DeferredSends& Session::ThreadDeferredSends() {
   return sends;
 }
 
-void Session::Send(HttpResponse response, HttpResponder::WriteCallback on_written) {
+void Session::Send(HttpResponse response, HttpResponder::WriteCallback on_written, CompletionBatch* batch) {
   if (socket_.get_executor().running_in_this_thread()) {
     return Write(std::move(response), std::move(on_written), Phase::kWritingResponse);
   }
-  if (CompletionBatch* batch = CompletionBatch::Current()) {
+  if (batch != nullptr) {
     return Defer(batch, {shared_from_this(), std::move(response), std::move(on_written)});
   }
   net::post(socket_.get_executor(), [self = shared_from_this(), response = std::move(response),
@@ -118,7 +119,7 @@ void Session::Defer(CompletionBatch* batch, DeferredSend send) {
   sends.groups.emplace_back(executor, std::vector<DeferredSend>{}).second.push_back(std::move(send));
 }
 
-// At the scope's end: one posted handler per I/O thread writes its responses, in order.
+// At the batch's end: one posted handler per I/O thread writes its responses, in order.
 void Session::FlushDeferred() {
   DeferredSends& sends = ThreadDeferredSends();
   auto groups = std::move(sends.groups);

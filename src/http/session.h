@@ -162,10 +162,12 @@ class Session : public std::enable_shared_from_this<Session> {
   void Drain();
 
   // Any thread. Runs inline when already on this session's thread. From another thread
-  // inside a CompletionBatch (a batch's responses on its worker) the write is deferred
-  // to the scope's end and posted with the batch's other responses for the same I/O
-  // thread: one handler per I/O thread per batch. Otherwise posted on its own.
-  void Send(HttpResponse response, HttpResponder::WriteCallback on_written = nullptr);
+  // with a CompletionBatch (a batch's responses on its worker: ResponseDelivery::batch)
+  // the write is deferred to the batch's end and posted with the batch's other responses
+  // for the same I/O thread: one handler per I/O thread per batch. Otherwise posted on
+  // its own.
+  void Send(HttpResponse response, HttpResponder::WriteCallback on_written = nullptr,
+            CompletionBatch* batch = nullptr);
   // The last response's body buffer, emptied, with its capacity (on the session's thread,
   // while no write is in progress; otherwise an empty string).
   std::string TakeBodyBuffer();

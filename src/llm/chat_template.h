@@ -19,13 +19,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/chat_message.h"
 
 namespace infera::llm {
-
-struct ChatMessage {
-  std::string role;  // system, user, assistant
-  std::string content;
-};
 
 class ChatTemplate {
  public:

@@ -47,7 +47,9 @@ class LlmKServeInstance : public ModelInstance {
  public:
   LlmKServeInstance(const LlmModel& model, bool batched) : model_(model), batched_(batched) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
+    // (Blocks the worker until every generation of the batch ends; the decoupled
+    // instance replaces this: docs/request_path.md.)
     const Tensor* text = nullptr;
     SamplingParams params;
     bool exclude_input = false;
@@ -267,7 +269,13 @@ absl::StatusOr<std::unique_ptr<ModelInstance>> LlmModel::CreateInstance(const In
   return std::make_unique<LlmKServeInstance>(*this, batched_);
 }
 
-absl::Status LlmModel::CheckPromptLength(const TextGenerationRequest& request) const {
+GenerationMetrics LlmModel::Metrics() const {
+  GenerationMetrics metrics = engine_->Metrics();
+  metrics.max_num_seqs = engine_->options().scheduler.max_num_seqs;
+  return metrics;
+}
+
+absl::Status LlmModel::CheckPromptLength(const GenerationRequest& request) const {
   const PromptLimit limit{max_model_len(), request.sampling.max_tokens, request.max_tokens_set};
   size_t bytes = 0;
   int64_t least = 0;
@@ -287,7 +295,7 @@ absl::Status LlmModel::CheckPromptLength(const TextGenerationRequest& request) c
   return absl::OkStatus();
 }
 
-absl::StatusOr<GenerateRequest> LlmModel::Prepare(TextGenerationRequest& request, std::string* echo_text) const {
+absl::StatusOr<GenerateRequest> LlmModel::Prepare(GenerationRequest& request, std::string* echo_text) const {
   GenerateRequest generate;
   const PromptLimit limit{max_model_len(), request.sampling.max_tokens, request.max_tokens_set};
   if (request.messages) {
@@ -312,16 +320,17 @@ absl::StatusOr<GenerateRequest> LlmModel::Prepare(TextGenerationRequest& request
   return generate;
 }
 
-void LlmModel::Generate(TextGenerationRequest request, AdmissionCallback admitted, OutputCallback output) {
+void LlmModel::Generate(GenerationRequest request, GenerationCallbacks callbacks) {
   struct Work {
-    TextGenerationRequest request;
-    AdmissionCallback admitted;
-    OutputCallback output;
+    GenerationRequest request;
+    GenerationAdmitted admitted;
+    GenerationOutputCallback output;
   };
   // A prompt whose size alone shows it cannot fit is refused here, on the caller's
   // thread, without queueing it behind other prompts or tokenising it.
-  if (absl::Status fits = CheckPromptLength(request); !fits.ok()) return admitted(std::move(fits), "");
-  auto work = std::make_shared<Work>(Work{std::move(request), std::move(admitted), std::move(output)});
+  if (absl::Status fits = CheckPromptLength(request); !fits.ok()) return callbacks.admitted(std::move(fits), "");
+  auto work = std::make_shared<Work>(
+      Work{std::move(request), std::move(callbacks.admitted), std::move(callbacks.output)});
   absl::Status queued = prompt_worker_.Post([this, work](bool stopped) {
     if (stopped) return work->admitted(absl::UnavailableError(StrCat("model '", name_, "' is being unloaded")), "");
     const auto& cancellation = work->request.cancellation;

@@ -7,9 +7,9 @@
 //                                  tokenizer.json, tokenizer_config.json,
 //                                  generation_config.json (optional)
 //
-// The OpenAI routes reach it through ModelVersion::loaded_model(), downcast to the
-// TextGenerator interface (text_generator.h): prompts are rendered and tokenised on the
-// version's prompt worker, never on an I/O thread. KServe infer uses Triton's vLLM-backend tensors: input `text_input` (BYTES),
+// Generations reach it through ModelVersion::Generate and the TextGenerator capability
+// (backend/text_generator.h, LoadedModel::text_generator()): prompts are rendered and
+// tokenised on the version's prompt worker, never on an I/O thread. KServe infer uses Triton's vLLM-backend tensors: input `text_input` (BYTES),
 // optional `sampling_parameters` (BYTES, a JSON object of vLLM sampling fields),
 // `exclude_input_in_output` (BOOL), `stream` (BOOL, must be false over HTTP); output
 // `text_output` (BYTES). Each instance blocks one scheduler worker per request while the
@@ -28,7 +28,7 @@
 #include "llm/chat_template.h"
 #include "llm/llm_engine.h"
 #include "llm/prompt_worker.h"
-#include "llm/text_generator.h"
+#include "backend/text_generator.h"
 #include "llm/text_imports.h"
 
 namespace infera::llm {
@@ -52,12 +52,15 @@ class LlmModel : public LoadedModel, public TextGenerator {
   // Refuses queued prompts and aborts every generation (their callbacks get kAbort).
   void CancelOutstandingWork() override;
 
+  TextGenerator* text_generator() override { return this; }
+
   // TextGenerator.
   const std::string& name() const override { return name_; }
   int64_t max_model_len() const override { return engine_->options().scheduler.max_model_len; }
   int64_t created_unix_seconds() const override { return created_; }
   std::string_view TokenBytes(int32_t id) const override { return tokenizer_->TokenBytes(id); }
-  void Generate(TextGenerationRequest request, AdmissionCallback admitted, OutputCallback output) override;
+  GenerationMetrics Metrics() const override;
+  void Generate(GenerationRequest request, GenerationCallbacks callbacks) override;
 
   LlmEngine& engine() const { return *engine_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -69,10 +72,10 @@ class LlmModel : public LoadedModel, public TextGenerator {
  private:
   // On the prompt worker: render, tokenise (up to the prompt's budget), apply the
   // max_tokens default.
-  absl::StatusOr<GenerateRequest> Prepare(TextGenerationRequest& request, std::string* echo_text) const;
+  absl::StatusOr<GenerateRequest> Prepare(GenerationRequest& request, std::string* echo_text) const;
   // InvalidArgument when the prompt's size alone shows it passes its budget
   // (prompt_length.h); no rendering or tokenising, so it runs on the caller's thread.
-  absl::Status CheckPromptLength(const TextGenerationRequest& request) const;
+  absl::Status CheckPromptLength(const GenerationRequest& request) const;
 
   const std::string name_;
   const bool batched_;

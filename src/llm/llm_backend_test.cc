@@ -220,7 +220,7 @@ struct Admission {
   int outputs ABSL_GUARDED_BY(mu) = 0;
   FinishReason reason ABSL_GUARDED_BY(mu) = FinishReason::kNone;
 
-  AdmissionCallback OnAdmitted() {
+  GenerationAdmitted OnAdmitted() {
     return [this](absl::Status s, std::string e) {
       absl::MutexLock lock(&mu);
       admitted = true;
@@ -229,8 +229,8 @@ struct Admission {
       thread = std::this_thread::get_id();
     };
   }
-  OutputCallback OnOutput() {
-    return [this](RequestOutput o) {
+  GenerationOutputCallback OnOutput() {
+    return [this](GenerationOutput o) {
       absl::MutexLock lock(&mu);
       ++outputs;
       if (o.finish_reason != FinishReason::kNone) {
@@ -252,12 +252,12 @@ struct Admission {
 TEST_F(LlmBackendTest, GenerateTokenisesOnTheWorkerAndStreams) {
   runner_->Open();
   Admission a;
-  TextGenerationRequest r;
+  GenerationRequest r;
   r.prompt_text = "hello world";
   r.echo = true;
   r.sampling.max_tokens = 4;
   r.sampling.ignore_eos = true;
-  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  model_->Generate(std::move(r), {a.OnAdmitted(), a.OnOutput()});
   a.AwaitAdmitted();
   a.AwaitFinished();
   absl::MutexLock lock(&a.mu);
@@ -270,9 +270,9 @@ TEST_F(LlmBackendTest, GenerateTokenisesOnTheWorkerAndStreams) {
 
 TEST_F(LlmBackendTest, GenerateRefusesAPromptBeyondMaxModelLenNamingTheLimit) {
   Admission a;
-  TextGenerationRequest r;
+  GenerationRequest r;
   r.prompt_text = TooLong();
-  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  model_->Generate(std::move(r), {a.OnAdmitted(), a.OnOutput()});
   a.AwaitAdmitted();
   absl::MutexLock lock(&a.mu);
   EXPECT_EQ(a.status.code(), absl::StatusCode::kInvalidArgument) << a.status;
@@ -338,9 +338,9 @@ TEST_F(LlmBackendTest, LogitBiasOutsideTheVocabularyIsRefusedInVllmWords) {
 
 TEST_F(LlmBackendTest, GenerateChatWithoutATemplateIsInvalid) {
   Admission a;
-  TextGenerationRequest r;
+  GenerationRequest r;
   r.messages = std::vector<ChatMessage>{{"user", "hello"}};
-  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  model_->Generate(std::move(r), {a.OnAdmitted(), a.OnOutput()});
   a.AwaitAdmitted();
   absl::MutexLock lock(&a.mu);
   EXPECT_EQ(a.status.code(), absl::StatusCode::kInvalidArgument) << a.status;
@@ -351,11 +351,11 @@ TEST_F(LlmBackendTest, GenerateChatWithoutATemplateIsInvalid) {
 // generations end with an abort, so every caller gets its answer.
 TEST_F(LlmBackendTest, CancelOutstandingWorkAnswersEveryCaller) {
   Admission running;
-  TextGenerationRequest r;
+  GenerationRequest r;
   r.prompt_text = "hello";
   r.sampling.max_tokens = 50;
   r.sampling.ignore_eos = true;
-  model_->Generate(std::move(r), running.OnAdmitted(), running.OnOutput());
+  model_->Generate(std::move(r), {running.OnAdmitted(), running.OnOutput()});
   running.AwaitAdmitted();  // queued on the engine; its first step waits at the gate
   std::thread cancel([&] { model_->CancelOutstandingWork(); });
   // Open the gate once the engine refuses new work (it is stopping): the generation
@@ -378,9 +378,9 @@ TEST_F(LlmBackendTest, CancelOutstandingWorkAnswersEveryCaller) {
     EXPECT_EQ(running.reason, FinishReason::kAbort);
   }
   Admission late;
-  TextGenerationRequest again;
+  GenerationRequest again;
   again.prompt_text = "hello";
-  model_->Generate(std::move(again), late.OnAdmitted(), late.OnOutput());
+  model_->Generate(std::move(again), {late.OnAdmitted(), late.OnOutput()});
   late.AwaitAdmitted();
   absl::MutexLock lock(&late.mu);
   EXPECT_EQ(late.status.code(), absl::StatusCode::kUnavailable) << late.status;

@@ -36,9 +36,10 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "api/cancellation.h"
+#include "api/generation.h"
 #include "llm/llm_metrics.h"
 #include "llm/model_runner.h"
-#include "llm/sampling_params.h"
+#include "api/sampling_params.h"
 #include "llm/scheduler.h"
 #include "llm/text_stream.h"
 #include "llm/text_imports.h"
@@ -55,21 +56,9 @@ struct EngineOptions {
   std::shared_ptr<LlmMetricsSeries> metrics_series;
 };
 
-// One streamed piece of a request's result. Every request gets one or more outputs; the
-// last has finish_reason != kNone.
-struct RequestOutput {
-  std::string text;                // new text since the previous output (valid UTF-8)
-  std::vector<int32_t> token_ids;  // new tokens
-  std::vector<float> logprobs;     // per new token, when requested
-  // Per new token, with top_logprobs > 0: the most likely tokens, most likely first.
-  std::vector<std::vector<TokenLogprob>> top_logprobs;
-  FinishReason finish_reason = FinishReason::kNone;
-  absl::Status error;              // set when finish_reason is kError
-  int64_t num_prompt_tokens = 0;
-  int64_t num_output_tokens = 0;   // so far
-  int64_t num_cached_tokens = 0;   // prompt tokens served from the prefix cache
-  double queue_seconds = 0;        // arrival → first scheduled (0 if never scheduled)
-};
+// One streamed piece of a request's result (api/generation.h's GenerationOutput). Every
+// request gets one or more outputs; the last has finish_reason != kNone.
+using RequestOutput = infera::GenerationOutput;
 using OutputCallback = absl::AnyInvocable<void(RequestOutput)>;
 
 struct GenerateRequest {

@@ -21,45 +21,16 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "api/generation_metrics.h"
 #include "llm/llm_metrics_series.h"
 #include "llm/llm_request.h"
 
 namespace infera::llm {
 
-struct Histogram {
-  std::vector<double> bounds;    // upper bounds (seconds), ascending; +Inf implicit
-  std::vector<uint64_t> counts;  // bounds.size() + 1 buckets (not cumulative)
-  double sum = 0;
-  uint64_t count = 0;
+// The snapshot type is the transport-neutral api/generation_metrics.h's.
+using infera::Histogram;
+using LlmMetricsSnapshot = infera::GenerationMetrics;
 
-  static Histogram WithBounds(std::vector<double> bounds);
-  void Observe(double value);
-  // Linear interpolation inside the bucket that holds quantile q (0..1).
-  double Quantile(double q) const;
-};
-
-struct LlmMetricsSnapshot {
-  Histogram time_to_first_token;
-  Histogram inter_token_latency;
-  Histogram e2e_request_latency;
-  Histogram queue_time;
-  uint64_t prompt_tokens = 0;
-  uint64_t generation_tokens = 0;
-  uint64_t requests_finished_stop = 0;
-  uint64_t requests_finished_length = 0;
-  uint64_t requests_aborted = 0;
-  uint64_t requests_failed = 0;
-  uint64_t preemptions = 0;
-  uint64_t prefix_cache_queries = 0;
-  uint64_t prefix_cache_hits = 0;
-  int64_t num_running = 0;
-  int64_t num_waiting = 0;
-  double kv_cache_usage = 0;
-  int64_t num_kv_blocks = 0;
-  int64_t block_size = 0;
-};
-
-// One request as it ended (any reason).
 struct EndedRequest {
   FinishReason reason = FinishReason::kNone;
   double e2e_seconds = 0;  // arrival → ended

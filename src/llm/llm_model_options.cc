@@ -6,7 +6,7 @@
 
 #include "common/checked_math.h"
 #include "common/status.h"
-#include "llm/sampling_params.h"
+#include "api/sampling_params.h"
 #include "common/str_cat.h"
 
 namespace infera::llm {

@@ -22,16 +22,13 @@
 #include <vector>
 
 #include "api/cancellation.h"
-#include "llm/sampling_params.h"
+#include "api/generation.h"
 #include "llm/scheduler_output.h"
 
 namespace infera::llm {
 
 enum class RequestStatus { kWaiting, kRunning, kFinished };
 
-enum class FinishReason { kNone, kStop, kLength, kAbort, kError };
-// OpenAI's names: "stop", "length", "abort", "error".
-std::string_view FinishReasonName(FinishReason reason);
 
 struct LlmRequest {
   RequestId id = 0;

@@ -32,7 +32,7 @@
 #include "absl/status/statusor.h"
 #include "llm/chat_template.h"
 #include "llm/llm_request.h"
-#include "llm/sampling_params.h"
+#include "api/sampling_params.h"
 #include "rapidjson/document.h"
 
 namespace infera::llm {

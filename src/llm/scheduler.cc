@@ -4,17 +4,6 @@
 
 namespace infera::llm {
 
-std::string_view FinishReasonName(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kAbort: return "abort";
-    case FinishReason::kError: return "error";
-    case FinishReason::kNone: break;
-  }
-  return "";
-}
-
 Scheduler::Scheduler(SchedulerConfig config, KvCacheManager* kv_cache)
     : config_(std::move(config)), kv_(kv_cache) {}
 

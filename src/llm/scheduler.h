@@ -44,10 +44,6 @@ struct SchedulerConfig {
 };
 
 // One sampled token, for the sequence at the same index among the sampled ones.
-struct TokenLogprob {
-  int32_t token_id = 0;
-  float logprob = 0.0f;
-};
 struct SampledToken {
   int32_t token_id = 0;
   float logprob = 0.0f;  // of the chosen token; 0 unless requested

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "llm/incremental_detokenizer.h"
-#include "llm/sampling_params.h"
+#include "api/sampling_params.h"
 
 namespace infera::llm {
 

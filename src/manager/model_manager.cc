@@ -43,7 +43,7 @@ absl::Status NoAvailableVersionsError(std::string_view name, std::string_view re
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::GetModelVersion(
+absl::StatusOr<ModelHandle> ModelManager::GetModelVersion(
     std::string_view name, std::optional<int64_t> version, std::string_view routing_key) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = models_.find(name);
@@ -75,17 +75,17 @@ absl::StatusOr<VersionChoice> ModelManager::ChooseVersion(std::string_view name,
   for (auto v = entry.versions.rbegin(); v != entry.versions.rend() && newest == nullptr; ++v) {
     newest = ready_model(v->first);
   }
-  std::shared_ptr<ModelVersion> canary_side = canary ? ModelVersion::AcquireHandle(*canary) : nullptr;
-  std::shared_ptr<ModelVersion> baseline_side = baseline ? ModelVersion::AcquireHandle(*baseline) : nullptr;
-  std::shared_ptr<ModelVersion> fallback = newest == nullptr   ? nullptr
-                                           : newest == canary   ? canary_side
-                                           : newest == baseline ? baseline_side
-                                                                : ModelVersion::AcquireHandle(*newest);
+  ModelHandle canary_side = canary ? ModelVersion::AcquireHandle(*canary) : ModelHandle();
+  ModelHandle baseline_side = baseline ? ModelVersion::AcquireHandle(*baseline) : ModelHandle();
+  ModelHandle fallback = newest == nullptr   ? ModelHandle()
+                         : newest == canary   ? canary_side
+                         : newest == baseline ? baseline_side
+                                              : ModelVersion::AcquireHandle(*newest);
   return VersionChoice(entry.canary, std::move(canary_side), std::move(baseline_side), std::move(fallback),
                        NoAvailableVersionsError(name, entry.reason));
 }
 
-absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::SelectVersionLocked(
+absl::StatusOr<ModelHandle> ModelManager::SelectVersionLocked(
     std::string_view name, const ModelEntry& entry, std::optional<int64_t> version,
     std::string_view routing_key) const {
   if (entry.versions.empty()) {
@@ -125,27 +125,35 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::SelectVersionLocked(
   return NoAvailableVersionsError(name, entry.reason);
 }
 
-absl::StatusOr<std::vector<std::shared_ptr<ModelVersion>>> ModelManager::VersionsForStatistics(
-    std::string_view name, std::optional<int64_t> version) const {
-  std::vector<std::shared_ptr<ModelVersion>> selected;
+absl::StatusOr<std::vector<ModelVersionSnapshot>> ModelManager::Snapshots(std::string_view name,
+                                                                         std::optional<int64_t> version) const {
+  std::vector<ModelVersionSnapshot> snapshots;
   if (name.empty() && version) return absl::InvalidArgumentError("a model version needs a model name");
   if (version) {
     auto model = GetModelVersion(name, version);
     if (!model.ok()) return model.status();
-    selected.push_back(std::move(*model));
-    return selected;
+    snapshots.push_back((*model)->Snapshot());
+    return snapshots;
   }
-  absl::ReaderMutexLock lock(&mu_);
-  if (!name.empty() && models_.find(name) == models_.end()) {
-    return UnknownModelError(name);
-  }
-  for (const auto& [model_name, entry] : models_) {
-    if (!name.empty() && model_name != name) continue;
-    for (const auto& [number, slot] : entry.versions) {
-      if (slot.state == ModelState::kReady && slot.model) selected.push_back(slot.model);
+  // Counted handles, taken under the lock and snapshotted outside it (a snapshot reads an
+  // LLM engine's metrics, which takes the engine's lock).
+  std::vector<ModelHandle> selected;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (!name.empty() && models_.find(name) == models_.end()) return UnknownModelError(name);
+    for (const auto& [model_name, entry] : models_) {
+      if (!name.empty() && model_name != name) continue;
+      for (const auto& [number, slot] : entry.versions) {
+        if (slot.state == ModelState::kReady && slot.model) selected.push_back(ModelVersion::AcquireHandle(slot.model));
+      }
     }
   }
-  return selected;
+  snapshots.reserve(selected.size());
+  for (ModelHandle& handle : selected) {
+    snapshots.push_back(handle->Snapshot());
+    handle.reset();
+  }
+  return snapshots;
 }
 
 absl::StatusOr<std::vector<int64_t>> ModelManager::ReadyVersions(std::string_view name) const {

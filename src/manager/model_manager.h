@@ -13,14 +13,15 @@
 //
 // Thread-safe. GetModelVersion() and ChooseVersion() (HTTP infer: the lookup before
 // decoding, version_choice.h) are on the request path: one shared lock and a counted
-// handle (ModelVersion::AcquireHandle: one allocation, one short lock). Loads and unloads of one model are serialised; different models load
+// ModelHandle (one allocation, one short lock). The manager owns each serving version by
+// a std::shared_ptr nobody else sees; request paths get ModelHandles, readers snapshots. Loads and unloads of one model are serialised; different models load
 // in parallel.
 //
 // Usage:
 //   ASSIGN_OR_RETURN(auto manager, ModelManager::Create(options));
 //   manager->LoadAll();
-//   ASSIGN_OR_RETURN(auto model, manager->GetModelVersion("resnet18", std::nullopt, key));
-//   model->Infer(std::move(request), std::move(callback));
+//   ASSIGN_OR_RETURN(ModelHandle model, manager->GetModelVersion("resnet18", std::nullopt, key));
+//   model->Infer(std::move(request), std::move(callback));  // then let go of `model`
 #ifndef INFERA_MANAGER_MODEL_MANAGER_H_
 #define INFERA_MANAGER_MODEL_MANAGER_H_
 
@@ -146,11 +147,11 @@ class ModelManager {
   // The version to serve: `version`, or when unset the canary or baseline (by
   // `routing_key`, see canary.h) or else the highest READY version.
   // NotFound for an unknown model or version, Unavailable when not ready (with why).
-  // The result is a counted handle (ModelVersion::AcquireHandle): a reload or unload
-  // waits until it is released, so hold it exactly as long as the request uses the
-  // version (an LLM generation: until its last output).
-  absl::StatusOr<std::shared_ptr<ModelVersion>> GetModelVersion(
-      std::string_view name, std::optional<int64_t> version, std::string_view routing_key = {}) const;
+  // The result is a counted handle (model_handle.h): a reload or unload waits until it is
+  // released (up to its drain deadline), so hold it exactly as long as the request path
+  // uses the version (ModelVersion::Infer and Generate keep what they need themselves).
+  absl::StatusOr<ModelHandle> GetModelVersion(std::string_view name, std::optional<int64_t> version,
+                                              std::string_view routing_key = {}) const;
 
   // The same choice for a request whose routing key is known only once its body has been
   // decoded, with one lookup (version_choice.h): NotFound for an unknown model at once;
@@ -158,11 +159,13 @@ class ModelManager {
   // VersionChoice::Resolve(routing_key), which routes a canary split then.
   absl::StatusOr<VersionChoice> ChooseVersion(std::string_view name, std::optional<int64_t> version) const;
 
-  // The versions a statistics request names (Triton's statistics extension): `version`
-  // of `name`, every READY version of `name`, or (empty name) every READY version of
-  // every model. InvalidArgument for a version without a name.
-  absl::StatusOr<std::vector<std::shared_ptr<ModelVersion>>> VersionsForStatistics(
-      std::string_view name, std::optional<int64_t> version) const;
+  // Snapshots of the versions a statistics request names (Triton's statistics extension),
+  // for readers that only look (statistics, diagnosis, console, metrics): `version` of
+  // `name`, every READY version of `name`, or (empty name) every READY version of every
+  // model. InvalidArgument for a version without a name; GetModelVersion's errors for an
+  // unknown or unready one. Holds no version once it returns.
+  absl::StatusOr<std::vector<ModelVersionSnapshot>> Snapshots(std::string_view name,
+                                                              std::optional<int64_t> version) const;
 
   // Versions of `name` that are READY, ascending. NotFound for an unknown model.
   absl::StatusOr<std::vector<int64_t>> ReadyVersions(std::string_view name) const;
@@ -215,7 +218,7 @@ class ModelManager {
 
   // GetModelVersion's choice within `entry` (the model `name`); `routing_key` is read only
   // when the model has a canary and `version` is unset.
-  absl::StatusOr<std::shared_ptr<ModelVersion>> SelectVersionLocked(std::string_view name, const ModelEntry& entry,
+  absl::StatusOr<ModelHandle> SelectVersionLocked(std::string_view name, const ModelEntry& entry,
                                                                     std::optional<int64_t> version,
                                                                     std::string_view routing_key) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);

@@ -88,7 +88,7 @@ class ModelManagerEnsembleTest : public ::testing::Test {
     request.arrival_time = std::chrono::steady_clock::now();
     absl::Notification done;
     absl::StatusOr<InferResponse> result;
-    (*version)->Infer(std::move(request), [&](absl::StatusOr<InferResponse> r) {
+    (*version)->Infer(std::move(request), [&](absl::StatusOr<InferResponse> r, ResponseDelivery) {
       result = std::move(r);
       done.Notify();
     });

@@ -126,7 +126,7 @@ TEST_F(LifecycleTest, PollPicksUpANewVersionAndRetiresTheOld) {
   Write("m", kIdentity, {1});
   Start(ModelControlMode::kPoll);
   EXPECT_EQ(Serving("m"), 1);
-  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", 1);  // a request in flight
+  ModelHandle held = *manager_->GetModelVersion("m", 1);  // a request in flight
   fs::create_directories(root_ / "m" / "2");
   std::thread poll([&] { manager_->PollRepository(); });
   // Version 2 starts serving while the poll still waits for the held handle of 1.
@@ -261,8 +261,8 @@ TEST_F(LifecycleTest, ChooseVersionRoutesACanaryOnceTheKeyIsKnown) {
   EXPECT_EQ(to_canary, 30);
 
   // The choice holds both sides while pending; Resolve keeps only the chosen one's handle.
-  std::shared_ptr<ModelVersion> v1 = *manager_->GetModelVersion("m", 1);
-  std::shared_ptr<ModelVersion> v2 = *manager_->GetModelVersion("m", 2);
+  ModelHandle v1 = *manager_->GetModelVersion("m", 1);
+  ModelHandle v2 = *manager_->GetModelVersion("m", 2);
   {
     auto choice = manager_->ChooseVersion("m", std::nullopt);
     ASSERT_TRUE(choice.ok());
@@ -323,10 +323,10 @@ TEST_F(LifecycleTest, AStartupModelMissingFromTheRepositoryMakesTheServerNotRead
 TEST_F(LifecycleTest, UnloadWaitsForEveryHandle) {
   Write("m", kStreaming, {1});
   Start(ModelControlMode::kExplicit, {"m"}, std::chrono::seconds(300));
-  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", std::nullopt);
+  ModelHandle held = *manager_->GetModelVersion("m", std::nullopt);
   EXPECT_EQ(held->NumHandles(), 1);
   {
-    std::shared_ptr<ModelVersion> copy = held;  // a copy shares the handle
+    ModelHandle copy = held;  // a copy shares the handle
     EXPECT_EQ(held->NumHandles(), 1);
     auto other = manager_->GetModelVersion("m", 1);
     EXPECT_EQ(held->NumHandles(), 2);
@@ -342,7 +342,7 @@ TEST_F(LifecycleTest, UnloadWaitsForEveryHandle) {
   EXPECT_EQ(Serving("m"), -1);  // no longer routed to
   EXPECT_FALSE(unloaded.HasBeenNotified());  // but not drained while a handle is held
   absl::Notification answered;
-  held->Infer(InferRequest{}, [&](absl::StatusOr<InferResponse>) { answered.Notify(); });
+  held->Infer(InferRequest{}, [&](absl::StatusOr<InferResponse>, ResponseDelivery) { answered.Notify(); });
   answered.WaitForNotification();
   held.reset();
   unload.join();
@@ -354,7 +354,7 @@ TEST_F(LifecycleTest, UnloadWaitsForEveryHandle) {
 TEST_F(LifecycleTest, DrainTimeoutCancelsOutstandingWork) {
   Write("m", kStreaming, {1});
   Start(ModelControlMode::kExplicit, {"m"}, std::chrono::seconds(1));
-  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", std::nullopt);
+  ModelHandle held = *manager_->GetModelVersion("m", std::nullopt);
   std::thread stream([&] {
     absl::MutexLock lock(&cancels_.mu);
     cancels_.mu.Await(absl::Condition(
@@ -371,7 +371,7 @@ TEST_F(LifecycleTest, DrainTimeoutCancelsOutstandingWork) {
 TEST_F(LifecycleTest, UnloadAllCancelsWhatIsStillHeld) {
   Write("m", kStreaming, {1});
   Start(ModelControlMode::kNone, {}, std::chrono::seconds(300));
-  std::shared_ptr<ModelVersion> held = *manager_->GetModelVersion("m", std::nullopt);
+  ModelHandle held = *manager_->GetModelVersion("m", std::nullopt);
   manager_->UnloadAll();  // returns although a handle is held
   EXPECT_EQ(cancels_.Get(), 1);
   EXPECT_EQ(manager_->GetModelVersion("m", std::nullopt).status().code(), absl::StatusCode::kUnavailable);

@@ -206,14 +206,18 @@ absl::Status ModelManager::CheckEnsembleNesting(const std::string& name, const i
 
 StepResolver ModelManager::EnsembleStepResolver() {
   return [this](const std::string& name, std::optional<int64_t> version) -> absl::StatusOr<StepModel> {
-    ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> handle, GetModelVersion(name, version));
+    ASSIGN_OR_RETURN(ModelHandle handle, GetModelVersion(name, version));
     ModelVersion* raw = handle.get();
+    if (raw->decoupled()) {
+      return absl::InvalidArgumentError(StrCat("model '", name, "' is decoupled (several responses per request); "
+                                               "an ensemble step must answer once"));
+    }
     StepModel step;
     step.config = &raw->config();
     step.infer = [raw](InferRequest request, InferCallback callback) {
       raw->Infer(std::move(request), std::move(callback));
     };
-    step.handle = std::move(handle);
+    step.handle = std::make_shared<ModelHandle>(std::move(handle));
     return step;
   };
 }
@@ -423,7 +427,7 @@ void ModelManager::RetireVersions(std::vector<std::shared_ptr<ModelVersion>> ret
                           << "cancelling them";
       version->CancelOutstandingWork();
     }
-    version->Shutdown();  // queued and running requests finish, the workers are joined
+    version->Shutdown(deadline);  // queued requests finish (until the deadline), running ones too; workers joined
     // The version's threads are done: whoever releases the last reference (here, or a
     // late handle after a timeout) joins nothing of its own.
     INFERA_LOG(INFO) << "unloaded model '" << version->name() << "' version " << version->version();

@@ -39,7 +39,7 @@ struct ProbeLog {
 class ProbeInstance : public ModelInstance {
  public:
   explicit ProbeInstance(ProbeLog* log, std::vector<std::string> outputs) : log_(log), outputs_(std::move(outputs)) {}
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     {
       absl::MutexLock lock(&log_->mu);
       log_->max_executing = std::max(log_->max_executing, ++log_->executing);

@@ -32,7 +32,7 @@ class FaultyBackend : public Backend {
   class Instance : public ModelInstance {
    public:
     explicit Instance(bool fail) : fail_(fail) {}
-    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
       if (fail_) return absl::InternalError("deliberate failure");
       inputs[0].name = "O";
       inputs[0].dtype = DataType::kInt8;  // config says FP32: the core must catch it
@@ -102,7 +102,7 @@ class ModelManagerTest : public ::testing::Test {
     if (!version.ok()) return version.status();
     absl::Notification done;
     absl::StatusOr<InferResponse> result;
-    (*version)->Infer(std::move(request), [&](absl::StatusOr<InferResponse> r) {
+    (*version)->Infer(std::move(request), [&](absl::StatusOr<InferResponse> r, ResponseDelivery) {
       result = std::move(r);
       done.Notify();
     });

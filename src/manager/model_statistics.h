@@ -107,9 +107,9 @@ class ModelStatistics {
   };
   // Shared with requests in flight; never null.
   const std::shared_ptr<FrontendStages>& frontend_stages() const { return frontend_stages_; }
-  void RecordDecode(uint64_t ns) { frontend_stages_->RecordDecode(ns); }
-  void RecordEncode(uint64_t ns) { frontend_stages_->RecordEncode(ns); }
-  void RecordWrite(uint64_t ns, bool completed) { frontend_stages_->RecordWrite(ns, completed); }
+  void RecordDecode(uint64_t ns) const { frontend_stages_->RecordDecode(ns); }
+  void RecordEncode(uint64_t ns) const { frontend_stages_->RecordEncode(ns); }
+  void RecordWrite(uint64_t ns, bool completed) const { frontend_stages_->RecordWrite(ns, completed); }
   StatisticsSnapshot Snapshot() const;
 
   ModelMetrics* metrics() const { return metrics_.get(); }

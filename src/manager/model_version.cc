@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <chrono>
 
-#include "backend/warmup_scope.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "common/completion_batch.h"
 #include "common/str_cat.h"
+#include "manager/decoupled_response_sink.h"
+#include "manager/output_check.h"
 #include "manager/request_validator.h"
 #include "manager/warmup.h"
+#include "manager/warmup_run.h"
 #include "repository/model_config_util.h"
 #include "scheduling/batch_assembler.h"
 #include "scheduling/dynamic_batcher.h"
@@ -22,73 +25,6 @@ using SteadyClock = std::chrono::steady_clock;
 uint64_t NanosBetween(SteadyClock::time_point from, SteadyClock::time_point to) {
   return static_cast<uint64_t>(
       std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count()));
-}
-
-// Checks the backend's outputs against the config (count, order, datatype, shape) and
-// undoes any output `reshape`. `rows` is the batch's total rows (0: no batching).
-absl::Status CheckOutputs(const inference::ModelConfig& config, int64_t rows,
-                          std::vector<Tensor>& outputs) {
-  if (outputs.size() != static_cast<size_t>(config.output_size())) {
-    return absl::InternalError(StrCat("model '", config.name(), "' produced ", outputs.size(),
-                                      " outputs; its config declares ", config.output_size()));
-  }
-  const size_t lead = rows > 0 ? 1 : 0;
-  for (int i = 0; i < config.output_size(); ++i) {
-    const inference::ModelOutput& spec = config.output(i);
-    Tensor& out = outputs[i];
-    const auto& expected_dims = spec.has_reshape() ? spec.reshape().shape() : spec.dims();
-    bool shape_ok = out.name == spec.name() &&
-                    out.shape.size() == lead + expected_dims.size() &&
-                    (lead == 0 || out.shape[0] == rows);
-    for (size_t d = 0; shape_ok && d < static_cast<size_t>(expected_dims.size()); ++d) {
-      shape_ok = expected_dims[d] < 0 || out.shape[lead + d] == expected_dims[d];
-    }
-    if (!shape_ok || out.dtype != FromConfigDataType(spec.data_type())) {
-      return absl::InternalError(StrCat(
-          "model '", config.name(), "' output ", i, " ('", out.name, "', ",
-          DataTypeName(out.dtype), " ", ShapeToString(out.shape), ") does not match its config ('",
-          spec.name(), "', ", DataTypeName(FromConfigDataType(spec.data_type())), " ",
-          ShapeToString(ClientShape(config, expected_dims)), ")"));
-    }
-    if (spec.has_reshape()) {
-      Shape rest(out.shape.begin() + lead, out.shape.end());
-      ASSIGN_OR_RETURN(Shape dims, ReshapeTo(rest, spec.dims()));
-      if (lead) dims.insert(dims.begin(), rows);
-      out.shape = std::move(dims);
-    }
-    RETURN_IF_ERROR(ValidateTensorData(out));
-  }
-  return absl::OkStatus();
-}
-
-// The outputs the client asked for, in the order asked (all, in config order, if none).
-std::vector<Tensor> SelectOutputs(std::vector<Tensor> outputs,
-                                  const std::vector<RequestedOutput>& requested) {
-  if (requested.empty()) return outputs;
-  std::vector<Tensor> selected;
-  selected.reserve(requested.size());
-  for (const RequestedOutput& r : requested) {
-    for (Tensor& t : outputs) {
-      if (t.name == r.name) selected.push_back(std::move(t));
-    }
-  }
-  return selected;
-}
-
-// Runs the warmup `samples` on `instance` in order. On failure, `*failed_sample` is the
-// index of the sample that failed.
-absl::Status WarmInstance(const inference::ModelConfig& config, const std::vector<InferRequest>& samples,
-                          const std::vector<int64_t>& rows, ModelInstance& instance, size_t* failed_sample) {
-  WarmupScope warming;  // not the instance's worker (WarmupScope: --cpu-placement pinned)
-  for (size_t s = 0; s < samples.size(); ++s) {
-    *failed_sample = s;
-    auto outputs = instance.Execute(samples[s].inputs);
-    if (!outputs.ok()) {
-      return absl::InternalError(StrCat(samples[s].id, " failed: ", outputs.status().message()));
-    }
-    RETURN_IF_ERROR(CheckOutputs(config, config.max_batch_size() > 0 ? rows[s] : 0, *outputs));
-  }
-  return absl::OkStatus();
 }
 
 // Runs `tasks` through `run_parallel`, or in order when it is unset.
@@ -125,10 +61,14 @@ struct ModelVersion::BatchExecution {
 ModelVersion::BatchExecution ModelVersion::ExecuteBatch(ModelInstance& instance, ScheduledRequests& requests) const {
   BatchExecution e;
   e.start = SteadyClock::now();
-  for (const auto& r : requests) e.rows += r->batch_size;
+  ExecutionContext context;
+  for (const auto& r : requests) {
+    e.rows += r->batch_size;
+    context.Add(RequestContext{&r->request.parameters, r->request.cancellation, r->deadline, r->batch_size});
+  }
   absl::StatusOr<std::vector<Tensor>> outputs = GatherBatchInputs(requests);
   e.input_done = SteadyClock::now();
-  if (outputs.ok()) outputs = instance.Execute(std::move(*outputs));
+  if (outputs.ok()) outputs = instance.Execute(std::move(*outputs), context);
   e.infer_done = SteadyClock::now();
   if (outputs.ok()) {
     absl::Status checked = CheckOutputs(*config_, config_->max_batch_size() > 0 ? e.rows : 0, *outputs);
@@ -168,7 +108,7 @@ ModelVersion::~ModelVersion() {
   loaded_.reset();
 }
 
-void ModelVersion::Shutdown() { scheduler_->Shutdown(); }
+void ModelVersion::Shutdown(absl::Time deadline) { scheduler_->Shutdown(deadline); }
 
 // The control block of a counted handle.
 class ModelVersion::Handle {
@@ -193,10 +133,10 @@ class ModelVersion::Handle {
   const std::shared_ptr<HandleCount> count_;
 };
 
-std::shared_ptr<ModelVersion> ModelVersion::AcquireHandle(const std::shared_ptr<ModelVersion>& version) {
+ModelHandle ModelVersion::AcquireHandle(const std::shared_ptr<ModelVersion>& version) {
   auto handle = std::make_shared<Handle>(version);
   ModelVersion* raw = handle->get();
-  return std::shared_ptr<ModelVersion>(std::move(handle), raw);
+  return ModelHandle(std::shared_ptr<ModelVersion>(std::move(handle), raw));
 }
 
 int64_t ModelVersion::NumHandles() const {
@@ -211,7 +151,11 @@ bool ModelVersion::AwaitNoHandles(absl::Time deadline) const {
       absl::Condition(+[](HandleCount* c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return c->count == 0; }, &h), deadline);
 }
 
-void ModelVersion::CancelOutstandingWork() { loaded_->CancelOutstandingWork(); }
+void ModelVersion::CancelOutstandingWork() {
+  // Decoupled senders see it through IsStopped() and end their requests Cancelled.
+  work_cancelled_.store(true, std::memory_order_release);
+  loaded_->CancelOutstandingWork();
+}
 
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::NewWithLabels(const Options& options) {
   std::shared_ptr<ModelVersion> version(new ModelVersion(options));
@@ -229,9 +173,28 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
 }
 
 absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options, const LoadHooks& hooks) {
+  const std::string where = StrCat("model '", options.config->name(), "' version ", options.version);
+  // Decoupled: the config says so (its backend must answer that way), or the backend's
+  // models always are (an LLM) — and then the served config says so too, as Triton's
+  // clients read it to choose a streaming call.
+  bool decoupled = options.config->model_transaction_policy().decoupled();
+  if (decoupled && !options.backend->SupportsDecoupled()) {
+    return absl::InvalidArgumentError(StrCat(where, ": model_transaction_policy.decoupled is true but backend '",
+                                             options.backend->name(), "' answers each request once"));
+  }
+  if (options.backend->AlwaysDecoupled() && !decoupled) {
+    auto served = std::make_shared<inference::ModelConfig>(*options.config);
+    served->mutable_model_transaction_policy()->set_decoupled(true);
+    options.config = std::move(served);
+    decoupled = true;
+  }
+  if (decoupled && options.config->has_dynamic_batching() && options.config->dynamic_batching().preserve_ordering()) {
+    return absl::InvalidArgumentError(StrCat(where, ": dynamic_batching.preserve_ordering cannot order the "
+                                             "responses of a decoupled model (several per request)"));
+  }
   const inference::ModelConfig& config = *options.config;
-  const std::string where = StrCat("model '", config.name(), "' version ", options.version);
   ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> version, NewWithLabels(options));
+  version->decoupled_ = decoupled;
 
   ModelLoadContext context{options.config.get(), options.version, options.model_dir,
                            options.model_dir / std::to_string(options.version), options.metrics,
@@ -293,7 +256,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
     for (int i = 0; i < num_instances; ++i) {
       tasks.push_back([&, i] {
         ScopedLoadTimer timer(&timings.instances[i].warmup);
-        warmed[i] = WarmInstance(config, samples, rows, *instances[i], &failed_sample[i]);
+        warmed[i] = RunWarmupSamples(config, decoupled, samples, rows, *instances[i], &failed_sample[i]);
       });
     }
     RunTasks(hooks.run_parallel, std::move(tasks));
@@ -312,8 +275,8 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   ModelVersion* raw = version.get();
   version->scheduler_ = std::make_unique<DynamicBatcher>(
       std::move(*scheduling), std::move(instances),
-      [raw](ModelInstance& instance, ScheduledRequests requests) {
-        raw->RunBatch(instance, std::move(requests));
+      [raw](ModelInstance& instance, ScheduledRequests requests, CompletionBatch& completions) {
+        raw->RunBatch(instance, std::move(requests), completions);
       });
   return version;
 }
@@ -341,13 +304,29 @@ absl::StatusOr<InferResponse> ModelVersion::CompleteComposite(InferResponse resp
 }
 
 size_t ModelVersion::QueueDepth() const { return scheduler_->QueueDepth(); }
+
+ModelVersionSnapshot ModelVersion::Snapshot() const {
+  ModelVersionSnapshot s;
+  s.name = name();
+  s.version = version_;
+  s.config = config_;
+  s.taken = SteadyClock::now();
+  s.created = statistics_.created();
+  s.statistics = statistics_.Snapshot();
+  s.latency = statistics_.latency().Snapshot();
+  s.load = scheduler_->CumulativeLoad();
+  s.queue_depth = scheduler_->QueueDepth();
+  s.in_flight = InFlight();
+  if (const TextGenerator* generator = text_generator()) s.generation = generator->Metrics();
+  return s;
+}
 Scheduler::Load ModelVersion::CumulativeLoad() const { return scheduler_->CumulativeLoad(); }
 
 void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   absl::StatusOr<int64_t> rows = PrepareRequest(*config_, request);
   if (!rows.ok()) {
     statistics_.RecordFailure(rows.status().code(), NanosBetween(request.arrival_time, SteadyClock::now()));
-    callback(rows.status());
+    callback(rows.status(), ResponseDelivery{});
     return;
   }
   auto scheduled = std::make_unique<ScheduledRequest>();
@@ -357,14 +336,16 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   scheduled->request = std::move(request);
   scheduled->batch_size = *rows;
   // Every failure after this point (rejected, timed out, cancelled, backend error) is
-  // counted here, once, by reason.
+  // counted here, once, by reason; a decoupled model's non-final responses pass through.
   std::vector<RequestedOutput> requested;
   if (composite_) requested = scheduled->request.outputs;
   // (Only a composite version's trace needs its start: one clock read less per request.)
   const SteadyClock::time_point started = composite_ ? SteadyClock::now() : SteadyClock::time_point{};
   scheduled->callback = [this, arrival, started, requested = std::move(requested),
                          batch_size = *rows,
-                         callback = std::move(callback)](absl::StatusOr<InferResponse> result) mutable {
+                         callback = std::move(callback)](absl::StatusOr<InferResponse> result,
+                                                         ResponseDelivery delivery) mutable {
+    if (!delivery.final) return callback(std::move(result), delivery);
     if (composite_ && result.ok()) {
       // No queue of its own: the whole pipeline is the "compute" stage of a trace.
       result->timings = {started, started, SteadyClock::now(), batch_size, 1};
@@ -372,7 +353,7 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
     }
     if (!result.ok()) statistics_.RecordFailure(result.status().code(), NanosBetween(arrival, SteadyClock::now()));
     inflight_.fetch_sub(1, std::memory_order_relaxed);
-    callback(std::move(result));
+    callback(std::move(result), delivery);
   };
   scheduler_->Enqueue(std::move(scheduled));
 }
@@ -404,7 +385,32 @@ void ModelVersion::RefreshMetrics() {
   last_sample_ = now;
 }
 
-void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests) {
+void ModelVersion::DropStopped(ScheduledRequests& requests, ResponseDelivery delivery) {
+  const SteadyClock::time_point now = SteadyClock::now();
+  auto stopped = [now](const std::unique_ptr<ScheduledRequest>& r) {
+    return (r->request.cancellation && r->request.cancellation->IsCancelled()) || (r->deadline && *r->deadline <= now);
+  };
+  if (std::none_of(requests.begin(), requests.end(), stopped)) return;  // the common case: no allocation
+  ScheduledRequests live;
+  live.reserve(requests.size());
+  for (std::unique_ptr<ScheduledRequest>& r : requests) {
+    if (!stopped(r)) {
+      live.push_back(std::move(r));
+    } else if (r->request.cancellation && r->request.cancellation->IsCancelled()) {
+      r->callback(absl::CancelledError("request cancelled by the client"), delivery);
+    } else {
+      r->callback(absl::DeadlineExceededError("request timed out before it could run"), delivery);
+    }
+  }
+  requests = std::move(live);
+}
+
+void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests, CompletionBatch& completions) {
+  const ResponseDelivery delivery{/*final=*/true, &completions};
+  // Cancelled or expired since the queue's last sweep: answered, never executed.
+  DropStopped(requests, delivery);
+  if (requests.empty()) return;
+  if (decoupled_) return RunDecoupled(instance, std::move(requests));
   BatchExecution batch = ExecuteBatch(instance, requests);
   if (requests.size() > 1 && batch.status.code() == absl::StatusCode::kInvalidArgument) {
     // The backend blames an input, but which request's? Run each alone so that only the
@@ -416,34 +422,48 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests)
     INFERA_LOG(VERBOSE) << "model '" << name() << "' version " << version_ << ": a batch of " << requests.size()
                         << " requests failed (" << batch.status.message()
                         << "); running each request alone";
-    RunEachAlone(instance, std::move(requests), batch.start);
+    RunEachAlone(instance, std::move(requests), batch.start, delivery);
     return;
   }
-  Complete(requests, batch, batch.start);
+  Complete(requests, batch, batch.start, delivery);
+}
+
+void ModelVersion::RunDecoupled(ModelInstance& instance, ScheduledRequests requests) {
+  const SteadyClock::time_point started = SteadyClock::now();
+  std::vector<ModelInstance::DecoupledRequest> decoupled;
+  decoupled.reserve(requests.size());
+  for (std::unique_ptr<ScheduledRequest>& r : requests) {
+    // The sink holds a handle to this version until the request's final response.
+    auto sink = std::make_shared<DecoupledResponseSink>(NewHandle(), std::move(*r), started);
+    RequestContext context = sink->context();
+    decoupled.push_back(ModelInstance::DecoupledRequest{sink->TakeInputs(), context, ResponseSender(std::move(sink))});
+  }
+  instance.ExecuteDecoupled(std::move(decoupled));
 }
 
 void ModelVersion::RunEachAlone(ModelInstance& instance, ScheduledRequests requests,
-                                SteadyClock::time_point batch_start) {
+                                SteadyClock::time_point batch_start, ResponseDelivery delivery) {
   for (std::unique_ptr<ScheduledRequest>& r : requests) {
     // What the queue would have checked had the request waited for a run of its own.
     if (r->request.cancellation && r->request.cancellation->IsCancelled()) {
-      r->callback(absl::CancelledError("request cancelled by the client"));
+      r->callback(absl::CancelledError("request cancelled by the client"), delivery);
       continue;
     }
     if (r->deadline && *r->deadline <= SteadyClock::now()) {
       r->callback(absl::DeadlineExceededError(
-          "request timed out before it could run alone (its batch failed on another request's input)"));
+                      "request timed out before it could run alone (its batch failed on another request's input)"),
+                  delivery);
       continue;
     }
     ScheduledRequests alone;
     alone.push_back(std::move(r));
     BatchExecution execution = ExecuteBatch(instance, alone);
-    Complete(alone, execution, batch_start);
+    Complete(alone, execution, batch_start, delivery);
   }
 }
 
 void ModelVersion::Complete(ScheduledRequests& requests, BatchExecution& execution,
-                            SteadyClock::time_point left_queue) {
+                            SteadyClock::time_point left_queue, ResponseDelivery delivery) {
   if (execution.status.ok()) {
     statistics_.RecordExecution(requests.size(), execution.rows, NanosBetween(execution.start, execution.input_done),
                                 NanosBetween(execution.input_done, execution.infer_done),
@@ -460,7 +480,7 @@ void ModelVersion::Complete(ScheduledRequests& requests, BatchExecution& executi
   for (size_t i = 0; i < requests.size(); ++i) {
     ScheduledRequest& r = *requests[i];
     if (!execution.status.ok()) {
-      r.callback(execution.status);
+      r.callback(execution.status, delivery);
       continue;
     }
     InferResponse response;
@@ -470,7 +490,7 @@ void ModelVersion::Complete(ScheduledRequests& requests, BatchExecution& executi
     response.outputs = SelectOutputs(std::move(execution.outputs(i)), r.request.outputs);
     if (absl::Status classified = ApplyClassification(*config_, labels_, r.request.outputs, response.outputs);
         !classified.ok()) {
-      r.callback(classified);
+      r.callback(classified, delivery);
       continue;
     }
     response.timings = {r.enqueue_time, left_queue, execution.infer_done, execution.rows,
@@ -478,7 +498,7 @@ void ModelVersion::Complete(ScheduledRequests& requests, BatchExecution& executi
     const uint64_t request_ns = NanosBetween(r.request.arrival_time, SteadyClock::now());
     statistics_.RecordSuccess(request_ns, NanosBetween(r.enqueue_time, left_queue),
                               config_->max_batch_size() > 0 ? r.batch_size : 1);
-    r.callback(std::move(response));
+    r.callback(std::move(response), delivery);
   }
 }
 

@@ -55,7 +55,7 @@ class MarkerBackend : public Backend {
   class Instance : public ModelInstance {
    public:
     explicit Instance(MarkerBackend* backend) : backend_(backend) {}
-    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
       std::vector<int32_t> rows(inputs[0].data.size() / sizeof(int32_t));
       std::memcpy(rows.data(), inputs[0].data.data(), inputs[0].data.size());
       std::function<void(const std::vector<int32_t>&)> hook;
@@ -116,7 +116,7 @@ std::string Config(int preferred_rows, const std::string& more_batching = "") {
 class Outcomes {
  public:
   InferCallback Callback(size_t index) {
-    return [this, index](absl::StatusOr<InferResponse> result) {
+    return [this, index](absl::StatusOr<InferResponse> result, ResponseDelivery) {
       absl::MutexLock lock(&mu_);
       results_.emplace(index, std::move(result));
     };

@@ -41,17 +41,17 @@ class VersionChoice {
 
   // The version to serve, routed by `routing_key` when needs_routing_key() (see canary.h:
   // sticky by key, an exact spread without one). The lookup's error when there is none.
-  absl::StatusOr<std::shared_ptr<ModelVersion>> Resolve(std::string_view routing_key) &&;
+  absl::StatusOr<ModelHandle> Resolve(std::string_view routing_key) &&;
 
  private:
   friend class ModelManager;
   // Settled at lookup: `chosen` is the handle or the error.
-  explicit VersionChoice(absl::StatusOr<std::shared_ptr<ModelVersion>> chosen) : chosen_(std::move(chosen)) {}
+  explicit VersionChoice(absl::StatusOr<ModelHandle> chosen) : chosen_(std::move(chosen)) {}
   // A pending canary split. Each side's handle is null when that side is not ready;
   // `fallback` is the newest ready version (null when none is), `none_ready` the error
   // when no side nor fallback is available.
-  VersionChoice(std::shared_ptr<const CanaryController> canary, std::shared_ptr<ModelVersion> canary_side,
-                std::shared_ptr<ModelVersion> baseline_side, std::shared_ptr<ModelVersion> fallback,
+  VersionChoice(std::shared_ptr<const CanaryController> canary, ModelHandle canary_side,
+                ModelHandle baseline_side, ModelHandle fallback,
                 absl::Status none_ready)
       : chosen_(std::move(none_ready)),
         canary_(std::move(canary)),
@@ -59,11 +59,11 @@ class VersionChoice {
         baseline_side_(std::move(baseline_side)),
         fallback_(std::move(fallback)) {}
 
-  absl::StatusOr<std::shared_ptr<ModelVersion>> chosen_;
+  absl::StatusOr<ModelHandle> chosen_;
   std::shared_ptr<const CanaryController> canary_;
-  std::shared_ptr<ModelVersion> canary_side_;
-  std::shared_ptr<ModelVersion> baseline_side_;
-  std::shared_ptr<ModelVersion> fallback_;
+  ModelHandle canary_side_;
+  ModelHandle baseline_side_;
+  ModelHandle fallback_;
 };
 
 }  // namespace infera

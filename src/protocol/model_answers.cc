@@ -35,10 +35,10 @@ void SetDuration(const StatisticsSnapshot::Duration& from, inference::StatisticD
   to->set_ns(from.ns);
 }
 
-void AddStatistics(const ModelVersion& model, inference::ModelStatistics* out) {
-  const StatisticsSnapshot s = model.statistics().Snapshot();
-  out->set_name(model.name());
-  out->set_version(std::to_string(model.version()));
+void AddStatistics(const ModelVersionSnapshot& model, inference::ModelStatistics* out) {
+  const StatisticsSnapshot& s = model.statistics;
+  out->set_name(model.name);
+  out->set_version(std::to_string(model.version));
   out->set_last_inference(s.last_inference_ms);
   out->set_inference_count(s.inference_count);
   out->set_execution_count(s.execution_count);
@@ -74,7 +74,7 @@ void BuildServerMetadata(std::string_view name, std::string_view version,
 absl::Status BuildModelMetadata(const ModelManager& manager, std::string_view name,
                                 std::optional<int64_t> version,
                                 inference::ModelMetadataResponse* response) {
-  ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> model, manager.GetModelVersion(name, version));
+  ASSIGN_OR_RETURN(ModelHandle model, manager.GetModelVersion(name, version));
   const inference::ModelConfig& config = model->config();
   response->set_name(config.name());
   if (version) {
@@ -92,11 +92,11 @@ absl::Status BuildModelMetadata(const ModelManager& manager, std::string_view na
 
 absl::Status BuildModelConfig(const ModelManager& manager, std::string_view name,
                               std::optional<int64_t> version, inference::ModelConfigResponse* response) {
-  ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> model, manager.GetModelVersion(name, version));
+  ASSIGN_OR_RETURN(ModelHandle model, manager.GetModelVersion(name, version));
   *response->mutable_config() = model->config();
   // Load-time facts (e.g. infera.precision.cosine) as read-only parameters: the place a
   // Triton user looks for how a version was set up, the same over HTTP and gRPC.
-  for (auto& [key, value] : model->loaded_model().ReportedParameters()) {
+  for (auto& [key, value] : model->ReportedParameters()) {
     (*response->mutable_config()->mutable_parameters())[key].set_string_value(value);
   }
   return absl::OkStatus();
@@ -105,8 +105,8 @@ absl::Status BuildModelConfig(const ModelManager& manager, std::string_view name
 absl::Status BuildModelStatistics(const ModelManager& manager, std::string_view name,
                                   std::optional<int64_t> version,
                                   inference::ModelStatisticsResponse* response) {
-  ASSIGN_OR_RETURN(auto models, manager.VersionsForStatistics(name, version));
-  for (const auto& model : models) AddStatistics(*model, response->add_model_stats());
+  ASSIGN_OR_RETURN(std::vector<ModelVersionSnapshot> models, manager.Snapshots(name, version));
+  for (const ModelVersionSnapshot& model : models) AddStatistics(model, response->add_model_stats());
   return absl::OkStatus();
 }
 

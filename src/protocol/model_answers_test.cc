@@ -32,7 +32,7 @@ class ReportingBackend final : public Backend {
  private:
   class Instance final : public ModelInstance {
    public:
-    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor>) override {
+    absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor>, const ExecutionContext&) override {
       return absl::InternalError("not used");
     }
   };

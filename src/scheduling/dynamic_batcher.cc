@@ -32,12 +32,27 @@ DynamicBatcher::DynamicBatcher(SchedulingOptions options,
 
 DynamicBatcher::~DynamicBatcher() { Shutdown(); }
 
-void DynamicBatcher::Shutdown() {
+void DynamicBatcher::Shutdown(absl::Time deadline) {
   absl::MutexLock shutdown_lock(&shutdown_mu_);
+  ScheduledRequests abandoned;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
     work_available_.SignalAll();
+    // The workers run what is queued without delay; what is still queued at the deadline
+    // is taken out and answered (below), so the drain ends in time.
+    if (deadline != absl::InfiniteFuture() &&
+        !mu_.AwaitWithDeadline(
+            absl::Condition(+[](RequestQueue* queue) ABSL_NO_THREAD_SAFETY_ANALYSIS { return queue->empty(); },
+                            &queue_),
+            deadline)) {
+      abandoned = queue_.TakeAll();
+    }
+  }
+  for (std::unique_ptr<ScheduledRequest>& r : abandoned) {
+    r->callback(absl::UnavailableError("the model version is being unloaded and its drain deadline passed while "
+                                       "the request was queued"),
+                ResponseDelivery{});
   }
   for (std::thread& worker : workers_) worker.join();
   workers_.clear();
@@ -84,7 +99,7 @@ int DynamicBatcher::RetryAfterSeconds() const {
 }
 
 void DynamicBatcher::Reject(std::vector<RequestQueue::Rejection> rejected) {
-  for (RequestQueue::Rejection& r : rejected) r.request->callback(std::move(r.status));
+  for (RequestQueue::Rejection& r : rejected) r.request->callback(std::move(r.status), ResponseDelivery{});
 }
 
 std::optional<size_t> DynamicBatcher::ClaimForInline() {
@@ -140,7 +155,7 @@ void DynamicBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   }
   // Outside the lock: callbacks may do real work (encode and post a response).
   Reject(std::move(swept));
-  if (rejected) rejected->request->callback(std::move(rejected->status));
+  if (rejected) rejected->request->callback(std::move(rejected->status), ResponseDelivery{});
   if (inline_instance) {
     ScheduledRequests batch;
     batch.push_back(std::move(request));
@@ -224,7 +239,7 @@ void DynamicBatcher::Run(size_t instance, ScheduledRequests batch) {
   {
     // The batch's responses leave in one hand-off per I/O thread, once all are ready.
     CompletionBatch completions;
-    runner_(*instances_[instance], std::move(batch));
+    runner_(*instances_[instance], std::move(batch), completions);
   }
   const Nanos duration = clock_->Now() - start;
   busy_ns_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(0, duration.count())), std::memory_order_relaxed);

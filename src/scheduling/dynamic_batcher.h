@@ -20,9 +20,9 @@
 // queue runs at once on the enqueuing thread (no thread hop either way), unless the
 // policy would wait for more requests to batch.
 //
-// Shutdown() stops intake, runs everything still queued without delay, joins workers
-// and waits for inline runs still executing on enqueuing threads; when it returns no
-// instance is in use.
+// Shutdown() stops intake, runs everything still queued without delay (what is still
+// queued at its deadline is answered Unavailable), joins workers and waits for inline
+// runs still executing on enqueuing threads; when it returns no instance is in use.
 //
 // Thread-safe.
 #ifndef INFERA_SCHEDULING_DYNAMIC_BATCHER_H_
@@ -58,7 +58,8 @@ class DynamicBatcher : public Scheduler {
   void Enqueue(std::unique_ptr<ScheduledRequest> request) override;
   size_t QueueDepth() const override;
   Load CumulativeLoad() const override;
-  void Shutdown() override;
+  void Shutdown(absl::Time deadline) override;
+  using Scheduler::Shutdown;
 
   // Arrivals that woke waiting workers (for tests: with a batch delay about one per
   // batch, not one per request).

@@ -23,7 +23,7 @@ using ::testing::ElementsAre;
 class FakeInstance : public ModelInstance {
  public:
   explicit FakeInstance(int id) : id(id) {}
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor>) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor>, const ExecutionContext&) override {
     return std::vector<Tensor>{};
   }
   const int id;
@@ -40,7 +40,7 @@ std::vector<std::unique_ptr<ModelInstance>> Instances(int n) {
 class Recorder {
  public:
   BatchRunner Runner() {
-    return [this](ModelInstance& instance, ScheduledRequests requests) {
+    return [this](ModelInstance& instance, ScheduledRequests requests, CompletionBatch&) {
       std::vector<std::string> ids;
       for (auto& r : requests) ids.push_back(r->request.id);
       {
@@ -53,7 +53,7 @@ class Recorder {
         started_.Notify();
         released_.WaitForNotification();
       }
-      for (auto& r : requests) r->callback(InferResponse{});
+      for (auto& r : requests) r->callback(InferResponse{}, ResponseDelivery{});
     };
   }
   void HoldFirst() { hold_first_ = true; }
@@ -298,20 +298,20 @@ TEST(DynamicBatcherTest, PreserveOrderingHoldsEarlyResults) {
   Outcomes outcomes;
   SchedulingOptions options = BatchingOptions(1);
   options.preserve_ordering = true;
-  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests, CompletionBatch&) {
     if (requests[0]->request.id == "slow") {
       slow_started.Notify();
       release_slow.WaitForNotification();
     }
-    for (auto& r : requests) r->callback(InferResponse{});
+    for (auto& r : requests) r->callback(InferResponse{}, ResponseDelivery{});
   };
   {
     DynamicBatcher batcher(options, Instances(2), std::move(runner));
     batcher.Enqueue(MakeRequest("slow", 1, outcomes.Callback("slow")));
     slow_started.WaitForNotification();
     absl::Notification fast_done;
-    batcher.Enqueue(MakeRequest("fast", 1, [&](absl::StatusOr<InferResponse> r) {
-      outcomes.Callback("fast")(std::move(r));
+    batcher.Enqueue(MakeRequest("fast", 1, [&](absl::StatusOr<InferResponse> r, ResponseDelivery) {
+      outcomes.Callback("fast")(std::move(r), ResponseDelivery{});
       fast_done.Notify();
     }));
     EXPECT_FALSE(fast_done.WaitForNotificationWithTimeout(absl::Milliseconds(200)));
@@ -327,14 +327,14 @@ TEST(DynamicBatcherTest, EveryInstanceTakesWork) {
   absl::Notification go;
   std::set<int> ids;
   absl::Mutex mu;
-  BatchRunner runner = [&](ModelInstance& instance, ScheduledRequests requests) {
+  BatchRunner runner = [&](ModelInstance& instance, ScheduledRequests requests, CompletionBatch&) {
     {
       absl::MutexLock lock(&mu);
       ids.insert(static_cast<FakeInstance&>(instance).id);
     }
     both.DecrementCount();
     go.WaitForNotification();
-    for (auto& r : requests) r->callback(InferResponse{});
+    for (auto& r : requests) r->callback(InferResponse{}, ResponseDelivery{});
   };
   Outcomes outcomes;
   SchedulingOptions options = BatchingOptions(1);
@@ -351,7 +351,7 @@ TEST(DynamicBatcherTest, InlineRunsOnTheCallersThreadWhenAnInstanceIsIdle) {
   std::vector<std::thread::id> threads;
   absl::Mutex mu;
   absl::Notification hold_started, release;
-  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests, CompletionBatch&) {
     {
       absl::MutexLock lock(&mu);
       threads.push_back(std::this_thread::get_id());
@@ -360,7 +360,7 @@ TEST(DynamicBatcherTest, InlineRunsOnTheCallersThreadWhenAnInstanceIsIdle) {
       hold_started.Notify();
       release.WaitForNotification();
     }
-    for (auto& r : requests) r->callback(InferResponse{});
+    for (auto& r : requests) r->callback(InferResponse{}, ResponseDelivery{});
   };
   Outcomes outcomes;
   SchedulingOptions options = BatchingOptions(4);
@@ -391,9 +391,9 @@ TEST(DynamicBatcherTest, InlineRunsOnTheCallersThreadWhenAnInstanceIsIdle) {
 TEST(DynamicBatcherTest, NoInlineWhenThePolicyWantsToWaitForABatch) {
   std::thread::id ran_on;
   absl::Notification done;
-  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests, CompletionBatch&) {
     ran_on = std::this_thread::get_id();
-    for (auto& r : requests) r->callback(InferResponse{});
+    for (auto& r : requests) r->callback(InferResponse{}, ResponseDelivery{});
     done.Notify();
   };
   Outcomes outcomes;
@@ -429,11 +429,11 @@ TEST(DynamicBatcherTest, ShutdownWaitsForAnInlineRun) {
   absl::Notification inline_started, shutdown_returned;
   std::atomic<bool> shutdown_returned_during_run{true};
   std::atomic<bool> run_finished{false};
-  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests, CompletionBatch&) {
     inline_started.Notify();
     shutdown_returned.WaitForNotificationWithTimeout(absl::Milliseconds(500));
     shutdown_returned_during_run = shutdown_returned.HasBeenNotified();
-    for (auto& r : requests) r->callback(InferResponse{});
+    for (auto& r : requests) r->callback(InferResponse{}, ResponseDelivery{});
     run_finished = true;
   };
   Outcomes outcomes;
@@ -467,14 +467,14 @@ TEST(DynamicBatcherTest, BothInstancesRunAShareAtOnce) {
   absl::Mutex mu;
   std::vector<std::vector<std::string>> batches;
   bool release = false;
-  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests) {
+  BatchRunner runner = [&](ModelInstance&, ScheduledRequests requests, CompletionBatch&) {
     {
       absl::MutexLock lock(&mu);
       batches.emplace_back();
       for (auto& r : requests) batches.back().push_back(r->request.id);
       if (batches.size() == 1) mu.Await(absl::Condition(&release));  // hold the first batch
     }
-    for (auto& r : requests) r->callback(InferResponse{});
+    for (auto& r : requests) r->callback(InferResponse{}, ResponseDelivery{});
   };
   Outcomes outcomes;
   DynamicBatcher batcher(options, Instances(2), std::move(runner));
@@ -518,6 +518,35 @@ TEST(DynamicBatcherTest, AtTheDelayAQueueOfLessThanAShareRunsAsOneBatch) {
   clock.Advance(std::chrono::milliseconds(1));
   ASSERT_TRUE(Eventually([&] { return outcomes.size() == 6; }));
   EXPECT_THAT(recorder.batches(), ElementsAre(ElementsAre("r0", "r1", "r2", "r3", "r4", "r5")));
+}
+
+}  // namespace
+}  // namespace infera
+
+namespace infera {
+namespace {
+
+// A drain is bounded: what is still queued at the deadline is answered Unavailable at
+// once, while the execution under way is waited for (it cannot be interrupted).
+TEST(DynamicBatcherTest, ShutdownAnswersWhatIsStillQueuedAtTheDeadline) {
+  Recorder recorder;
+  recorder.HoldFirst();
+  Outcomes outcomes;
+  DynamicBatcher batcher(BatchingOptions(1), Instances(1), recorder.Runner());
+  batcher.Enqueue(MakeRequest("running", 1, outcomes.Callback("running")));
+  recorder.WaitStarted();
+  batcher.Enqueue(MakeRequest("queued1", 1, outcomes.Callback("queued1")));
+  batcher.Enqueue(MakeRequest("queued2", 1, outcomes.Callback("queued2")));
+  std::thread shutdown([&] { batcher.Shutdown(absl::Now() + absl::Milliseconds(50)); });
+  // The deadline passes with both still queued behind the held execution.
+  ASSERT_TRUE(outcomes.AwaitSize(2));
+  EXPECT_EQ(outcomes.status_of("queued1").code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(outcomes.status_of("queued2").code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(outcomes.status_of("queued1").message()), ::testing::HasSubstr("drain deadline"));
+  recorder.Release();
+  shutdown.join();
+  EXPECT_TRUE(outcomes.status_of("running").ok());
+  EXPECT_EQ(recorder.batches().size(), 1u);  // nothing queued ran after the deadline
 }
 
 }  // namespace

@@ -8,12 +8,13 @@ InferCallback OrderedCompletion::Wrap(InferCallback callback) {
   absl::MutexLock lock(&mu_);
   const uint64_t sequence = next_sequence_++;
   slots_[sequence] = Slot{std::move(callback), std::nullopt};
-  return [this, sequence](absl::StatusOr<InferResponse> result) {
-    Complete(sequence, std::move(result));
+  return [this, sequence](absl::StatusOr<InferResponse> result, ResponseDelivery delivery) {
+    Complete(sequence, std::move(result), delivery);
   };
 }
 
-void OrderedCompletion::Complete(uint64_t sequence, absl::StatusOr<InferResponse> result) {
+void OrderedCompletion::Complete(uint64_t sequence, absl::StatusOr<InferResponse> result,
+                                 ResponseDelivery delivery) {
   mu_.Lock();
   slots_[sequence].result = std::move(result);
   if (delivering_) {  // the delivering thread will pick this one up
@@ -31,7 +32,9 @@ void OrderedCompletion::Complete(uint64_t sequence, absl::StatusOr<InferResponse
     }
     if (ready.empty()) break;
     mu_.Unlock();
-    for (Slot& slot : ready) slot.callback(std::move(*slot.result));
+    // Results that arrived earlier on other threads leave with this call's delivery (its
+    // batch, if any, is open on this thread until the call returns).
+    for (Slot& slot : ready) slot.callback(std::move(*slot.result), delivery);
     mu_.Lock();
   }
   delivering_ = false;

@@ -3,7 +3,9 @@
 //
 // Wrap() gives each request's callback a sequence number; a result that arrives early
 // waits until every earlier one has been delivered. One thread delivers at a time, so
-// callbacks never run concurrently or out of order.
+// callbacks never run concurrently or out of order. Each request completes once (a
+// decoupled model, whose requests complete several times, cannot preserve ordering: its
+// config is refused at load).
 //
 // Thread-safe. Must outlive every wrapped callback.
 #ifndef INFERA_SCHEDULING_ORDERED_COMPLETION_H_
@@ -28,7 +30,7 @@ class OrderedCompletion {
     InferCallback callback;
     std::optional<absl::StatusOr<InferResponse>> result;
   };
-  void Complete(uint64_t sequence, absl::StatusOr<InferResponse> result);
+  void Complete(uint64_t sequence, absl::StatusOr<InferResponse> result, ResponseDelivery delivery);
 
   absl::Mutex mu_;
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;

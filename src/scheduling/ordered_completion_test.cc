@@ -14,13 +14,13 @@ TEST(OrderedCompletionTest, DeliversInWrapOrderWhateverTheCompletionOrder) {
   OrderedCompletion ordered;
   std::vector<InferCallback> wrapped;
   for (int i = 0; i < 5; ++i) wrapped.push_back(ordered.Wrap(outcomes.Callback(std::to_string(i))));
-  wrapped[3](InferResponse{});
-  wrapped[1](absl::InternalError("x"));
+  wrapped[3](InferResponse{}, ResponseDelivery{});
+  wrapped[1](absl::InternalError("x"), ResponseDelivery{});
   EXPECT_EQ(outcomes.size(), 0u);  // 0 not done: nothing may go out
-  wrapped[0](InferResponse{});
+  wrapped[0](InferResponse{}, ResponseDelivery{});
   EXPECT_THAT(outcomes.order(), ::testing::ElementsAre("0", "1"));
-  wrapped[4](InferResponse{});
-  wrapped[2](InferResponse{});
+  wrapped[4](InferResponse{}, ResponseDelivery{});
+  wrapped[2](InferResponse{}, ResponseDelivery{});
   EXPECT_THAT(outcomes.order(), ::testing::ElementsAre("0", "1", "2", "3", "4"));
   EXPECT_EQ(outcomes.status_of("1").code(), absl::StatusCode::kInternal);
 }
@@ -34,7 +34,7 @@ TEST(OrderedCompletionTest, ConcurrentCompletionsStayOrdered) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      for (int i = kCount - 1 - t; i >= 0; i -= 4) wrapped[i](InferResponse{});
+      for (int i = kCount - 1 - t; i >= 0; i -= 4) wrapped[i](InferResponse{}, ResponseDelivery{});
     });
   }
   for (auto& t : threads) t.join();

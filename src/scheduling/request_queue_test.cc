@@ -26,7 +26,7 @@ SchedulingOptions Options(int levels, QueuePolicy policy = {}) {
 
 std::unique_ptr<ScheduledRequest> Req(const std::string& id, int64_t rows = 1, int64_t width = 2,
                                       Parameters params = {}) {
-  return MakeRequest(id, rows, [](absl::StatusOr<InferResponse>) {}, width, std::move(params));
+  return MakeRequest(id, rows, [](absl::StatusOr<InferResponse>, ResponseDelivery) {}, width, std::move(params));
 }
 
 std::vector<std::string> Ids(const std::vector<const ScheduledRequest*>& requests) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
 #include "api/infer_request.h"
 #include "backend/backend.h"
 
@@ -32,7 +33,8 @@ struct ScheduledRequest {
   // Rows this request contributes to a batch (its leading dimension); 1 when the
   // model does not batch.
   int64_t batch_size = 1;
-  // Completes the request; called exactly once.
+  // Completes the request (api/infer_request.h: once, final, unless the model is
+  // decoupled; the scheduler itself only ever completes it once, final).
   InferCallback callback;
   std::chrono::steady_clock::time_point enqueue_time{};
   // Set by the scheduler's queue on admission.
@@ -43,9 +45,12 @@ struct ScheduledRequest {
 using ScheduledRequests = std::vector<std::unique_ptr<ScheduledRequest>>;
 
 // Runs `requests` as one execution on `instance` and completes every request's
-// callback. Provided by the model version (it knows the config); called on the
-// instance's worker thread, concurrently from every worker, so it must be thread-safe.
-using BatchRunner = absl::AnyInvocable<void(ModelInstance& instance, ScheduledRequests requests)>;
+// callback, passing `completions` with each result (ResponseDelivery::batch) so that
+// frontends can defer their hand-offs to the batch's end. Provided by the model version
+// (it knows the config); called on the instance's worker thread (or inline on an
+// enqueuing thread), concurrently from every worker, so it must be thread-safe.
+using BatchRunner =
+    absl::AnyInvocable<void(ModelInstance& instance, ScheduledRequests requests, CompletionBatch& completions)>;
 
 // Thread-safe.
 class Scheduler {
@@ -69,9 +74,11 @@ class Scheduler {
   virtual Load CumulativeLoad() const = 0;
 
   // Stops intake (later Enqueue calls are rejected with Unavailable), finishes every
-  // queued and executing request, and joins the worker threads. Idempotent.
-  // IMPORTANT: never call it from a worker thread (from inside a callback).
-  virtual void Shutdown() = 0;
+  // queued and executing request, and joins the worker threads. Requests still queued at
+  // `deadline` are answered Unavailable instead; executing ones are always waited for.
+  // Idempotent. IMPORTANT: never call it from a worker thread (from inside a callback).
+  virtual void Shutdown(absl::Time deadline) = 0;
+  void Shutdown() { Shutdown(absl::InfiniteFuture()); }
 };
 
 }  // namespace infera

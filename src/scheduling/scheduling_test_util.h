@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "scheduling/scheduler.h"
 
 namespace infera::testing {
@@ -16,7 +17,7 @@ namespace infera::testing {
 class Outcomes {
  public:
   InferCallback Callback(const std::string& id) {
-    return [this, id](absl::StatusOr<InferResponse> result) {
+    return [this, id](absl::StatusOr<InferResponse> result, ResponseDelivery) {
       absl::MutexLock lock(&mu_);
       order_.push_back(id);
       statuses_.push_back(result.status());
@@ -37,11 +38,17 @@ class Outcomes {
     absl::MutexLock lock(&mu_);
     return order_.size();
   }
+  // Waits until `n` outcomes arrived (at most 30 s); false when they did not.
+  bool AwaitSize(size_t n) const {
+    absl::MutexLock lock(&mu_);
+    auto reached = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return order_.size() >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(30));
+  }
 
  private:
   mutable absl::Mutex mu_;
-  std::vector<std::string> order_;
-  std::vector<absl::Status> statuses_;
+  std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Status> statuses_ ABSL_GUARDED_BY(mu_);
 };
 
 // A request of `rows` rows whose single input "x" has shape [rows, width].

@@ -200,28 +200,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
   server->shared_memory_routes_ = std::make_unique<SharedMemoryRoutes>(server->shared_memory_, http_guard);
   server->embeddings_routes_ = std::make_unique<EmbeddingsRoutes>(*server->manager_);
-  diagnosis::DiagnosisSampler::Options diagnosis_options;
-  diagnosis_options.llm_probe = [](const ModelVersion& version) -> std::optional<diagnosis::LlmSample> {
-    const auto* llm = dynamic_cast<const llm::LlmModel*>(&version.loaded_model());
-    if (llm == nullptr) return std::nullopt;
-    const llm::LlmMetricsSnapshot metrics = llm->engine().Metrics();
-    return diagnosis::LlmSample{metrics.preemptions, metrics.generation_tokens, metrics.kv_cache_usage,
-                                metrics.num_running, metrics.num_waiting,
-                                llm->engine().options().scheduler.max_num_seqs};
-  };
   server->diagnosis_sampler_ =
-      std::make_unique<diagnosis::DiagnosisSampler>(*server->manager_, std::move(diagnosis_options));
+      std::make_unique<diagnosis::DiagnosisSampler>(*server->manager_, diagnosis::DiagnosisSampler::Options{});
   server->diagnosis_routes_ = std::make_unique<diagnosis::DiagnosisRoutes>(*server->diagnosis_sampler_);
   {
     ConsoleStream::Options console_options;
     const ModelManager* manager = server->manager_.get();
-    console_options.read_models = [manager] {
-      return ReadConsoleModels(*manager, [](const ModelVersion& v) -> std::optional<llm::LlmMetricsSnapshot> {
-        const auto* model = dynamic_cast<const llm::LlmModel*>(&v.loaded_model());
-        if (model == nullptr) return std::nullopt;
-        return model->engine().Metrics();
-      });
-    };
+    console_options.read_models = [manager] { return ReadConsoleModels(*manager); };
     const std::string control_mode = options.model_control_mode;
     const bool token_required = !options.admin_token.empty();
     console_options.read_server = [raw, control_mode, token_required] {
@@ -406,20 +391,13 @@ void Server::Shutdown() {
   if (admin_) admin_->Shutdown();
   // 3. The models drain: queued requests run at once (no batching delay), running ones
   //    finish, every response goes out through the still-running transports. The
-  //    versions themselves stay alive until the transports are done: a request served
-  //    by a model's own runtime rather than its scheduler (an OpenAI stream on an LLM
-  //    engine) finishes on it, and no version is destroyed on one of its own threads.
-  std::vector<std::shared_ptr<ModelVersion>> keep_alive;
-  if (manager_) {
-    keep_alive = manager_->VersionsForStatistics("", std::nullopt).value_or(keep_alive);
-    // Handles still held (OpenAI streams, requests being written) are waited for within
-    // the same exit timeout as the transports; what outlives it is cancelled.
-    manager_->UnloadAll(drain_deadline);
-  }
+  //    Requests that hold a handle (generations, decoupled requests, requests being
+  //    looked up) are waited for within the same exit timeout as the transports; what
+  //    outlives it is cancelled, and each version's scheduler drain is bounded by it too.
+  if (manager_) manager_->UnloadAll(drain_deadline);
   // 4. The transports stop once their last response is written (or the timeout passed).
   http_stop.join();
   grpc_stop.join();
-  keep_alive.clear();
   grpc_.reset();
   if (metrics_http_) metrics_http_->Shutdown(std::chrono::seconds(0));
   metrics_http_.reset();

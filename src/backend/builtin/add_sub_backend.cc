@@ -71,7 +71,7 @@ class AddSubInstance : public ModelInstance {
   AddSubInstance(const inference::ModelConfig& config, Kernel kernel)
       : sum_name_(config.output(0).name()), diff_name_(config.output(1).name()), kernel_(kernel) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     if (inputs.size() != 2) {
       return absl::InvalidArgumentError(StrCat("add_sub needs 2 inputs, got ", inputs.size()));
     }

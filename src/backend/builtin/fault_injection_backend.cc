@@ -43,7 +43,7 @@ class FaultInjectionInstance : public ModelInstance {
     for (const auto& output : config.output()) output_names_.push_back(output.name());
   }
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
     if (failure_rate_ > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < failure_rate_) {
       return absl::InternalError("fault_injection: injected failure");

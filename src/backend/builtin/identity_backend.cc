@@ -10,7 +10,7 @@ class IdentityInstance : public ModelInstance {
     for (const auto& output : config.output()) output_names_.push_back(output.name());
   }
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     if (inputs.size() != output_names_.size()) {
       return absl::InvalidArgumentError(StrCat("identity needs all ", output_names_.size(),
                                                " inputs, got ", inputs.size()));

@@ -158,7 +158,7 @@ class ClassifyInstance : public ModelInstance {
                    const std::vector<std::string>& labels)
       : config_(config), options_(options), labels_(labels) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     if (inputs.size() != 1) {
       return absl::InvalidArgumentError(StrCat(kName, " needs 1 input, got ", inputs.size()));
     }

@@ -141,7 +141,7 @@ class DetectInstance : public ModelInstance {
   DetectInstance(const inference::ModelConfig& config, const DetectOptions& options)
       : config_(config), options_(options) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     if (inputs.size() != 2) {
       return absl::InvalidArgumentError(StrCat(kName, " needs 2 inputs, got ", inputs.size()));
     }

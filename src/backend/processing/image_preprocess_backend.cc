@@ -23,7 +23,7 @@ class ImagePreprocessInstance : public ModelInstance {
   ImagePreprocessInstance(const ImagePreprocessOptions& options, std::string output_name, bool batching)
       : options_(options), output_name_(std::move(output_name)), batching_(batching) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     if (inputs.size() != 1) {
       return absl::InvalidArgumentError(StrCat("image_preprocess needs 1 input, got ", inputs.size()));
     }

@@ -78,7 +78,7 @@ class PoolInstance : public ModelInstance {
   PoolInstance(const inference::ModelConfig& config, const PoolOptions& options)
       : config_(config), options_(options) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     const Tensor* embeddings = nullptr;
     const Tensor* mask = nullptr;
     for (const Tensor& input : inputs) {

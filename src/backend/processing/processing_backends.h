@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "backend/backend.h"
+#include "backend/token_counter.h"
 
 namespace infera {
 
@@ -31,18 +32,6 @@ std::unique_ptr<Backend> CreatePoolBackend();
 // a Hugging Face tokenizer.json (WordPiece or BPE), truncated and padded to
 // `max_length` = L. Contract: docs/pipelines.md "tokenize".
 std::unique_ptr<Backend> CreateTokenizeBackend();
-
-// What a loaded `tokenize` model offers besides Infer(): the number of tokens it feeds
-// the next step for `text` (special tokens included, at most max_length), for the
-// OpenAI embeddings usage counts (http/embeddings_routes.h). Reach it by
-// dynamic_cast<const TokenCounter*>(&version->loaded_model()).
-//
-// Thread-safe (const; the tokenizer is immutable).
-class TokenCounter {
- public:
-  virtual ~TokenCounter() = default;
-  virtual size_t CountTokens(std::string_view text) const = 0;
-};
 
 }  // namespace infera
 

@@ -108,7 +108,7 @@ class TokenizeInstance : public ModelInstance {
                    std::shared_ptr<const text::Tokenizer> tokenizer, int32_t pad_id)
       : config_(config), options_(options), tokenizer_(std::move(tokenizer)), pad_id_(pad_id) {}
 
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs) override {
+  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
     if (inputs.size() != 1) return absl::InvalidArgumentError(StrCat(kName, ": needs its one text input"));
     const Tensor& input = inputs[0];
     ASSIGN_OR_RETURN(std::vector<std::string_view> texts, SplitBytesElements(input.data.AsStringView()));
@@ -172,6 +172,8 @@ class TokenizeModel : public LoadedModel, public TokenCounter {
   absl::StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(const InstanceOptions&) override {
     return std::make_unique<TokenizeInstance>(config_, options_, tokenizer_, pad_id_);
   }
+
+  const TokenCounter* token_counter() const override { return this; }
 
   size_t CountTokens(std::string_view text) const override {
     return tokenizer_->EncodeTruncated(text, options_.add_special_tokens, static_cast<size_t>(options_.max_length))

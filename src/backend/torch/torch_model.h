@@ -28,8 +28,8 @@
 //        floating inputs are cast to the compute dtype, floating outputs back to the
 //        config's dtype. With `--cpu-placement pinned` (docs/cpu_placement.md) the
 //        instance reserves one CPU per intra-op thread when it is created, and its first
-//        execution outside a WarmupScope (the scheduler's worker; the loader's warm-up
-//        runs inside one) pins that thread and its OpenMP team there
+//        execution that is not a warm-up (ExecutionContext::is_warmup: the scheduler's
+//        worker; the loader's warm-up runs and probes are warm-ups) pins that thread and its OpenMP team there
 //        (torch_pinning.h). Every LibTorch exception becomes a
 //        Status; none escapes. A model's own fault (an exception in forward(), outputs
 //        of the wrong count, type or dtype) is Internal, never InvalidArgument.

@@ -1,8 +1,8 @@
-#include "llm/sampling_params.h"
+#include "api/sampling_params.h"
 
 #include "common/str_cat.h"
 
-namespace infera::llm {
+namespace infera {
 
 absl::Status SamplingParams::Validate() const {
   auto bad = [](std::string_view field, std::string_view rule) {
@@ -37,4 +37,4 @@ absl::Status SamplingParams::Validate() const {
   return absl::OkStatus();
 }
 
-}  // namespace infera::llm
+}  // namespace infera

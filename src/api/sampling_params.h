@@ -1,9 +1,9 @@
-// SamplingParams: how one request picks its tokens and when it stops (vLLM's names and
-// semantics). Validate() rejects out-of-range values with a message naming the field.
+// SamplingParams: how one text generation picks its tokens and when it stops (vLLM's names
+// and semantics); part of the transport-neutral generation request (api/generation.h). Validate() rejects out-of-range values with a message naming the field.
 //
 // A value type; thread-safe to copy.
-#ifndef INFERA_LLM_SAMPLING_PARAMS_H_
-#define INFERA_LLM_SAMPLING_PARAMS_H_
+#ifndef INFERA_API_SAMPLING_PARAMS_H_
+#define INFERA_API_SAMPLING_PARAMS_H_
 
 #include <cstdint>
 #include <optional>
@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 
-namespace infera::llm {
+namespace infera {
 
 // The largest max_tokens a request may ask for: the longest max_model_len allowed
 // (llm_model_options.h), so no request that fits a model's context is refused for it
@@ -53,6 +53,6 @@ struct SamplingParams {
   bool greedy() const { return temperature < 1e-5; }
 };
 
-}  // namespace infera::llm
+}  // namespace infera
 
-#endif  // INFERA_LLM_SAMPLING_PARAMS_H_
+#endif  // INFERA_API_SAMPLING_PARAMS_H_

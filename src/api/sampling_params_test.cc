@@ -1,4 +1,4 @@
-#include "llm/sampling_params.h"
+#include "api/sampling_params.h"
 
 #include <limits>
 #include <string>
@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace infera::llm {
+namespace infera {
 namespace {
 
 TEST(SamplingParamsTest, MaxTokensIsBounded) {
@@ -65,4 +65,4 @@ TEST(SamplingParamsTest, NanAndInfinityFailEveryRealField) {
 }
 
 }  // namespace
-}  // namespace infera::llm
+}  // namespace infera
