@@ -1042,7 +1042,8 @@ def scenario_shm():
              ("gRPC + system shm", "grpc", ["--shared-memory", "system", "--output-shared-memory-size", "1048576"])]
     models = [("r18", []), ("ident", ["--shape", "INPUT0:150528"])]
     runs = {}
-    with start_infera(repo) as infera_proc:
+    # The bench client registers regions: open them (closed by default, docs/shared_memory.md).
+    with start_infera(repo, "--allow-client-shm", "true") as infera_proc:
         grpc_port = int(re.search(r"gRPC server listening on [^\s]*:(\d+)", infera_proc.text()).group(1))
         for rep in range(ARGS.repeats):
             order = sides if rep % 2 == 0 else sides[::-1]

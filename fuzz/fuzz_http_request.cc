@@ -53,7 +53,9 @@ struct Routes {
   std::unique_ptr<infera::ModelManager> manager;
   std::unique_ptr<infera::KServeRoutes> kserve;
   std::unique_ptr<infera::AdminExecutor> admin;
-  std::optional<infera::AdminGuard> guard;  // no token, no restriction: the default server
+  // No token, no restriction, --allow-admin-api=logging (so /v2/logging bodies reach the
+  // parser); otherwise the default server.
+  std::optional<infera::AdminGuard> guard;
   std::unique_ptr<infera::RepositoryRoutes> repository;
 };
 
@@ -108,7 +110,9 @@ Routes* BuildRoutes() {
   route_options.server_ready = [] { return true; };
   routes->kserve = std::make_unique<infera::KServeRoutes>(*routes->manager, route_options);
   routes->admin = std::make_unique<infera::AdminExecutor>(infera::AdminExecutor::Options{});
-  auto guard = infera::AdminGuard::Create({});
+  infera::AdminGuard::Options guard_options;
+  guard_options.opened = {infera::ApiCategory::kLogging};
+  auto guard = infera::AdminGuard::Create(std::move(guard_options));
   if (!guard.ok()) std::abort();
   routes->guard.emplace(std::move(*guard));
   routes->repository = std::make_unique<infera::RepositoryRoutes>(*routes->manager, *routes->admin, *routes->guard);

@@ -27,7 +27,9 @@ void CheckUnchangedOnRefusal(bool refused, infera::LogLevel level, infera::LogFo
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const infera::AdminGuard* guard = [] {
-    auto created = infera::AdminGuard::Create({});  // no token, no restriction
+    infera::AdminGuard::Options options;  // no token, no restriction, --allow-admin-api=logging
+    options.opened = {infera::ApiCategory::kLogging};
+    auto created = infera::AdminGuard::Create(std::move(options));
     if (!created.ok()) std::abort();
     return new infera::AdminGuard(std::move(*created));  // lives for the process
   }();

@@ -62,7 +62,9 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 4 ] },
   }
   fixture->manager = std::move(*manager);
   fixture->manager->LoadAll();
-  auto guard = infera::AdminGuard::Create({});
+  infera::AdminGuard::Options guard_options;  // --allow-admin-api=trace: updates reach the parser
+  guard_options.opened = {infera::ApiCategory::kTrace};
+  auto guard = infera::AdminGuard::Create(std::move(guard_options));
   if (!guard.ok()) std::abort();
   fixture->guard.emplace(std::move(*guard));
   return fixture;

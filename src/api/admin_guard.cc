@@ -63,7 +63,14 @@ absl::StatusOr<ApiRestriction> ParseApiRestriction(std::string_view spec) {
           StrCat("'", spec, "': the key must be a header name (letters, digits, '-', '_')"));
     }
   }
-  std::string_view list = spec.substr(0, colon);
+  absl::StatusOr<std::vector<ApiCategory>> categories = ParseApiCategories(spec.substr(0, colon));
+  if (!categories.ok()) return categories.status();
+  restriction.categories = *std::move(categories);
+  return restriction;
+}
+
+absl::StatusOr<std::vector<ApiCategory>> ParseApiCategories(std::string_view list) {
+  std::vector<ApiCategory> categories;
   while (true) {
     const size_t comma = list.find(',');
     const std::string_view name = list.substr(0, comma);
@@ -71,14 +78,14 @@ absl::StatusOr<ApiRestriction> ParseApiRestriction(std::string_view spec) {
                               [&](const auto& entry) { return entry.second == name; });
     if (known == std::end(kCategories)) {
       return absl::InvalidArgumentError(
-          StrCat("unknown API category '", name,
-                 "' (infera restricts model-repository, logging, shared-memory, trace)"));
+          StrCat("unknown API category '", name.substr(0, 64),
+                 "' (infera's admin categories: model-repository, logging, shared-memory, trace)"));
     }
-    restriction.categories.push_back(known->first);
+    categories.push_back(known->first);
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
-  return restriction;
+  return categories;
 }
 
 absl::StatusOr<AdminGuard> AdminGuard::Create(Options options) {
@@ -106,6 +113,63 @@ bool AdminGuard::Protected(ApiCategory category) const {
   return !options_.admin_token.empty() || RestrictionFor(category) != nullptr;
 }
 
+bool AdminGuard::Opened(ApiCategory category) const {
+  if (category == ApiCategory::kModelRepository && options_.explicit_mode) return true;
+  return std::find(options_.opened.begin(), options_.opened.end(), category) != options_.opened.end();
+}
+
+bool AdminGuard::OpenToEveryone(ApiCategory category) const {
+  return Opened(category) && !Protected(category);
+}
+
+namespace {
+
+// Why a category is closed and how to open it (rule 3).
+std::string ClosedMessage(ApiCategory category) {
+  std::string_view what;
+  std::string_view open;
+  switch (category) {
+    case ApiCategory::kModelRepository:
+      what = "model repository admin operations are off";
+      open = "--model-control-mode=explicit or --allow-admin-api=model-repository";
+      break;
+    case ApiCategory::kLogging:
+      what = "the logging settings (/v2/logging, LogSettings) are off";
+      open = "--allow-admin-api=logging";
+      break;
+    case ApiCategory::kSharedMemory:
+      what = "registering client shared memory is off";
+      open = "--allow-client-shm=true (or --allow-admin-api=shared-memory)";
+      break;
+    case ApiCategory::kTrace:
+      what = "changing the trace settings is off";
+      open = "--allow-admin-api=trace";
+      break;
+  }
+  return StrCat(what, ": start the server with --admin-token (clients send Authorization: Bearer "
+                "<token>), a restricted-API group naming '", ApiCategoryName(category),
+                "' (--http-restricted-api / --grpc-restricted-protocol), or ", open,
+                " to open it to every client");
+}
+
+// What any client can do with an open category (the SECURITY warning).
+std::string_view OpenRisk(ApiCategory category) {
+  switch (category) {
+    case ApiCategory::kModelRepository:
+      return "load, unload and reconfigure models";
+    case ApiCategory::kLogging:
+      return "turn error logs off or flood the log with verbose output";
+    case ApiCategory::kSharedMemory:
+      return "register any shared-memory object of the server's user (/dev/shm) and read or "
+             "overwrite it through a model";
+    case ApiCategory::kTrace:
+      return "change trace settings (trace every request to the exporter)";
+  }
+  return "";
+}
+
+}  // namespace
+
 absl::Status AdminGuard::Check(ApiCategory category, Operation operation,
                                const HeaderLookup& headers) const {
   if (const ApiRestriction* restriction = RestrictionFor(category)) {
@@ -116,21 +180,32 @@ absl::Status AdminGuard::Check(ApiCategory category, Operation operation,
           StrCat("This API is restricted, expecting header '", header, "'"));
     }
   }
-  if (operation == Operation::kAdmin && !options_.admin_token.empty()) {
+  if (operation != Operation::kRead && !options_.admin_token.empty()) {
     std::optional<std::string_view> auth = headers("authorization");
     if (!auth || !ConstantTimeEquals(*auth, StrCat("Bearer ", options_.admin_token))) {
       return absl::UnauthenticatedError(
           "this admin operation needs Authorization: Bearer <admin token> (--admin-token)");
     }
   }
-  if (operation == Operation::kAdmin && category == ApiCategory::kModelRepository &&
-      !Protected(category) && !options_.explicit_mode) {
-    return absl::PermissionDeniedError(
-        "model repository admin operations are off: outside --model-control-mode=explicit "
-        "they need --admin-token or a restricted-API header (--http-restricted-api / "
-        "--grpc-restricted-protocol=model-repository:<key>=<value>)");
+  if (operation == Operation::kAdmin && !Protected(category) && !Opened(category)) {
+    return absl::PermissionDeniedError(ClosedMessage(category));
   }
   return absl::OkStatus();
+}
+
+std::vector<std::string> OpenAdminApiWarnings(const AdminGuard& http, const AdminGuard& grpc) {
+  std::vector<std::string> warnings;
+  for (const auto& [category, name] : kCategories) {
+    const bool on_http = http.OpenToEveryone(category);
+    const bool on_grpc = grpc.OpenToEveryone(category);
+    if (!on_http && !on_grpc) continue;
+    warnings.push_back(StrCat(
+        "SECURITY: the ", name, " admin API is open to every client on the ",
+        on_http && on_grpc ? "HTTP and gRPC ports" : on_http ? "HTTP port" : "gRPC port",
+        " (no --admin-token, no restricted-API group naming ", name, "): any client that "
+        "reaches it can ", OpenRisk(category)));
+  }
+  return warnings;
 }
 
 }  // namespace infera

@@ -13,27 +13,33 @@
 //   model-repository  POST /v2/repository/index, .../models/{m}/load, .../unload,
 //                     .../canary/promote; gRPC RepositoryIndex, RepositoryModelLoad,
 //                     RepositoryModelUnload
-//   logging           GET / POST /v2/logging
+//   logging           GET / POST /v2/logging; gRPC LogSettings (all kAdmin)
 //   shared-memory     GET / POST /v2/{system,cuda}sharedmemory/...; gRPC
-//                     SystemSharedMemory*, CudaSharedMemory* (register / unregister are
-//                     admin operations, status a read)
+//                     SystemSharedMemory*, CudaSharedMemory* (register kAdmin,
+//                     unregister kRelease, status kRead)
 //   trace             GET / POST /v2[/models/{m}]/trace/setting; gRPC TraceSetting
 //                     (reads are Operation::kRead, updates kAdmin)
+//
+// Operations: kRead (status, settings reads, the repository index), kAdmin (everything
+// that changes the server: load, unload, promote, every logging call, a trace settings
+// update, shared-memory register) and kRelease (shared-memory unregister: undoes what a
+// kAdmin operation did, so it is guarded like one, but never closed — with registration
+// closed there is nothing to release, and clients call it to clean up).
 //
 // The rules, checked in this order:
 //   1. A restricted category without its header (or with the wrong value):
 //      PermissionDenied "This API is restricted, expecting header '<header>'" (HTTP 403;
 //      Triton answers gRPC with UNAVAILABLE, which clients retry, so infera uses
 //      PERMISSION_DENIED).
-//   2. With --admin-token, every admin operation (Operation::kAdmin: load, unload,
-//      promote, every logging call, a trace settings update, shared-memory register /
-//      unregister) needs `Authorization: Bearer <token>` (Unauthenticated, HTTP 401).
-//      Reads such as the repository index do not.
-//   3. An admin operation on the model repository with neither a token nor a
-//      restriction covering it is open only in explicit model control mode (the
-//      operator chose an open admin API; the server logs a warning at start). In the
-//      other modes it is PermissionDenied, so that canary promotion is never open by
-//      default. (Load / unload are refused outside explicit mode anyway, by the routes.)
+//   2. With --admin-token, every kAdmin and kRelease operation needs
+//      `Authorization: Bearer <token>` (Unauthenticated, HTTP 401). Reads do not.
+//   3. Closed by default: a kAdmin operation on a category with neither a token nor a
+//      restriction covering it (no credential at all) is PermissionDenied unless the
+//      operator opened the category for every client: `--allow-admin-api=<categories>`,
+//      `--allow-client-shm=true` (shared-memory, Triton's flag) or
+//      `--model-control-mode=explicit` (model-repository). The server logs a SECURITY
+//      warning at start for every category left open that way (OpenAdminApiWarnings).
+//      The refusal names the flags that open it.
 //
 // Secrets are compared in constant time. Thread-safe (immutable after construction).
 #ifndef INFERA_API_ADMIN_GUARD_H_
@@ -70,9 +76,13 @@ struct ApiRestriction {
 // because infera would not enforce them.
 absl::StatusOr<ApiRestriction> ParseApiRestriction(std::string_view spec);
 
+// Parses "<category>[,<category>...]" (--allow-admin-api): InvalidArgument naming an
+// unknown or empty category.
+absl::StatusOr<std::vector<ApiCategory>> ParseApiCategories(std::string_view list);
+
 class AdminGuard {
  public:
-  enum class Operation { kRead, kAdmin };
+  enum class Operation { kRead, kAdmin, kRelease };
   // Looks up a request header / metadata key (lower-case name); nullopt when absent.
   using HeaderLookup = std::function<std::optional<std::string_view>(std::string_view name)>;
 
@@ -81,6 +91,10 @@ class AdminGuard {
     std::vector<ApiRestriction> restrictions;   // of this transport
     std::string header_prefix;                  // "" for HTTP, "triton-grpc-protocol-" for gRPC
     bool explicit_mode = false;                 // --model-control-mode=explicit
+    // Categories whose admin operations the operator opened to every client without a
+    // credential (--allow-admin-api, --allow-client-shm); explicit_mode opens
+    // model-repository too.
+    std::vector<ApiCategory> opened;
   };
 
   // InvalidArgument when a category is in two groups (Triton refuses that too).
@@ -91,13 +105,22 @@ class AdminGuard {
 
   // True when admin operations on `category` need a credential (token or restriction).
   bool Protected(ApiCategory category) const;
+  // True when any client may run admin operations on `category`: opened (see Options)
+  // and not Protected.
+  bool OpenToEveryone(ApiCategory category) const;
 
  private:
   explicit AdminGuard(Options options) : options_(std::move(options)) {}
   const ApiRestriction* RestrictionFor(ApiCategory category) const;
+  bool Opened(ApiCategory category) const;
 
   Options options_;
 };
+
+// The SECURITY warnings to log at start: one line per category that OpenToEveryone on
+// either transport, naming the transports, the risk and how to close it. Empty when
+// every admin operation needs a credential or is closed.
+std::vector<std::string> OpenAdminApiWarnings(const AdminGuard& http, const AdminGuard& grpc);
 
 }  // namespace infera
 

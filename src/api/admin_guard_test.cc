@@ -20,8 +20,9 @@ AdminGuard::HeaderLookup Headers(std::map<std::string, std::string> headers) {
 }
 
 AdminGuard Guard(std::string token, std::vector<std::string> groups, bool explicit_mode,
-                 std::string prefix = "") {
+                 std::string prefix = "", std::vector<ApiCategory> opened = {}) {
   AdminGuard::Options options;
+  options.opened = std::move(opened);
   options.admin_token = std::move(token);
   for (const std::string& g : groups) options.restrictions.push_back(*ParseApiRestriction(g));
   options.header_prefix = std::move(prefix);
@@ -59,10 +60,87 @@ TEST(AdminGuardTest, OpenOnlyWhereTheOperatorOpenedIt) {
   EXPECT_EQ(promote.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(std::string(promote.message()), HasSubstr("--admin-token"));
   EXPECT_TRUE(explicit_mode.Check(ApiCategory::kModelRepository, Op::kAdmin, Headers({})).ok());
-  // Reads and the logging route are open without credentials (Triton's default).
+  // Reads are open without credentials (Triton's default).
   EXPECT_TRUE(none_mode.Check(ApiCategory::kModelRepository, Op::kRead, Headers({})).ok());
-  EXPECT_TRUE(none_mode.Check(ApiCategory::kLogging, Op::kAdmin, Headers({})).ok());
   EXPECT_FALSE(none_mode.Protected(ApiCategory::kModelRepository));
+  EXPECT_FALSE(none_mode.OpenToEveryone(ApiCategory::kModelRepository));
+  EXPECT_TRUE(explicit_mode.OpenToEveryone(ApiCategory::kModelRepository));
+}
+
+// Issue 26: shared-memory registration, the logging settings and trace updates were open
+// to every client of a default server. Every category is now closed the same way, over
+// both transports (this one check), until the operator opens it.
+TEST(AdminGuardTest, EveryAdminCategoryIsClosedByDefault) {
+  const AdminGuard closed = Guard("", {}, /*explicit_mode=*/false);
+  const std::pair<ApiCategory, const char*> how_to_open[] = {
+      {ApiCategory::kModelRepository, "--model-control-mode=explicit"},
+      {ApiCategory::kLogging, "--allow-admin-api=logging"},
+      {ApiCategory::kSharedMemory, "--allow-client-shm=true"},
+      {ApiCategory::kTrace, "--allow-admin-api=trace"},
+  };
+  for (const auto& [category, flag] : how_to_open) {
+    absl::Status refused = closed.Check(category, Op::kAdmin, Headers({}));
+    EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << ApiCategoryName(category);
+    EXPECT_THAT(std::string(refused.message()), HasSubstr(flag));
+    EXPECT_THAT(std::string(refused.message()), HasSubstr("--admin-token"));
+    // Reads and releases (shared-memory unregister) stay open: harmless when nothing
+    // can be registered.
+    EXPECT_TRUE(closed.Check(category, Op::kRead, Headers({})).ok());
+    EXPECT_TRUE(closed.Check(category, Op::kRelease, Headers({})).ok());
+    EXPECT_FALSE(closed.OpenToEveryone(category));
+    // Opened by the operator: open to every client.
+    const AdminGuard opened = Guard("", {}, false, "", {category});
+    EXPECT_TRUE(opened.Check(category, Op::kAdmin, Headers({})).ok());
+    EXPECT_TRUE(opened.OpenToEveryone(category));
+  }
+  EXPECT_TRUE(OpenAdminApiWarnings(closed, closed).empty());
+}
+
+TEST(AdminGuardTest, ACredentialOpensAClosedCategoryToItsHoldersOnly) {
+  const AdminGuard token = Guard("tok", {}, false);
+  EXPECT_EQ(token.Check(ApiCategory::kSharedMemory, Op::kAdmin, Headers({})).code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(token.Check(ApiCategory::kSharedMemory, Op::kRelease, Headers({})).code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_TRUE(token.Check(ApiCategory::kSharedMemory, Op::kAdmin, Headers({{"authorization", "Bearer tok"}})).ok());
+  // Opened and a token: the token still applies, and nothing is open to everyone.
+  const AdminGuard both = Guard("tok", {}, false, "", {ApiCategory::kSharedMemory});
+  EXPECT_EQ(both.Check(ApiCategory::kSharedMemory, Op::kAdmin, Headers({})).code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_FALSE(both.OpenToEveryone(ApiCategory::kSharedMemory));
+  const AdminGuard header = Guard("", {"shared-memory:k=v"}, false);
+  EXPECT_EQ(header.Check(ApiCategory::kSharedMemory, Op::kAdmin, Headers({})).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(header.Check(ApiCategory::kSharedMemory, Op::kAdmin, Headers({{"k", "v"}})).ok());
+  // The group covers shared-memory only: logging stays closed.
+  EXPECT_EQ(header.Check(ApiCategory::kLogging, Op::kAdmin, Headers({{"k", "v"}})).code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
+TEST(AdminGuardTest, WarnsAboutEveryCategoryOpenToEveryone) {
+  const AdminGuard http = Guard("", {}, /*explicit_mode=*/true, "", {ApiCategory::kSharedMemory});
+  // gRPC protects shared memory with a restricted group; HTTP does not.
+  const AdminGuard grpc = Guard("", {"shared-memory:k=v"}, true, "triton-grpc-protocol-",
+                                {ApiCategory::kSharedMemory});
+  const std::vector<std::string> warnings = OpenAdminApiWarnings(http, grpc);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_THAT(warnings[0], HasSubstr("SECURITY: the model-repository admin API is open to every client "
+                                     "on the HTTP and gRPC ports"));
+  EXPECT_THAT(warnings[0], HasSubstr("--admin-token"));
+  EXPECT_THAT(warnings[1], HasSubstr("the shared-memory admin API is open to every client on the HTTP port"));
+  EXPECT_THAT(warnings[1], HasSubstr("/dev/shm"));
+  EXPECT_TRUE(OpenAdminApiWarnings(Guard("tok", {}, true, "", {ApiCategory::kLogging}),
+                                   Guard("tok", {}, true, "", {ApiCategory::kLogging}))
+                  .empty());
+}
+
+TEST(AdminGuardTest, ParsesCategoryLists) {
+  auto both = ParseApiCategories("logging,trace");
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(*both, (std::vector<ApiCategory>{ApiCategory::kLogging, ApiCategory::kTrace}));
+  for (const char* bad : {"", "logging,", ",trace", "inference", "logging trace", "LOGGING"}) {
+    EXPECT_EQ(ParseApiCategories(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 TEST(AdminGuardTest, AdminTokenGuardsEveryAdminOperation) {

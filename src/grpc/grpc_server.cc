@@ -33,6 +33,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   guard_options.restrictions = options.restricted_protocols;
   guard_options.header_prefix = "triton-grpc-protocol-";  // Triton's metadata names
   guard_options.explicit_mode = manager.mode() == ModelControlMode::kExplicit;
+  guard_options.opened = options.opened_admin_api;
   absl::StatusOr<AdminGuard> guard = AdminGuard::Create(std::move(guard_options));
   if (!guard.ok()) return guard.status();
   AdminExecutor* admin = options.admin_executor;

@@ -80,6 +80,9 @@ class GrpcServer {
     // model-repository category need metadata "triton-grpc-protocol-<key>: <value>"
     // (api/admin_guard.h).
     std::vector<ApiRestriction> restricted_protocols;
+    // Admin API categories open to every client without a credential (--allow-admin-api,
+    // --allow-client-shm; AdminGuard::Options::opened). Empty: closed by default.
+    std::vector<ApiCategory> opened_admin_api;
     // Runs RepositoryModelLoad/Unload (not owned; outlives the server, and is shut down
     // before Shutdown() so its answers can still be sent). Null: the server owns one
     // worker of its own, shut down first thing in Shutdown().

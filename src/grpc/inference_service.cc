@@ -207,7 +207,7 @@ absl::Status InferenceService::SystemSharedMemoryRegister(
 absl::Status InferenceService::SystemSharedMemoryUnregister(
     Context& context, const inference::SystemSharedMemoryUnregisterRequest& request,
     inference::SystemSharedMemoryUnregisterResponse*) const {
-  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, context));
+  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRelease, context));
   return infera::SystemSharedMemoryUnregister(shared_memory_, request);
 }
 
@@ -228,7 +228,7 @@ absl::Status InferenceService::CudaSharedMemoryRegister(Context& context,
 absl::Status InferenceService::CudaSharedMemoryUnregister(Context& context,
                                                           const inference::CudaSharedMemoryUnregisterRequest&,
                                                           inference::CudaSharedMemoryUnregisterResponse*) const {
-  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, context));
+  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRelease, context));
   return CudaSharedMemoryUnsupported();
 }
 

@@ -3,10 +3,12 @@
 // by InferenceService. The registry and the rules are shm/shared_memory_registry.h's;
 // HTTP's counterpart is http/shared_memory_routes.h, with the same messages.
 //
-//   - Access: the AdminGuard's shared-memory category (api/admin_guard.h). Register and
-//     Unregister are admin operations (with --admin-token they need metadata
-//     `authorization: Bearer <token>`); Status is a read, restricted only by a
-//     --grpc-restricted-protocol group naming shared-memory.
+//   - Access: the AdminGuard's shared-memory category (api/admin_guard.h), the same rule
+//     as over HTTP. Register is an admin operation, PERMISSION_DENIED unless the operator
+//     opened it (--allow-client-shm=true, --admin-token, a restricted group); Unregister
+//     is a release (with --admin-token it needs metadata `authorization: Bearer <token>`,
+//     never closed); Status is a read, restricted only by a --grpc-restricted-protocol
+//     group naming shared-memory.
 //   - SystemSharedMemoryUnregister with an empty name unregisters every region (Triton).
 //   - CUDA: Status lists no region (NOT_FOUND for a name); Register and Unregister answer
 //     UNIMPLEMENTED "CUDA shared memory is not supported on this build".

@@ -67,7 +67,7 @@ HttpResponse Update(const std::string& body) {
 }  // namespace
 
 HttpResponse HandleLoggingRequest(const HttpRequest& request, const AdminGuard& guard) {
-  // Reading the settings is guarded too: with --admin-token the whole route is admin.
+  // Reading the settings is guarded too: the whole route is admin (closed by default).
   if (request.method == "GET" || request.method == "POST") {
     if (absl::Status denied = CheckAdminAccess(guard, ApiCategory::kLogging,
                                                AdminGuard::Operation::kAdmin, request);

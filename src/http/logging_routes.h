@@ -11,9 +11,10 @@
 // protocol/log_settings.h, shared with gRPC LogSettings: this route converts the JSON body
 // to the LogSettingsRequest and renders the answer as JSON.
 //
-// The route is in the AdminGuard's logging category (api/admin_guard.h): a configured
-// restricted-API header (403) and, with --admin-token, `Authorization: Bearer <token>`
-// (401) for GET and POST alike.
+// The route is in the AdminGuard's logging category (api/admin_guard.h), GET and POST
+// alike admin operations: a configured restricted-API header (403), with --admin-token
+// `Authorization: Bearer <token>` (401), and with neither closed (403) unless the
+// operator opened it with --allow-admin-api=logging.
 //
 // Thread-safe.
 #ifndef INFERA_HTTP_LOGGING_ROUTES_H_

@@ -11,10 +11,28 @@ using ::testing::HasSubstr;
 
 HttpRequest Post(std::string body) { return HttpRequest{"POST", "/v2/logging", {}, std::move(body), {}}; }
 
-// No token, no restriction: the route is open (Triton's default).
+// No token, no restriction, --allow-admin-api=logging: open to every client.
 const AdminGuard& Open() {
-  static const AdminGuard guard = *AdminGuard::Create({});
+  static const AdminGuard guard = [] {
+    AdminGuard::Options options;
+    options.opened = {ApiCategory::kLogging};
+    return *AdminGuard::Create(std::move(options));
+  }();
   return guard;
+}
+
+// The default server: reading and changing the settings are closed (issue 26: anyone
+// could turn error logs off or flood the log), naming how to open them.
+TEST(LoggingRoutesTest, ClosedByDefault) {
+  const AdminGuard closed = *AdminGuard::Create({});
+  const LogLevel before = GetLogLevel();
+  for (const char* method : {"GET", "POST"}) {
+    HttpResponse response =
+        HandleLoggingRequest(HttpRequest{method, "/v2/logging", {}, R"({"log_verbose_level":1})", {}}, closed);
+    EXPECT_EQ(response.status, 403) << method;
+    EXPECT_THAT(response.body, HasSubstr("--allow-admin-api=logging"));
+  }
+  EXPECT_EQ(GetLogLevel(), before);
 }
 
 TEST(LoggingRoutesTest, GetReportsAndPostChangesSettings) {

@@ -117,8 +117,11 @@ HttpResponse SharedMemoryRoutes::Handle(const HttpRequest& request) const {
   if (status ? (request.method != "GET" && request.method != "POST") : request.method != "POST") {
     return MethodNotAllowed(status ? "GET, POST" : "POST");
   }
-  const AdminGuard::Operation operation =
-      status ? AdminGuard::Operation::kRead : AdminGuard::Operation::kAdmin;
+  // Register is closed unless opened (api/admin_guard.h); status and unregister stay
+  // cheap and harmless: with registration closed there is nothing to list or release.
+  const AdminGuard::Operation operation = status                   ? AdminGuard::Operation::kRead
+                                          : action == "unregister" ? AdminGuard::Operation::kRelease
+                                                                   : AdminGuard::Operation::kAdmin;
   if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kSharedMemory, operation, request);
       !denied.ok()) {
     return AdminDeniedResponse(denied);

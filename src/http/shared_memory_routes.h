@@ -10,10 +10,12 @@
 //
 // The registry is shm/shared_memory_registry.h's (names, keys and ranges validated
 // there); the gRPC counterpart is grpc/shared_memory_handlers.h with the same messages.
-// Access goes through the AdminGuard's shared-memory category: register / unregister are
-// admin operations (--admin-token: `Authorization: Bearer <token>`, else 401); every
-// route, status included, needs the header of an --http-restricted-api group naming
-// shared-memory when one does (403), as in Triton.
+// Access goes through the AdminGuard's shared-memory category (api/admin_guard.h):
+// register is an admin operation, closed (403) unless the operator opened it
+// (--allow-client-shm=true, --admin-token, a restricted group); unregister needs the token
+// when there is one (401) but is never closed; every route, status included, needs the
+// header of an --http-restricted-api group naming shared-memory when one does (403), as
+// in Triton.
 //
 // The register body goes through ReadJson (size and depth limits): "key" a string,
 // "offset" and "byte_size" non-negative integers (offset may be omitted: 0); anything

@@ -21,9 +21,12 @@ HttpRequest Request(std::string method, std::string target, std::string body = "
   return request;
 }
 
-AdminGuard Guard(std::string token = "") {
+// A server started with --allow-client-shm=true (open: true) or with neither that nor a
+// credential (open: false, the default: registration closed).
+AdminGuard Guard(std::string token = "", bool open = true) {
   AdminGuard::Options options;
   options.admin_token = std::move(token);
+  if (open) options.opened.push_back(ApiCategory::kSharedMemory);
   return *AdminGuard::Create(std::move(options));
 }
 
@@ -114,6 +117,33 @@ TEST(SharedMemoryRoutesTest, AdminTokenGuardsRegisterNotStatus) {
   EXPECT_EQ(routes.Handle(Request("GET", "/v2/systemsharedmemory/status")).status, 200);
   EXPECT_EQ(routes.Handle(Request("POST", "/v2/systemsharedmemory/unregister")).status, 401);
   EXPECT_EQ(registry.size(), 1u);
+}
+
+// The default server: registration (system and CUDA) is closed, naming how to open it;
+// status and unregister stay harmless and answer as on an empty registry.
+TEST(SharedMemoryRoutesTest, RegistrationIsClosedByDefault) {
+  TestShmObject object(64);
+  SharedMemoryRegistry registry;
+  SharedMemoryRoutes routes(registry, Guard("", /*open=*/false));
+  const std::string body = "{\"key\":\"" + object.key() + "\",\"byte_size\":8}";
+  HttpResponse reg = routes.Handle(Request("POST", "/v2/systemsharedmemory/region/r/register", body));
+  EXPECT_EQ(reg.status, 403);
+  EXPECT_THAT(reg.body, HasSubstr("--allow-client-shm=true"));
+  EXPECT_THAT(reg.body, HasSubstr("--admin-token"));
+  EXPECT_EQ(routes.Handle(Request("POST", "/v2/cudasharedmemory/region/c/register", "{}")).status, 403);
+  EXPECT_EQ(registry.size(), 0u);
+  EXPECT_EQ(routes.Handle(Request("GET", "/v2/systemsharedmemory/status")).body, "[]");
+  EXPECT_EQ(routes.Handle(Request("POST", "/v2/systemsharedmemory/unregister")).status, 200);
+  EXPECT_EQ(routes.Handle(Request("POST", "/v2/systemsharedmemory/region/r/unregister")).status, 200);
+  EXPECT_EQ(routes.Handle(Request("GET", "/v2/cudasharedmemory/status")).status, 200);
+  // The restricted-API header opens it to its holders, as the token does.
+  AdminGuard::Options options;
+  options.restrictions.push_back(*ParseApiRestriction("shared-memory:shm-key=v"));
+  SharedMemoryRoutes restricted(registry, *AdminGuard::Create(std::move(options)));
+  EXPECT_EQ(restricted.Handle(Request("POST", "/v2/systemsharedmemory/region/r/register", body,
+                                      {{"shm-key", "v"}}))
+                .status,
+            200);
 }
 
 TEST(SharedMemoryRoutesTest, RestrictedCategoryNeedsItsHeaderEvenForStatus) {

@@ -14,7 +14,9 @@
 // (BuildTraceSetting), the one source gRPC TraceSetting answers from too.
 //
 // The routes are in the AdminGuard's trace category (api/admin_guard.h): a configured
-// restricted-API header for GET and POST, and with --admin-token a bearer token for POST.
+// restricted-API header for GET and POST; POST is an admin operation: with --admin-token
+// it needs the bearer token, with neither token nor restriction it is closed (403) unless
+// the operator opened it with --allow-admin-api=trace. GET stays open.
 // Errors: 400 naming the setting, 404 for an unknown model, 405 for other methods.
 //
 // Thread-safe.

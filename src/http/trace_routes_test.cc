@@ -46,7 +46,12 @@ class TraceRoutesTest : public ::testing::Test {
   BackendRegistry registry_;
   std::unique_ptr<ModelManager> manager_;
   TraceSettings settings_{TraceSettings::FromFraction(0.001, true), true};
-  AdminGuard guard_ = *AdminGuard::Create({});
+  // --allow-admin-api=trace: updates open to every client.
+  AdminGuard guard_ = [] {
+    AdminGuard::Options options;
+    options.opened = {ApiCategory::kTrace};
+    return *AdminGuard::Create(std::move(options));
+  }();
 };
 
 TEST_F(TraceRoutesTest, MatchesOnlyTheTwoPaths) {
@@ -114,6 +119,18 @@ TEST_F(TraceRoutesTest, UnknownModelMethodAndEscape) {
   HttpResponse method = Call("DELETE", "/v2/trace/setting");
   EXPECT_EQ(method.status, 405);
   EXPECT_EQ(Call("GET", "/v2/models/%zz/trace/setting").status, 400);
+}
+
+// The default server: reading stays open, changing is closed and names how to open it.
+TEST_F(TraceRoutesTest, UpdatesAreClosedByDefault) {
+  guard_ = *AdminGuard::Create({});
+  const std::string before = Call("GET", "/v2/trace/setting").body;
+  HttpResponse update = Call("POST", "/v2/trace/setting", R"({"trace_rate": "1"})");
+  EXPECT_EQ(update.status, 403);
+  EXPECT_THAT(update.body, HasSubstr("--allow-admin-api=trace"));
+  EXPECT_EQ(Call("POST", "/v2/models/simple/trace/setting", R"({"trace_level": ["OFF"]})").status, 403);
+  EXPECT_EQ(Call("GET", "/v2/models/simple/trace/setting").status, 200);
+  EXPECT_EQ(Call("GET", "/v2/trace/setting").body, before);
 }
 
 TEST_F(TraceRoutesTest, GuardRestrictsReadsAndTokensUpdates) {

@@ -139,9 +139,36 @@ const std::vector<Flag>& Flags() {
        }},
       {"admin-token", "TOKEN",
        "Require 'Authorization: Bearer TOKEN' for the admin API: repository load/unload, "
-       "canary promotion, /v2/logging and trace setting updates (HTTP and gRPC). Default: no token (load/unload "
-       "are still off outside explicit mode, promotion needs a token or restriction there).",
+       "canary promotion, /v2/logging, trace setting updates, shared-memory register / "
+       "unregister (HTTP and gRPC); a token also opens them to its holders. Default: no "
+       "token, and those operations are off unless --allow-admin-api, --allow-client-shm or "
+       "explicit mode (load/unload/promote) opens them.",
        Text(&ServeOptions::admin_token)},
+      {"allow-admin-api", "CATEGORIES",
+       "Open the admin operations of these categories (model-repository, logging, "
+       "shared-memory, trace; comma-separated, repeatable) to every client that reaches the "
+       "ports, without --admin-token or a restricted-API header. Logs a SECURITY warning at "
+       "start. Default: none (reads stay open).",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         ASSIGN_OR_RETURN(std::vector<ApiCategory> categories, ParseApiCategories(v));
+         for (ApiCategory c : categories) {
+           if (std::find(o.allow_admin_api.begin(), o.allow_admin_api.end(), c) == o.allow_admin_api.end()) {
+             o.allow_admin_api.push_back(c);
+           }
+         }
+         return absl::OkStatus();
+       }},
+      {"allow-client-shm", "true|false",
+       "Triton's switch: let every client register system shared-memory regions (the same as "
+       "--allow-admin-api=shared-memory; with --admin-token or a restricted shared-memory group "
+       "their holders may register anyway). Default false.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         if (v != "true" && v != "false") return absl::InvalidArgumentError("must be true or false");
+         auto it = std::find(o.allow_admin_api.begin(), o.allow_admin_api.end(), ApiCategory::kSharedMemory);
+         if (v == "true" && it == o.allow_admin_api.end()) o.allow_admin_api.push_back(ApiCategory::kSharedMemory);
+         if (v == "false" && it != o.allow_admin_api.end()) o.allow_admin_api.erase(it);
+         return absl::OkStatus();
+       }},
       {"http-restricted-api", "CATEGORIES:KEY=VALUE",
        "Triton's restricted API groups: requests to the categories (model-repository, "
        "logging, shared-memory, trace; comma-separated) need HTTP header KEY: VALUE, else 403. "

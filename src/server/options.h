@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/admin_guard.h"
 
 namespace infera {
 
@@ -36,6 +37,9 @@ struct ServeOptions {
   // Triton's restricted-API groups, "<categories>:<key>=<value>" (api/admin_guard.h).
   std::vector<std::string> http_restricted_api;
   std::vector<std::string> grpc_restricted_protocol;
+  // Admin API categories opened to every client without a credential (--allow-admin-api;
+  // --allow-client-shm=true adds shared-memory). Closed by default (api/admin_guard.h).
+  std::vector<ApiCategory> allow_admin_api;
   int shutdown_delay_secs = 0;
   std::string trace_endpoint;  // empty: tracing off
   double trace_rate = 0.01;

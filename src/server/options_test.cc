@@ -101,6 +101,29 @@ TEST(OptionsTest, RestrictedApiFlags) {
               HasSubstr("more than one restricted group"));
 }
 
+TEST(OptionsTest, AdminApiIsClosedUntilAFlagOpensIt) {
+  auto defaults = ParseServeOptions({"--model-repository=/m"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->allow_admin_api.empty());
+  auto opened = ParseServeOptions({"--model-repository=/m", "--allow-admin-api=logging,trace",
+                                   "--allow-admin-api", "logging", "--allow-client-shm", "true"});
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  EXPECT_EQ(opened->allow_admin_api, (std::vector<ApiCategory>{ApiCategory::kLogging, ApiCategory::kTrace,
+                                                               ApiCategory::kSharedMemory}));
+  auto closed_again = ParseServeOptions(
+      {"--model-repository=/m", "--allow-admin-api=shared-memory", "--allow-client-shm=false"});
+  ASSERT_TRUE(closed_again.ok());
+  EXPECT_TRUE(closed_again->allow_admin_api.empty());
+  auto message = [](std::vector<std::string> args) {
+    return std::string(ParseServeOptions(args).status().message());
+  };
+  EXPECT_THAT(message({"--model-repository=/m", "--allow-admin-api=inference"}),
+              HasSubstr("--allow-admin-api: unknown API category 'inference'"));
+  EXPECT_THAT(message({"--model-repository=/m", "--allow-admin-api="}), HasSubstr("--allow-admin-api"));
+  EXPECT_THAT(message({"--model-repository=/m", "--allow-client-shm=yes"}),
+              HasSubstr("--allow-client-shm: must be true or false"));
+}
+
 TEST(OptionsTest, CpuPlacementFlag) {
   auto defaults = ParseServeOptions({"--model-repository=/m"});
   ASSERT_TRUE(defaults.ok());

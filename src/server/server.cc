@@ -153,29 +153,34 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
                      << "-th request without a traceparent (0: none) to " << options.trace_endpoint;
   }
 
-  // One guard per transport in front of the admin API (api/admin_guard.h).
+  // One guard per transport in front of the admin API (api/admin_guard.h): the same
+  // rules, each with its transport's restricted-API groups.
+  const bool explicit_mode = server->manager_->mode() == ModelControlMode::kExplicit;
   AdminGuard::Options http_guard_options;
   http_guard_options.admin_token = options.admin_token;
   for (const std::string& group : options.http_restricted_api) {
     ASSIGN_OR_RETURN(ApiRestriction restriction, ParseApiRestriction(group));
     http_guard_options.restrictions.push_back(std::move(restriction));
   }
-  http_guard_options.explicit_mode = server->manager_->mode() == ModelControlMode::kExplicit;
+  http_guard_options.explicit_mode = explicit_mode;
+  http_guard_options.opened = options.allow_admin_api;
   ASSIGN_OR_RETURN(AdminGuard http_guard, AdminGuard::Create(std::move(http_guard_options)));
   std::vector<ApiRestriction> grpc_restrictions;
   for (const std::string& group : options.grpc_restricted_protocol) {
     ASSIGN_OR_RETURN(ApiRestriction restriction, ParseApiRestriction(group));
     grpc_restrictions.push_back(std::move(restriction));
   }
-  if (server->manager_->mode() == ModelControlMode::kExplicit) {
-    const bool grpc_restricted = std::any_of(grpc_restrictions.begin(), grpc_restrictions.end(), [](const auto& r) {
-      return std::count(r.categories.begin(), r.categories.end(), ApiCategory::kModelRepository) > 0;
-    });
-    if (!http_guard.Protected(ApiCategory::kModelRepository) || (options.admin_token.empty() && !grpc_restricted)) {
-      INFERA_LOG(WARNING) << "SECURITY: explicit model control mode without --admin-token or a restricted "
-                             "model-repository API (--http-restricted-api / --grpc-restricted-protocol): "
-                             "any client that reaches the HTTP or gRPC port can load, unload and "
-                             "reconfigure models";
+  {
+    // The gRPC server builds its own guard from the same options (GrpcServer::Start);
+    // this copy only decides the start-up warnings.
+    AdminGuard::Options grpc_guard_options;
+    grpc_guard_options.admin_token = options.admin_token;
+    grpc_guard_options.restrictions = grpc_restrictions;
+    grpc_guard_options.explicit_mode = explicit_mode;
+    grpc_guard_options.opened = options.allow_admin_api;
+    ASSIGN_OR_RETURN(AdminGuard grpc_guard, AdminGuard::Create(std::move(grpc_guard_options)));
+    for (const std::string& warning : OpenAdminApiWarnings(http_guard, grpc_guard)) {
+      INFERA_LOG(WARNING) << warning;
     }
   }
 
@@ -280,6 +285,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.server_ready = [raw] { return raw->IsReady(); };
   grpc_options.admin_token = options.admin_token;
   grpc_options.restricted_protocols = std::move(grpc_restrictions);
+  grpc_options.opened_admin_api = options.allow_admin_api;
   grpc_options.admin_executor = server->admin_.get();
   grpc_options.trace_settings = server->trace_settings_.get();
   grpc_options.tracer = server->tracer_.get();

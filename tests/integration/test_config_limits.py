@@ -227,8 +227,8 @@ def test_canary_promotion_is_not_open_by_default():
             server.wait_ready()
             status, _, body = server.request("POST", "/v2/repository/models/m/canary/promote", "")
             assert status == 403 and "--admin-token" in json.loads(body)["error"], (status, body)
-            # Logging stays open without any credential configured (Triton's default).
-            assert server.request("GET", "/v2/logging")[0] == 200
+            # Logging is closed too without any credential configured (issue 26).
+            assert server.request("GET", "/v2/logging")[0] == 403
         finally:
             server.stop()
 

@@ -58,7 +58,8 @@ def server():
                          "--log-verbose", "1", "--http-read-timeout-secs", str(READ_TIMEOUT_SECS),
                          "--http-write-timeout-secs", str(WRITE_TIMEOUT_SECS),
                          "--http-max-buffered-response-bytes", str(BUFFER_LIMIT),
-                         "--grpc-max-message-bytes", str(GRPC_MAX_MESSAGE))
+                         "--grpc-max-message-bytes", str(GRPC_MAX_MESSAGE),
+                         "--allow-admin-api", "logging")  # so /v2/logging bodies reach the parser
         s.wait_ready()
         yield s
         s.stop()

@@ -20,7 +20,7 @@ DEFAULTS = {"log_file": "", "log_info": True, "log_warning": True, "log_error": 
 @pytest.fixture(scope="module")
 def server():
     with tempfile.TemporaryDirectory(prefix="infera-logset-") as repo:
-        s = InferaServer(repo)
+        s = InferaServer(repo, "--allow-admin-api", "logging")  # closed by default
         s.wait_ready()
         yield s
         s.stop()

@@ -269,7 +269,7 @@ def test_dead_or_hanging_collector_adds_no_latency(repo):
 def test_log_level_changes_at_run_time_and_request_logs_carry_trace_ids(repo):
     collector = Collector()
     server = InferaServer(repo, "--trace-endpoint", f"http://127.0.0.1:{collector.port}/v1/traces",
-                          "--log-format", "json")
+                          "--log-format", "json", "--allow-admin-api", "logging")
     try:
         server.wait_ready()
         status, _, body = server.request("GET", "/v2/logging")

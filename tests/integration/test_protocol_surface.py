@@ -176,7 +176,7 @@ def fnv1a_side(key, weight=20):
 def test_trace_settings_have_tritons_shape_and_agree_across_transports(repo):
     collector = Collector()
     server = InferaServer(repo, "--trace-endpoint", f"http://127.0.0.1:{collector.port}/v1/traces",
-                          "--trace-rate", "0.001")
+                          "--trace-rate", "0.001", "--allow-admin-api", "trace")
     channel, stub = grpc_stub(server)
     try:
         server.wait_ready()
@@ -215,7 +215,7 @@ def test_trace_settings_have_tritons_shape_and_agree_across_transports(repo):
 def test_settings_drive_sampling_and_grpc_requests_are_traced(repo):
     collector = Collector()
     server = InferaServer(repo, "--trace-endpoint", f"http://127.0.0.1:{collector.port}/v1/traces",
-                          "--trace-rate", "0")
+                          "--trace-rate", "0", "--allow-admin-api", "trace")
     channel, stub = grpc_stub(server)
     try:
         server.wait_ready()
@@ -281,7 +281,8 @@ def test_settings_drive_sampling_and_grpc_requests_are_traced(repo):
 
 def test_hostile_trace_settings_are_refused_and_the_server_keeps_serving(repo):
     collector = Collector()
-    server = InferaServer(repo, "--trace-endpoint", f"http://127.0.0.1:{collector.port}/v1/traces")
+    server = InferaServer(repo, "--trace-endpoint", f"http://127.0.0.1:{collector.port}/v1/traces",
+                          "--allow-admin-api", "trace")
     channel, stub = grpc_stub(server)
     try:
         server.wait_ready()
@@ -327,7 +328,7 @@ def test_hostile_trace_settings_are_refused_and_the_server_keeps_serving(repo):
 
 
 def test_trace_without_an_exporter_stays_off(repo):
-    server = InferaServer(repo)
+    server = InferaServer(repo, "--allow-admin-api", "trace")
     channel, stub = grpc_stub(server)
     try:
         server.wait_ready()
