@@ -1,6 +1,5 @@
 #include "shm/shared_memory_binding.h"
 
-#include <cstring>
 #include <utility>
 
 #include "api/tensor.h"
@@ -61,48 +60,78 @@ absl::StatusOr<RegionRange> ResolveRange(const SharedMemoryRegistry* registry,
         what, ": shared memory offset ", range.offset, " + byte_size ", range.byte_size,
         " is past the end of region '", *name, "' (", range.region->byte_size(), " bytes)"));
   }
-  if (absl::Status mapped = range.region->CheckStillMapped(); !mapped.ok()) {
-    return absl::InvalidArgumentError(StrCat(what, ": ", mapped.message()));
-  }
   return range;
 }
 
-absl::Status BindInput(const SharedMemoryRegistry* registry, const Parameters& parameters,
-                       Tensor& input) {
+// Checks an input naming a region: no data of its own, a range inside the region, and
+// for a fixed-size datatype exactly the bytes its shape needs.
+absl::StatusOr<RegionRange> ResolveInput(const SharedMemoryRegistry* registry,
+                                         const Parameters& parameters, const Tensor& input) {
   const std::string what = StrCat("input '", input.name, "'");
   if (!input.data.empty()) {
     return absl::InvalidArgumentError(
         StrCat(what, " has both data and a '", kShmRegionParameter, "' parameter"));
   }
   ASSIGN_OR_RETURN(RegionRange range, ResolveRange(registry, parameters, what));
-  const uint8_t* bytes = range.region->data() + range.offset;
-  const size_t size = static_cast<size_t>(range.byte_size);
-  if (input.dtype == DataType::kBytes) {
-    // Copied first, then parsed: the client may rewrite the region at any time.
-    input.data = Buffer::Copy(bytes, size);
-    absl::Status valid = ValidateTensorData(input);
-    if (!valid.ok()) {
-      return absl::InvalidArgumentError(StrCat(what, " in shared memory: ", valid.message()));
+  if (input.dtype != DataType::kBytes) {
+    const size_t element_size = DataTypeByteSize(input.dtype);
+    const std::optional<int64_t> count = ElementCount(input.shape);
+    const std::optional<int64_t> needed =
+        count ? CheckedMul(*count, static_cast<int64_t>(element_size)) : std::nullopt;
+    if (!needed || static_cast<uint64_t>(*needed) != range.byte_size) {
+      return absl::InvalidArgumentError(StrCat(
+          what, " has ", kShmByteSizeParameter, " ", range.byte_size, " but ",
+          DataTypeName(input.dtype), " shape ", ShapeToString(input.shape), " needs ",
+          needed ? StrCat(*needed) : std::string("more than int64 can count"), " bytes"));
     }
-    return absl::OkStatus();
   }
-  const size_t element_size = DataTypeByteSize(input.dtype);
-  const std::optional<int64_t> count = ElementCount(input.shape);
-  const std::optional<int64_t> needed =
-      count ? CheckedMul(*count, static_cast<int64_t>(element_size)) : std::nullopt;
-  if (!needed || static_cast<uint64_t>(*needed) != range.byte_size) {
-    return absl::InvalidArgumentError(StrCat(
-        what, " has ", kShmByteSizeParameter, " ", range.byte_size, " but ",
-        DataTypeName(input.dtype), " shape ", ShapeToString(input.shape), " needs ",
-        needed ? StrCat(*needed) : std::string("more than int64 can count"), " bytes"));
+  return range;
+}
+
+// Copies the input's bytes out of the region now, before the request is queued: nothing
+// the client does to its object afterwards (rewrite, shrink, unlink) can reach the
+// request.
+absl::Status CopyInput(const RegionRange& range, Tensor& input) {
+  const size_t size = static_cast<size_t>(range.byte_size);
+  uint8_t* bytes = nullptr;
+  Buffer data = Buffer::Allocate(size, &bytes);  // 64-byte aligned: any element type
+  if (absl::Status read = range.region->Read(range.offset, size, bytes); !read.ok()) {
+    return absl::InvalidArgumentError(StrCat("input '", input.name, "': ", read.message()));
   }
-  if (element_size != 0 && reinterpret_cast<uintptr_t>(bytes) % element_size == 0) {
-    // Zero-copy: the Buffer owns a reference on the region, so the mapping outlives an
-    // unregister until the request lets go of its tensors.
-    input.data = Buffer::View(range.region, bytes, size);
-  } else {
-    input.data = Buffer::Copy(bytes, size);
+  input.data = std::move(data);
+  if (input.dtype == DataType::kBytes) {
+    // Parsed from the copy: the client may rewrite the region at any time.
+    if (absl::Status valid = ValidateTensorData(input); !valid.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("input '", input.name, "' in shared memory: ", valid.message()));
+    }
   }
+  return absl::OkStatus();
+}
+
+// Every input naming a region, checked first and then copied, so a request over the
+// registry's byte limit is refused before anything is allocated.
+absl::Status BindInputs(const SharedMemoryRegistry* registry, InferRequest& request) {
+  if (request.input_parameters.empty()) return absl::OkStatus();
+  if (request.input_parameters.size() != request.inputs.size()) {
+    return absl::InternalError("input parameters do not match the inputs");
+  }
+  std::vector<std::pair<size_t, RegionRange>> bound;
+  uint64_t total = 0;
+  for (size_t i = 0; i < request.inputs.size(); ++i) {
+    if (!NamesSharedMemoryRegion(request.input_parameters[i])) continue;
+    ASSIGN_OR_RETURN(RegionRange range,
+                     ResolveInput(registry, request.input_parameters[i], request.inputs[i]));
+    if (range.byte_size > registry->max_request_bytes() - total) {
+      return absl::InvalidArgumentError(
+          StrCat("input '", request.inputs[i].name,
+                 "': the request's inputs in shared memory exceed the limit of ",
+                 registry->max_request_bytes(), " bytes per request"));
+    }
+    total += range.byte_size;
+    bound.emplace_back(i, std::move(range));
+  }
+  for (const auto& [index, range] : bound) RETURN_IF_ERROR(CopyInput(range, request.inputs[index]));
   return absl::OkStatus();
 }
 
@@ -114,20 +143,16 @@ bool NamesSharedMemoryRegion(const Parameters& parameters) {
 
 absl::StatusOr<SharedMemoryOutputs> BindSharedMemory(const SharedMemoryRegistry* registry,
                                                      InferRequest& request) {
-  if (!request.input_parameters.empty()) {
-    if (request.input_parameters.size() != request.inputs.size()) {
-      return absl::InternalError("input parameters do not match the inputs");
-    }
-    for (size_t i = 0; i < request.inputs.size(); ++i) {
-      if (!NamesSharedMemoryRegion(request.input_parameters[i])) continue;
-      RETURN_IF_ERROR(BindInput(registry, request.input_parameters[i], request.inputs[i]));
-    }
-  }
+  RETURN_IF_ERROR(BindInputs(registry, request));
   SharedMemoryOutputs outputs;
   for (const RequestedOutput& output : request.outputs) {
     if (!NamesSharedMemoryRegion(output.parameters)) continue;
     const std::string what = StrCat("output '", output.name, "'");
     ASSIGN_OR_RETURN(RegionRange range, ResolveRange(registry, output.parameters, what));
+    // Fail before the model runs when the object already shrank (Write checks again).
+    if (absl::Status held = range.region->CheckObjectSize(); !held.ok()) {
+      return absl::InvalidArgumentError(StrCat(what, ": ", held.message()));
+    }
     outputs.bindings_.push_back(SharedMemoryOutputs::Binding{
         output.name, std::move(range.region), range.offset, range.byte_size, range.offset_given});
   }
@@ -157,11 +182,12 @@ absl::Status SharedMemoryOutputs::WriteInto(InferResponse& response) const {
           binding.byte_size, " bytes) should be at least ", output.data.size(),
           " bytes to hold the results"));
     }
-    if (absl::Status mapped = binding.region->CheckStillMapped(); !mapped.ok()) {
-      return absl::InvalidArgumentError(StrCat("output '", output.name, "': ", mapped.message()));
-    }
     if (!output.data.empty()) {
-      std::memcpy(binding.region->data() + binding.offset, output.data.data(), output.data.size());
+      if (absl::Status written =
+              binding.region->Write(binding.offset, output.data.data(), output.data.size());
+          !written.ok()) {
+        return absl::InvalidArgumentError(StrCat("output '", output.name, "': ", written.message()));
+      }
     }
     Parameters echo;
     echo.emplace(kShmRegionParameter, binding.region->info().name);

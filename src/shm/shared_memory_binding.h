@@ -7,18 +7,20 @@
 //   shared_memory_byte_size  integer >= 0, required
 //   shared_memory_offset     integer >= 0, optional (0), relative to the region's start
 //
-// Inputs: the bytes [offset, offset + byte_size) of the region become the input's data.
-//   byte_size must equal what the datatype and shape need; BYTES data is parsed (4-byte
-//   length prefixes) and must fill it exactly. Zero-copy: a fixed-size input whose first
-//   byte is aligned for its element type is a Buffer viewing the mapping, which holds the
-//   region (the mapping outlives an unregister until the request is done). BYTES inputs
-//   and misaligned ones are copied: a client rewriting BYTES length prefixes while the
-//   backend parses them must not make it read out of bounds.
-// Outputs: after the model ran, SharedMemoryOutputs::WriteInto copies each bound output's
-//   bytes into its region (InvalidArgument naming the needed size when byte_size is too
-//   small), empties its data and records the parameters to echo in
-//   InferResponse::shared_memory_outputs (region, byte_size = the bytes written, offset
-//   when given), which the encoders send instead of data.
+// Inputs: the bytes [offset, offset + byte_size) of the region are copied (pread on the
+//   region's fd, SharedMemoryRegion::Read) into a 64-byte-aligned Buffer at bind time,
+//   before the request is queued; byte_size must equal what the datatype and shape need;
+//   BYTES data is parsed (4-byte length prefixes) from the copy and must fill it exactly.
+//   Nothing the client does to its object afterwards (rewrite, shrink, unlink) reaches
+//   the request, and a shrink before the copy is a short read: InvalidArgument naming it,
+//   never SIGBUS. A request copies at most registry.max_request_bytes() in all.
+// Outputs: bound when the object still holds the region (fstat); after the model ran,
+//   SharedMemoryOutputs::WriteInto writes each bound output's bytes into its region
+//   (pwrite after another size check, SharedMemoryRegion::Write; InvalidArgument naming
+//   the needed size when byte_size is too small, or the shrink), empties its data and
+//   records the parameters to echo in InferResponse::shared_memory_outputs (region,
+//   byte_size = the bytes written, offset when given), which the encoders send instead
+//   of data.
 //
 // Every problem is InvalidArgument naming the tensor and the parameter (an unknown
 // region: "Unable to find shared memory region: '<name>'"); offsets and sizes use checked
@@ -51,7 +53,7 @@ inline constexpr char kShmOffsetParameter[] = "shared_memory_offset";
 bool NamesSharedMemoryRegion(const Parameters& parameters);
 
 // The outputs of one request bound to regions; empty for most requests. Holds each
-// region alive until the answer is written.
+// region (its fd) until the answer is written.
 class SharedMemoryOutputs {
  public:
   bool empty() const { return bindings_.empty(); }

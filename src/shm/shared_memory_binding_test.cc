@@ -42,21 +42,24 @@ class BindingTest : public ::testing::Test {
   SharedMemoryRegistry registry_;
 };
 
-TEST_F(BindingTest, InputIsAZeroCopyViewThatOutlivesUnregister) {
+// The input is copied when the request is bound: whatever the client does to its object
+// afterwards (rewrite, shrink, unregister) does not reach the queued request.
+TEST_F(BindingTest, InputIsCopiedAtBindTime) {
   const float values[4] = {1.5f, -2.f, 3.f, 4.25f};
   std::memcpy(object_.data() + 64, values, sizeof(values));
   InferRequest request = Fp32Request({1, 4}, ShmParams("region", 16, 64));
   ASSERT_TRUE(BindSharedMemory(&registry_, request).ok());
   const Buffer& data = request.inputs[0].data;
   ASSERT_EQ(data.size(), 16u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(data.data()) % 64, 0u);  // aligned for any dtype
   EXPECT_EQ(std::memcmp(data.data(), values, 16), 0);
-  ASSERT_TRUE(registry_.Unregister("region").ok());
-  // Zero-copy: the buffer is the mapping, still alive and still shared.
   reinterpret_cast<float*>(object_.data() + 64)[0] = 8.f;
-  EXPECT_EQ(reinterpret_cast<const float*>(data.data())[0], 8.f);
+  ASSERT_TRUE(registry_.Unregister("region").ok());
+  object_.Resize(0);
+  EXPECT_EQ(std::memcmp(data.data(), values, 16), 0);
 }
 
-TEST_F(BindingTest, MisalignedInputIsCopied) {
+TEST_F(BindingTest, MisalignedInputIsReadIntoAnAlignedBuffer) {
   const float value = 6.5f;
   std::memcpy(object_.data() + 3, &value, 4);
   InferRequest request = Fp32Request({1}, ShmParams("region", 4, 3));
@@ -64,7 +67,59 @@ TEST_F(BindingTest, MisalignedInputIsCopied) {
   float got;
   std::memcpy(&got, request.inputs[0].data.data(), 4);
   EXPECT_EQ(got, 6.5f);
-  EXPECT_NE(request.inputs[0].data.data(), object_.data() + 3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(request.inputs[0].data.data()) % 4, 0u);
+}
+
+// A region shrunk between registration and bind: a clear error, before the model runs.
+TEST_F(BindingTest, ObjectShrunkBeforeBindIsAnError) {
+  object_.Resize(100);
+  InferRequest input = Fp32Request({1, 4}, ShmParams("region", 16, 96));
+  absl::Status status = BindSharedMemory(&registry_, input).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("input 'x'"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("shrank to 100 bytes"));
+  InferRequest output;
+  output.outputs.push_back(RequestedOutput{"y", ShmParams("region", 16, 2048)});
+  status = BindSharedMemory(&registry_, output).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("output 'y'"));
+  EXPECT_EQ(object_.Size(), 100u);
+}
+
+// Shrunk while the request was queued or running: the output write fails cleanly and
+// does not grow the client's object back.
+TEST_F(BindingTest, ObjectShrunkBeforeTheOutputWriteIsAnError) {
+  InferRequest request;
+  request.outputs.push_back(RequestedOutput{"y", ShmParams("region", 64, 128)});
+  auto outputs = BindSharedMemory(&registry_, request);
+  ASSERT_TRUE(outputs.ok());
+  object_.Resize(0);
+  InferResponse response;
+  const float values[3] = {1.f, 2.f, 3.f};
+  response.outputs.push_back(Tensor{"y", DataType::kFp32, {3}, Buffer::Copy(values, 12)});
+  absl::Status status = outputs->WriteInto(response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("output 'y'"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("shrank to 0 bytes"));
+  EXPECT_EQ(object_.Size(), 0u);
+}
+
+TEST_F(BindingTest, InputBytesPerRequestAreBounded) {
+  SharedMemoryRegistry small(/*max_regions=*/4, /*max_request_bytes=*/32);
+  ASSERT_TRUE(small.Register("region", object_.key(), 0, 4096).ok());
+  InferRequest fits = Fp32Request({4}, ShmParams("region", 16));
+  fits.inputs.push_back(fits.inputs[0]);
+  fits.inputs[1].name = "x2";
+  fits.input_parameters.push_back(ShmParams("region", 16, 16));
+  EXPECT_TRUE(BindSharedMemory(&small, fits).ok());
+  InferRequest over = Fp32Request({4}, ShmParams("region", 16));
+  over.inputs.push_back(over.inputs[0]);
+  over.inputs[1].name = "x2";
+  over.inputs[1].shape = {5};
+  over.input_parameters.push_back(ShmParams("region", 20, 16));
+  absl::Status status = BindSharedMemory(&small, over).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("limit of 32 bytes per request"));
 }
 
 TEST_F(BindingTest, ByteSizeMustMatchTheShape) {

@@ -1,7 +1,7 @@
 #include "shm/shared_memory_registry.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
+#include <sys/mman.h>  // shm_open
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,7 +72,7 @@ absl::Status ValidateSharedMemoryKey(std::string_view key) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> SharedMemoryRegion::Map(
+absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> SharedMemoryRegion::Open(
     SharedMemoryRegionInfo info) {
   if (info.byte_size == 0) {
     return absl::InvalidArgumentError(
@@ -90,7 +90,9 @@ absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> SharedMemoryRegion::Map(
                                              " overflows"));
   }
   const std::string path = info.key.front() == '/' ? info.key : StrCat("/", info.key);
-  const int fd = shm_open(path.c_str(), O_RDWR, 0);
+  // O_NONBLOCK: a FIFO someone placed in /dev/shm must not block the opening thread (it
+  // is refused below); pread/pwrite on a regular file ignore the flag.
+  const int fd = shm_open(path.c_str(), O_RDWR | O_NONBLOCK, 0);
   if (fd < 0) {
     const int error = errno;
     return absl::InvalidArgumentError(StrCat("Unable to open shared memory region ", Quoted(info.name),
@@ -109,39 +111,81 @@ absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> SharedMemoryRegion::Map(
         info.byte_size, " = ", *end, " is past the end of ", Quoted(info.key), " (", st.st_size,
         " bytes)"));
   }
-  // mmap's offset must be page-aligned: map from the page holding `offset`.
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const uint64_t map_offset = info.offset - info.offset % page;
-  const size_t map_size = static_cast<size_t>(static_cast<uint64_t>(*end) - map_offset);
-  void* mapping = mmap(nullptr, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                       static_cast<off_t>(map_offset));
-  if (mapping == MAP_FAILED) {
-    const int error = errno;
-    close(fd);
-    return absl::InvalidArgumentError(StrCat("cannot map shared memory region ", Quoted(info.name),
-                                             ": ", ErrnoText(error)));
+  return std::shared_ptr<SharedMemoryRegion>(new SharedMemoryRegion(std::move(info), fd));
+}
+
+SharedMemoryRegion::~SharedMemoryRegion() { close(fd_); }
+
+absl::Status SharedMemoryRegion::CheckRange(uint64_t offset, size_t size) const {
+  // offset <= byte_size first, so the subtraction cannot wrap.
+  if (offset > info_.byte_size || size > info_.byte_size - offset) {
+    return absl::InvalidArgumentError(StrCat("shared memory offset ", offset, " + byte_size ", size,
+                                             " is past the end of region ", Quoted(info_.name),
+                                             " (", info_.byte_size, " bytes)"));
   }
-  uint8_t* data = static_cast<uint8_t*>(mapping) + (info.offset - map_offset);
-  return std::shared_ptr<SharedMemoryRegion>(
-      new SharedMemoryRegion(std::move(info), fd, mapping, map_size, data));
+  return absl::OkStatus();
 }
 
-SharedMemoryRegion::~SharedMemoryRegion() {
-  munmap(mapping_, mapping_size_);
-  close(fd_);
+absl::Status SharedMemoryRegion::Shrunk(uint64_t object_size) const {
+  return absl::FailedPreconditionError(
+      StrCat("shared memory region ", Quoted(info_.name), ": its object ", Quoted(info_.key),
+             " shrank to ", object_size, " bytes, below the registered range"));
 }
 
-absl::Status SharedMemoryRegion::CheckStillMapped() const {
+absl::Status SharedMemoryRegion::Read(uint64_t offset, size_t size, uint8_t* out) const {
+  if (absl::Status range = CheckRange(offset, size); !range.ok()) return range;
+  // The object's bytes: the region starts at info_.offset; both fit int64 (checked when
+  // the region was opened).
+  uint64_t position = info_.offset + offset;
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = pread(fd_, out + done, size - done, static_cast<off_t>(position));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      return absl::FailedPreconditionError(StrCat("cannot read shared memory region ",
+                                                  Quoted(info_.name), ": ", ErrnoText(error)));
+    }
+    if (n == 0) {  // end of file: the object shrank below the range
+      struct stat st {};
+      return Shrunk(fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : position);
+    }
+    done += static_cast<size_t>(n);
+    position += static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SharedMemoryRegion::CheckObjectSize() const {
   struct stat st {};
   if (fstat(fd_, &st) != 0) {
+    const int error = errno;
     return absl::FailedPreconditionError(
-        StrCat("shared memory region '", info_.name, "': ", ErrnoText(errno)));
+        StrCat("shared memory region ", Quoted(info_.name), ": ", ErrnoText(error)));
   }
-  // offset + byte_size was checked to fit in int64 at registration.
+  // A write must not grow the client's object: refuse when it no longer holds the whole
+  // registered range (offset + byte_size fits int64: checked at Open).
   if (static_cast<uint64_t>(st.st_size) < info_.offset + info_.byte_size) {
-    return absl::FailedPreconditionError(
-        StrCat("shared memory region '", info_.name, "': its object ", Quoted(info_.key),
-               " shrank to ", st.st_size, " bytes, below the registered range"));
+    return Shrunk(static_cast<uint64_t>(st.st_size));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SharedMemoryRegion::Write(uint64_t offset, const uint8_t* data, size_t size) const {
+  if (absl::Status range = CheckRange(offset, size); !range.ok()) return range;
+  if (absl::Status held = CheckObjectSize(); !held.ok()) return held;
+  uint64_t position = info_.offset + offset;
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = pwrite(fd_, data + done, size - done, static_cast<off_t>(position));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      return absl::FailedPreconditionError(StrCat("cannot write shared memory region ",
+                                                  Quoted(info_.name), ": ", ErrnoText(error)));
+    }
+    done += static_cast<size_t>(n);
+    position += static_cast<uint64_t>(n);
   }
   return absl::OkStatus();
 }
@@ -162,8 +206,8 @@ absl::Status SharedMemoryRegistry::Register(std::string_view name, std::string_v
                                                  " regions are registered, the limit"));
     }
   }
-  // Open and map outside the lock (system calls); the insert below re-checks.
-  absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> region = SharedMemoryRegion::Map(
+  // Open outside the lock (system calls); the insert below re-checks.
+  absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> region = SharedMemoryRegion::Open(
       SharedMemoryRegionInfo{std::string(name), std::string(key), offset, byte_size});
   if (!region.ok()) return region.status();
   absl::MutexLock lock(&mu_);

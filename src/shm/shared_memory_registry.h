@@ -7,16 +7,26 @@
 //
 //   registry.Register("input0", "/img", /*offset=*/0, /*byte_size=*/602112);
 //
-// Register opens the object read-write without O_CREAT (the client owns it), checks with
-// fstat that [offset, offset + byte_size) lies inside it, and maps that range
-// (MAP_SHARED). A request then names the region in an input's or output's parameters
-// (see shared_memory_binding.h); the bytes never travel through a socket.
+// Register opens the object read-write without O_CREAT (the client owns it) and checks
+// with fstat that it is a regular file holding [offset, offset + byte_size). It keeps the
+// file descriptor, and maps nothing: every byte moves with pread / pwrite on that fd
+// (SharedMemoryRegion::Read / Write). A request then names the region in an input's or
+// output's parameters (see shared_memory_binding.h); the bytes never travel through a
+// socket.
 //
-// Lifetime: each mapping is a SharedMemoryRegion held by shared_ptr. The registry holds
-// one reference; every request that reads or writes the region holds another (an input
-// Tensor's Buffer views the mapping and owns a reference). Unregistering only drops the
-// registry's reference, so a request in flight keeps its mapping valid until its last
-// user is done; the munmap happens then.
+// Why no mapping: the registering client owns the object and may shrink it (ftruncate)
+// at any time. A mapped page past the new end raises SIGBUS in whichever server thread
+// touches it — a backend, the batcher, an encoder — and kills the process. pread and
+// pwrite cannot fault: a read past the end is short (FailedPrecondition naming the
+// shrink), a write past it re-extends the client's own object up to the registered range
+// at most. No page of a client's object is ever mapped into the server, so nothing a
+// client does to it can fault the process. The cost is one copy of each input at bind
+// time (docs/shared_memory.md has the measurements).
+//
+// Lifetime: each region is a SharedMemoryRegion held by shared_ptr. The registry holds
+// one reference; a request that writes outputs into the region holds another until its
+// answer is written. Unregistering only drops the registry's reference; the fd is closed
+// when the last user is done.
 //
 // Contract:
 //   - Names: 1..kMaxNameLength bytes, printable ASCII, no '/', '\\' or NUL.
@@ -24,19 +34,18 @@
 //     no further '/' (POSIX: one path component under the shm filesystem), not "." or
 //     "..". Anything else is InvalidArgument naming the problem.
 //   - byte_size must be > 0; offset + byte_size is computed with checked arithmetic and
-//     must not exceed the object's size (InvalidArgument naming both).
+//     must not exceed the object's size at registration (InvalidArgument naming both).
 //   - A name already registered is AlreadyExists (Triton: "already in manager"); more
 //     than `max_regions` regions is ResourceExhausted.
 //   - Unregister of an unknown name succeeds (as Triton's); Status of an unknown name is
 //     NotFound.
-//   - The object must be a regular file (shm objects are); the server keeps its fd open
-//     while the region is mapped, so Region::CheckStillMapped() can fstat it again.
+//   - The object must be a regular file (shm objects are; glibc's shm_open does not
+//     follow symlinks).
 //
 // Threat model (see docs/shared_memory.md): registering is an admin action (the
-// AdminGuard's shared-memory category). The client owning the object can still shrink
-// it (ftruncate) after registering; Region::CheckStillMapped() is called before each
-// use to turn that into an error, but a shrink racing with a read would raise SIGBUS:
-// a client that may register regions is trusted like any co-located process.
+// AdminGuard's shared-memory category, closed unless the operator opens it). The
+// registering client is not trusted to keep the object's size: shrinking it makes the
+// requests using it fail, never the server.
 //
 // Thread-safe: every method may be called concurrently.
 #ifndef INFERA_SHM_SHARED_MEMORY_REGISTRY_H_
@@ -60,6 +69,9 @@ namespace infera {
 inline constexpr size_t kMaxSharedMemoryNameLength = 128;
 inline constexpr size_t kMaxSharedMemoryKeyLength = 250;  // NAME_MAX minus room
 inline constexpr size_t kDefaultMaxSharedMemoryRegions = 1024;
+// Bytes one request may copy out of shared memory (all its inputs together): bounds the
+// memory a request naming a large (possibly sparse) region can make the server allocate.
+inline constexpr uint64_t kDefaultMaxSharedMemoryRequestBytes = uint64_t{1} << 30;
 
 // What Status lists for one region (Triton's RegionStatus fields).
 struct SharedMemoryRegionInfo {
@@ -69,35 +81,39 @@ struct SharedMemoryRegionInfo {
   uint64_t byte_size = 0;
 };
 
-// One mapped range of a shared-memory object. Unmapped (and its fd closed) when the last
-// reference goes.
+// One registered range of a shared-memory object, read and written through its kept file
+// descriptor (closed when the last reference goes). Offsets are relative to the range's
+// start (the object's byte `info().offset`).
 class SharedMemoryRegion {
  public:
-  // Opens, checks and maps (see the contract above).
-  static absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> Map(SharedMemoryRegionInfo info);
+  // Opens and checks (see the contract above).
+  static absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> Open(SharedMemoryRegionInfo info);
   ~SharedMemoryRegion();
   SharedMemoryRegion(const SharedMemoryRegion&) = delete;
   SharedMemoryRegion& operator=(const SharedMemoryRegion&) = delete;
 
   const SharedMemoryRegionInfo& info() const { return info_; }
-  // The first byte of the registered range (the object's byte `info().offset`).
-  uint8_t* data() const { return data_; }
   uint64_t byte_size() const { return info_.byte_size; }
 
-  // FailedPrecondition when the object has since shrunk below the registered range.
-  absl::Status CheckStillMapped() const;
+  // Copies [offset, offset + size) into `out` (pread). InvalidArgument when the range is
+  // outside the region; FailedPrecondition naming the shrink when the object no longer
+  // holds it (a short read); FailedPrecondition with the error for a failed read.
+  absl::Status Read(uint64_t offset, size_t size, uint8_t* out) const;
+  // Writes `size` bytes at `offset` (pwrite), after checking with fstat that the object
+  // still holds the range (FailedPrecondition naming the shrink otherwise). A shrink
+  // racing with the write only re-extends the object (sparse) up to the range's end.
+  absl::Status Write(uint64_t offset, const uint8_t* data, size_t size) const;
+  // FailedPrecondition naming the shrink when the object no longer holds the registered
+  // range (fstat); what Write checks first.
+  absl::Status CheckObjectSize() const;
 
  private:
-  SharedMemoryRegion(SharedMemoryRegionInfo info, int fd, void* mapping, size_t mapping_size,
-                     uint8_t* data)
-      : info_(std::move(info)), fd_(fd), mapping_(mapping), mapping_size_(mapping_size),
-        data_(data) {}
+  SharedMemoryRegion(SharedMemoryRegionInfo info, int fd) : info_(std::move(info)), fd_(fd) {}
+  absl::Status CheckRange(uint64_t offset, size_t size) const;
+  absl::Status Shrunk(uint64_t object_size) const;
 
   const SharedMemoryRegionInfo info_;
   const int fd_;
-  void* const mapping_;
-  const size_t mapping_size_;
-  uint8_t* const data_;
 };
 
 // InvalidArgument naming the problem, or OK (the rules in the contract above).
@@ -106,8 +122,9 @@ absl::Status ValidateSharedMemoryKey(std::string_view key);
 
 class SharedMemoryRegistry {
  public:
-  explicit SharedMemoryRegistry(size_t max_regions = kDefaultMaxSharedMemoryRegions)
-      : max_regions_(max_regions) {}
+  explicit SharedMemoryRegistry(size_t max_regions = kDefaultMaxSharedMemoryRegions,
+                                uint64_t max_request_bytes = kDefaultMaxSharedMemoryRequestBytes)
+      : max_regions_(max_regions), max_request_bytes_(max_request_bytes) {}
 
   absl::Status Register(std::string_view name, std::string_view key, uint64_t offset,
                         uint64_t byte_size) ABSL_LOCKS_EXCLUDED(mu_);
@@ -124,9 +141,12 @@ class SharedMemoryRegistry {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The most input bytes one request may copy out of shared memory.
+  uint64_t max_request_bytes() const { return max_request_bytes_; }
 
  private:
   const size_t max_regions_;
+  const uint64_t max_request_bytes_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<const SharedMemoryRegion>, std::less<>> regions_
       ABSL_GUARDED_BY(mu_);

@@ -1,7 +1,11 @@
 #include "shm/shared_memory_registry.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,19 +33,47 @@ TEST(SharedMemoryRegistryTest, RegisterStatusUnregister) {
   auto region = registry.Find("in");
   ASSERT_TRUE(region.ok());
   object.data()[16] = 42;
-  EXPECT_EQ((*region)->data()[0], 42);  // the mapping starts at the offset
+  uint8_t byte = 0;
+  ASSERT_TRUE((*region)->Read(0, 1, &byte).ok());
+  EXPECT_EQ(byte, 42);  // region offsets start at the registered offset
   EXPECT_TRUE(registry.Unregister("in").ok());
   EXPECT_EQ(registry.size(), 0u);
   EXPECT_EQ(registry.Status("in").status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(registry.Unregister("in").ok());  // unknown: OK, as Triton
 }
 
-TEST(SharedMemoryRegistryTest, OffsetNotPageAlignedMapsTheRightBytes) {
+TEST(SharedMemoryRegistryTest, ReadsAndWritesAtTheRegisteredOffset) {
   TestShmObject object(3 * 4096);
   object.data()[4096 + 5] = 7;
   SharedMemoryRegistry registry;
   ASSERT_TRUE(registry.Register("r", object.key(), 4096 + 5, 10).ok());
-  EXPECT_EQ((*registry.Find("r"))->data()[0], 7);
+  auto region = *registry.Find("r");
+  uint8_t got[10] = {};
+  ASSERT_TRUE(region->Read(0, 10, got).ok());
+  EXPECT_EQ(got[0], 7);
+  const uint8_t written[3] = {1, 2, 3};
+  ASSERT_TRUE(region->Write(7, written, 3).ok());
+  EXPECT_EQ(std::memcmp(object.data() + 4096 + 12, written, 3), 0);
+  EXPECT_EQ(object.Size(), 3u * 4096);  // nothing grew
+}
+
+TEST(SharedMemoryRegistryTest, ReadAndWriteStayInsideTheRegion) {
+  TestShmObject object(4096);
+  SharedMemoryRegistry registry;
+  ASSERT_TRUE(registry.Register("r", object.key(), 100, 200).ok());
+  auto region = *registry.Find("r");
+  uint8_t buffer[256] = {};
+  EXPECT_TRUE(region->Read(190, 10, buffer).ok());
+  EXPECT_TRUE(region->Read(200, 0, buffer).ok());
+  const std::pair<uint64_t, size_t> outside[] = {{190, 11}, {201, 0}, {0, 201}, {UINT64_MAX, 1}, {1, SIZE_MAX}};
+  for (auto [offset, size] : outside) {
+    EXPECT_EQ(region->Read(offset, size, buffer).code(), absl::StatusCode::kInvalidArgument)
+        << offset << " " << size;
+    EXPECT_EQ(region->Write(offset, buffer, size).code(), absl::StatusCode::kInvalidArgument)
+        << offset << " " << size;
+  }
+  EXPECT_THAT(std::string(region->Read(190, 11, buffer).message()),
+              HasSubstr("past the end of region 'r'"));
 }
 
 TEST(SharedMemoryRegistryTest, DuplicateNameIsAlreadyExists) {
@@ -106,30 +138,93 @@ TEST(SharedMemoryRegistryTest, RegionCapIsEnforced) {
   EXPECT_TRUE(registry.Register("c", object.key(), 16, 8).ok());
 }
 
-TEST(SharedMemoryRegistryTest, UnregisterWhileInUseKeepsTheMapping) {
+TEST(SharedMemoryRegistryTest, UnregisterWhileInUseKeepsTheRegionUsable) {
   TestShmObject object(4096);
   SharedMemoryRegistry registry;
   ASSERT_TRUE(registry.Register("r", object.key(), 0, 4096).ok());
   std::shared_ptr<const SharedMemoryRegion> held = *registry.Find("r");
   ASSERT_TRUE(registry.Unregister("r").ok());
   EXPECT_FALSE(registry.Find("r").ok());
-  // The holder's mapping is still valid and still shared with the object.
+  // The holder's descriptor still reads and writes the object.
   object.data()[100] = 9;
-  EXPECT_EQ(held->data()[100], 9);
-  held->data()[101] = 11;
+  uint8_t byte = 0;
+  ASSERT_TRUE(held->Read(100, 1, &byte).ok());
+  EXPECT_EQ(byte, 9);
+  const uint8_t eleven = 11;
+  ASSERT_TRUE(held->Write(101, &eleven, 1).ok());
   EXPECT_EQ(object.data()[101], 11);
   // The name is free again.
   EXPECT_TRUE(registry.Register("r", object.key(), 0, 8).ok());
 }
 
-TEST(SharedMemoryRegistryTest, ShrunkObjectIsDetected) {
+// The client owns the object and may shrink it at any time: reads and writes then fail
+// with an error naming the shrink, and can never fault the process (no mapping exists).
+TEST(SharedMemoryRegistryTest, ShrunkObjectIsAnErrorNeverAFault) {
   TestShmObject object(8192);
   SharedMemoryRegistry registry;
   ASSERT_TRUE(registry.Register("r", object.key(), 4096, 4096).ok());
   auto region = *registry.Find("r");
-  EXPECT_TRUE(region->CheckStillMapped().ok());
-  object.Resize(100);
-  EXPECT_EQ(region->CheckStillMapped().code(), absl::StatusCode::kFailedPrecondition);
+  std::vector<uint8_t> buffer(4096);
+  EXPECT_TRUE(region->CheckObjectSize().ok());
+  EXPECT_TRUE(region->Read(0, 4096, buffer.data()).ok());
+  object.Resize(0);
+  for (absl::Status status : {region->Read(0, 4096, buffer.data()), region->Read(4000, 1, buffer.data()),
+                              region->Write(0, buffer.data(), 4096), region->CheckObjectSize()}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(std::string(status.message()), HasSubstr("shrank to 0 bytes"));
+  }
+  EXPECT_EQ(object.Size(), 0u);  // a refused write does not grow the client's object
+  object.Resize(4096 + 100);     // part of the range: a short read, a refused write
+  EXPECT_EQ(region->Read(0, 200, buffer.data()).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(region->Read(0, 100, buffer.data()).ok());
+  EXPECT_EQ(region->Write(0, buffer.data(), 10).code(), absl::StatusCode::kFailedPrecondition);
+  object.Resize(8192);  // back: usable again (the bytes past the shrink read as zeros)
+  EXPECT_TRUE(region->Read(0, 4096, buffer.data()).ok());
+  EXPECT_EQ(buffer[4095], 0);
+  EXPECT_TRUE(region->Write(0, buffer.data(), 4096).ok());
+}
+
+TEST(SharedMemoryRegistryTest, UnlinkedObjectStaysUsableThroughTheKeptDescriptor) {
+  TestShmObject object(4096);
+  object.data()[5] = 3;
+  SharedMemoryRegistry registry;
+  ASSERT_TRUE(registry.Register("r", object.key(), 0, 4096).ok());
+  ASSERT_EQ(shm_unlink(object.key().c_str()), 0);
+  uint8_t byte = 0;
+  ASSERT_TRUE((*registry.Find("r"))->Read(5, 1, &byte).ok());
+  EXPECT_EQ(byte, 3);
+  EXPECT_EQ(registry.Register("again", object.key(), 0, 8).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SharedMemoryRegistryTest, ObjectsThatAreNotRegularFilesAreRefused) {
+  const std::string base = "infera_test_special_" + std::to_string(getpid());
+  const std::string fifo = "/dev/shm/" + base + "_fifo";
+  const std::string dir = "/dev/shm/" + base + "_dir";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0) << std::strerror(errno);
+  SharedMemoryRegistry registry;
+  // A FIFO opens without blocking and is refused; a directory does not open.
+  absl::Status fifo_status = registry.Register("f", "/" + base + "_fifo", 0, 8);
+  EXPECT_EQ(fifo_status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(fifo_status.message()), HasSubstr("not a shared-memory object"));
+  EXPECT_EQ(registry.Register("d", "/" + base + "_dir", 0, 8).code(), absl::StatusCode::kInvalidArgument);
+  unlink(fifo.c_str());
+  rmdir(dir.c_str());
+  EXPECT_EQ(registry.size(), 0u);
+}
+
+// A sparse object far larger than memory registers (nothing is mapped); a request then
+// copies only what it names, bounded by max_request_bytes (shared_memory_binding_test).
+TEST(SharedMemoryRegistryTest, HugeSparseObjectNeedsNoMapping) {
+  TestShmObject object(4096);
+  constexpr uint64_t kTiB = uint64_t{1} << 40;
+  object.Resize(kTiB);
+  SharedMemoryRegistry registry;
+  ASSERT_TRUE(registry.Register("huge", object.key(), 0, kTiB).ok());
+  uint8_t bytes[16] = {1};
+  ASSERT_TRUE((*registry.Find("huge"))->Read(kTiB / 2, sizeof(bytes), bytes).ok());
+  EXPECT_EQ(bytes[0], 0);  // a hole reads as zeros
+  object.Resize(4096);
 }
 
 TEST(SharedMemoryRegistryTest, UnregisterAll) {
@@ -153,7 +248,9 @@ TEST(SharedMemoryRegistryTest, ConcurrentUseWhileRegisteringAndUnregistering) {
       for (int i = 0; i < 2000; ++i) {
         auto region = registry.Find("r");
         if (!region.ok()) continue;
-        EXPECT_EQ((*region)->data()[7], 5);  // a held mapping is always readable
+        uint8_t byte = 0;
+        EXPECT_TRUE((*region)->Read(7, 1, &byte).ok());  // a held region is always readable
+        EXPECT_EQ(byte, 5);
         ++found;
         EXPECT_TRUE(registry.Status("").ok());
       }

@@ -1,9 +1,12 @@
 // A POSIX shared-memory object for tests: created with a unique key, unlinked at the end.
+// data() is the test's own mapping of the first `size` bytes: do not touch it after
+// shrinking the object (that would fault the test, the very thing the server avoids).
 #ifndef INFERA_SHM_SHM_TEST_UTIL_H_
 #define INFERA_SHM_SHM_TEST_UTIL_H_
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,6 +34,12 @@ class TestShmObject {
     shm_unlink(key_.c_str());
   }
   void Resize(size_t size) { EXPECT_EQ(ftruncate(fd_, static_cast<off_t>(size)), 0); }
+  // The object's size now (fstat).
+  uint64_t Size() const {
+    struct stat st {};
+    EXPECT_EQ(fstat(fd_, &st), 0);
+    return static_cast<uint64_t>(st.st_size);
+  }
   const std::string& key() const { return key_; }
   uint8_t* data() { return data_; }
 
