@@ -13,10 +13,10 @@
 //   model-repository  POST /v2/repository/index, .../models/{m}/load, .../unload,
 //                     .../canary/promote; gRPC RepositoryIndex, RepositoryModelLoad,
 //                     RepositoryModelUnload
-//   logging           GET / POST /v2/logging
+//   logging           GET / POST /v2/logging; gRPC LogSettings (all kAdmin)
 //   shared-memory     GET / POST /v2/{system,cuda}sharedmemory/...; gRPC
-//                     SystemSharedMemory*, CudaSharedMemory* (register / unregister are
-//                     admin operations, status a read)
+//                     SystemSharedMemory*, CudaSharedMemory* (register kAdmin,
+//                     unregister kRelease, status kRead)
 //   trace             GET / POST /v2[/models/{m}]/trace/setting; gRPC TraceSetting
 //                     (reads are Operation::kRead, updates kAdmin)
 //
@@ -38,7 +38,7 @@
 //      operator opened the category for every client: `--allow-admin-api=<categories>`,
 //      `--allow-client-shm=true` (shared-memory, Triton's flag) or
 //      `--model-control-mode=explicit` (model-repository). The server logs a SECURITY
-//      warning at start for every category left open that way (OpenWarnings below).
+//      warning at start for every category left open that way (OpenAdminApiWarnings).
 //      The refusal names the flags that open it.
 //
 // Secrets are compared in constant time. Thread-safe (immutable after construction).
