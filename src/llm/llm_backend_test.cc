@@ -287,13 +287,13 @@ TEST_F(LlmBackendTest, GenerateRefusesAPromptBeyondMaxModelLenNamingTheLimit) {
 TEST_F(LlmBackendTest, GenerateRefusesAHugePromptOnTheCallersThreadBeforeQueueing) {
   for (int kind = 0; kind < 3; ++kind) {
     Admission a;
-    TextGenerationRequest r;
+    GenerationRequest r;
     if (kind == 0) r.prompt_text = std::string(size_t{60} << 20, 'x');
     if (kind == 1) r.messages = std::vector<ChatMessage>{{"system", "s"}, {"user", std::string(size_t{60} << 20, 'x')}};
     if (kind == 2) r.prompt_ids.assign(size_t{4} << 20, 5);
     r.echo = true;  // token ids: the echo's Decode must not run either
     r.max_tokens_set = kind != 1;
-    model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+    model_->Generate(std::move(r), {a.OnAdmitted(), a.OnOutput()});
     absl::MutexLock lock(&a.mu);
     ASSERT_TRUE(a.admitted) << "kind " << kind << ": not answered inside Generate";
     EXPECT_EQ(a.thread, std::this_thread::get_id());
@@ -309,10 +309,10 @@ TEST_F(LlmBackendTest, GenerateRefusesAHugePromptOnTheCallersThreadBeforeQueuein
 // budget and refuses it.
 TEST_F(LlmBackendTest, GenerateRefusesAPromptThatTokenisesPastTheBudget) {
   Admission a;
-  TextGenerationRequest r;
+  GenerationRequest r;
   r.prompt_text = TooLongOnceTokenised();
   r.sampling.max_tokens = 40;
-  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  model_->Generate(std::move(r), {a.OnAdmitted(), a.OnOutput()});
   a.AwaitAdmitted();
   absl::MutexLock lock(&a.mu);
   EXPECT_NE(a.thread, std::this_thread::get_id());
@@ -325,10 +325,10 @@ TEST_F(LlmBackendTest, GenerateRefusesAPromptThatTokenisesPastTheBudget) {
 
 TEST_F(LlmBackendTest, LogitBiasOutsideTheVocabularyIsRefusedInVllmWords) {
   Admission a;
-  TextGenerationRequest r;
+  GenerationRequest r;
   r.prompt_text = "hello";
   r.sampling.logit_bias = {{5, 1.0f}, {300, 1.0f}, {-1, 2.0f}};
-  model_->Generate(std::move(r), a.OnAdmitted(), a.OnOutput());
+  model_->Generate(std::move(r), {a.OnAdmitted(), a.OnOutput()});
   a.AwaitAdmitted();
   absl::MutexLock lock(&a.mu);
   EXPECT_EQ(a.status.code(), absl::StatusCode::kInvalidArgument) << a.status;
