@@ -191,8 +191,12 @@ const infera::ModelVersion* Serving(infera::ModelManager& manager, const std::st
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Below kError: not even errors (most generated loads fail, each logging a line).
-  infera::logging_internal::g_log_level.store(-1, std::memory_order_relaxed);
+  // Below kError: not even errors (most generated loads fail, each logging a line);
+  // FUZZ_LOG=1 keeps the log, to see what an input does.
+  const char* log = std::getenv("FUZZ_LOG");
+  if (log == nullptr || std::string(log) != "1") {
+    infera::logging_internal::g_log_level.store(-1, std::memory_order_relaxed);
+  }
   return 0;
 }
 
