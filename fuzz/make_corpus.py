@@ -372,6 +372,93 @@ def postprocess_seeds():
     write(t, "pool-cls-bad-mask", bytes([2, 3, 2, 0, 8 | 16]) + b"cls\0" + bytes(range(1, 40)))
 
 
+class Decisions:
+    """Builds an input for a target that reads it with libFuzzer's FuzzedDataProvider:
+    integers (ranges under 256: one byte each) are taken from the end of the input, last
+    byte first; strings (ConsumeRandomLengthString) from the front, ended by a backslash
+    and another character."""
+
+    def __init__(self):
+        self.front, self.back = b"", []
+
+    def pick(self, index):  # ConsumeIntegralInRange(lo, hi) == lo + index; PickValueInArray
+        self.back.append(index)
+        return self
+
+    def string(self, text):
+        self.front += text.encode().replace(b"\\", b"\\\\") + b"\\x"
+        return self
+
+    def data(self):
+        return self.front + bytes(reversed(self.back))
+
+
+# fuzz_model_lifecycle's names (kNames) and operations.
+LIFECYCLE_NAMES = ["m0", "m1", "f0", "e0", "e1", "loop_a", "loop_b", "d0", "d5", "d12", "d19", "nope"]
+LOAD, OVERRIDE, UNLOAD, INFER = range(4)
+
+
+def lifecycle_seeds():
+    """fuzz_model_lifecycle: each operation is a name, an operation and, for an override,
+    its choices (batch size, kind, steps, canary, datatype) in the target's order."""
+    t = "fuzz_model_lifecycle"
+    n = LIFECYCLE_NAMES.index
+
+    def op(d, name, what):
+        return d.pick(n(name)).pick(what)
+
+    def ensemble_override(d, name, steps, canary=None, mbs_index=1):
+        op(d, name, OVERRIDE).pick(mbs_index).pick(2).pick(len(steps) - 1)
+        for step in steps:
+            d.pick(n(step)).pick(0)  # version -1
+        if canary:
+            key_index, value = canary
+            d.pick(1).pick(key_index).string(value)
+        else:
+            d.pick(0)
+        return d.pick(0)  # datatype unchanged
+
+    # Issue 26: e1 -> e0 serves; e0 overridden to name e1 closes a cycle (refused).
+    d = Decisions()
+    op(d, "e1", LOAD)
+    ensemble_override(d, "e0", ["e1"])
+    op(d, "e1", INFER)
+    op(d, "e0", INFER)
+    write(t, "override-cycle", d.data())
+    # Two ensembles made to name each other only through overrides.
+    d = Decisions()
+    op(d, "m0", LOAD)
+    ensemble_override(d, "loop_a", ["m0"])
+    ensemble_override(d, "loop_b", ["loop_a"])
+    ensemble_override(d, "loop_a", ["loop_b"])
+    op(d, "loop_b", INFER)
+    op(d, "loop_a", UNLOAD)
+    op(d, "loop_b", INFER)
+    write(t, "override-mutual", d.data())
+    # A chain past the depth bound, then an allowed part of it.
+    d = Decisions()
+    for name in ("d0", "d5", "d12", "d5"):
+        op(d, name, LOAD)
+        op(d, name, INFER)
+    op(d, "d19", UNLOAD)
+    op(d, "d12", INFER)
+    write(t, "deep-chain", d.data())
+    # Disk cycle, an unknown step, a three-step ensemble, an override with a NaN canary.
+    d = Decisions()
+    op(d, "loop_a", LOAD)
+    ensemble_override(d, "e1", ["nope"])
+    ensemble_override(d, "e1", ["m0", "e0", "m1"], canary=(0, "nan"))
+    ensemble_override(d, "e1", ["m0", "f0"], canary=(4, "1"))
+    op(d, "e1", INFER)
+    write(t, "mixed", d.data())
+    # fault_injection overrides: NaN delay, a failure rate from the input.
+    d = Decisions()
+    op(d, "f0", OVERRIDE).pick(2).pick(1).pick(2).string("0.25").pick(0).pick(0)
+    op(d, "f0", OVERRIDE).pick(0).pick(1).pick(0).string("1").pick(0).pick(1).pick(0)
+    op(d, "f0", INFER)
+    write(t, "fault-injection", d.data())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -386,6 +473,7 @@ def main():
     chat_template_seeds()
     image_seeds()
     postprocess_seeds()
+    lifecycle_seeds()
 
 
 if __name__ == "__main__":

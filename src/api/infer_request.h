@@ -49,6 +49,10 @@ struct InferRequest {
   std::chrono::steady_clock::time_point arrival_time{};
   // Set by the frontend when the client goes away; may be null (never cancelled).
   std::shared_ptr<const CancellationToken> cancellation;
+  // Ensembles this request is a step of (0: a client's request). The EnsembleScheduler
+  // sets it on the step requests it makes and refuses a request that would nest past
+  // kMaxEnsembleDepth, so a request never recurses without bound.
+  int ensemble_depth = 0;
 };
 
 // When the scheduler handled a request (for tracing and logs); unset fields are

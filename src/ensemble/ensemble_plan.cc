@@ -166,7 +166,9 @@ absl::StatusOr<EnsemblePlan> BuildEnsemblePlan(const inference::ModelConfig& ens
     const EnsembleStep& step = plan.steps[s];
     const std::string label = StepLabel(plan, s);
     absl::StatusOr<const inference::ModelConfig*> found = step_config(step.model_name, step.model_version);
-    if (!found.ok()) return absl::Status(found.status().code(), StrCat(label, ": ", found.status().message()));
+    // A step that does not serve makes the config unusable now: the load is refused
+    // (InvalidArgument, 400), whatever the lookup's own code.
+    if (!found.ok()) return absl::InvalidArgumentError(StrCat(label, ": ", found.status().message()));
     const inference::ModelConfig& config = **found;
     const bool step_batches = config.max_batch_size() > 0;
     if (ensemble_batches && (!step_batches || config.max_batch_size() < ensemble.max_batch_size())) {

@@ -14,6 +14,9 @@
 //     compared without the batch dimension); an ensemble with max_batch_size 0 compares
 //     full shapes, a batching step's shape being [-1] + dims.
 //
+// Every error is InvalidArgument (the config is refused: 400 to a load request), a step
+// model that does not serve included.
+//
 // Thread-safe (a value type, immutable once built).
 #ifndef INFERA_ENSEMBLE_ENSEMBLE_PLAN_H_
 #define INFERA_ENSEMBLE_ENSEMBLE_PLAN_H_

@@ -62,7 +62,7 @@ TEST_F(EnsemblePlanTest, UnknownStepModelNamesTheStep) {
   std::string text = kDiamond;
   text.replace(text.find("model_name: \"c\""), 15, "model_name: \"zz\"");
   absl::Status s = Build(text);
-  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);  // the lookup said NotFound
   EXPECT_THAT(s.message(), HasSubstr("ensemble 'diamond' step 2 (model 'zz'): unknown model 'zz'"));
 }
 

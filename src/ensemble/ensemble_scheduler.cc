@@ -76,6 +76,7 @@ class EnsembleScheduler::Run : public std::enable_shared_from_this<Run> {
     request.parameters = request_->request.parameters;
     request.arrival_time = SteadyClock::now();
     request.cancellation = cancel_;
+    request.ensemble_depth = request_->request.ensemble_depth + 1;
     if (deadline_) {
       const auto left = std::chrono::duration_cast<std::chrono::microseconds>(*deadline_ - request.arrival_time);
       if (left.count() <= 0) {
@@ -200,6 +201,14 @@ absl::StatusOr<std::unique_ptr<EnsembleScheduler>> EnsembleScheduler::Create(con
 }
 
 void EnsembleScheduler::Enqueue(std::unique_ptr<ScheduledRequest> request) {
+  // Loads keep nesting within the bound (ensemble_nesting.h); this holds even if a graph
+  // changed under a load's check: an error, never a recursion without end.
+  if (request->request.ensemble_depth >= kMaxEnsembleDepth) {
+    request->callback(absl::FailedPreconditionError(
+        StrCat("ensemble '", plan_.name, "' is nested more than ", kMaxEnsembleDepth,
+               " ensembles deep (the step models form a cycle or too long a chain)")));
+    return;
+  }
   std::optional<SteadyClock::time_point> deadline;
   if (auto timeout = GetIntParameter(request->request.parameters, "timeout")) {
     if (*timeout < 0 || static_cast<uint64_t>(*timeout) > kMaxTimeoutMicros) {

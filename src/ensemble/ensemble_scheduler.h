@@ -15,6 +15,11 @@
 // is no thread here: completions run on the step model's worker (or on the thread that
 // started the step, when the step answers synchronously).
 //
+// Each step request carries its nesting depth (InferRequest::ensemble_depth: one more
+// than the ensemble request's); a request at kMaxEnsembleDepth fails with
+// FailedPrecondition before any step starts, so ensembles that reach themselves (a graph
+// the load-time checks of ensemble_nesting.h refuse) still cannot recurse without end.
+//
 // Each step request carries the ensemble request's parameters (as Triton passes them),
 // with `timeout` replaced by what is left of the ensemble's timeout when the step
 // starts (a step that would start past it fails with DeadlineExceeded), and a

@@ -4,9 +4,11 @@
 #include <map>
 
 #include "api/parameters.h"
+#include "common/str_cat.h"
 #include "ensemble/ensemble_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "repository/config_limits.h"
 
 namespace infera {
 namespace {
@@ -312,6 +314,47 @@ TEST_F(EnsembleSchedulerTest, BadTimeoutParameterIsInvalidArgument) {
   params["timeout"] = int64_t{-5};
   Enqueue(*scheduler, {1, 1, 1, 1}, params);
   EXPECT_EQ(result_.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(EnsembleSchedulerTest, AnEnsembleThatReachesItselfAtRequestTimeFailsAtTheDepthBound) {
+  // The load-time checks refuse such a graph; here the step resolves to the ensemble
+  // itself anyway (as a race between two loads could make it): each step request comes
+  // back into Enqueue on the same stack, one level deeper, until the bound.
+  const char* text = R"pb(
+    name: "loop" platform: "ensemble"
+    input [{ name: "X" data_type: TYPE_INT32 dims: [4] }]
+    output [{ name: "Y" data_type: TYPE_INT32 dims: [4] }]
+    ensemble_scheduling { step [
+      { model_name: "a" input_map { key: "IN" value: "X" } output_map { key: "OUT" value: "Y" } }
+    ] })pb";
+  std::vector<int> depths;
+  EnsembleScheduler* self = nullptr;  // set once created
+  StepResolver loop = [&](const std::string&, std::optional<int64_t>) -> absl::StatusOr<StepModel> {
+    StepModel model;
+    model.handle = handle_;
+    model.config = &steps_["a"].config;
+    model.infer = [&](InferRequest request, InferCallback callback) {
+      depths.push_back(request.ensemble_depth);
+      auto again = std::make_unique<ScheduledRequest>();
+      again->request = std::move(request);
+      again->request.inputs[0].name = "X";
+      again->callback = std::move(callback);
+      self->Enqueue(std::move(again));
+    };
+    return model;
+  };
+  auto looping = EnsembleScheduler::Create(Config(text), loop);
+  ASSERT_TRUE(looping.ok()) << looping.status();
+  self = looping->get();
+  Enqueue(**looping, {1, 2, 3, 4});
+  EXPECT_EQ(answers_, 1);
+  EXPECT_EQ(result_.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result_.status().message(), HasSubstr("ensemble 'loop' step 0 (model 'a'): ensemble 'loop' step 0"));
+  EXPECT_THAT(result_.status().message(), HasSubstr(StrCat("nested more than ", kMaxEnsembleDepth, " ensembles deep")));
+  ASSERT_EQ(depths.size(), static_cast<size_t>(kMaxEnsembleDepth));
+  EXPECT_EQ(depths.front(), 1);
+  EXPECT_EQ(depths.back(), kMaxEnsembleDepth);
+  EXPECT_EQ((*looping)->Active(), 0);
 }
 
 }  // namespace

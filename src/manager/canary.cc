@@ -1,6 +1,7 @@
 #include "manager/canary.h"
 
 #include <charconv>
+#include <cmath>
 #include <functional>
 
 #include "common/logging.h"
@@ -11,19 +12,38 @@
 namespace infera {
 namespace {
 
-// Reads parameter `key` as a number in [min, max]; nullopt when absent.
+// Reads parameter `key` as a finite number in [min, max]; nullopt when absent. "nan" and
+// "inf" parse as doubles, so finiteness is checked before the bounds (every comparison
+// with NaN is false).
 absl::StatusOr<std::optional<double>> Number(const inference::ModelConfig& config, std::string_view key,
                                              double min, double max) {
   std::optional<std::string> text = ConfigParameter(config, key);
   if (!text) return std::optional<double>();
   double value = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size() || value < min || value > max) {
+  if (ec != std::errc() || end != text->data() + text->size() || !std::isfinite(value) || value < min ||
+      value > max) {
     return absl::InvalidArgumentError(
         StrCat("parameters[", key, "]: '", *text, "' is not a number in [", min, ", ", max, "]"));
   }
   return std::optional<double>(value);
 }
+
+// Reads parameter `key` as a whole number in [min, max] (no fraction, no exponent).
+absl::StatusOr<std::optional<int64_t>> Integer(const inference::ModelConfig& config, std::string_view key,
+                                               int64_t min, int64_t max) {
+  std::optional<std::string> text = ConfigParameter(config, key);
+  if (!text) return std::optional<int64_t>();
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || value < min || value > max) {
+    return absl::InvalidArgumentError(
+        StrCat("parameters[", key, "]: '", *text, "' is not an integer in [", min, ", ", max, "]"));
+  }
+  return std::optional<int64_t>(value);
+}
+
+constexpr int64_t kMaxVersion = int64_t{1} << 53;  // versions are folder names; any sane one fits
 
 }  // namespace
 
@@ -38,36 +58,62 @@ std::string_view CanaryStateName(CanaryState state) {
 
 absl::StatusOr<std::optional<CanaryConfig>> CanaryConfigFromModelConfig(
     const inference::ModelConfig& config) {
-  auto version = Number(config, "canary.version", 1, 9e15);
-  if (!version.ok()) return version.status();
-  if (!*version) {
+  CanaryConfig canary;
+  struct NumberField {
+    const char* key;
+    double min, max;
+    double* out;
+  };
+  struct IntegerField {
+    const char* key;
+    int64_t min, max;
+    std::function<void(int64_t)> set;
+  };
+  const NumberField numbers[] = {
+      {"canary.weight_percent", 0, 100, &canary.weight_percent},
+      {"canary.max_p99_increase_percent", 0, 1e6, &canary.max_p99_increase_percent},
+      {"canary.min_p99_increase_ms", 0, 1e6, &canary.min_p99_increase_ms},
+      {"canary.max_error_rate_percent", 0, 100, &canary.max_error_rate_percent},
+  };
+  const IntegerField integers[] = {
+      {"canary.version", 1, kMaxVersion, [&](int64_t v) { canary.canary_version = v; }},
+      {"canary.baseline_version", 1, kMaxVersion, [&](int64_t v) { canary.baseline_version = v; }},
+      {"canary.min_requests", 1, int64_t{1'000'000'000'000}, [&](int64_t v) { canary.min_requests = v; }},
+      {"canary.window_secs", 1, 86400, [&](int64_t v) { canary.window = std::chrono::seconds(v); }},
+  };
+  // A misspelt key would silently keep its default (a rollback threshold, the split).
+  bool any = false;
+  for (const auto& [key, unused] : config.parameters()) {
+    if (key.rfind("canary.", 0) != 0) continue;
+    any = true;
+    bool known = false;
+    for (const NumberField& field : numbers) known = known || key == field.key;
+    for (const IntegerField& field : integers) known = known || key == field.key;
+    if (!known) {
+      std::vector<std::string> keys;
+      for (const IntegerField& field : integers) keys.push_back(field.key);
+      for (const NumberField& field : numbers) keys.push_back(field.key);
+      return absl::InvalidArgumentError(
+          StrCat("parameters[", key, "] is not a canary setting (known: ", StrJoin(keys, ", "), ")"));
+    }
+  }
+  if (!any) return std::optional<CanaryConfig>();
+  if (!ConfigParameter(config, "canary.version")) {
     for (const auto& [key, unused] : config.parameters()) {
       if (key.rfind("canary.", 0) == 0) {
         return absl::InvalidArgumentError(StrCat("parameters[", key, "] needs parameters[canary.version]"));
       }
     }
-    return std::optional<CanaryConfig>();
   }
-  CanaryConfig canary;
-  canary.canary_version = static_cast<int64_t>(**version);
-  struct Field {
-    const char* key;
-    double min, max;
-    std::function<void(double)> set;
-  };
-  const Field fields[] = {
-      {"canary.baseline_version", 1, 9e15, [&](double v) { canary.baseline_version = static_cast<int64_t>(v); }},
-      {"canary.weight_percent", 0, 100, [&](double v) { canary.weight_percent = v; }},
-      {"canary.max_p99_increase_percent", 0, 1e6, [&](double v) { canary.max_p99_increase_percent = v; }},
-      {"canary.min_p99_increase_ms", 0, 1e6, [&](double v) { canary.min_p99_increase_ms = v; }},
-      {"canary.max_error_rate_percent", 0, 100, [&](double v) { canary.max_error_rate_percent = v; }},
-      {"canary.min_requests", 1, 1e12, [&](double v) { canary.min_requests = static_cast<int64_t>(v); }},
-      {"canary.window_secs", 1, 86400, [&](double v) { canary.window = std::chrono::seconds(static_cast<int64_t>(v)); }},
-  };
-  for (const Field& field : fields) {
-    auto value = Number(config, field.key, field.min, field.max);
+  for (const IntegerField& field : integers) {
+    auto value = Integer(config, field.key, field.min, field.max);
     if (!value.ok()) return value.status();
     if (*value) field.set(**value);
+  }
+  for (const NumberField& field : numbers) {
+    auto value = Number(config, field.key, field.min, field.max);
+    if (!value.ok()) return value.status();
+    if (*value) *field.out = **value;
   }
   if (canary.baseline_version == canary.canary_version) {
     return absl::InvalidArgumentError("parameters[canary.baseline_version] equals canary.version");

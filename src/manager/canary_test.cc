@@ -54,6 +54,48 @@ TEST(CanaryConfigTest, BadValuesNameTheParameter) {
               HasSubstr("equals"));
 }
 
+TEST(CanaryConfigTest, NonFiniteNumbersAreRefusedForEveryField) {
+  // from_chars reads "nan" and "inf"; NaN passed every bound (each comparison is false)
+  // and then made weight * 100 a NaN cast to uint64_t, or disabled the rollback.
+  for (const char* key : {"canary.weight_percent", "canary.max_p99_increase_percent", "canary.min_p99_increase_ms",
+                          "canary.max_error_rate_percent"}) {
+    for (const char* value : {"nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e999"}) {
+      auto canary = CanaryConfigFromModelConfig(Config(Param("canary.version", "2") + Param(key, value)));
+      EXPECT_EQ(canary.status().code(), absl::StatusCode::kInvalidArgument) << key << "=" << value;
+      EXPECT_THAT(std::string(canary.status().message()), HasSubstr(key)) << value;
+    }
+  }
+}
+
+TEST(CanaryConfigTest, IntegerFieldsTakeWholeNumbersOnly) {
+  for (const char* key : {"canary.version", "canary.baseline_version", "canary.min_requests", "canary.window_secs"}) {
+    for (const char* value : {"nan", "inf", "1.5", "2e3", "0x10", "", " 3", "-1", "99999999999999999999"}) {
+      std::string params = std::string(key) == "canary.version" ? "" : Param("canary.version", "2");
+      auto canary = CanaryConfigFromModelConfig(Config(params + Param(key, value)));
+      EXPECT_EQ(canary.status().code(), absl::StatusCode::kInvalidArgument) << key << "=" << value;
+      EXPECT_THAT(std::string(canary.status().message()), HasSubstr("is not an integer")) << key << "=" << value;
+    }
+  }
+  auto canary = CanaryConfigFromModelConfig(Config(Param("canary.version", "3") + Param("canary.baseline_version", "1") +
+                                                   Param("canary.min_requests", "50")));
+  ASSERT_TRUE(canary.ok()) << canary.status();
+  EXPECT_EQ((*canary)->canary_version, 3);
+  EXPECT_EQ((*canary)->baseline_version, 1);
+  EXPECT_EQ((*canary)->min_requests, 50);
+}
+
+TEST(CanaryConfigTest, UnknownCanaryKeysAreRefusedNamingTheKey) {
+  auto misspelt = CanaryConfigFromModelConfig(Config(Param("canary.version", "2") + Param("canary.wieght_percent", "50")));
+  EXPECT_EQ(misspelt.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(misspelt.status().message()),
+              HasSubstr("parameters[canary.wieght_percent] is not a canary setting (known: canary.version"));
+  // Without canary.version too: the unknown key is what is named.
+  EXPECT_THAT(std::string(CanaryConfigFromModelConfig(Config(Param("canary.", "1"))).status().message()),
+              HasSubstr("parameters[canary.] is not a canary setting"));
+  // Other parameters are not the canary's business.
+  EXPECT_TRUE(CanaryConfigFromModelConfig(Config(Param("canary", "x") + Param("delay_ms", "nan"))).ok());
+}
+
 CanaryConfig Basic(double weight = 10) {
   CanaryConfig config;
   config.canary_version = 2;

@@ -164,7 +164,7 @@ TEST(LoadOutputLabelsTest, ReadsLabelFilesAndNamesMissingOnes) {
   auto missing = LoadOutputLabels(
       Config(R"(name: "m" output { name: "P" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "nope.txt" })"),
       dir);
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(missing.status().message(), HasSubstr("output 'P' label_filename 'nope.txt'"));
 
   auto escaping = LoadOutputLabels(

@@ -1,5 +1,6 @@
 // ModelManager: lookups, routing, index, readiness, canary judging. Loading and
-// unloading are in model_manager_loading.cc.
+// unloading are in model_manager_loading.cc, the start-up load in
+// model_manager_startup.cc, ensembles' loading in model_manager_ensembles.cc.
 #include "manager/model_manager.h"
 
 #include <algorithm>

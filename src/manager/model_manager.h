@@ -41,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "backend/backend_registry.h"
 #include "backend/load_timings.h"
+#include "ensemble/ensemble_nesting.h"
 #include "ensemble/ensemble_scheduler.h"
 #include "manager/canary.h"
 #include "manager/model_version.h"
@@ -136,7 +137,14 @@ class ModelManager {
   void StartBackgroundTasks();
 
   // (Re)loads `name` from the repository, or from `config_override` (a full config, as
-  // Triton's load API takes). Blocks until the new versions serve or failed.
+  // Triton's load API takes). Blocks until the new versions serve or failed. An ensemble
+  // first loads its step models that do not serve (nested ensembles included, in an
+  // order where each comes after its steps, without recursion); a config whose ensembles
+  // would nest in a cycle or more than kMaxEnsembleDepth deep, counting the ensembles
+  // that serve now, is refused. Errors: InvalidArgument for a config refused (the
+  // config's fault: its text, its nesting, its plan, a file it names, a version that
+  // failed for such a reason); NotFound for a name not in the repository; Unavailable
+  // when a version failed for another reason.
   absl::Status LoadModel(const std::string& name,
                          std::optional<inference::ModelConfig> config_override = std::nullopt);
   // Stops serving `name`, draining its versions first. NotFound when not loaded.
@@ -223,11 +231,38 @@ class ModelManager {
                                                                     std::string_view routing_key) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
-  // Loading (model_manager_loading.cc).
+  // Loading (model_manager_loading.cc). LoadModelWith: an ensemble's steps first, then
+  // LoadOneModel: `name` alone, under its model lock (LoadModelLocked). No thread holds
+  // two model locks, so loads of models that name each other cannot deadlock.
   absl::Status LoadModelWith(const std::string& name, std::optional<inference::ModelConfig> override,
                              LoadRun* run);
+  absl::Status LoadOneModel(const std::string& name, std::optional<inference::ModelConfig> override,
+                            LoadRun* run);
   absl::Status LoadModelLocked(const std::string& name, std::optional<inference::ModelConfig> override,
                                LoadRun* run);
+  // What a refused load puts back (an override refused after its versions were built).
+  struct LoadUndo {
+    bool existed = false;  // the entry was there before the load
+    ModelState state = ModelState::kLoading;
+    std::string reason;
+    std::string backend;
+  };
+  // Serves `next` (the versions of a load of `plan`); returns the versions it retires.
+  std::vector<std::shared_ptr<ModelVersion>> SwapInLocked(const std::string& name, const LoadPlan& plan,
+                                                          std::map<int64_t, VersionSlot> next)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A refused load: the versions of `next` not in `current` never serve (returned, to be
+  // retired); an override's entry is put back as `undo` says.
+  std::vector<std::shared_ptr<ModelVersion>> UndoLoadLocked(const std::string& name, const LoadUndo& undo,
+                                                            bool from_override,
+                                                            const std::map<int64_t, VersionSlot>& current,
+                                                            const std::map<int64_t, VersionSlot>& next)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Loads the versions `plan` wants beside `current` (reusing unchanged ones); failures
+  // are appended to `failures`.
+  std::map<int64_t, VersionSlot> LoadVersions(const std::string& name, const LoadPlan& plan,
+                                              const std::map<int64_t, VersionSlot>& current, LoadRun* run,
+                                              std::vector<absl::Status>& failures);
   // What a load of `name` is expected to cost, for the start-up order: the bytes under
   // its version folders.
   uint64_t LoadCostEstimate(const std::string& name) const;
@@ -238,10 +273,26 @@ class ModelManager {
   // left, then shuts each down (see Options::drain_timeout).
   void RetireVersions(std::vector<std::shared_ptr<ModelVersion>> retired, absl::Time deadline);
   uint64_t ModelFingerprint(const std::string& name) const;
-  // Ensembles (platform "ensemble"; ensemble/ensemble_scheduler.h).
+  // Ensembles (platform "ensemble"; ensemble/ensemble_scheduler.h), in
+  // model_manager_ensembles.cc.
   static bool IsEnsemble(const inference::ModelConfig& config);
-  absl::Status CheckEnsembleNesting(const std::string& name, const inference::ModelConfig& config) const;
-  void LoadEnsembleSteps(const inference::ModelConfig& config);
+  // Before `name` (with `override`, else its config.pbtxt) loads: walks its nesting (the
+  // serving configs of the models that serve, the repository's of the others) and loads
+  // the step models that do not serve, each after its own steps. InvalidArgument naming
+  // the chain when the ensembles would nest in a cycle or too deep; nothing is loaded then.
+  absl::Status LoadEnsembleStepsFirst(const std::string& name, const std::optional<inference::ModelConfig>& override,
+                                      LoadRun* run);
+  // The walk's view of `model`: its serving ensemble steps, or (when it does not serve)
+  // its config.pbtxt's; nullopt for anything else.
+  std::optional<std::vector<std::string>> NestingOf(const std::string& model) const;
+  // Whether `name` serving with `steps` keeps the ensembles that serve free of cycles and
+  // within kMaxEnsembleDepth (InvalidArgument naming the chain otherwise).
+  absl::Status CheckNestingLocked(const std::string& name, const std::vector<std::string>& steps) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The distinct step models of the ensemble versions in `versions`.
+  static std::vector<std::string> ServingSteps(const std::map<int64_t, VersionSlot>& versions);
+  // True when a start-up load (`run`, may be null) has already tried `name`.
+  static bool Attempted(LoadRun* run, const std::string& name);
   StepResolver EnsembleStepResolver();
   absl::StatusOr<std::shared_ptr<ModelVersion>> LoadEnsembleVersion(const LoadPlan& plan, const std::string& name,
                                                                     int64_t version);
@@ -255,6 +306,9 @@ class ModelManager {
 
   mutable absl::Mutex mu_;
   std::map<std::string, ModelEntry, std::less<>> models_ ABSL_GUARDED_BY(mu_);
+  // How the serving ensembles nest: changed with each version swap under mu_, so that
+  // every swap is checked against all the others (no cycle, kMaxEnsembleDepth).
+  EnsembleGraph ensemble_graph_ ABSL_GUARDED_BY(mu_);
 
   absl::Mutex locks_mu_;
   std::map<std::string, std::shared_ptr<absl::Mutex>> model_locks_ ABSL_GUARDED_BY(locks_mu_);

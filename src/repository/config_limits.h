@@ -45,6 +45,10 @@ inline constexpr int64_t kMaxWarmupTotalBytes = int64_t{1} << 30;
 // length of an ensemble tensor name.
 inline constexpr int kMaxEnsembleSteps = 256;
 inline constexpr size_t kMaxEnsembleTensorNameLength = 256;
+// Ensembles nested in ensembles: the longest chain (an ensemble whose steps are plain
+// models is 1 deep). Each level is a call on the requesting thread's stack, and loads
+// and requests check it (ensemble/ensemble_nesting.h); Triton pipelines nest 1 or 2 deep.
+inline constexpr int kMaxEnsembleDepth = 16;
 
 // What the machine allows, for the bounds that depend on it.
 struct MachineLimits {

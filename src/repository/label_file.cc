@@ -14,16 +14,16 @@ absl::StatusOr<std::vector<std::string>> LoadLabelFile(const std::filesystem::pa
                                                        std::string_view what) {
   std::optional<std::filesystem::path> path = ResolveInside(model_dir, std::string(filename));
   if (!path) {
-    return absl::FailedPreconditionError(
+    return absl::InvalidArgumentError(
         StrCat(what, " must name a file inside the model directory"));
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(*path, ec)) {
-    return absl::FailedPreconditionError(
+    return absl::InvalidArgumentError(
         StrCat(what, ": ", path->string(), " is not a readable file"));
   }
   std::ifstream in(*path, std::ios::binary);
-  if (!in) return absl::FailedPreconditionError(StrCat(what, ": cannot open ", path->string()));
+  if (!in) return absl::InvalidArgumentError(StrCat(what, ": cannot open ", path->string()));
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
@@ -31,7 +31,7 @@ absl::StatusOr<std::vector<std::string>> LoadLabelFile(const std::filesystem::pa
     lines.push_back(std::move(line));
   }
   if (in.bad())
-    return absl::FailedPreconditionError(StrCat(what, ": cannot read ", path->string()));
+    return absl::InvalidArgumentError(StrCat(what, ": cannot read ", path->string()));
   return lines;
 }
 

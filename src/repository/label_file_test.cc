@@ -38,13 +38,17 @@ TEST_F(LabelFileTest, OneLabelPerLineCrlfAndNoFinalNewline) {
 TEST_F(LabelFileTest, NamesLeavingTheModelDirectoryOrMissingFilesAreErrors) {
   std::ofstream(dir_ / "outside.txt") << "x\n";
   auto labels = LoadLabelFile(dir_ / "model", "../outside.txt", "output 'x' label_filename");
-  EXPECT_EQ(labels.status().code(), absl::StatusCode::kFailedPrecondition);
+  // A config naming a file it may not use is the config's fault: InvalidArgument (400 /
+  // INVALID_ARGUMENT to a load request), never a retryable code.
+  EXPECT_EQ(labels.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(labels.status().message(),
               HasSubstr("output 'x' label_filename must name a file inside the model directory"));
   std::filesystem::create_symlink(dir_ / "outside.txt", dir_ / "model" / "link.txt");
   labels = LoadLabelFile(dir_ / "model", "link.txt", "what");
+  EXPECT_EQ(labels.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(labels.status().message(), HasSubstr("inside the model directory"));
   labels = LoadLabelFile(dir_ / "model", "missing.txt", "what");
+  EXPECT_EQ(labels.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(labels.status().message(), HasSubstr("is not a readable file"));
 }
 

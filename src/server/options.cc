@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -12,6 +13,9 @@
 
 namespace infera {
 namespace {
+
+// The smallest non-zero --trace-rate: every billionth request (1/P must fit an int64_t).
+constexpr double kMinTraceRate = 1e-9;
 
 struct Flag {
   const char* name;
@@ -105,14 +109,19 @@ const std::vector<Flag>& Flags() {
          return absl::OkStatus();
        }},
       {"trace-rate", "P",
-       "Fraction of requests without a W3C traceparent that are traced (0-1): every "
-       "round(1/P)-th such request (Triton's trace_rate; 0: none). Requests whose traceparent "
-       "is sampled are traced. Changeable at run time: /v2/trace/setting. Default 0.01.",
+       "Fraction of requests without a W3C traceparent that are traced (0, or 1e-9 to 1): "
+       "every round(1/P)-th such request (Triton's trace_rate; 0: none). Requests whose "
+       "traceparent is sampled are traced. Changeable at run time: /v2/trace/setting. "
+       "Default 0.01.",
        [](ServeOptions& o, std::string_view v) -> absl::Status {
          double rate = -1;
          auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), rate);
-         if (ec != std::errc() || end != v.data() + v.size() || rate < 0 || rate > 1) {
-           return absl::InvalidArgumentError(StrCat("'", v, "' is not a fraction in [0, 1]"));
+         // "nan" parses and passes every comparison, and round(1/P) of a tiny P does not
+         // fit an integer: finite, and 0 or at least kMinTraceRate.
+         if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(rate) ||
+             !(rate == 0 || (rate >= kMinTraceRate && rate <= 1))) {
+           return absl::InvalidArgumentError(
+               StrCat("'", v, "' is not 0 or a fraction in [", kMinTraceRate, ", 1]"));
          }
          o.trace_rate = rate;
          return absl::OkStatus();

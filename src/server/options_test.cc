@@ -36,6 +36,20 @@ TEST(OptionsTest, ErrorsNameTheFlag) {
   EXPECT_THAT(message({"--model-repository=/m", "--log-format=xml"}), HasSubstr("text or json"));
 }
 
+TEST(OptionsTest, TraceRateIsAFiniteFractionOrZero) {
+  for (const char* good : {"0", "1", "0.01", "1e-9"}) {
+    auto options = ParseServeOptions({"--model-repository=/m", "--trace-rate", good});
+    ASSERT_TRUE(options.ok()) << good << ": " << options.status();
+  }
+  EXPECT_EQ(ParseServeOptions({"--model-repository=/m", "--trace-rate=0.25"})->trace_rate, 0.25);
+  // NaN passed both bounds; 1e-300 made round(1/P) overflow an int64_t.
+  for (const char* bad : {"nan", "-nan", "NaN", "inf", "-inf", "1e-300", "1e-10", "-0.5", "1.5", "", "0.5x"}) {
+    auto options = ParseServeOptions({"--model-repository=/m", "--trace-rate", bad});
+    EXPECT_FALSE(options.ok()) << bad;
+    EXPECT_THAT(std::string(options.status().message()), HasSubstr("--trace-rate")) << bad;
+  }
+}
+
 TEST(OptionsTest, HelpListsEveryFlag) {
   auto options = ParseServeOptions({"--help"});
   ASSERT_TRUE(options.ok());

@@ -1,5 +1,7 @@
 """Configuration bounds, path confinement and the admin guard, black box (issue 13,
-finding 7 and the admin part of 11).
+finding 7 and the admin part of 11; issue 26, findings 6 and 7: configs refused while
+their versions load are 400 / INVALID_ARGUMENT, not a retryable 503, over HTTP and gRPC;
+non-finite canary numbers, unknown canary keys and a non-finite --trace-rate are refused).
 
 Each hostile config goes through the explicit-mode load API's config override (Triton's
 parameters.config): the answer is a 400 naming the field and its bound, the server keeps
@@ -9,12 +11,13 @@ routes answer 401/403 without the token or restricted-API header and 200 with th
 
 import json
 import os
+import subprocess
 import tempfile
 
 import grpc
 import pytest
 
-from infera_server import InferaServer, copy_model, demo_repo
+from infera_server import BINARY, InferaServer, copy_model, demo_repo
 from test_grpc import channel_to, expect_error, pb, pb_grpc
 
 MODEL = """
@@ -82,6 +85,23 @@ HOSTILE = [
      ["max_num_seqs", "4096"]),
     ("torch_threads", {**TORCH_BASE, "parameters": params(INTRA_OP_THREAD_COUNT="100000")},
      ["INTRA_OP_THREAD_COUNT", "4 per core"]),
+    # Issue 26, finding 7: "nan" parsed and passed every bound (then a NaN cast to an
+    # integer, or a rollback threshold that never fires); misspelt keys were ignored.
+    ("canary_weight_nan", {**BASE, "parameters": params(**{"canary.version": "1", "canary.weight_percent": "nan"})},
+     ["canary.weight_percent", "[0, 100]"]),
+    ("canary_weight_inf", {**BASE, "parameters": params(**{"canary.version": "1", "canary.weight_percent": "inf"})},
+     ["canary.weight_percent"]),
+    ("canary_threshold_nan", {**BASE, "parameters": params(**{"canary.version": "1",
+                                                              "canary.max_error_rate_percent": "NaN"})},
+     ["canary.max_error_rate_percent"]),
+    ("canary_p99_nan", {**BASE, "parameters": params(**{"canary.version": "1",
+                                                        "canary.max_p99_increase_percent": "-nan"})},
+     ["canary.max_p99_increase_percent"]),
+    ("canary_version_fraction", {**BASE, "parameters": params(**{"canary.version": "1.5"})},
+     ["canary.version", "is not an integer"]),
+    ("canary_unknown_key", {**BASE, "parameters": params(**{"canary.version": "1", "canary.wieght_percent": "50"})},
+     ["parameters[canary.wieght_percent] is not a canary setting"]),
+    ("fault_injection_delay_nan", {**BASE, "parameters": params(delay_ms="nan")}, ["parameters[delay_ms]"]),
 ]
 
 
@@ -176,15 +196,87 @@ def test_warmup_file_outside_the_warmup_folder_is_refused_without_an_oracle(expl
         assert status == 400 and "inside the model's warmup/ folder" in error, error
         assert (status, error) == error_for(missing)
         assert "root:" not in error
-    # A symbolic link that leads out: refused at load, again the same for both targets.
+    # A symbolic link that leads out: refused at load (a 400: the config's fault, not a
+    # retryable 503), again the same for both targets.
     linked = error_for("to_passwd")
-    assert linked[0] != 200 and "inside the model's warmup/ folder" in linked[1], linked
+    assert linked[0] == 400 and "inside the model's warmup/ folder" in linked[1], linked
     assert linked == error_for("to_nothing")
     assert "/etc/passwd" not in linked[1]
-    # The failed load is b's alone; unloading it restores readiness, a is untouched.
+    # A refused override changes nothing: a is untouched and the server stays ready.
     assert infer_ok(server, "a")
-    server.request("POST", "/v2/repository/models/b/unload", "")
     assert server.request("GET", "/v2/health/ready")[0] == 200
+
+
+def ensemble_over_a(**changes):
+    """An override making b an ensemble of one step, model a (INPUT0 -> OUTPUT0)."""
+    step = {"model_name": "a", "input_map": {"INPUT0": "X"}, "output_map": {"OUTPUT0": "Y"}}
+    step.update(changes.pop("step", {}))
+    config = {"name": "b", "platform": "ensemble", "max_batch_size": 4,
+              "input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [2]}],
+              "output": [{"name": "Y", "data_type": "TYPE_FP32", "dims": [2]}],
+              "ensemble_scheduling": {"step": [step]}}
+    config.update(changes)
+    return config
+
+
+# Issue 26, finding 6: configs refused while their versions load (the ensemble plan, a
+# file the config names) were answered 503, which a client retries. (id, override, the
+# 400's substrings)
+REFUSED_AT_LOAD = [
+    ("ensemble_unknown_step", ensemble_over_a(step={"model_name": "no_such_model"}),
+     ["step 0 (model 'no_such_model')"]),
+    ("ensemble_dtype", ensemble_over_a(input=[{"name": "X", "data_type": "TYPE_INT32", "dims": [2]}]),
+     ["TYPE_INT32", "step 0 (model 'a')"]),
+    ("ensemble_map_key", ensemble_over_a(step={"input_map": {"NOPE": "X"}}),
+     ["input_map key 'NOPE' is not an input of model 'a'"]),
+    ("ensemble_batching", ensemble_over_a(max_batch_size=8), ["max_batch_size 4 is less than the ensemble's 8"]),
+    ("ensemble_graph_cycle", ensemble_over_a(ensemble_scheduling={"step": [
+        {"model_name": "a", "input_map": {"INPUT0": "p"}, "output_map": {"OUTPUT0": "q"}},
+        {"model_name": "a", "input_map": {"INPUT0": "q"}, "output_map": {"OUTPUT0": "p"}},
+        {"model_name": "a", "input_map": {"INPUT0": "X"}, "output_map": {"OUTPUT0": "Y"}}]}),
+     ["is on a cycle"]),
+    ("label_filename_outside", {**BASE, "output": [{"name": "OUTPUT0", "data_type": "TYPE_FP32", "dims": [2],
+                                                    "label_filename": "../a/config.pbtxt"}]},
+     ["label_filename", "inside the model directory"]),
+    ("classify_labels_outside", {
+        "name": "b", "backend": "classify", "max_batch_size": 4,
+        "input": [{"name": "logits", "data_type": "TYPE_FP32", "dims": [2]}],
+        "output": [{"name": "labels", "data_type": "TYPE_STRING", "dims": [1]}],
+        "parameters": params(top_k="1", labels="../a/config.pbtxt")},
+     ["parameters[labels]", "inside the model directory"]),
+]
+
+
+@pytest.mark.parametrize("transport", ["http", "grpc"])
+@pytest.mark.parametrize("config,expected", [c[1:] for c in REFUSED_AT_LOAD], ids=[c[0] for c in REFUSED_AT_LOAD])
+def test_configs_refused_at_load_are_400_and_invalid_argument(explicit_server, transport, config, expected):
+    server = explicit_server
+    if transport == "http":
+        status, error = load(server, "b", config)
+        assert status == 400, (status, error)
+    else:
+        with channel_to(server) as channel:
+            request = pb.RepositoryModelLoadRequest(model_name="b")
+            request.parameters["config"].string_param = json.dumps(config)
+            error = expect_error(lambda: pb_grpc.GRPCInferenceServiceStub(channel).RepositoryModelLoad(request),
+                                 grpc.StatusCode.INVALID_ARGUMENT)
+    for part in expected:
+        assert part in error, (part, error)
+    # Refused as a whole: nothing changed, the server is ready and a still answers.
+    assert infer_ok(server, "a")
+    assert server.request("GET", "/v2/health/ready")[0] == 200
+    index = json.loads(server.request("POST", "/v2/repository/index", "")[2])
+    assert any(e["name"] == "b" and e["reason"] == "not loaded" for e in index), index
+
+
+@pytest.mark.parametrize("rate", ["nan", "-nan", "inf", "1e-300", "1.5"])
+def test_trace_rate_must_be_a_finite_fraction(rate):
+    with tempfile.TemporaryDirectory(prefix="infera-trace-rate-") as repo:
+        result = subprocess.run([BINARY, "serve", "--model-repository", repo, "--http-port", "0",
+                                 "--grpc-port", "0", "--metrics-port", "0", "--trace-rate", rate],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode != 0, result.stdout + result.stderr
+        assert "--trace-rate" in result.stdout + result.stderr, result.stdout + result.stderr
 
 
 def test_max_tokens_past_the_bound_is_a_400():

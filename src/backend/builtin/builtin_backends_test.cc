@@ -179,6 +179,16 @@ TEST(FaultInjectionBackendTest, EchoesOrFailsAsConfigured) {
   (*config.mutable_parameters())["delay_ms"].set_string_value("soon");
   EXPECT_THAT(std::string(backend->ValidateConfig(config).message()),
               ::testing::HasSubstr("parameters[delay_ms]"));
+  for (const char* key : {"delay_ms", "failure_rate"}) {
+    for (const char* value : {"nan", "-nan", "inf"}) {
+      inference::ModelConfig bad = config;
+      (*bad.mutable_parameters())["delay_ms"].set_string_value("0");
+      (*bad.mutable_parameters())[key].set_string_value(value);
+      EXPECT_THAT(std::string(backend->ValidateConfig(bad).message()),
+                  ::testing::HasSubstr(std::string("parameters[") + key + "]"))
+          << key << "=" << value;
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // (the @version overrides let one config make a canary version slow or failing).
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <thread>
 
@@ -26,7 +27,9 @@ absl::StatusOr<double> NumberParameter(const inference::ModelConfig& config, std
   if (!text) return 0.0;
   double value = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size() || value < min || value > max) {
+  // "nan" parses and passes both bounds; delay_ms * 1000 would then be cast to an integer.
+  if (ec != std::errc() || end != text->data() + text->size() || !std::isfinite(value) || value < min ||
+      value > max) {
     return absl::InvalidArgumentError(StrCat("fault_injection: parameters[", key, "] '", *text,
                                              "' is not a number in [", min, ", ", max, "]"));
   }
