@@ -142,7 +142,18 @@ class DecoupledTest : public ::testing::Test {
     options.backend = &backend;
     auto version = ModelVersion::Load(std::move(options));
     EXPECT_TRUE(version.ok()) << version.status();
+    if (version.ok()) versions_.push_back(*version);
     return version.ok() ? *version : nullptr;
+  }
+  // As the manager does: the last reference is released only once no handle is left
+  // (a sender's handle goes just after its final callback returns), so that a version is
+  // never destroyed on one of its own threads.
+  void TearDown() override {
+    for (auto& version : versions_) {
+      EXPECT_TRUE(version->AwaitNoHandles(absl::Now() + absl::Seconds(30)));
+      version->Shutdown();
+    }
+    backend_.Join();
   }
   InferRequest Request(std::vector<int32_t> values) {
     InferRequest request;
@@ -152,6 +163,7 @@ class DecoupledTest : public ::testing::Test {
     return request;
   }
   RepeatBackend backend_;
+  std::vector<std::shared_ptr<ModelVersion>> versions_;
 };
 
 TEST_F(DecoupledTest, ResponsesArriveInOrderThenTheEmptyFinalAndTheRequestIsCountedOnce) {
@@ -175,7 +187,8 @@ TEST_F(DecoupledTest, ResponsesArriveInOrderThenTheEmptyFinalAndTheRequestIsCoun
   EXPECT_EQ(stats.success.count, 1u);
   EXPECT_EQ(stats.execution_count, 1u);
   EXPECT_EQ(version->InFlight(), 0);
-  EXPECT_EQ(version->NumHandles(), 0);  // the sender's handle went with the final response
+  // The sender's handle goes right after its final response.
+  EXPECT_TRUE(version->AwaitNoHandles(absl::Now() + absl::Seconds(30)));
 }
 
 TEST_F(DecoupledTest, TheSenderHoldsAHandleUntilTheFinalResponse) {
