@@ -459,6 +459,26 @@ def lifecycle_seeds():
     write(t, "fault-injection", d.data())
 
 
+def llm_tensor_request_seeds():
+    """fuzz_llm_tensor_request: flags byte, rows byte, text_input BYTES data, SEP, sampling JSON."""
+    t = "fuzz_llm_tensor_request"
+
+    def elements(*texts):
+        return b"".join(struct.pack("<I", len(x)) + x for x in texts)
+
+    sampling = json.dumps({"max_tokens": 8, "temperature": 0, "stop": ["\n"], "ignore_eos": True}).encode()
+    write(t, "one-prompt", b"\x00\x00" + elements(b"Hello"))
+    write(t, "sampling", b"\x00\x00" + elements(b"Hello") + SEP + sampling)
+    write(t, "stream", b"\x03\x00" + elements(b"Tell me a fortune.") + SEP + sampling)
+    write(t, "stream-echo", b"\x07\x00" + elements(b"x"))
+    write(t, "exclude", b"\x0c\x00" + elements("caf\u00e9 \U0001F600".encode()))
+    write(t, "batch", b"\x10\x03" + elements(b"a", b"b", b"c") + SEP + b'{"n": 1, "seed": 3}')
+    write(t, "batch-mismatch", b"\x10\x02" + elements(b"a", b"b", b"c"))
+    write(t, "truncated", b"\x00\x00" + struct.pack("<I", 9) + b"abc")
+    write(t, "bad-json", b"\x00\x00" + elements(b"a") + SEP + b'{"temperature": "hot"')
+    write(t, "no-text", b"\x20\x00" + SEP + sampling)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -470,6 +490,7 @@ def main():
     safetensors_seeds()
     tokenizer_seeds(args.demo_repo)
     openai_seeds()
+    llm_tensor_request_seeds()
     chat_template_seeds()
     image_seeds()
     postprocess_seeds()

@@ -60,16 +60,20 @@ CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\
 CONFIG_PBTXT = """name: "fortune"
 backend: "llm"
 max_batch_size: 0
-# Triton vLLM-backend tensors for KServe infer; /v1/completions and
-# /v1/chat/completions serve the same engine.
+# Triton vLLM-backend tensors for KServe infer, generate / generate_stream and gRPC
+# ModelStreamInfer; /v1/completions and /v1/chat/completions serve the same engine.
 input [
   { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] },
   { name: "sampling_parameters" data_type: TYPE_STRING dims: [ 1 ] optional: true },
-  { name: "exclude_input_in_output" data_type: TYPE_BOOL dims: [ 1 ] optional: true }
+  { name: "exclude_input_in_output" data_type: TYPE_BOOL dims: [ 1 ] optional: true },
+  { name: "stream" data_type: TYPE_BOOL dims: [ 1 ] optional: true }
 ]
 output [ { name: "text_output" data_type: TYPE_STRING dims: [ -1 ] } ]
-# One instance per sequence the engine batches, so KServe requests fill the batch.
-instance_group [ { count: 8 kind: KIND_CPU } ]
+# Decoupled (the llm backend always is): a request may get many responses, and the one
+# instance hands every request to the engine without waiting for it, so the engine
+# batches all of them (up to max_num_seqs).
+model_transaction_policy { decoupled: true }
+instance_group [ { count: 1 kind: KIND_CPU } ]
 parameters { key: "max_num_seqs" value: { string_value: "8" } }
 parameters { key: "max_num_batched_tokens" value: { string_value: "512" } }
 parameters { key: "max_model_len" value: { string_value: "512" } }

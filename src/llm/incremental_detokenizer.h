@@ -6,7 +6,7 @@
 // can never complete (invalid UTF-8 from a badly trained model) is emitted as U+FFFD, as
 // is an incomplete tail at Flush(). Special tokens produce no text when skipped.
 //
-// Not thread-safe: one per request, used by the engine thread.
+// Not thread-safe: one per request, used on the output thread (output_processor.h).
 #ifndef INFERA_LLM_INCREMENTAL_DETOKENIZER_H_
 #define INFERA_LLM_INCREMENTAL_DETOKENIZER_H_
 

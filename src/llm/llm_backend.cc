@@ -6,8 +6,6 @@
 #include <ctime>
 #include <thread>
 
-#include "absl/synchronization/mutex.h"
-#include "api/cancellation.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -15,8 +13,8 @@
 #include "llm/cpu_kernels.h"
 #include "llm/llama_model_runner.h"
 #include "llm/llm_metrics_series.h"
+#include "llm/llm_tensor_instance.h"
 #include "llm/llm_model_options.h"
-#include "llm/openai_protocol.h"
 #include "llm/packed_matmul.h"
 #include "llm/prompt_length.h"
 
@@ -26,117 +24,6 @@ namespace {
 int64_t PhysicalRamBytes() {
   return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
 }
-
-// One KServe batch's generations. Shared by every engine callback of the batch and by
-// Execute(), so it lives until the last of them lets go. The first failure cancels the
-// rest of the batch.
-struct Batch {
-  absl::Mutex mu;
-  std::vector<std::string> texts ABSL_GUARDED_BY(mu);
-  int pending ABSL_GUARDED_BY(mu) = 0;  // submitted and not finished
-  absl::Status first_error ABSL_GUARDED_BY(mu);
-  CancellationToken cancel;
-
-  void Fail(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    if (first_error.ok()) first_error = std::move(status);
-    cancel.Cancel();
-  }
-};
-
-class LlmKServeInstance : public ModelInstance {
- public:
-  LlmKServeInstance(const LlmModel& model, bool batched) : model_(model), batched_(batched) {}
-
-  absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext& /*context*/) override {
-    // (Blocks the worker until every generation of the batch ends; the decoupled
-    // instance replaces this: docs/request_path.md.)
-    const Tensor* text = nullptr;
-    SamplingParams params;
-    bool exclude_input = false;
-    for (const Tensor& t : inputs) {
-      if (t.name == "text_input") text = &t;
-      if (t.name == "exclude_input_in_output" && !t.data.empty()) exclude_input = t.data.data()[0] != 0;
-      if (t.name == "stream" && !t.data.empty() && t.data.data()[0] != 0) {
-        return absl::InvalidArgumentError("stream=true needs a streaming transport; use POST /v1/completions with \"stream\": true");
-      }
-      if (t.name == "sampling_parameters") {
-        ASSIGN_OR_RETURN(auto elements, SplitBytesElements(t.data.AsStringView()));
-        if (!elements.empty() && !elements[0].empty()) {
-          rapidjson::Document doc;
-          RETURN_IF_ERROR(ParseJson(elements[0], "sampling_parameters", doc));
-          if (!doc.IsObject()) return absl::InvalidArgumentError("sampling_parameters must be a JSON object");
-          RETURN_IF_ERROR(ParseSamplingFields(doc, params, nullptr));
-        }
-      }
-    }
-    if (!text) return absl::InvalidArgumentError("input 'text_input' is required");
-    ASSIGN_OR_RETURN(auto prompts, SplitBytesElements(text->data.AsStringView()));
-    // One failed prompt fails the batch: the others are cancelled, and every submitted
-    // generation is waited for before returning.
-    auto batch = std::make_shared<Batch>();
-    {
-      absl::MutexLock lock(&batch->mu);
-      batch->texts.resize(prompts.size());
-    }
-    const PromptLimit limit{model_.max_model_len(), params.max_tokens, /*max_tokens_set=*/true};
-    // Every prompt's size first, so that one far past the context fails the batch before
-    // any is tokenised.
-    for (std::string_view prompt : prompts) {
-      const int64_t least = LeastTextIds(model_.tokenizer(), prompt.size(), /*add_special_tokens=*/true);
-      if (least > limit.budget()) {
-        return PromptTooLong(limit, least, /*exact=*/false, prompt.size(), &model_.tokenizer());
-      }
-    }
-    for (size_t i = 0; i < prompts.size(); ++i) {
-      GenerateRequest request;
-      absl::StatusOr<std::vector<int32_t>> ids = TokenizePrompt(model_.tokenizer(), prompts[i], true, limit);
-      if (!ids.ok()) {
-        absl::MutexLock lock(&batch->mu);
-        batch->Fail(ids.status());
-        break;
-      }
-      request.prompt_token_ids = std::move(*ids);
-      request.sampling = params;
-      request.cancellation = std::shared_ptr<const CancellationToken>(batch, &batch->cancel);
-      absl::MutexLock lock(&batch->mu);
-      if (!batch->first_error.ok()) break;
-      ++batch->pending;
-      // The callback runs on the engine thread, never inside AddRequest: the lock is free.
-      absl::Status added = model_.engine().AddRequest(std::move(request), [batch, i](RequestOutput out) {
-        absl::MutexLock lock(&batch->mu);
-        batch->texts[i] += out.text;
-        if (out.finish_reason == FinishReason::kNone) return;
-        --batch->pending;
-        if (out.finish_reason == FinishReason::kError) batch->Fail(out.error);
-        if (out.finish_reason == FinishReason::kAbort) batch->Fail(absl::CancelledError("generation aborted"));
-      });
-      if (!added.ok()) {
-        --batch->pending;
-        batch->Fail(std::move(added));
-      }
-    }
-    std::string data;
-    {
-      absl::MutexLock lock(&batch->mu);
-      batch->mu.Await(absl::Condition(
-          +[](Batch* b) ABSL_NO_THREAD_SAFETY_ANALYSIS { return b->pending == 0; }, batch.get()));
-      if (!batch->first_error.ok()) return batch->first_error;
-      for (size_t i = 0; i < prompts.size(); ++i) {
-        AppendBytesElement(data, exclude_input ? batch->texts[i] : StrCat(prompts[i], batch->texts[i]));
-      }
-    }
-    Tensor out;
-    out.name = "text_output";
-    out.dtype = DataType::kBytes;
-    out.shape = batched_ ? Shape{static_cast<int64_t>(prompts.size()), 1} : Shape{1};
-    out.data = Buffer::FromString(std::move(data));
-    return std::vector<Tensor>{std::move(out)};
-  }
-
- private:
-  const LlmModel& model_;
-  const bool batched_;
-};
 
 class LlmBackend : public Backend {
  public:
@@ -163,6 +50,11 @@ class LlmBackend : public Backend {
   }
 
   absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const ModelLoadContext& context) override;
+
+  // Generations stream: a request may be answered by many responses, and none holds a
+  // worker thread (llm_tensor_instance.h).
+  bool SupportsDecoupled() const override { return true; }
+  bool AlwaysDecoupled() const override { return true; }
 };
 
 absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadContext& context) {
@@ -227,13 +119,6 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
                    << static_cast<int64_t>(engine.num_blocks) * block_bytes / (1 << 20) << " MiB, attention "
                    << KvKernelIsaName(BestKvKernelIsa()) << "); max_model_len " << sc.max_model_len
                    << ", max_num_seqs " << sc.max_num_seqs << ", " << threads << " threads";
-  int instances = 0;
-  for (const auto& g : config.instance_group()) instances += g.count();
-  if (config.input_size() > 0 && instances < sc.max_num_seqs) {
-    INFERA_LOG(WARNING) << "model '" << config.name() << "': KServe infer runs at most " << instances
-                        << " requests at once (instance_group count) but max_num_seqs is " << sc.max_num_seqs
-                        << "; set instance_group count to " << sc.max_num_seqs << " to batch KServe requests fully";
-  }
   absl::StatusOr<ChatTemplate> chat = ChatTemplate::Detect(tokenizer->chat_template(), tokenizer->bos_token(),
                                                            tokenizer->eos_token());
   // The prompt worker's queue is bounded like the engine's waiting queue.
@@ -266,7 +151,7 @@ void LlmModel::CancelOutstandingWork() {
 }
 
 absl::StatusOr<std::unique_ptr<ModelInstance>> LlmModel::CreateInstance(const InstanceOptions&) {
-  return std::make_unique<LlmKServeInstance>(*this, batched_);
+  return std::make_unique<LlmTensorInstance>(*this, batched_);
 }
 
 GenerationMetrics LlmModel::Metrics() const {
@@ -316,6 +201,7 @@ absl::StatusOr<GenerateRequest> LlmModel::Prepare(GenerationRequest& request, st
   if (!request.max_tokens_set) generate.sampling.max_tokens = std::max<int64_t>(1, max_model_len() - n);
   generate.priority = request.priority;
   generate.cancellation = std::move(request.cancellation);
+  generate.deadline = request.deadline;
   generate.arrival_time = request.arrival_time;
   return generate;
 }
@@ -335,6 +221,9 @@ void LlmModel::Generate(GenerationRequest request, GenerationCallbacks callbacks
     if (stopped) return work->admitted(absl::UnavailableError(StrCat("model '", name_, "' is being unloaded")), "");
     const auto& cancellation = work->request.cancellation;
     if (cancellation && cancellation->IsCancelled()) return work->admitted(absl::CancelledError("request cancelled"), "");
+    if (work->request.deadline && *work->request.deadline <= std::chrono::steady_clock::now()) {
+      return work->admitted(absl::DeadlineExceededError("the request's deadline passed before its prompt was read"), "");
+    }
     std::string echo;
     absl::StatusOr<GenerateRequest> generate = Prepare(work->request, &echo);
     if (!generate.ok()) return work->admitted(generate.status(), "");

@@ -1,7 +1,9 @@
-// The `llm` backend's two request paths on a fake model runner: KServe infer (a batch
-// of text_input prompts) and TextGenerator::Generate (what the OpenAI routes call).
+// The `llm` backend's two request paths on a fake model runner: its decoupled instance
+// (Triton's vLLM-backend tensors, what KServe infer / generate / ModelStreamInfer reach)
+// and TextGenerator::Generate (what ModelVersion::Generate calls for the OpenAI routes).
 #include "llm/llm_backend.h"
 
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -136,78 +138,175 @@ class LlmBackendTest : public ::testing::Test {
   GatedRunner* runner_ = nullptr;
 };
 
-// Finding 2: a batch whose first prompt fails used to return while the engine still
-// held the other prompts' collectors (freed by the return): a use-after-free when their
-// outputs came. Now nothing of the batch outlives Execute().
-TEST_F(LlmBackendTest, KServeBatchWithAFailedPromptLeavesNothingRunning) {
-  auto instance = model_->CreateInstance(InstanceOptions{});
+// What the model version would get from the decoupled instance, on the LLM's threads.
+class RecordingSink : public ResponseSink {
+ public:
+  absl::Status Send(std::vector<Tensor> outputs, bool final) override {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> texts;
+    const auto elements = SplitBytesElements(outputs.at(0).data.AsStringView());
+    EXPECT_TRUE(elements.ok()) << elements.status();
+    for (std::string_view e : *elements) texts.emplace_back(e);
+    responses_.push_back(std::move(texts));
+    ended_ = ended_ || final;
+    return absl::OkStatus();
+  }
+  void Finish(absl::Status status) override {
+    absl::MutexLock lock(&mu_);
+    finish_ = std::move(status);
+    ended_ = true;
+  }
+  void SetGenerationTimings(const GenerationTimings& t) override {
+    absl::MutexLock lock(&mu_);
+    timings_ = t;
+  }
+  bool IsStopped() const override { return false; }
+
+  // Waits for the final response (or Finish); returns every response's texts and the
+  // Finish status (OK when the last response was final).
+  std::pair<std::vector<std::vector<std::string>>, absl::Status> AwaitEnd() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&ended_));
+    return {responses_, finish_};
+  }
+  std::optional<GenerationTimings> timings() {
+    absl::MutexLock lock(&mu_);
+    return timings_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::vector<std::string>> responses_ ABSL_GUARDED_BY(mu_);
+  absl::Status finish_ ABSL_GUARDED_BY(mu_);
+  std::optional<GenerationTimings> timings_ ABSL_GUARDED_BY(mu_);
+};
+
+// One request through the model's (decoupled) instance; its responses go to `sink`.
+void Submit(LlmModel& model, std::vector<Tensor> inputs, std::shared_ptr<RecordingSink> sink,
+            std::shared_ptr<const CancellationToken> cancel = nullptr) {
+  auto instance = model.CreateInstance(InstanceOptions{});
   ASSERT_TRUE(instance.ok());
+  static const Parameters kNoParameters;
+  std::vector<ModelInstance::DecoupledRequest> requests;
+  requests.push_back({std::move(inputs), RequestContext{&kNoParameters, std::move(cancel), std::nullopt, 1},
+                      ResponseSender(std::move(sink))});
+  (*instance)->ExecuteDecoupled(std::move(requests));  // returns at once
+}
+
+TEST(LlmBackendRegistrationTest, TheBackendIsAlwaysDecoupled) {
+  std::unique_ptr<Backend> backend = CreateLlmBackend();
+  EXPECT_TRUE(backend->SupportsDecoupled());
+  EXPECT_TRUE(backend->AlwaysDecoupled());
+}
+
+// A failed first prompt answers the request; the prompts after it are refused on the
+// prompt worker (their cancellation fired), so none of them ever reaches the engine.
+TEST_F(LlmBackendTest, ABatchWithAFailedFirstPromptIsAnsweredAndNothingOfItRuns) {
+  auto sink = std::make_shared<RecordingSink>();
   std::vector<Tensor> inputs;
   inputs.push_back(Prompts({TooLong(), "hello", "hello world"}));
   inputs.push_back(Sampling(R"({"max_tokens": 8, "ignore_eos": true})"));
-  auto result = (*instance)->Execute(std::move(inputs));
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
-  EXPECT_NE(result.status().message().find("maximum context length is 64"), std::string::npos) << result.status();
+  Submit(*model_, std::move(inputs), sink);
+  const auto [responses, status] = sink->AwaitEnd();
+  EXPECT_TRUE(responses.empty());
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("maximum context length is 64"), std::string::npos) << status;
   runner_->set_phase(1);
   runner_->Open();
   RunSentinel();
-  EXPECT_EQ(runner_->RanIn(1).size(), 1u) << "requests of the failed batch ran after Execute returned";
+  EXPECT_EQ(runner_->RanIn(1).size(), 1u) << "prompts of the failed request ran";
 }
 
-// A failure in the middle of a batch cancels what was already submitted; Execute
-// returns the failure (not the cancellation it caused) once those have ended.
-TEST_F(LlmBackendTest, KServeBatchFailureInTheMiddleCancelsTheSubmittedPrompts) {
-  runner_->Open();
-  auto instance = model_->CreateInstance(InstanceOptions{});
-  ASSERT_TRUE(instance.ok());
+// A failure in the middle of a batch is the answer; what was already generating is
+// cancelled and dropped by the engine within a step (not run to its 40 tokens).
+TEST_F(LlmBackendTest, ABatchFailureInTheMiddleCancelsTheSubmittedPrompts) {
+  auto sink = std::make_shared<RecordingSink>();
   std::vector<Tensor> inputs;
   inputs.push_back(Prompts({"hello", "hello world", TooLongOnceTokenised(), "world"}));
   inputs.push_back(Sampling(R"({"max_tokens": 40, "ignore_eos": true})"));
-  auto result = (*instance)->Execute(std::move(inputs));
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
-  EXPECT_NE(result.status().message().find("at least 25 in the prompt, 40 in the completion"), std::string::npos)
-      << result.status();
-  runner_->set_phase(1);
-  RunSentinel();
-  EXPECT_EQ(runner_->RanIn(1).size(), 1u) << "requests of the failed batch ran after Execute returned";
+  Submit(*model_, std::move(inputs), sink);
+  const auto [responses, status] = sink->AwaitEnd();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  runner_->Open();
+  RunSentinel();  // 2 tokens
+  const GenerationMetrics m = model_->Metrics();
+  EXPECT_EQ(m.requests_aborted, 2u);
+  EXPECT_LE(m.generation_tokens, 2u + 2u) << "cancelled prompts went on generating";
 }
 
-// Issue 26 finding 5: a text_input of tens of MB is refused from its size, before any
-// prompt of the batch is tokenised or submitted.
+// Issue 26 finding 5: a text_input of tens of MB is refused from its size (no tokenising),
+// and the request's other prompts are cancelled with it.
 TEST_F(LlmBackendTest, KServeRefusesAHugePromptFromItsSize) {
-  auto instance = model_->CreateInstance(InstanceOptions{});
-  ASSERT_TRUE(instance.ok());
+  auto sink = std::make_shared<RecordingSink>();
   std::vector<Tensor> inputs;
   inputs.push_back(Prompts({"hello", std::string(size_t{40} << 20, 'x')}));
-  auto result = (*instance)->Execute(std::move(inputs));
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
-  EXPECT_NE(result.status().message().find("maximum context length is 64 tokens (max_model_len)"), std::string::npos)
-      << result.status();
-  EXPECT_NE(result.status().message().find("The prompt is at least 41943040 bytes"), std::string::npos) << result.status();
-  runner_->set_phase(1);
+  Submit(*model_, std::move(inputs), sink);
+  const auto [responses, status] = sink->AwaitEnd();
+  EXPECT_TRUE(responses.empty());
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("maximum context length is 64 tokens (max_model_len)"), std::string::npos)
+      << status;
+  EXPECT_NE(status.message().find("The prompt is at least 41943040 bytes"), std::string::npos) << status;
   runner_->Open();
   RunSentinel();
-  EXPECT_EQ(runner_->RanIn(1).size(), 1u) << "the batch's first prompt was submitted";
 }
 
-TEST_F(LlmBackendTest, KServeBatchSucceeds) {
+TEST_F(LlmBackendTest, ABatchIsOneResponseOfEveryText) {
   runner_->Open();
-  auto instance = model_->CreateInstance(InstanceOptions{});
-  ASSERT_TRUE(instance.ok());
+  auto sink = std::make_shared<RecordingSink>();
   std::vector<Tensor> inputs;
   inputs.push_back(Prompts({"hello", "world"}));
   inputs.push_back(Sampling(R"({"max_tokens": 3, "ignore_eos": true})"));
-  auto result = (*instance)->Execute(std::move(inputs));
-  ASSERT_TRUE(result.ok()) << result.status();
-  ASSERT_EQ(result->size(), 1u);
-  auto texts = SplitBytesElements((*result)[0].data.AsStringView());
-  ASSERT_TRUE(texts.ok());
-  ASSERT_EQ(texts->size(), 2u);
-  EXPECT_TRUE((*texts)[0].starts_with("hello"));
-  EXPECT_TRUE((*texts)[1].starts_with("world"));
+  Submit(*model_, std::move(inputs), sink);
+  const auto [responses, status] = sink->AwaitEnd();
+  EXPECT_TRUE(status.ok()) << status;
+  ASSERT_EQ(responses.size(), 1u);
+  ASSERT_EQ(responses[0].size(), 2u);
+  EXPECT_TRUE(responses[0][0].starts_with("hello"));
+  EXPECT_TRUE(responses[0][1].starts_with("world"));
+  ASSERT_TRUE(sink->timings().has_value());
+  EXPECT_NE(sink->timings()->first_token, std::chrono::steady_clock::time_point{});
+}
+
+TEST_F(LlmBackendTest, AStreamIsOneResponsePerPieceOfTextFromTheEngine) {
+  runner_->Open();
+  auto sink = std::make_shared<RecordingSink>();
+  std::vector<Tensor> inputs;
+  inputs.push_back(Prompts({"hello"}));
+  inputs.push_back(Sampling(R"({"max_tokens": 4, "ignore_eos": true})"));
+  Tensor stream;
+  stream.name = "stream";
+  stream.dtype = DataType::kBool;
+  stream.shape = {1};
+  stream.data = Buffer::FromString(std::string(1, '\1'));
+  inputs.push_back(std::move(stream));
+  Submit(*model_, std::move(inputs), sink);
+  const auto [responses, status] = sink->AwaitEnd();
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_GE(responses.size(), 1u);
+  EXPECT_LE(responses.size(), 4u);
+  for (const auto& r : responses) {
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_FALSE(r[0].empty());
+  }
+}
+
+// The client goes away while the request generates: the engine drops it, the request
+// ends Cancelled.
+TEST_F(LlmBackendTest, AClientThatLeavesEndsTheGeneration) {
+  auto sink = std::make_shared<RecordingSink>();
+  auto client = std::make_shared<CancellationToken>();
+  std::vector<Tensor> inputs;
+  inputs.push_back(Prompts({"hello"}));
+  inputs.push_back(Sampling(R"({"max_tokens": 50, "ignore_eos": true})"));
+  Submit(*model_, std::move(inputs), sink, client);
+  client->Cancel();
+  runner_->Open();
+  const auto [responses, status] = sink->AwaitEnd();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_TRUE(responses.empty());
+  EXPECT_LE(model_->Metrics().generation_tokens, 1u);
 }
 
 struct Admission {

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "common/logging.h"
 #include "common/status.h"
@@ -43,7 +44,10 @@ absl::StatusOr<std::unique_ptr<LlmEngine>> LlmEngine::Create(EngineOptions optio
   }
   std::unique_ptr<LlmEngine> engine(new LlmEngine(std::move(options), std::move(runner), tokenizer));
   engine->metrics_.SetKvCacheShape(engine->options_.num_blocks, engine->options_.block_size);
-  engine->thread_ = std::thread([e = engine.get()] { e->Loop(); });
+  LlmEngine* e = engine.get();
+  e->output_ = std::make_unique<OutputThread>(*tokenizer, &e->metrics_,
+                                              [e](RequestId id) { e->Abort(id); });
+  e->thread_ = std::thread([e] { e->Loop(); });
   return engine;
 }
 
@@ -55,6 +59,8 @@ void LlmEngine::Shutdown() {
     stopping_ = true;
   }
   if (thread_.joinable()) thread_.join();
+  // The engine thread's last hand-off aborted every request it held: deliver it all.
+  if (output_) output_->Stop();
 }
 
 absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callback) {
@@ -99,6 +105,7 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
   r->priority = request.priority;
   r->arrival_time = request.arrival_time;
   r->cancellation = std::move(request.cancellation);
+  r->deadline = request.deadline;
   r->rng.seed(r->sampling.seed ? *r->sampling.seed : std::random_device{}());
   if (r->sampling.min_tokens > 0) {
     r->min_tokens_banned_ids = r->sampling.stop_token_ids;
@@ -107,6 +114,12 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
       r->min_tokens_banned_ids.insert(r->min_tokens_banned_ids.end(), eos.begin(), eos.end());
     }
   }
+  NewOutputRequest output;
+  output.callback = std::move(callback);
+  output.sampling = r->sampling;
+  output.num_prompt_tokens = n;
+  output.arrival = r->arrival_time;
+  output.queued = Clock::now();
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the LLM engine is shutting down");
   if (num_queued_ + inbox_.size() >= options_.max_waiting_requests) {
@@ -115,13 +128,20 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
   }
   r->id = next_id_++;
   r->arrival_order = r->id;
-  inbox_.push_back({std::move(r), std::move(callback)});
+  output.id = r->id;
+  inbox_.push_back({std::move(r), std::move(output)});
   return absl::OkStatus();
+}
+
+void LlmEngine::Abort(RequestId id) {
+  absl::MutexLock lock(&mu_);
+  aborts_.push_back(id);
 }
 
 void LlmEngine::Loop() {
   while (true) {
     std::vector<Pending> incoming;
+    std::vector<RequestId> aborted;
     bool stop = false;
     {
       absl::MutexLock lock(&mu_);
@@ -131,17 +151,24 @@ void LlmEngine::Loop() {
             this));
       }
       incoming.swap(inbox_);
+      aborted.swap(aborts_);
       stop = stopping_;
     }
     Admit(std::move(incoming));
+    // Finished by the output thread (a stop string): free the blocks; it wants nothing more.
+    for (RequestId id : aborted) scheduler_.Finish(id, FinishReason::kStop);
     if (stop) {
-      for (RequestId id : scheduler_.AllRequestIds()) End(id, FinishReason::kAbort, absl::OkStatus(), true);
+      for (RequestId id : scheduler_.AllRequestIds()) {
+        End(id, FinishReason::kAbort, absl::CancelledError("the LLM engine shut down (the model is being unloaded)"));
+      }
+      HandOff();
       RecordState();
       return;
     }
-    SweepCancelled();
+    SweepStopped();
     if (scheduler_.HasUnfinished()) Step();
-    RecordState();  // after the step and its deliveries (stop strings finish requests there)
+    HandOff();
+    RecordState();
     absl::MutexLock lock(&mu_);
     num_queued_ = scheduler_.num_waiting();
   }
@@ -149,43 +176,37 @@ void LlmEngine::Loop() {
 
 void LlmEngine::Admit(std::vector<Pending> incoming) {
   for (Pending& p : incoming) {
-    Stream s;
-    s.callback = std::move(p.callback);
-    s.text = std::make_unique<TextStream>(*tokenizer_, p.request->sampling);
-    s.arrival = p.request->arrival_time;
-    s.num_prompt_tokens = p.request->num_prompt_tokens();
-    s.cancellation = p.request->cancellation;
-    s.logprobs = p.request->sampling.logprobs;
-    streams_.emplace(p.request->id, std::move(s));
+    step_output_.added.push_back(std::move(p.output));
     scheduler_.AddRequest(std::move(p.request));
   }
 }
 
-void LlmEngine::SweepCancelled() {
-  std::vector<RequestId> cancelled;
-  for (const auto& [id, s] : streams_) {
-    if (s.cancellation && s.cancellation->IsCancelled()) cancelled.push_back(id);
+void LlmEngine::SweepStopped() {
+  const Clock::time_point now = Clock::now();
+  std::vector<std::pair<RequestId, absl::Status>> stopped;
+  for (RequestId id : scheduler_.AllRequestIds()) {
+    const LlmRequest* r = scheduler_.Find(id);
+    if (r->cancellation && r->cancellation->IsCancelled()) {
+      stopped.emplace_back(id, absl::CancelledError("request cancelled"));
+    } else if (r->deadline && *r->deadline <= now) {
+      stopped.emplace_back(id, absl::DeadlineExceededError("the request's deadline passed while it was generating"));
+    }
   }
-  for (RequestId id : cancelled) End(id, FinishReason::kAbort, absl::OkStatus(), true);
+  for (auto& [id, error] : stopped) End(id, FinishReason::kAbort, std::move(error));
 }
 
-void LlmEngine::End(RequestId id, FinishReason reason, absl::Status error, bool finish_in_scheduler) {
-  if (finish_in_scheduler) scheduler_.Finish(id, reason);
-  auto it = streams_.find(id);
-  if (it == streams_.end()) return;
-  Stream& s = it->second;
-  RequestOutput out;
-  if (reason != FinishReason::kAbort && reason != FinishReason::kError) out.text = s.text->Finish();
+void LlmEngine::End(RequestId id, FinishReason reason, absl::Status error) {
+  scheduler_.Finish(id, reason);
+  EngineRequestOutput out;
+  out.id = id;
   out.finish_reason = reason;
   out.error = std::move(error);
-  out.num_prompt_tokens = s.num_prompt_tokens;
-  out.num_output_tokens = s.num_output_tokens;
-  out.num_cached_tokens = std::max<int64_t>(0, s.num_cached_tokens);
-  out.queue_seconds = s.queue_seconds;
-  RecordEnded(s, reason, Clock::now());
-  OutputCallback callback = std::move(s.callback);
-  streams_.erase(it);
-  callback(std::move(out));
+  step_output_.outputs.push_back(std::move(out));
+}
+
+void LlmEngine::HandOff() {
+  if (step_output_.empty()) return;
+  output_->Push(std::exchange(step_output_, EngineStepOutput{}));
 }
 
 void LlmEngine::Step() {
@@ -194,25 +215,23 @@ void LlmEngine::Step() {
     // Nothing fits even with an idle cache: cannot happen for requests AddRequest
     // accepted, but never spin on it.
     for (RequestId id : scheduler_.AllRequestIds()) {
-      End(id, FinishReason::kError, absl::ResourceExhaustedError("request does not fit in the KV cache"), true);
+      End(id, FinishReason::kError, absl::ResourceExhaustedError("request does not fit in the KV cache"));
     }
     return;
   }
   const Clock::time_point now = Clock::now();
   for (const ScheduledSequence& seq : step.sequences) {
-    auto it = streams_.find(seq.request_id);
-    if (it != streams_.end() && it->second.num_cached_tokens < 0) {
-      it->second.num_cached_tokens = seq.start_position;
-      it->second.scheduled = now;
-      it->second.queue_seconds = Seconds(it->second.arrival, now);
-      metrics_.RecordScheduled(it->second.queue_seconds);
-    }
+    LlmRequest* r = scheduler_.Find(seq.request_id);
+    if (r == nullptr || r->reported_scheduled) continue;
+    r->reported_scheduled = true;
+    step_output_.scheduled.push_back({r->id, now, seq.start_position});
+    metrics_.RecordScheduled(Seconds(r->arrival_time, now));
   }
   absl::StatusOr<ModelRunnerOutput> result = runner_->Execute(step);
   if (!result.ok()) {
     INFERA_LOG(ERROR) << "LLM step failed: " << result.status().message();
     kv_.ResetPrefixCache();  // blocks cached in this step hold no valid K/V
-    for (const ScheduledSequence& seq : step.sequences) End(seq.request_id, FinishReason::kError, result.status(), true);
+    for (const ScheduledSequence& seq : step.sequences) End(seq.request_id, FinishReason::kError, result.status());
     return;
   }
   std::vector<SampledToken> sampled;
@@ -225,64 +244,11 @@ void LlmEngine::Step() {
   }
   std::vector<RequestUpdate> updates = scheduler_.Update(step, sampled);
   metrics_.RecordPreemptions(static_cast<int64_t>(step.preempted.size()));
-  Deliver(updates);
-}
-
-void LlmEngine::Deliver(const std::vector<RequestUpdate>& updates) {
-  const Clock::time_point now = Clock::now();
-  for (const RequestUpdate& u : updates) {
-    auto it = streams_.find(u.id);
-    if (it == streams_.end() || !u.token) continue;
-    Stream& s = it->second;
-    if (s.num_output_tokens == 0) {
-      s.first_token = now;
-      metrics_.RecordFirstToken(Seconds(s.arrival, now), s.num_prompt_tokens);
-    } else {
-      metrics_.RecordNextToken(Seconds(s.last_token, now));
-    }
-    s.last_token = now;
-    ++s.num_output_tokens;
-    TextStream::Piece piece = s.text->Push(u.token->token_id);
-    FinishReason reason = u.finish_reason;
-    if (piece.stopped && reason == FinishReason::kNone) {
-      reason = FinishReason::kStop;
-      scheduler_.Finish(u.id, reason);
-    }
-    RequestOutput out;
-    out.text = std::move(piece.text);
-    out.token_ids.push_back(u.token->token_id);
-    if (s.logprobs) out.logprobs.push_back(u.token->logprob);
-    if (!u.token->top.empty()) out.top_logprobs.push_back(u.token->top);
-    out.num_prompt_tokens = s.num_prompt_tokens;
-    out.num_output_tokens = s.num_output_tokens;
-    out.num_cached_tokens = std::max<int64_t>(0, s.num_cached_tokens);
-    if (reason == FinishReason::kNone) {
-      s.callback(std::move(out));
-      continue;
-    }
-    // Last output: this token's text plus whatever the stream held back.
-    if (!piece.stopped) out.text += s.text->Finish();
-    out.finish_reason = reason;
-    out.queue_seconds = s.queue_seconds;
-    RecordEnded(s, reason, now);
-    OutputCallback callback = std::move(s.callback);
-    streams_.erase(it);
-    callback(std::move(out));
+  step_output_.time = Clock::now();
+  for (RequestUpdate& u : updates) {
+    if (!u.token) continue;
+    step_output_.outputs.push_back({u.id, std::move(u.token), u.finish_reason, absl::OkStatus()});
   }
-}
-
-void LlmEngine::RecordEnded(const Stream& s, FinishReason reason, Clock::time_point now) {
-  EndedRequest ended;
-  ended.reason = reason;
-  ended.e2e_seconds = Seconds(s.arrival, now);
-  ended.prompt_tokens = s.num_prompt_tokens;
-  ended.generation_tokens = s.num_output_tokens;
-  if (s.num_output_tokens > 0) {
-    ended.prefill_seconds = Seconds(s.scheduled, s.first_token);
-    ended.decode_seconds = Seconds(s.first_token, s.last_token);
-    ended.inference_seconds = Seconds(s.scheduled, s.last_token);
-  }
-  metrics_.RecordFinished(ended);
 }
 
 void LlmEngine::RecordState() {

@@ -1,24 +1,31 @@
-// LlmEngine: continuous-batching generation on one owning thread.
+// LlmEngine: continuous-batching generation — the engine thread, which deals in token
+// ids only, and the output thread beside it, which turns them into text (vLLM v1's
+// EngineCore and OutputProcessor; docs/llm.md, "Threading").
 //
 //   AddRequest (any thread) ─→ inbox ─→ engine thread, each step:
-//     admit new requests, drop cancelled ones
+//     admit new requests; free the ones the output thread finished (stop strings);
+//     drop cancelled and expired ones (finish kAbort: Cancelled / DeadlineExceeded)
 //     Scheduler::Schedule()            [KvCacheManager → BlockPool]   → SchedulerOutput
 //     ModelRunner::Execute(output)                                      → logits
 //     Sampler::Sample per sampled sequence                              → tokens
 //     Scheduler::Update(output, tokens)                                 → RequestUpdates
-//     TextStream per request (detokenise, stop strings) → OutputCallback (RequestOutput)
+//     ─→ one EngineStepOutput (engine_output.h) ─→ output thread (output_thread.h):
+//        OutputProcessor: TextStream per request (detokenise, stop strings), metrics,
+//        GenerationOutput → the request's OutputCallback; stop-string hits ─→ Abort()
 //
-// The scheduler, KV-cache bookkeeping, model runner and every request's state belong to
-// the engine thread alone, so they need no locks; only the inbox and the metrics are
-// shared. Callbacks run on the engine thread and must not block (the HTTP routes hand
-// the bytes to the connection's I/O thread).
+// The scheduler, KV-cache bookkeeping, model runner and every request's engine state
+// belong to the engine thread alone: no lock inside them. The engine thread shares only
+// its inbox (new requests, aborts: one mutex) and the metrics; the output thread owns the
+// per-request text state. Callbacks run on the output thread and must not block (the
+// HTTP routes hand the bytes to the connection's I/O thread).
 //
 // Failure modes: invalid requests are refused synchronously by AddRequest (bad sampling
 // parameters, empty prompt, ids outside the vocabulary, a prompt + max_tokens beyond
 // max_model_len, a prompt larger than the whole KV cache, a full waiting queue →
 // ResourceExhausted). A failed model step fails the requests in it (kError, with the
-// status) and drops the prefix cache; the engine keeps serving. Cancelled requests
-// (client gone) are dropped at the next step and their blocks freed.
+// status) and drops the prefix cache; the engine keeps serving. A request whose
+// cancellation token fires (client gone) or whose deadline passes is dropped at the next
+// step (kAbort with Cancelled / DeadlineExceeded) and its blocks freed.
 //
 // Thread-safe.
 #ifndef INFERA_LLM_LLM_ENGINE_H_
@@ -27,21 +34,21 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "api/cancellation.h"
 #include "api/generation.h"
+#include "api/sampling_params.h"
+#include "llm/engine_output.h"
 #include "llm/llm_metrics.h"
 #include "llm/model_runner.h"
-#include "api/sampling_params.h"
+#include "llm/output_thread.h"
 #include "llm/scheduler.h"
-#include "llm/text_stream.h"
 #include "llm/text_imports.h"
 
 namespace infera::llm {
@@ -56,22 +63,19 @@ struct EngineOptions {
   std::shared_ptr<LlmMetricsSeries> metrics_series;
 };
 
-// One streamed piece of a request's result (api/generation.h's GenerationOutput). Every
-// request gets one or more outputs; the last has finish_reason != kNone.
-using RequestOutput = infera::GenerationOutput;
-using OutputCallback = absl::AnyInvocable<void(RequestOutput)>;
-
 struct GenerateRequest {
   std::vector<int32_t> prompt_token_ids;
   SamplingParams sampling;
   int priority = 0;
   std::shared_ptr<const CancellationToken> cancellation;  // may be null
+  // Past it the engine drops the request (kAbort, DeadlineExceeded); unset: none.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   std::chrono::steady_clock::time_point arrival_time = std::chrono::steady_clock::now();
 };
 
 class LlmEngine {
  public:
-  // Starts the engine thread. `tokenizer` outlives the engine.
+  // Starts the engine and output threads. `tokenizer` outlives the engine.
   static absl::StatusOr<std::unique_ptr<LlmEngine>> Create(EngineOptions options,
                                                            std::unique_ptr<ModelRunner> runner,
                                                            const Tokenizer* tokenizer);
@@ -79,11 +83,16 @@ class LlmEngine {
   LlmEngine(const LlmEngine&) = delete;
   LlmEngine& operator=(const LlmEngine&) = delete;
 
-  // Queues a request; `callback` receives its outputs on the engine thread. Errors
+  // Queues a request; `callback` receives its outputs on the output thread. Errors
   // (returned, callback never called): see the class comment.
   absl::Status AddRequest(GenerateRequest request, OutputCallback callback);
 
-  // Aborts every request (their callbacks get kAbort) and joins the thread. Idempotent.
+  // Frees a request the output thread has finished (a stop string) at the next step; its
+  // callback gets nothing more. An unknown or already finished id is ignored. Any thread.
+  void Abort(RequestId id);
+
+  // Aborts every request (their callbacks get kAbort, Cancelled), joins the engine thread,
+  // then the output thread once it has delivered everything. Idempotent.
   void Shutdown();
 
   LlmMetricsSnapshot Metrics() const { return metrics_.Snapshot(); }
@@ -93,29 +102,19 @@ class LlmEngine {
  private:
   struct Pending {
     std::unique_ptr<LlmRequest> request;
-    OutputCallback callback;
-  };
-  struct Stream {
-    OutputCallback callback;
-    std::unique_ptr<TextStream> text;
-    std::chrono::steady_clock::time_point arrival, scheduled, first_token, last_token;
-    int64_t num_prompt_tokens = 0;
-    int64_t num_cached_tokens = -1;  // -1: not yet scheduled
-    int64_t num_output_tokens = 0;
-    double queue_seconds = 0;  // arrival → first scheduled
-    bool logprobs = false;
-    std::shared_ptr<const CancellationToken> cancellation;
+    NewOutputRequest output;  // handed to the output thread when admitted
   };
 
   LlmEngine(EngineOptions options, std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer);
   void Loop();
   void Step();
   void Admit(std::vector<Pending> incoming);
-  void SweepCancelled();
-  void Deliver(const std::vector<RequestUpdate>& updates);
-  // Records `s` ending now with `reason` (metrics_).
-  void RecordEnded(const Stream& s, FinishReason reason, std::chrono::steady_clock::time_point now);
-  void End(RequestId id, FinishReason reason, absl::Status error, bool finish_in_scheduler);
+  // Drops requests whose cancellation fired or whose deadline passed.
+  void SweepStopped();
+  // Ends a request in the engine: frees it and tells the output thread (kAbort / kError).
+  void End(RequestId id, FinishReason reason, absl::Status error);
+  // Hands the step's outputs to the output thread (when there are any).
+  void HandOff();
   void RecordState();
 
   const EngineOptions options_;
@@ -126,13 +125,17 @@ class LlmEngine {
   // Engine thread only.
   KvCacheManager kv_;
   Scheduler scheduler_;
-  std::unordered_map<RequestId, Stream> streams_;
+  EngineStepOutput step_output_;  // what this loop iteration hands off
 
   mutable absl::Mutex mu_;
   std::vector<Pending> inbox_ ABSL_GUARDED_BY(mu_);
+  std::vector<RequestId> aborts_ ABSL_GUARDED_BY(mu_);
   size_t num_queued_ ABSL_GUARDED_BY(mu_) = 0;  // inbox + waiting (for admission control)
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+
+  // Declared after what its callbacks and Abort() use; started by Create().
+  std::unique_ptr<OutputThread> output_;
   std::thread thread_;
 };
 

@@ -10,8 +10,9 @@
 // per-request prompt/generation token and prefill/decode/inference time histograms (no
 // snapshot counterpart).
 //
-// Thread-safe: the engine thread records (one short lock per call; the Prometheus side
-// is lock-free); anyone may take a Snapshot().
+// Thread-safe: the engine thread records the scheduling side (queue time, preemptions,
+// state after each step), the output thread the tokens and ended requests (one short lock
+// per call; the Prometheus side is lock-free); anyone may take a Snapshot().
 #ifndef INFERA_LLM_LLM_METRICS_H_
 #define INFERA_LLM_LLM_METRICS_H_
 

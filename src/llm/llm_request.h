@@ -2,7 +2,8 @@
 //
 // Created by LlmEngine::AddRequest from a validated prompt and SamplingParams, owned by
 // the Scheduler (waiting → running → finished, or back to waiting when preempted), read
-// by the sampler and the output processor on the engine thread.
+// by the sampler on the engine thread. Token ids only: the text is the output
+// processor's (output_processor.h), on the output thread.
 //
 // Token bookkeeping: all_token_ids = prompt + outputs; num_computed_tokens of them have
 // their K/V in the cache. A preempted request drops its blocks and starts again from 0
@@ -40,6 +41,7 @@ struct LlmRequest {
   uint64_t arrival_order = 0;  // FCFS tie-breaker
   std::chrono::steady_clock::time_point arrival_time{};
   std::chrono::steady_clock::time_point first_scheduled_time{};
+  bool reported_scheduled = false;  // the output thread was told of its first step
   RequestStatus status = RequestStatus::kWaiting;
   FinishReason finish_reason = FinishReason::kNone;
   int num_preemptions = 0;
@@ -48,6 +50,7 @@ struct LlmRequest {
   // unless ignore_eos), masked by the sampler until min_tokens outputs exist.
   std::vector<int32_t> min_tokens_banned_ids;
   std::shared_ptr<const CancellationToken> cancellation;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 
   int64_t num_tokens() const { return static_cast<int64_t>(all_token_ids.size()); }
   int64_t num_prompt_tokens() const { return static_cast<int64_t>(prompt_token_ids.size()); }

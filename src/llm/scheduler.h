@@ -12,8 +12,8 @@
 //      its longest cached prefix. No admissions in a step that preempted.
 // Update() then advances every scheduled request by what was computed, appends sampled
 // tokens and stops requests on EOS (unless ignore_eos), stop token ids, max_tokens or
-// max_model_len. Stop strings are found by the engine's output processor, which calls
-// Finish().
+// max_model_len. Stop strings are found by the output processor (on the output thread),
+// which has the engine Finish() the request at its next step (LlmEngine::Abort).
 //
 // Not thread-safe: owned by the engine thread.
 #ifndef INFERA_LLM_SCHEDULER_H_

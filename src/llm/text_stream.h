@@ -6,7 +6,7 @@
 // before it (or after it with include_stop_str_in_output) and the request must stop.
 // Released text is always valid UTF-8 (cut points move back to character boundaries).
 //
-// Not thread-safe: one per request, engine thread.
+// Not thread-safe: one per request, on the output thread (output_processor.h).
 //
 // Usage:
 //   TextStream s(tokenizer, params);

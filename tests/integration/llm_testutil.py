@@ -374,19 +374,21 @@ SAMPLE_TEXT = (
 
 
 def write_llm_repo(repo, name, config, weights, tokenizer_json, tokenizer_config=None,
-                   dtype="float32", shards=1, parameters=None, instances=4, kserve=True):
-    """A model repository entry for the llm backend."""
+                   dtype="float32", shards=1, parameters=None, instances=1, kserve=True, max_batch_size=0):
+    """A model repository entry for the llm backend (decoupled: one instance serves every
+    tensor request)."""
     version = os.path.join(repo, name, "1")
     write_model(version, config, weights, dtype, shards)
     with open(os.path.join(version, "tokenizer.json"), "w") as f:
         json.dump(tokenizer_json, f, ensure_ascii=False)
     with open(os.path.join(version, "tokenizer_config.json"), "w") as f:
         json.dump(tokenizer_config or {}, f)
-    lines = [f'name: "{name}"', 'backend: "llm"', "max_batch_size: 0"]
+    lines = [f'name: "{name}"', 'backend: "llm"', f"max_batch_size: {max_batch_size}"]
     if kserve:
         lines += ['input [ { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] },',
                   '  { name: "sampling_parameters" data_type: TYPE_STRING dims: [ 1 ] optional: true },',
-                  '  { name: "exclude_input_in_output" data_type: TYPE_BOOL dims: [ 1 ] optional: true } ]',
+                  '  { name: "exclude_input_in_output" data_type: TYPE_BOOL dims: [ 1 ] optional: true },',
+                  '  { name: "stream" data_type: TYPE_BOOL dims: [ 1 ] optional: true } ]',
                   'output [ { name: "text_output" data_type: TYPE_STRING dims: [ -1 ] } ]']
     lines.append(f"instance_group [ {{ count: {instances} kind: KIND_CPU }} ]")
     for k, v in (parameters or {}).items():

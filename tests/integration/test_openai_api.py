@@ -247,7 +247,7 @@ def test_kserve_infer_with_vllm_tensor_names(server):
     assert full == "Hello" + generated
     completion = json.loads(post(server, "/v1/completions", dict(params, model="chat", prompt="Hello"))[2])
     assert completion["choices"][0]["text"] == generated
-    # Concurrent KServe requests are batched by the engine (instance_group count 4).
+    # Concurrent KServe requests are batched by the engine (one decoupled instance).
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         assert list(pool.map(lambda _: infer("Hello", params, exclude=True), range(4))) == [generated] * 4
 
