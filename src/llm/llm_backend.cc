@@ -8,6 +8,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "api/cancellation.h"
+#include "api/sampling_params_json.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -16,7 +17,6 @@
 #include "llm/llama_model_runner.h"
 #include "llm/llm_metrics_series.h"
 #include "llm/llm_model_options.h"
-#include "llm/openai_protocol.h"
 #include "llm/packed_matmul.h"
 
 namespace infera::llm {
