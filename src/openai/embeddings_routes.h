@@ -27,6 +27,9 @@
 // step's) until the answer is written.
 //
 // Thread-safe: Handle() runs concurrently on every I/O thread.
+//
+// Wiring: the server sends path "/v1/embeddings" here, before the other /v1 paths go to
+// OpenAiRoutes (openai_routes.h).
 #ifndef INFERA_OPENAI_EMBEDDINGS_ROUTES_H_
 #define INFERA_OPENAI_EMBEDDINGS_ROUTES_H_
 

@@ -15,9 +15,9 @@
 //     failed or aborted choice) answers instead;
 //   - usage is summed: completion tokens over every choice, prompt and cached tokens
 //     once per prompt (as vLLM).
-// Several choices carry the job's own cancellation token: cancelled on a refusal and,
-// at the next output of any choice, when the client is gone; one choice carries the
-// client's token itself.
+// Several choices carry the job's own cancellation token, whose parent is the client's:
+// cancelled by a refusal or when the client goes away; one choice carries the client's
+// token itself.
 //
 // Tracing: the request's InferTrace (if sampled) gets each choice's stages from its
 // final output's timings (InferTrace::Generated, infera.choice = its index), a

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -271,6 +272,52 @@ TEST_F(GenerationJobTest, EveryChoiceRefusedIsOneErrorAnswer) {
   EXPECT_THAT(answer_->sent->headers, ElementsAre(std::make_pair(std::string("Retry-After"), std::string("1"))));
   EXPECT_FALSE(answer_->head.has_value());
   EXPECT_EQ(answer_->calls_after_end, 0);
+}
+
+// Admissions come from the prompt worker, outputs from the engine's thread, each choice
+// independently: many choices delivered from a thread each make one complete answer.
+TEST_F(GenerationJobTest, ChoicesDeliveredFromManyThreadsMakeOneAnswer) {
+  for (bool stream : {false, true}) {
+    answer_ = std::make_shared<Answer>();
+    constexpr size_t kChoices = 8;
+    auto job = Job(Options(Endpoint::kCompletions, stream, 2, kChoices));
+    std::vector<GenerationCallbacks> c = CallbacksOf(*job, kChoices);
+    job.reset();  // the callbacks keep it
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < kChoices; ++i) {
+      threads.emplace_back([&c, i] {
+        if (i % 2 == 0) c[i].admitted(absl::OkStatus(), "");  // before or after the outputs
+        for (int k = 0; k < 3; ++k) c[i].output(Out("a", {0}));
+        c[i].output(Out("b", {1}, FinishReason::kStop));
+        if (i % 2 == 1) c[i].admitted(absl::OkStatus(), "");
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(answer_->calls_after_end, 0);
+    if (!stream) {
+      ASSERT_TRUE(answer_->sent.has_value());
+      rapidjson::Document doc;
+      doc.Parse(answer_->sent->body.c_str());
+      ASSERT_EQ(doc["choices"].Size(), kChoices);
+      for (rapidjson::SizeType i = 0; i < kChoices; ++i) {
+        EXPECT_EQ(doc["choices"][i]["index"].GetInt(), static_cast<int>(i));
+        EXPECT_STREQ(doc["choices"][i]["text"].GetString(), "aaab");
+      }
+      EXPECT_EQ(doc["usage"]["completion_tokens"].GetInt(), static_cast<int>(kChoices));
+      continue;
+    }
+    ASSERT_TRUE(answer_->stream_finished);
+    const std::vector<std::string> events = Events(answer_->chunks);
+    ASSERT_EQ(events.size(), kChoices * 4 + 1);
+    EXPECT_EQ(events.back(), "[DONE]");
+    std::vector<std::string> text(kChoices);
+    for (size_t e = 0; e + 1 < events.size(); ++e) {
+      rapidjson::Document doc;
+      doc.Parse(events[e].c_str());
+      text[doc["choices"][0]["index"].GetInt()] += doc["choices"][0]["text"].GetString();
+    }
+    for (const std::string& t : text) EXPECT_EQ(t, "aaab");  // in order within a choice
+  }
 }
 
 }  // namespace
