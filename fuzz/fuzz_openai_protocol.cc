@@ -1,11 +1,12 @@
-// Fuzz target: the OpenAI request parsers (llm/openai_protocol.h), /v1/completions and
-// /v1/chat/completions bodies with every sampling field.
+// Fuzz target: the OpenAI request parsers (openai/openai_requests.h), /v1/completions and
+// /v1/chat/completions bodies with every sampling field (api/sampling_params_json.h).
 //
-// Input: byte 0 selects the parser (0 mod 3: completions, 1: chat, 2: embeddings), the
-// rest is the body.
-// An accepted request is then written back out through the response builders with its
-// own strings (model name, prompt text, message contents), which must produce JSON
-// without crashing whatever bytes those strings hold.
+// Input: byte 0 selects the parser (0 mod 3: completions, otherwise chat; the embeddings
+// parser has its own target, fuzz_embeddings_request), the rest is the body.
+// An accepted request's own strings (model name, prompt text, message contents) are then
+// written back out through the response builders (openai/openai_responses.h), a refused
+// request's message through the error builder (openai/openai_errors.h): they must
+// produce JSON without crashing whatever bytes those strings hold.
 // Invariants of an accepted request's sampling fields: every real number finite and in
 // its range, min_tokens in [0, max_tokens] (completions; chat checks it against the
 // default later), logit_bias sorted by id, one entry per id, biases in [-100, 100].
@@ -15,11 +16,13 @@
 #include <string>
 #include <string_view>
 
-#include "llm/openai_protocol.h"
+#include "openai/openai_errors.h"
+#include "openai/openai_requests.h"
+#include "openai/openai_responses.h"
 
 namespace {
 
-void CheckSampling(const infera::llm::SamplingParams& p, bool min_tokens_checked) {
+void CheckSampling(const infera::SamplingParams& p, bool min_tokens_checked) {
   for (double v : {p.temperature, p.top_p, p.min_p, p.repetition_penalty, p.frequency_penalty, p.presence_penalty}) {
     if (!std::isfinite(v)) std::abort();
   }
@@ -36,34 +39,34 @@ void CheckSampling(const infera::llm::SamplingParams& p, bool min_tokens_checked
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  infera::llm::ChoiceDelta choice;
-  infera::llm::Usage usage;
+  infera::openai::ChoiceDelta choice;
+  infera::openai::Usage usage;
   if (data[0] % 3 == 0) {
-    auto request = infera::llm::ParseCompletionRequest(body);
+    auto request = infera::openai::ParseCompletionRequest(body);
     if (!request.ok()) {
-      (void)infera::llm::OpenAiErrorJson(400, std::string(request.status().message()));
+      (void)infera::openai::OpenAiErrorJson(400, std::string(request.status().message()));
       return 0;
     }
     CheckSampling(request->sampling, /*min_tokens_checked=*/true);
-    for (const infera::llm::Prompt& prompt : request->prompts) choice.text += prompt.text.value_or("");
+    for (const infera::openai::Prompt& prompt : request->prompts) choice.text += prompt.text.value_or("");
     choice.tokens.push_back(choice.text);
     choice.token_bytes.push_back(choice.text);
     choice.logprobs.push_back(-1.0f);
     choice.top.push_back({{choice.text, choice.text, -1.0f}});
     choice.text_offsets.push_back(0);
-    (void)infera::llm::CompletionJson("cmpl-fuzz", 0, request->model, {choice, choice}, usage);
-    (void)infera::llm::CompletionChunkJson("cmpl-fuzz", 0, request->model, choice);
+    (void)infera::openai::CompletionJson("cmpl-fuzz", 0, request->model, {choice, choice}, usage);
+    (void)infera::openai::CompletionChunkJson("cmpl-fuzz", 0, request->model, choice);
     return 0;
   }
-  auto request = infera::llm::ParseChatRequest(body);
+  auto request = infera::openai::ParseChatRequest(body);
   if (!request.ok()) {
-    (void)infera::llm::OpenAiErrorJson(400, std::string(request.status().message()));
+    (void)infera::openai::OpenAiErrorJson(400, std::string(request.status().message()));
     return 0;
   }
   CheckSampling(request->sampling, /*min_tokens_checked=*/request->max_tokens_set);
   for (const infera::ChatMessage& message : request->messages) choice.text += message.content;
-  (void)infera::llm::ChatJson("chatcmpl-fuzz", 0, request->model, {choice}, usage);
-  (void)infera::llm::ChatChunkJson("chatcmpl-fuzz", 0, request->model, choice, /*first=*/true);
-  (void)infera::llm::UsageChunkJson("chatcmpl-fuzz", 0, request->model, "chat.completion.chunk", usage);
+  (void)infera::openai::ChatJson("chatcmpl-fuzz", 0, request->model, {choice}, usage);
+  (void)infera::openai::ChatChunkJson("chatcmpl-fuzz", 0, request->model, choice, /*first=*/true);
+  (void)infera::openai::UsageChunkJson("chatcmpl-fuzz", 0, request->model, "chat.completion.chunk", usage);
   return 0;
 }

@@ -1,6 +1,6 @@
 // TokenCounter: the capability of a loaded `tokenize` model to count the tokens it feeds
 // the next step for a text (special tokens included, at most its max_length), for the
-// OpenAI embeddings usage counts (http/embeddings_routes.h). Found with the typed query
+// OpenAI embeddings usage counts (openai/embeddings_routes.h). Found with the typed query
 // LoadedModel::token_counter() / ModelVersion::token_counter() (null: not a tokenizer).
 //
 // Thread-safe (const; the tokenizer is immutable).

@@ -109,5 +109,21 @@ TEST(LlmModelOptionsKvCacheDtypeTest, ParsesTheThreeDtypesAndRejectsOthers) {
   }
 }
 
+TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {
+  inference::ModelConfig config;
+  (*config.mutable_parameters())["max_num_seqs"].set_string_value("4");
+  (*config.mutable_parameters())["kv_cache_memory_bytes"].set_string_value("64MiB");
+  (*config.mutable_parameters())["scheduling_policy"].set_string_value("priority");
+  auto o = LlmModelOptions::FromConfig(config);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->max_num_seqs, 4);
+  EXPECT_EQ(o->KvCacheBytes(1 << 30), 64 << 20);
+  EXPECT_EQ(o->policy, SchedulingPolicy::kPriority);
+  (*config.mutable_parameters())["block_size"].set_string_value("zero");
+  EXPECT_THAT(std::string(LlmModelOptions::FromConfig(config).status().message()), HasSubstr("block_size"));
+  EXPECT_EQ(ParseByteSize("2G"), int64_t{2} << 30);
+  EXPECT_EQ(ParseByteSize("12x"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace infera::llm

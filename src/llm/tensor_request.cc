@@ -5,7 +5,7 @@
 
 #include "common/status.h"
 #include "common/str_cat.h"
-#include "llm/openai_protocol.h"
+#include "api/sampling_params_json.h"
 #include "llm/text_imports.h"
 
 namespace infera::llm {

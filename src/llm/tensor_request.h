@@ -5,7 +5,7 @@
 //   text_input               BYTES, required: the prompt(s) — one per element; with
 //                            max_batch_size > 0 one per batch row ([N, 1])
 //   sampling_parameters      BYTES, optional: its first element, a JSON object of vLLM
-//                            sampling fields (llm/openai_protocol.h's ParseSamplingFields;
+//                            sampling fields (api/sampling_params_json.h's ParseSamplingFields;
 //                            `n` must be 1), applied to every prompt; "" = defaults
 //   exclude_input_in_output  BOOL, optional: false prepends the prompt to the text
 //                            (default: false, or true with stream)

@@ -49,10 +49,21 @@ class ModelVersion::GenerationInFlight {
     Settle(/*admission=*/true, refused);
   }
 
+  // Outputs of one generation come one after the other (the last is final), so
+  // first_token_ needs no lock.
   void Output(GenerationOutput output) {
+    if (first_token_ == SteadyClock::time_point{} && !output.token_ids.empty()) first_token_ = SteadyClock::now();
     if (output.finish_reason == FinishReason::kNone) return callbacks_.output(std::move(output));
-    if (output.timings.arrival == SteadyClock::time_point{}) output.timings.arrival = arrival_;
-    if (output.timings.finished == SteadyClock::time_point{}) output.timings.finished = SteadyClock::now();
+    // The points a generator leaves unset: arrival and end as seen here, the first
+    // engine step from the engine's queue time, the first token when it passed here.
+    GenerationTimings& timings = output.timings;
+    if (timings.arrival == SteadyClock::time_point{}) timings.arrival = arrival_;
+    if (timings.finished == SteadyClock::time_point{}) timings.finished = SteadyClock::now();
+    if (timings.scheduled == SteadyClock::time_point{} && output.queue_seconds > 0) {
+      timings.scheduled = timings.arrival + std::chrono::duration_cast<SteadyClock::duration>(
+                                                std::chrono::duration<double>(output.queue_seconds));
+    }
+    if (timings.first_token == SteadyClock::time_point{}) timings.first_token = first_token_;
     const GenerationTimings& t = output.timings;
     ModelVersion& v = v_;
     const absl::Status outcome = OutcomeOf(output);
@@ -88,6 +99,7 @@ class ModelVersion::GenerationInFlight {
   ModelHandle version_ ABSL_GUARDED_BY(mu_);
   GenerationCallbacks callbacks_;
   const SteadyClock::time_point arrival_;
+  SteadyClock::time_point first_token_{};  // when the first output with tokens passed (Output only)
   bool admitted_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -149,6 +149,68 @@ TEST_F(GenerateTest, HeldUntilBothAdmissionAndFinalOutputWereDelivered) {
   EXPECT_GE(stats.queue.ns, 2'000'000u);  // arrival → first scheduled
 }
 
+// A generator that reports no time points still gets a complete trace and statistics:
+// the first engine step from its queue time, the first token when it passed by.
+TEST_F(GenerateTest, TimingsTheGeneratorLeavesUnsetAreFilledIn) {
+  std::optional<GenerationTimings> timings;
+  GenerationRequest prompt = Prompt();
+  prompt.arrival_time -= std::chrono::milliseconds(50);  // read 50 ms ago, scheduled 3 ms after
+  version_->Generate(std::move(prompt), {[](absl::Status, std::string) {},
+                                         [&](GenerationOutput o) {
+                                           if (o.finish_reason != FinishReason::kNone) timings = o.timings;
+                                         }});
+  auto [request, callbacks] = Parked();
+  callbacks.admitted(absl::OkStatus(), "");
+  GenerationOutput no_token;  // e.g. an empty first chunk
+  callbacks.output(no_token);
+  const auto before_first = std::chrono::steady_clock::now();
+  GenerationOutput first;
+  first.token_ids = {7};
+  first.queue_seconds = 0.003;
+  callbacks.output(first);
+  const auto after_first = std::chrono::steady_clock::now();
+  GenerationOutput last;
+  last.token_ids = {8};
+  last.queue_seconds = 0.003;
+  last.finish_reason = FinishReason::kLength;
+  callbacks.output(last);
+  ASSERT_TRUE(timings.has_value());
+  EXPECT_EQ(timings->arrival, request.arrival_time);
+  EXPECT_EQ(timings->scheduled, request.arrival_time + std::chrono::milliseconds(3));
+  EXPECT_GE(timings->first_token, before_first);
+  EXPECT_LE(timings->first_token, after_first);
+  EXPECT_GE(timings->finished, after_first);
+  const StatisticsSnapshot stats = version_->statistics().Snapshot();
+  EXPECT_EQ(stats.queue.ns, 3'000'000u);
+  EXPECT_EQ(stats.compute_infer.count, 1u);
+  EXPECT_EQ(stats.compute_infer.ns,
+            static_cast<uint64_t>(std::chrono::nanoseconds(timings->finished - timings->scheduled).count()));
+}
+
+// What the generator reports wins.
+TEST_F(GenerateTest, ReportedTimingsAreKept) {
+  std::optional<GenerationTimings> timings;
+  version_->Generate(Prompt(), {[](absl::Status, std::string) {},
+                                [&](GenerationOutput o) {
+                                  if (o.finish_reason != FinishReason::kNone) timings = o.timings;
+                                }});
+  auto [request, callbacks] = Parked();
+  callbacks.admitted(absl::OkStatus(), "");
+  GenerationOutput last;
+  last.token_ids = {8};
+  last.queue_seconds = 1.0;
+  last.finish_reason = FinishReason::kStop;
+  const auto t0 = request.arrival_time;
+  last.timings = {t0, t0 + std::chrono::milliseconds(1), t0 + std::chrono::milliseconds(2),
+                  t0 + std::chrono::milliseconds(4), t0 + std::chrono::milliseconds(9), std::chrono::microseconds(5)};
+  callbacks.output(last);
+  ASSERT_TRUE(timings.has_value());
+  EXPECT_EQ(timings->scheduled, t0 + std::chrono::milliseconds(2));
+  EXPECT_EQ(timings->first_token, t0 + std::chrono::milliseconds(4));
+  EXPECT_EQ(timings->finished, t0 + std::chrono::milliseconds(9));
+  EXPECT_EQ(version_->statistics().Snapshot().queue.ns, 2'000'000u);
+}
+
 TEST_F(GenerateTest, AnAbortedGenerationCountsAsCancelled) {
   version_->Generate(Prompt(), {[](absl::Status, std::string) {}, [](GenerationOutput) {}});
   auto [request, callbacks] = Parked();

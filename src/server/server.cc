@@ -30,6 +30,10 @@
 #include "server/version.h"
 
 namespace infera {
+
+using openai::EmbeddingsRoutes;
+using openai::OpenAiRoutes;
+
 namespace {
 
 // Repository loads / unloads that may wait for a worker; more are answered 429 /
@@ -197,9 +201,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
       AdminExecutor::Options{load_threads, kMaxQueuedAdminJobs});
   server->repository_routes_ =
       std::make_unique<RepositoryRoutes>(*server->manager_, *server->admin_, http_guard);
-  server->openai_routes_ = std::make_unique<OpenAiRoutes>(*server->manager_);
+  server->openai_routes_ = std::make_unique<OpenAiRoutes>(
+      *server->manager_, InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()});
   server->shared_memory_routes_ = std::make_unique<SharedMemoryRoutes>(server->shared_memory_, http_guard);
-  server->embeddings_routes_ = std::make_unique<EmbeddingsRoutes>(*server->manager_);
+  server->embeddings_routes_ = std::make_unique<EmbeddingsRoutes>(
+      *server->manager_, InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()});
   server->diagnosis_sampler_ =
       std::make_unique<diagnosis::DiagnosisSampler>(*server->manager_, diagnosis::DiagnosisSampler::Options{});
   server->diagnosis_routes_ = std::make_unique<diagnosis::DiagnosisRoutes>(*server->diagnosis_sampler_);

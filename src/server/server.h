@@ -29,12 +29,12 @@
 #include "http/kserve_routes.h"
 #include "http/repository_routes.h"
 #include "http/shared_memory_routes.h"
-#include "http/embeddings_routes.h"
-#include "http/openai_routes.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 #include "shm/shared_memory_registry.h"
 #include "metrics/server_metrics.h"
+#include "openai/embeddings_routes.h"
+#include "openai/openai_routes.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
 #include "server/options.h"
@@ -75,8 +75,8 @@ class Server {
   std::unique_ptr<KServeRoutes> routes_;
   std::unique_ptr<RepositoryRoutes> repository_routes_;
   std::unique_ptr<SharedMemoryRoutes> shared_memory_routes_;
-  std::unique_ptr<OpenAiRoutes> openai_routes_;
-  std::unique_ptr<EmbeddingsRoutes> embeddings_routes_;
+  std::unique_ptr<openai::OpenAiRoutes> openai_routes_;
+  std::unique_ptr<openai::EmbeddingsRoutes> embeddings_routes_;
   // The bottleneck diagnosis (docs/diagnosis.md): one sampling thread for all models.
   std::unique_ptr<diagnosis::DiagnosisSampler> diagnosis_sampler_;
   std::unique_ptr<diagnosis::DiagnosisRoutes> diagnosis_routes_;

@@ -3,14 +3,12 @@ matches the load we sent; promtool finds nothing to complain about; spans reach 
 OTLP/HTTP receiver with the right parent/child ids; a dead collector adds no latency;
 log settings change at run time."""
 
-import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -18,6 +16,7 @@ import urllib.request
 import pytest
 
 from infera_server import InferaServer
+from otlp_collector import Collector
 
 SIMPLE = """
 name: "simple"
@@ -166,47 +165,6 @@ scrape_configs:
         server.stop()
 
 
-class Collector:
-    """A tiny OTLP/HTTP receiver; `blackhole` accepts connections and never answers."""
-
-    def __init__(self, blackhole=False):
-        self.requests = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                outer.requests.append((self.path, json.loads(body)))
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-            def log_message(self, *args):
-                pass
-
-        if blackhole:
-            self.socket = socket.socket()
-            self.socket.bind(("127.0.0.1", 0))
-            self.socket.listen(64)
-            self.port = self.socket.getsockname()[1]
-            self.server = None
-        else:
-            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-            self.port = self.server.server_address[1]
-            threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def spans(self):
-        return [span for _, body in self.requests
-                for rs in body["resourceSpans"] for ss in rs["scopeSpans"] for span in ss["spans"]]
-
-    def close(self):
-        if self.server:
-            self.server.shutdown()
-        else:
-            self.socket.close()
-
-
 def test_spans_reach_the_collector_with_parent_child_ids(repo):
     collector = Collector()
     server = InferaServer(repo, "--trace-endpoint", f"http://127.0.0.1:{collector.port}/v1/traces",
@@ -219,10 +177,7 @@ def test_spans_reach_the_collector_with_parent_child_ids(repo):
         # Not sampled (flag 00, rate 0): no trace.
         server.infer("simple", PAYLOAD.encode(),
                      headers={"traceparent": PARENT[:-2] + "00"})
-        deadline = time.time() + 20
-        while time.time() < deadline and len(collector.spans()) < 5:
-            time.sleep(0.1)
-        spans = collector.spans()
+        spans = collector.wait_for(lambda s: len(s) >= 5)
         assert collector.requests[0][0] == "/v1/traces"
         roots = [s for s in spans if s["kind"] == 2]
         assert len(roots) == 1, spans

@@ -1,16 +1,18 @@
-#include "llm/openai_protocol.h"
+// The OpenAI request parsers: fields, limits, hostile bodies.
+#include "openai/openai_requests.h"
+
+#include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "llm/llm_model_options.h"
 
-namespace infera::llm {
+namespace infera::openai {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-TEST(OpenAiProtocolTest, ParsesCompletionsWithTextOrTokenIds) {
+TEST(OpenAiRequestsTest, ParsesCompletionsWithTextOrTokenIds) {
   auto r = ParseCompletionRequest(
       R"({"model": "m", "prompt": "hi", "max_tokens": 5, "temperature": 0, "stop": "\n",
           "ignore_eos": true, "seed": 3, "stream": true, "stream_options": {"include_usage": true}})");
@@ -32,7 +34,7 @@ TEST(OpenAiProtocolTest, ParsesCompletionsWithTextOrTokenIds) {
   EXPECT_EQ(ids->sampling.max_tokens, 16);
 }
 
-TEST(OpenAiProtocolTest, RejectsBadFieldsByName) {
+TEST(OpenAiRequestsTest, RejectsBadFieldsByName) {
   EXPECT_THAT(std::string(ParseCompletionRequest(R"({"prompt": "x"})").status().message()), HasSubstr("'model'"));
   EXPECT_THAT(std::string(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "top_p": 0})").status().message()),
               HasSubstr("top_p"));
@@ -51,7 +53,7 @@ std::string CompletionError(std::string_view fields) {
 }
 
 // Integer fields are bounded at parse time, so nothing downstream adds to a huge value.
-TEST(OpenAiProtocolTest, IntegerFieldsAtAndPastTheirLimits) {
+TEST(OpenAiRequestsTest, IntegerFieldsAtAndPastTheirLimits) {
   EXPECT_TRUE(ParseCompletionRequest(R"({"model": "m", "prompt": "x", "max_tokens": 16777216})").ok());
   EXPECT_THAT(CompletionError(R"("max_tokens": 16777217)"), HasSubstr("'max_tokens' must be at most 16777216"));
   EXPECT_THAT(CompletionError(R"("max_tokens": 9223372036854775807)"), HasSubstr("'max_tokens' must be at most"));
@@ -132,14 +134,14 @@ TEST(OpenAiProtocolTest, MinTokensAndLogitBiasAreParsed) {
 }
 
 // Issue 13 finding 1: a deeply nested body overflowed the parser's stack.
-TEST(OpenAiProtocolTest, DeepNestingIsAnErrorNamingTheLimit) {
+TEST(OpenAiRequestsTest, DeepNestingIsAnErrorNamingTheLimit) {
   const std::string deep = R"({"model": "m", "prompt": )" + std::string(250000, '[') + "1" +
                            std::string(250000, ']') + "}";
   EXPECT_THAT(std::string(ParseCompletionRequest(deep).status().message()), HasSubstr("100 levels"));
   EXPECT_THAT(std::string(ParseChatRequest(deep).status().message()), HasSubstr("100 levels"));
 }
 
-TEST(OpenAiProtocolTest, ParsesChatMessagesWithTextParts) {
+TEST(OpenAiRequestsTest, ParsesChatMessagesWithTextParts) {
   auto r = ParseChatRequest(
       R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
           {"type": "text", "text": "b"}]}], "max_completion_tokens": 7, "logprobs": true})");
@@ -150,29 +152,13 @@ TEST(OpenAiProtocolTest, ParsesChatMessagesWithTextParts) {
   EXPECT_TRUE(r->sampling.logprobs);
 }
 
-TEST(OpenAiProtocolTest, BuildsResponsesAndErrors) {
-  ChoiceDelta c;
-  c.text = "hi";
-  c.finish_reason = FinishReason::kLength;
-  EXPECT_EQ(CompletionJson("cmpl-1", 10, "m", {c}, {3, 1, 0}),
-            R"({"id":"cmpl-1","object":"text_completion","created":10,"model":"m","choices":[{"index":0,)"
-            R"("text":"hi","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":3,)"
-            R"("completion_tokens":1,"total_tokens":4,"prompt_tokens_details":{"cached_tokens":0}}})");
-  EXPECT_THAT(ChatChunkJson("c", 1, "m", c, true), HasSubstr(R"("delta":{"role":"assistant","content":"hi"})"));
-  EXPECT_EQ(OpenAiErrorJson(404, "nope"),
-            R"({"error":{"message":"nope","type":"NotFoundError","param":null,"code":404}})");
-}
-
-// Issue 13 finding 11: error messages echo client bytes; the body must stay JSON.
-TEST(OpenAiProtocolTest, ErrorJsonReplacesInvalidUtf8) {
-  EXPECT_EQ(OpenAiErrorJson(404, "model 'a\xff' does not exist"),
-            "{\"error\":{\"message\":\"model 'a\xef\xbf\xbd' does not exist\",\"type\":\"NotFoundError\","
-            "\"param\":null,\"code\":404}}");
+// Issue 13 finding 11: a request naming invalid UTF-8 is refused by the JSON reader.
+TEST(OpenAiRequestsTest, InvalidUtf8InTheBodyIsRefused) {
   EXPECT_THAT(std::string(ParseCompletionRequest("{\"model\": \"\xff\", \"prompt\": \"x\"}").status().message()),
               HasSubstr("encoding"));
 }
 
-TEST(OpenAiProtocolTest, BatchedPromptsAndN) {
+TEST(OpenAiRequestsTest, BatchedPromptsAndN) {
   auto r = ParseCompletionRequest(R"({"model": "m", "prompt": ["a", [5, 6], "b"], "n": 2, "best_of": 2})");
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->prompts.size(), 3u);
@@ -202,14 +188,9 @@ TEST(OpenAiProtocolTest, BatchedPromptsAndN) {
   auto chat = ParseChatRequest(R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "n": 3})");
   ASSERT_TRUE(chat.ok());
   EXPECT_EQ(chat->n, 3);
-  // KServe's sampling_parameters (no n out parameter): one choice only.
-  rapidjson::Document doc;
-  doc.Parse(R"({"n": 2})");
-  SamplingParams params;
-  EXPECT_THAT(std::string(ParseSamplingFields(doc, params, nullptr).message()), HasSubstr("'n' must be 1"));
 }
 
-TEST(OpenAiProtocolTest, LogprobsFields) {
+TEST(OpenAiRequestsTest, LogprobsFields) {
   auto r = ParseCompletionRequest(R"({"model": "m", "prompt": "x", "logprobs": 20, "return_tokens_as_token_ids": true})");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->sampling.logprobs);
@@ -230,62 +211,9 @@ TEST(OpenAiProtocolTest, LogprobsFields) {
               HasSubstr("'top_logprobs' must be an integer in [0, 20]"));
 }
 
-TEST(OpenAiProtocolTest, WritesTopLogprobsInBothShapes) {
-  ChoiceDelta c;
-  c.index = 1;
-  c.text = "ab";
-  c.tokens = {"a", "b"};
-  c.token_bytes = {"a", "b"};
-  c.logprobs = {-0.5f, -0.25f};
-  c.top = {{{"a", "a", -0.5f}, {"c", "c", -1.0f}}, {{"b", "b", -0.25f}, {"d", "d", -2.0f}}};
-  c.text_offsets = {0, 1};
-  EXPECT_THAT(CompletionChunkJson("cmpl-1", 1, "m", c),
-              HasSubstr(R"("index":1,"text":"ab","logprobs":{"tokens":["a","b"],"token_logprobs":[-0.5,-0.25],)"
-                        R"("top_logprobs":[{"a":-0.5,"c":-1.0},{"b":-0.25,"d":-2.0}],"text_offset":[0,1]})"));
-  EXPECT_THAT(ChatChunkJson("c", 1, "m", c, false),
-              HasSubstr(R"("logprobs":{"content":[{"token":"a","logprob":-0.5,"bytes":[97],"top_logprobs":[)"
-                        R"({"token":"a","logprob":-0.5,"bytes":[97]},{"token":"c","logprob":-1.0,"bytes":[99]}]},)"));
-  ChoiceDelta dup = c;
-  dup.top[0][1].token = "a";  // equal texts: the more likely one keeps the key
-  EXPECT_THAT(CompletionChunkJson("cmpl-1", 1, "m", dup), HasSubstr(R"("top_logprobs":[{"a":-0.5},{)"));
-  ChoiceDelta d = c;
-  d.index = 0;
-  const std::string two = ChatJson("c", 1, "m", {d, c}, {1, 2, 0});
-  EXPECT_THAT(two, HasSubstr(R"("choices":[{"index":0,)"));
-  EXPECT_THAT(two, HasSubstr(R"(},{"index":1,)"));
-}
-
-TEST(OpenAiProtocolTest, RetryableErrors) {
-  EXPECT_THAT(OpenAiErrorJson(503, "loading"), HasSubstr(R"("type":"ServiceUnavailableError")"));
-  EXPECT_THAT(OpenAiErrorJson(500, "x"), HasSubstr(R"("type":"InternalServerError")"));
-}
-
-TEST(OpenAiProtocolTest, ResponseIdsAreRandom128BitHex) {
-  const std::string a = NewResponseId("cmpl-"), b = NewResponseId("cmpl-");
-  EXPECT_EQ(a.size(), 5u + 32u);
-  EXPECT_EQ(a.find_first_not_of("0123456789abcdef", 5), std::string::npos);
-  EXPECT_NE(a, b);
-}
-
-TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {
-  inference::ModelConfig config;
-  (*config.mutable_parameters())["max_num_seqs"].set_string_value("4");
-  (*config.mutable_parameters())["kv_cache_memory_bytes"].set_string_value("64MiB");
-  (*config.mutable_parameters())["scheduling_policy"].set_string_value("priority");
-  auto o = LlmModelOptions::FromConfig(config);
-  ASSERT_TRUE(o.ok());
-  EXPECT_EQ(o->max_num_seqs, 4);
-  EXPECT_EQ(o->KvCacheBytes(1 << 30), 64 << 20);
-  EXPECT_EQ(o->policy, SchedulingPolicy::kPriority);
-  (*config.mutable_parameters())["block_size"].set_string_value("zero");
-  EXPECT_THAT(std::string(LlmModelOptions::FromConfig(config).status().message()), HasSubstr("block_size"));
-  EXPECT_EQ(ParseByteSize("2G"), int64_t{2} << 30);
-  EXPECT_EQ(ParseByteSize("12x"), std::nullopt);
-}
-
 // Found by fuzz/fuzz_openai_protocol: with RapidJSON's full-precision number parsing this
 // body read outside RapidJSON's power-of-ten table (SIGSEGV, the whole server).
-TEST(OpenAiProtocolTest, LongZeroRunNumberDoesNotCrashTheParser) {
+TEST(OpenAiRequestsTest, LongZeroRunNumberDoesNotCrashTheParser) {
   const std::string number = "0." + std::string(370, '0') + "8899831653300944850";
   auto request = ParseCompletionRequest(R"({"model": "m", "prompt": "a", "temperature": )" + number + "}");
   ASSERT_TRUE(request.ok()) << request.status();
@@ -294,4 +222,4 @@ TEST(OpenAiProtocolTest, LongZeroRunNumberDoesNotCrashTheParser) {
 }
 
 }  // namespace
-}  // namespace infera::llm
+}  // namespace infera::openai
