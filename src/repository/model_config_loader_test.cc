@@ -140,7 +140,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"WarmupBatchTooLarge",
                   "max_batch_size: 2 model_warmup [ { name: \"w\" batch_size: 3 } ]",
                   {"model_warmup[0].batch_size"}},
-        BadConfig{"Decoupled", "model_transaction_policy { decoupled: true }", {"decoupled"}},
         BadConfig{"ShapeTensor",
                   "input [ { name: \"a\" data_type: TYPE_INT32 dims: [1] is_shape_tensor: true } ]",
                   {"is_shape_tensor"}},
