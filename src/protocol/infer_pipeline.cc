@@ -66,7 +66,7 @@ void InferPipeline::Run(const InferTarget& target, InferDecoder decode,
   // 1. What the transport read before the body: the model's name and version.
   if (!target.model_version.ok()) return SendFinal(answer, target.model_version.status(), nullptr);
   if (target.model_name.empty()) {
-    return SendFinal(answer, absl::InvalidArgumentError("the model name is required"), nullptr);
+    return SendFinal(answer, absl::InvalidArgumentError("model_name is empty"), nullptr);
   }
   // 2. One lookup: an unknown model is NotFound whatever the body holds. Any other lookup
   //    error (unknown or unready version) is reported after decoding, so a malformed body
