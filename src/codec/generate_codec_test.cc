@@ -96,6 +96,12 @@ TEST(GenerateRequestTest, ShapesFollowTritonsFilling) {
   EXPECT_EQ(empty->inputs[0].shape, (Shape{1, 0}));
   EXPECT_THAT(Error(R"({"INPUT0": [1, 2, 3]})"), HasSubstr("has 3 elements; the model's shape [-1,16] cannot take them"));
   EXPECT_THAT(Error(R"({"f": [1, 2, 3]})"), HasSubstr("cannot take them"));
+  // No elements for a shape without a variable dimension (found by fuzz_generate_request:
+  // it passed as [4] with no data).
+  auto parsed = GenerateRequestBody::Parse(R"({"four": []})");
+  ASSERT_TRUE(parsed.ok());
+  auto fixed = parsed->ToInferRequest(Config(R"pb(name: "n" input [ { name: "four" data_type: TYPE_INT32 dims: [4] } ])pb"), 16);
+  EXPECT_THAT(fixed.status().message(), HasSubstr("input 'four' has 0 elements; the model's shape [4] cannot take them"));
 }
 
 TEST(GenerateRequestTest, ElementsAreCheckedAgainstTheDatatype) {

@@ -109,13 +109,16 @@ std::string AppendElement(DataType dtype, const rapidjson::Value& value, std::st
   return "the input's datatype cannot be sent as JSON";
 }
 
-// Fills the variable dimensions of `shape` for `count` elements, as Triton does.
+// Fills the variable dimensions of `shape` for `count` elements, as Triton does: the fixed
+// dimensions must divide the count, the innermost variable one takes what is left, the
+// others are 1. False when the shape cannot hold exactly `count` elements.
 bool FillShape(Shape& shape, int64_t count) {
   int64_t left = count;
+  bool zero_dim = false;  // a fixed dimension of 0: the shape holds nothing
   for (auto d = shape.rbegin(); d != shape.rend(); ++d) {
     if (*d < 0) continue;
     if (*d == 0) {
-      if (left != 0) return false;
+      zero_dim = true;
       continue;
     }
     if (left % *d != 0) return false;
@@ -127,7 +130,7 @@ bool FillShape(Shape& shape, int64_t count) {
       left = 1;
     }
   }
-  return left == 1 || (count == 0 && left == 0);
+  return zero_dim ? count == 0 : left == 1;
 }
 
 absl::StatusOr<Tensor> ToTensor(const inference::ModelConfig& config, const inference::ModelInput& input,
