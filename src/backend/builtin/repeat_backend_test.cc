@@ -123,7 +123,7 @@ class RepeatBackendTest : public ::testing::Test {
     return sink;
   }
 
-  const Parameters parameters_;
+  const Parameters parameters_{};
   std::unique_ptr<Backend> backend_ = CreateRepeatBackend();
   inference::ModelConfig config_ = Config();
   std::unique_ptr<LoadedModel> model_;
