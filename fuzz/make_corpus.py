@@ -129,6 +129,23 @@ def raw_decoder_seeds():
     write(t, "huge-dims", bytes([fp32, 1, 2, 127, 4]) + b"\0" * 8)
 
 
+def generate_request_seeds():
+    """Generate bodies: byte 0 chooses the model (bit 0: batching), then the JSON body."""
+    t = "fuzz_generate_request"
+    bodies = {
+        "text": {"text_input": "What is Triton?", "parameters": {"stream": True, "temperature": 0.5, "max_tokens": 8}},
+        "tensors": {"IN": [1, -2, 3], "small": [1, 2, 3, 4], "wide": [0, 1, 18446744073709551615, 7],
+                    "half": [0.5, 65504], "brain": [1.5, -2], "f": [1, 2, 3, 4, 5, 6], "d": 0.1, "id": "r1"},
+        "parameters-as-inputs": {"parameters": {"IN": [4, 5], "routing_key": "user-7"}, "text_input": ["a"]},
+        "near-miss": {"IN": [1.5, "x", None], "small": [[1]], "extra": {"a": 1}},
+        "empty": {},
+    }
+    for name, body in bodies.items():
+        write(t, name, b"\x00" + json.dumps(body).encode())
+        write(t, name + "-batching", b"\x01" + json.dumps(body).encode())
+    write(t, "truncated", b"\x00{\"IN\": [1, 2")
+
+
 CONFIGS = {
     "simple": '''name: "simple"
 backend: "add_sub"
@@ -486,6 +503,7 @@ def main():
     http_seeds()
     decoder_seeds()
     raw_decoder_seeds()
+    generate_request_seeds()
     config_seeds(args.demo_repo)
     safetensors_seeds()
     tokenizer_seeds(args.demo_repo)

@@ -59,6 +59,9 @@ struct AsyncInferContext {
   InferCallOptions infer;
   // Unanswered requests one ModelStreamInfer stream may have before reading pauses.
   size_t max_pending_per_stream = 256;
+  // Bytes of answers a stream may have waiting to be written before a decoupled model's
+  // next response ends it (RESOURCE_EXHAUSTED): its responses are not paced by the reader.
+  size_t max_queued_bytes_per_stream = size_t{16} << 20;
   // Open streams, for the drain at shutdown (stream_registry.h).
   StreamRegistry* streams = nullptr;
   // Calls that arrived and are not yet deleted (live_calls.h). Not null.

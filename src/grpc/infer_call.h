@@ -1,24 +1,24 @@
-// RunModelInfer: one KServe gRPC inference through infera's single core path.
+// The gRPC transport's part of the one inference pipeline (protocol/infer_pipeline.h):
+// what a ModelInfer call, or one request of a ModelStreamInfer stream, gives the pipeline.
 //
-//   ModelInferRequest --DecodeModelInferRequest--> InferRequest
-//     --ModelManager::GetModelVersion--> ModelVersion::Infer (validate, queue, run)
-//     --> InferResponse --SerializeInferResponse--> grpc::ByteBuffer
+//   ModelInferRequest ──InferTarget (model_name, model_version, the call's traceparent /
+//   x-routing-key metadata)──> InferPipeline::Run (lookup, then DecodeModelInferRequest,
+//   shared memory, canary routing, ModelVersion::Infer) ──> the responder:
+//     UnaryInferResponder   one answer, serialised here on the thread that completes the
+//                           request (infer_response_serializer.h, no copy of large outputs)
+//     StreamInferResponder  one ModelStreamInferResponse per response of the model (a
+//                           decoupled model's several), each with Triton's
+//                           `triton_final_response` parameter; a decoupled model's empty
+//                           final response is sent only when the request asked for it
+//                           (`triton_enable_empty_final_response: true`); an error is an
+//                           in-band `error_message` answer naming the request
+// so HTTP and gRPC share the sequence and its error order; only the codec and the answer
+// differ. The serialising time is the encode stage (FrontendStages) and the trace's
+// serialize span; the trace's status attribute is rpc.grpc.status_code.
 //
-// exactly the path HTTP takes (http/kserve_routes.cc), with the gRPC codec in place of
-// the JSON one. Used by the unary ModelInfer call and by the ModelStreamInfer stream
-// (unary_infer_call.h, stream_infer_call.h). The answer is serialised here, on the thread
-// that completes the request, without copying large outputs (infer_response_serializer.h);
-// that time is the encode stage (FrontendStages) and the trace's serialize span.
-// Also shared with HTTP: the canary routing key (protocol/model_answers.h RoutingKey: the
-// `routing_key` request parameter, else the call's `x-routing-key` metadata) and the
-// trace (tracing/infer_trace.h InferTrace: the call's `traceparent` metadata, stages
-// parse, queue, compute, serialize; root attribute rpc.grpc.status_code).
-//
-// Thread-safe. `done` is called exactly once: synchronously for a request that fails
-// before it is queued or that its model runs inline, else later on a model worker
-// thread; it must not block. The request's model-version handle is held until the
-// request is in the version's scheduler (as HTTP): the scheduler's drain, not a handle,
-// keeps the version serving until the answer is handed over.
+// Thread-safe. The responders' callbacks are called on the thread that completes each
+// response (the calling thread for a request that fails before its model or runs inline),
+// one at a time per request, and must not block.
 #ifndef INFERA_GRPC_INFER_CALL_H_
 #define INFERA_GRPC_INFER_CALL_H_
 
@@ -34,8 +34,9 @@
 #include "grpc_service.pb.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "manager/model_manager.h"
-#include "tracing/infer_trace.h"
+#include "protocol/infer_pipeline.h"
 #include "shm/shared_memory_registry.h"
+#include "tracing/infer_trace.h"
 
 namespace infera {
 
@@ -70,24 +71,48 @@ struct InferCallMetadata {
   }
 };
 
-// What RunModelInfer hands to `done`.
+// The unary call's answer.
 struct InferCallResult {
   absl::Status status;
-  // The serialised answer (framed as asked) when `status` is OK.
+  // The serialised ModelInferResponse when `status` is OK.
   grpc::ByteBuffer message;
   // The traceparent naming the request's root span when it is traced ("" otherwise),
-  // for the unary call's response metadata.
+  // for the call's response metadata.
   std::string traceparent;
 };
 
-// Runs one request and calls `done` with the serialised answer or the error.
-// `message` must stay valid until this returns; `owner`, when set, keeps it alive
-// for zero-copy raw inputs (see DecodeModelInferRequest). `cancellation` may be null.
-void RunModelInfer(const ModelManager& manager, const inference::ModelInferRequest& message,
-                   std::shared_ptr<const void> owner,
+// One stream answer: a serialised ModelStreamInferResponse, or none (a decoupled model's
+// empty final response the client did not ask for); `final` ends its request.
+struct StreamAnswer {
+  std::optional<grpc::ByteBuffer> message;
+  bool final = true;
+};
+
+// The request parameter that asks for a decoupled model's empty final responses
+// (Triton's), and the response parameter that marks a request's last answer.
+inline constexpr char kEnableEmptyFinalResponse[] = "triton_enable_empty_final_response";
+inline constexpr char kFinalResponseParameter[] = "triton_final_response";
+
+// Runs one ModelInfer call; `done` gets its answer exactly once. `message` must stay valid
+// until this returns; `owner`, when set, keeps it alive for zero-copy raw inputs (see
+// DecodeModelInferRequest). `cancellation` may be null.
+void RunUnaryInfer(const ModelManager& manager, const InferCallOptions& options, const InferCallMetadata& metadata,
+                   const inference::ModelInferRequest& message, std::shared_ptr<const void> owner,
                    std::shared_ptr<const CancellationToken> cancellation,
-                   const InferCallOptions& options, const InferCallMetadata& metadata,
-                   ResponseFraming framing, absl::AnyInvocable<void(InferCallResult) &&> done);
+                   absl::AnyInvocable<void(InferCallResult) &&> done);
+
+// Runs one request of a stream; `answer` gets each of its answers, the last with `final`
+// set. `message` is kept (its id, model name and version name the request in error
+// answers) and its raw inputs are zero-copy views into it.
+void RunStreamInfer(const ModelManager& manager, const InferCallOptions& options, const InferCallMetadata& metadata,
+                    std::shared_ptr<const inference::ModelInferRequest> message,
+                    std::shared_ptr<const CancellationToken> cancellation,
+                    absl::AnyInvocable<void(StreamAnswer)> answer);
+
+// The in-band answer to a stream request that failed: `error_message`, and an
+// `infer_response` with only the request's model name, version, id and
+// triton_final_response: true.
+grpc::ByteBuffer StreamErrorAnswer(const inference::ModelInferRequest& request, const absl::Status& status);
 
 }  // namespace infera
 

@@ -10,25 +10,6 @@
 #include "grpcpp/impl/codegen/proto_utils.h"
 
 namespace infera {
-namespace {
-
-// The in-band answer to a request that failed: `error_message`, and `infer_response`
-// with only the request's model name, version and id.
-grpc::ByteBuffer ErrorAnswer(const inference::ModelInferRequest& request, const absl::Status& status) {
-  inference::ModelStreamInferResponse answer;
-  answer.set_error_message(std::string(status.message().data(), status.message().size()));
-  inference::ModelInferResponse* response = answer.mutable_infer_response();
-  response->set_model_name(request.model_name());
-  response->set_model_version(request.model_version());
-  response->set_id(request.id());
-  grpc::ByteBuffer buffer;
-  bool own = false;
-  // Serialising a message this small cannot fail short of running out of memory.
-  (void)grpc::SerializationTraits<inference::ModelStreamInferResponse>::Serialize(answer, &buffer, &own);
-  return buffer;
-}
-
-}  // namespace
 
 void StreamInferCall::Request(const AsyncInferContext& context, grpc::ServerCompletionQueue* cq) {
   auto* call = new StreamInferCall(context, cq);
@@ -79,9 +60,10 @@ void StreamInferCall::OnReadDone(bool ok) {
     if (parsed.ok()) {
       Process(std::move(message));
     } else {
-      Respond(Answer{ErrorAnswer(inference::ModelInferRequest(),
-                                 absl::InvalidArgumentError(StrCat("the message is not a ModelInferRequest (",
-                                                                   parsed.error_message(), ")")))});
+      Respond(StreamAnswer{StreamErrorAnswer(inference::ModelInferRequest(),
+                                             absl::InvalidArgumentError(StrCat("the message is not a ModelInferRequest (",
+                                                                               parsed.error_message(), ")"))),
+                           true});
     }
     absl::MutexLock lock(&mu_);
     processing_ = false;
@@ -92,29 +74,28 @@ void StreamInferCall::OnReadDone(bool ok) {
 }
 
 void StreamInferCall::Process(std::shared_ptr<inference::ModelInferRequest> message) {
-  const inference::ModelInferRequest& request = *message;
-  RunModelInfer(*context_.manager, request, message, cancellation_, context_.infer, metadata_,
-                ResponseFraming::kStream, [this, message](InferCallResult result) mutable {
-                  Answer answer;
-                  if (result.status.ok()) {
-                    answer.message = std::move(result.message);
-                  } else {
-                    answer.message = ErrorAnswer(*message, result.status);
-                  }
-                  message.reset();
-                  Respond(std::move(answer));
-                });
+  RunStreamInfer(*context_.manager, context_.infer, metadata_, std::move(message), cancellation_,
+                 [this](StreamAnswer answer) { Respond(std::move(answer)); });
 }
 
-void StreamInferCall::Respond(Answer answer) {
+void StreamInferCall::Respond(StreamAnswer answer) {
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
     ++active_;
-    if (broken_) {
-      --pending_;  // nobody to send it to
+    if (broken_ || !answer.message) {
+      // Nobody to send it to, or nothing to send (an empty final response the client did
+      // not ask for): a final answer still ends its request.
+      if (answer.final) --pending_;
     } else {
-      write_queue_.push_back(std::move(answer));
+      const size_t bytes = answer.message->Length();
+      queued_bytes_ += bytes;
+      write_queue_.push_back(Answer{*std::move(answer.message), answer.final, bytes});
+      if (!answer.final && queued_bytes_ > context_.max_queued_bytes_per_stream) {
+        BreakLocked(absl::ResourceExhaustedError(
+            StrCat("the client reads this stream too slowly: more than ", context_.max_queued_bytes_per_stream,
+                   " bytes of answers are waiting to be written")));
+      }
       MaybeWriteLocked(actions);
     }
     MaybeFinishLocked(actions);
@@ -128,7 +109,8 @@ void StreamInferCall::OnWriteDone(bool ok) {
     absl::MutexLock lock(&mu_);
     ++active_;
     writing_ = false;
-    --pending_;
+    queued_bytes_ -= writing_bytes_;
+    if (writing_final_) --pending_;
     if (!ok) BreakLocked();  // the client is gone
     MaybeWriteLocked(actions);
     MaybeReadLocked(actions);
@@ -177,11 +159,16 @@ void StreamInferCall::FinishDrained() {
   Leave();
 }
 
-void StreamInferCall::BreakLocked() {
+void StreamInferCall::BreakLocked(absl::Status status) {
   cancellation_->Cancel();
   if (broken_) return;
   broken_ = true;
-  pending_ -= write_queue_.size();  // answers still queued go nowhere
+  broken_status_ = std::move(status);
+  // Answers still queued go nowhere; the requests they would have ended are over.
+  for (const Answer& answer : write_queue_) {
+    if (answer.final) --pending_;
+    queued_bytes_ -= answer.bytes;
+  }
   write_queue_.clear();
 }
 
@@ -197,6 +184,8 @@ void StreamInferCall::MaybeReadLocked(Actions& actions) {
 void StreamInferCall::MaybeWriteLocked(Actions& actions) {
   if (writing_ || write_queue_.empty() || broken_) return;
   writing_ = true;
+  writing_final_ = write_queue_.front().final;
+  writing_bytes_ = write_queue_.front().bytes;
   actions.write = std::move(write_queue_.front());
   write_queue_.pop_front();
 }
@@ -204,13 +193,14 @@ void StreamInferCall::MaybeWriteLocked(Actions& actions) {
 void StreamInferCall::MaybeFinishLocked(Actions& actions) {
   if (finished_ || processing_ || writing_ || pending_ > 0) return;
   // Normally the outstanding read must come back first (it does once the client
-  // half-closes or the call is cancelled). A draining stream finishes without it: the
-  // read then completes (not ok) after Finish and is ignored.
-  if (!draining_ && (read_in_flight_ || (!reads_done_ && !broken_))) return;
+  // half-closes or the call is cancelled). A draining stream, and one the server ended
+  // (a client that reads too slowly, still connected), finish without it: the read then
+  // completes (not ok) after Finish and is ignored.
+  if (!draining_ && !broken_ && (read_in_flight_ || !reads_done_)) return;
   finished_ = true;
   actions.finish = true;
   if (broken_) {
-    finish_status_ = ToGrpcStatus(absl::CancelledError("stream cancelled"));
+    finish_status_ = ToGrpcStatus(broken_status_);
   } else if (!reads_done_) {
     finish_status_ = ToGrpcStatus(absl::UnavailableError("server is shutting down"));
   } else {

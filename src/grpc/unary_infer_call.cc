@@ -35,9 +35,8 @@ void UnaryInferCall::OnMatched(bool ok) {
     return Respond(std::move(result));
   }
   const inference::ModelInferRequest& request = *message;
-  RunModelInfer(*context_.manager, request, std::move(message), cancellation_, context_.infer,
-                InferCallMetadata::From(server_context_.client_metadata()), ResponseFraming::kUnary,
-                [this](InferCallResult result) { Respond(std::move(result)); });
+  RunUnaryInfer(*context_.manager, context_.infer, InferCallMetadata::From(server_context_.client_metadata()), request,
+                std::move(message), cancellation_, [this](InferCallResult result) { Respond(std::move(result)); });
 }
 
 void UnaryInferCall::Respond(InferCallResult result) {

@@ -6,9 +6,11 @@
 //   Request(): AsyncNotifyWhenDone + RequestModelInfer on `cq`
 //   OnMatched(ok): a call arrived — another call object is requested on `cq` at once, then
 //     the request is parsed into a heap ModelInferRequest (raw inputs become zero-copy
-//     views: the tensors keep the message alive) and run by RunModelInfer *on this
-//     thread*. A model that runs inline completes here; others complete on a worker.
-//   Respond (from RunModelInfer's completion, on this thread or the worker): serialised
+//     views: the tensors keep the message alive) and run by RunUnaryInfer (the one
+//     inference pipeline, infer_call.h) *on this thread*. A model that runs inline
+//     completes here; others complete on a worker (a decoupled model's only response: on
+//     its own thread).
+//   Respond (from the pipeline's responder, on this thread or the worker): serialised
 //     answer → Finish (a traced call first adds `traceparent` to the initial metadata).
 //   OnFinished(ok): the answer was sent (or the client was gone). No write stage is
 //     recorded: gRPC flow-controls the bytes inside the library (as before; diagnosis.md).

@@ -3,14 +3,16 @@
 #include <charconv>
 #include <chrono>
 
+#include "codec/generate_request.h"
 #include "codec/kserve_http_codec.h"
-#include "common/logging.h"
+#include "common/status.h"
 #include "common/str_cat.h"
 #include "http/http_status.h"
+#include "http/infer_responders.h"
 #include "http/kserve_extension_routes.h"
-#include "http/url_path.h"
-#include "manager/single_response.h"
 #include "http/proto_json.h"
+#include "http/url_path.h"
+#include "manager/model_version.h"
 #include "protocol/model_answers.h"
 
 namespace infera {
@@ -28,11 +30,21 @@ HttpResponse MethodNotAllowed(std::string_view allowed) {
 struct KServeRoutes::ModelPath {
   std::string name;
   std::optional<int64_t> version;
-  std::string_view action;  // "", "ready", "infer", "config", "stats"
+  std::string_view action;  // "", "ready", "infer", "generate", "generate_stream", "config", "stats"
 };
 
+namespace {
+
+std::string HttpStatusValue(const absl::Status& status) { return std::to_string(HttpStatusCode(status.code())); }
+
+}  // namespace
+
 KServeRoutes::KServeRoutes(ModelManager& manager, Options options)
-    : manager_(manager), options_(std::move(options)) {}
+    : manager_(manager),
+      options_(std::move(options)),
+      pipeline_(manager_, InferPipeline::Options{{"http", "http.status_code", &HttpStatusValue},
+                                                 options_.trace,
+                                                 options_.shared_memory}) {}
 
 void KServeRoutes::Handle(HttpRequest&& request, HttpResponder responder) const {
   const PathSegments parts = SplitPathInline(request.path());
@@ -97,6 +109,10 @@ void KServeRoutes::HandleModel(const ModelPath& path, HttpRequest& request,
     if (request.method != "POST") return std::move(responder).Send(MethodNotAllowed("POST"));
     return Infer(path, request, std::move(responder));
   }
+  if (path.action == "generate" || path.action == "generate_stream") {
+    if (request.method != "POST") return std::move(responder).Send(MethodNotAllowed("POST"));
+    return Generate(path, request, std::move(responder), path.action == "generate_stream");
+  }
   std::move(responder).Send(ErrorResponse(404, StrCat("no route for ", request.path())));
 }
 
@@ -126,142 +142,75 @@ HttpResponse KServeRoutes::ModelReady(const ModelPath& path) const {
   return ErrorResponse(model.status());
 }
 
-void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request,
-                         HttpResponder responder) const {
-  // One lookup (ModelManager::ChooseVersion): an unknown model fails here, before the
-  // tensors are read; any other lookup error is answered after decoding, as a canary
-  // split is routed then (by the request's routing_key parameter or X-Routing-Key).
-  absl::StatusOr<VersionChoice> choice = manager_.ChooseVersion(path.name, path.version);
-  if (!choice.ok()) return std::move(responder).Send(ErrorResponse(choice.status()));
-
-  std::optional<size_t> header_length;
-  if (auto value = request.Header("inference-header-content-length")) {
-    size_t parsed = 0;
-    auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), parsed);
-    if (ec != std::errc() || end != value->data() + value->size()) {
-      return std::move(responder).Send(ErrorResponse(
-          400, StrCat("Inference-Header-Content-Length '", *value, "' is not a byte count")));
-    }
-    header_length = parsed;
-  }
-  if (auto encoding = request.Header("content-encoding")) {
-    if (*encoding != "identity") {
-      return std::move(responder).Send(ErrorResponse(
-          415, StrCat("Content-Encoding '", *encoding, "' is not supported; send identity")));
-    }
-  }
-  InferCompletion completion{std::move(responder), {},
-                             InferTrace::Start(options_.trace, path.name, request.Header("traceparent"),
-                                               request.received_time),
-                             request.received_time, path.name, "", {}, nullptr, {}};
-  completion.body_buffer = completion.responder.TakeBodyBuffer();
-  // A raw binary request (Inference-Header-Content-Length: 0) is the single input's bytes;
-  // decoding it needs the model's config, so its version is chosen first (routed by
-  // X-Routing-Key alone: the request has no parameters).
-  ModelHandle raw_model;
-  absl::StatusOr<InferRequest> decoded;  // set below (a default StatusOr costs no allocation)
-  const auto decode_start = std::chrono::steady_clock::now();
-  if (header_length == 0) {
-    const std::string key =
-        choice->needs_routing_key() ? RoutingKey(Parameters{}, request.Header("x-routing-key")) : std::string();
-    auto version = std::move(*choice).Resolve(key);
-    if (!version.ok()) return std::move(completion).Finish(version.status(), nullptr);
-    raw_model = std::move(*version);
-    decoded = DecodeRawInferRequest(std::move(request.body), raw_model->config(),
-                                    options_.max_input_elements);
-  } else {
-    decoded = DecodeInferRequestInPlace(&request.body, header_length, options_.max_input_elements);
-  }
-  const auto decode_end = std::chrono::steady_clock::now();
-  if (!decoded.ok()) return std::move(completion).Finish(decoded.status(), nullptr);
-  if (completion.trace) completion.trace->Parsed(decode_end);
-  InferRequest& infer = *decoded;
-  auto shared_memory = BindSharedMemory(options_.shared_memory, infer);
-  if (!shared_memory.ok()) return std::move(completion).Finish(shared_memory.status(), nullptr);
-  completion.shared_memory_outputs = *std::move(shared_memory);
-  // The canary split routes by the request's routing_key parameter or X-Routing-Key.
-  // (A key is built only for a pending canary split.)
-  const std::string key = !raw_model && choice->needs_routing_key()
-                              ? RoutingKey(infer.parameters, request.Header("x-routing-key"))
-                              : std::string();
-  absl::StatusOr<ModelHandle> model =
-      raw_model ? absl::StatusOr<ModelHandle>(std::move(raw_model)) : std::move(*choice).Resolve(key);
-  if (!model.ok()) return std::move(completion).Finish(model.status(), nullptr);
-  (*model)->statistics().RecordDecode(
-      static_cast<uint64_t>(std::chrono::nanoseconds(decode_end - decode_start).count()));
-  completion.stages = (*model)->statistics().frontend_stages();
-  infer.model_name = path.name;
-  infer.model_version = path.version;
-  infer.arrival_time = request.received_time;
-  infer.cancellation = completion.responder.cancellation();
-  completion.encoding = OutputEncoding::FromRequest(infer);
-  completion.request_id = infer.id;
-  InferCallback done = [completion = std::move(completion)](absl::StatusOr<InferResponse> result,
-                                                             ResponseDelivery delivery) mutable {
-    std::move(completion).Finish(std::move(result), delivery.batch);
-  };
-  // A decoupled model (an LLM) answers a unary infer with exactly one response.
-  if ((*model)->decoupled()) done = SingleResponse(path.name, std::move(done));
-  (*model)->Infer(std::move(infer), std::move(done));
+InferTarget KServeRoutes::Target(const ModelPath& path, const HttpRequest& request,
+                                 std::shared_ptr<const CancellationToken> cancellation) const {
+  InferTarget target;
+  target.model_name = path.name;
+  target.model_version = path.version;
+  target.traceparent = request.Header("traceparent");
+  target.routing_header = request.Header("x-routing-key");
+  target.received = request.received_time;
+  target.cancellation = std::move(cancellation);
+  return target;
 }
 
-void KServeRoutes::InferCompletion::Finish(absl::StatusOr<InferResponse> result, CompletionBatch* batch) && {
-  HttpResponse response;
-  if (result.ok()) {
-    if (absl::Status written = shared_memory_outputs.WriteInto(*result); !written.ok()) {
-      result = std::move(written);
-    }
+void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request, HttpResponder responder) const {
+  // The body's encoding is the message's framing, checked before anything reads it.
+  if (auto encoding = request.Header("content-encoding"); encoding && *encoding != "identity") {
+    return std::move(responder).Send(
+        ErrorResponse(415, StrCat("Content-Encoding '", *encoding, "' is not supported; send identity")));
   }
-  if (!result.ok()) {
-    response = ErrorResponse(result.status());
-  } else {
-    const auto encode_start = std::chrono::steady_clock::now();
-    EncodedInferResponse encoded{std::move(body_buffer), std::nullopt};
-    if (absl::Status status = EncodeInferResponse(*result, encoding, &encoded); !status.ok()) {
-      response = ErrorResponse(status);
-    } else {
-      response.body = std::move(encoded.body);
-      if (encoded.json_header_length) {
-        response.content_type = "application/octet-stream";
-        response.headers.emplace_back("Inference-Header-Content-Length",
-                                      std::to_string(*encoded.json_header_length));
+  auto answer = std::make_unique<KServeInferResponder>(std::move(responder), path.name, request.received_time);
+  const InferTarget target = Target(path, request, answer->cancellation());
+  const size_t max_elements = options_.max_input_elements;
+  // HTTP's decoder: JSON (+ binary tensors) in place in the connection's body buffer, or a
+  // raw binary body (Inference-Header-Content-Length: 0), whose decoding needs the model's
+  // config: its version is chosen first, routed by X-Routing-Key alone (no parameters).
+  auto decode = [&request, max_elements](VersionResolver& resolver) -> absl::StatusOr<InferRequest> {
+    std::optional<size_t> header_length;
+    if (auto value = request.Header("inference-header-content-length")) {
+      size_t parsed = 0;
+      auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), parsed);
+      if (ec != std::errc() || end != value->data() + value->size()) {
+        return absl::InvalidArgumentError(
+            StrCat("Inference-Header-Content-Length '", *value, "' is not a byte count"));
       }
+      header_length = parsed;
     }
-    const auto encode_end = std::chrono::steady_clock::now();
-    if (stages) {
-      stages->RecordEncode(static_cast<uint64_t>(std::chrono::nanoseconds(encode_end - encode_start).count()));
-    }
-    if (trace) {
-      trace->Ran(result->timings);
-      trace->Serialized(encode_start, encode_end);
-    }
+    if (header_length != 0) return DecodeInferRequestInPlace(&request.body, header_length, max_elements);
+    const std::string key =
+        resolver.needs_routing_key() ? RoutingKey(Parameters{}, resolver.routing_header()) : std::string();
+    ASSIGN_OR_RETURN(const ModelVersion* version, resolver.Resolve(key));
+    return DecodeRawInferRequest(std::move(request.body), version->config(), max_elements);
+  };
+  pipeline_.Run(target, decode, std::move(answer));
+}
+
+void KServeRoutes::Generate(const ModelPath& path, HttpRequest& request, HttpResponder responder,
+                            bool stream) const {
+  if (auto encoding = request.Header("content-encoding"); encoding && *encoding != "identity") {
+    return std::move(responder).Send(
+        ErrorResponse(415, StrCat("Content-Encoding '", *encoding, "' is not supported; send identity")));
   }
-  // The end time only for the trace and the verbose log line (one clock read less per
-  // request otherwise).
-  const bool verbose = LogEnabled(LogLevel::kVerbose);
-  const auto end = trace || verbose ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  std::string trace_id;
-  if (trace) {
-    trace_id = trace->trace_id();
-    response.headers.emplace_back("traceparent", trace->traceparent());
-    std::optional<std::string> error;
-    if (response.status >= 400) error = std::string(result.ok() ? "encoding failed" : result.status().message());
-    std::move(*trace).Finish("http", request_id, "http.status_code", std::to_string(response.status),
-                             std::move(error), end);
+  std::unique_ptr<HttpInferResponder> answer;
+  if (stream) {
+    answer = std::make_unique<GenerateStreamResponder>(std::move(responder), path.name, request.received_time);
+  } else {
+    answer = std::make_unique<GenerateResponder>(std::move(responder), path.name, request.received_time);
   }
-  if (verbose) {
-    INFERA_LOG(VERBOSE) << "infer model=" << model_name << " id=" << request_id
-                        << " status=" << response.status << " ms="
-                        << std::chrono::duration<double, std::milli>(end - received_time).count()
-                        << (trace_id.empty() ? "" : " trace_id=") << trace_id;
-  }
-  if (!stages) return std::move(responder).Send(std::move(response), nullptr, batch);
-  std::move(responder).Send(
-      std::move(response),
-      [stages = std::move(stages)](std::chrono::nanoseconds write_time, bool completed) {
-        stages->RecordWrite(static_cast<uint64_t>(write_time.count()), completed);
-      },
-      batch);
+  const InferTarget target = Target(path, request, answer->cancellation());
+  const size_t max_elements = options_.max_input_elements;
+  // Generate's decoder: the body's keys map to the model's inputs by name, so the version
+  // (routed by the body's routing_key or X-Routing-Key) is chosen once the JSON is read.
+  auto decode = [&request, max_elements](VersionResolver& resolver) -> absl::StatusOr<InferRequest> {
+    ASSIGN_OR_RETURN(GenerateRequestBody body, GenerateRequestBody::Parse(request.body));
+    const std::string key = resolver.needs_routing_key()
+                                ? RoutingKey(body.routing_parameters(), resolver.routing_header())
+                                : std::string();
+    ASSIGN_OR_RETURN(const ModelVersion* version, resolver.Resolve(key));
+    return body.ToInferRequest(version->config(), max_elements);
+  };
+  pipeline_.Run(target, decode, std::move(answer));
 }
 
 }  // namespace infera

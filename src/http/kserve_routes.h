@@ -6,17 +6,20 @@
 //   GET  /v2/models/{m}[/versions/{v}]                 model metadata
 //   GET  /v2/models/{m}[/versions/{v}]/ready           200 ready, 400 not ready
 //   POST /v2/models/{m}[/versions/{v}]/infer           inference (JSON or binary tensors)
+//   POST /v2/models/{m}[/versions/{v}]/generate        Triton's generate extension: one
+//                                                      JSON object (codec/generate_*.h)
+//   POST /v2/models/{m}[/versions/{v}]/generate_stream the same as Server-Sent Events, one
+//                                                      per response of a decoupled model
 //   GET  /v2/models/{m}[/versions/{v}]/config          Triton extensions, rendered by
 //   GET  /v2/models[/{m}[/versions/{v}]]/stats         kserve_extension_routes.h
 //
 // Server and model metadata are the messages gRPC answers (protocol/model_answers.h),
-// rendered as JSON (http/proto_json.h). Inference routes a canary by the request's
-// `routing_key` parameter or X-Routing-Key, and is traced through InferTrace
-// (tracing/infer_trace.h) — both shared with gRPC.
-//
-// The routes decode into transport-neutral InferRequests, call the model manager and
-// encode what comes back; no model logic lives here. Errors are {"error": "..."} with
-// the status from http_status.h; unknown paths are 404, wrong methods 405.
+// rendered as JSON (http/proto_json.h). Inference (infer, generate, generate_stream) runs
+// the one InferPipeline of both transports (protocol/infer_pipeline.h: lookup, decode,
+// shared memory, canary routing by the `routing_key` parameter or X-Routing-Key, tracing,
+// the error order) with HTTP's decoders and responders (http/infer_responders.h); no model
+// logic lives here. Errors are {"error": "..."} with the status from http_status.h;
+// unknown paths are 404, wrong methods 405, a Content-Encoding other than identity 415.
 //
 // Thread-safe: Handle() runs concurrently on every I/O thread.
 #ifndef INFERA_HTTP_KSERVE_ROUTES_H_
@@ -27,7 +30,7 @@
 
 #include "http/http_server.h"
 #include "manager/model_manager.h"
-#include "codec/output_encoding.h"
+#include "protocol/infer_pipeline.h"
 #include "shm/shared_memory_binding.h"
 #include "tracing/infer_trace.h"
 
@@ -58,33 +61,20 @@ class KServeRoutes {
 
  private:
   struct ModelPath;
-  // Everything needed to answer an infer request once its result arrives (on a model
-  // worker thread): encode, finish the trace, log, send.
-  struct InferCompletion {
-    HttpResponder responder;
-    OutputEncoding encoding;
-    std::optional<InferTrace> trace;
-    std::chrono::steady_clock::time_point received_time;
-    std::string model_name;
-    std::string request_id;
-    SharedMemoryOutputs shared_memory_outputs;  // outputs to write into regions
-    // The serving version's frontend stage counters (null before it is resolved): they
-    // get the encode and write times. Not the version itself, whose counted handle must
-    // not be held while the request queues or its answer is written.
-    std::shared_ptr<ModelStatistics::FrontendStages> stages;
-    // The connection's recycled buffer the response body is encoded into.
-    std::string body_buffer;
-    // `batch`: the batch whose results are being delivered, or null (ResponseDelivery).
-    void Finish(absl::StatusOr<InferResponse> result, CompletionBatch* batch) &&;
-  };
   void HandleModel(const ModelPath& path, HttpRequest& request, HttpResponder responder) const;
   HttpResponse ServerMetadata() const;
   HttpResponse ModelMetadata(const ModelPath& path) const;
   HttpResponse ModelReady(const ModelPath& path) const;
   void Infer(const ModelPath& path, HttpRequest& request, HttpResponder responder) const;
+  // generate (`stream` false) and generate_stream.
+  void Generate(const ModelPath& path, HttpRequest& request, HttpResponder responder, bool stream) const;
+  // What the pipeline needs to know of `request` before decoding it.
+  InferTarget Target(const ModelPath& path, const HttpRequest& request,
+                     std::shared_ptr<const CancellationToken> cancellation) const;
 
   ModelManager& manager_;
   const Options options_;
+  const InferPipeline pipeline_;
 };
 
 }  // namespace infera

@@ -458,8 +458,8 @@ absl::Status ValidateModelConfig(std::string_view source, std::string_view model
   RETURN_IF_ERROR(ValidateDynamicBatching(source, config));
   RETURN_IF_ERROR(ValidateWarmup(source, config));
   RETURN_IF_ERROR(ValidateEnsembleScheduling(source, config));
-  // model_transaction_policy.decoupled is the backend's to allow (Backend::SupportsDecoupled,
-  // checked when the version loads).
+  // model_transaction_policy.decoupled is the backend's to allow: ModelVersion::Load
+  // refuses it for a backend that does not SupportsDecoupled() (docs/request_path.md).
   if (config.response_cache().enable()) {
     return FieldError(source, "response_cache.enable", "the response cache is not supported");
   }

@@ -115,6 +115,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->backends_.Register(CreateTokenizeBackend());
   server->backends_.Register(llm::CreateLlmBackend());
   server->backends_.Register(CreateFaultInjectionBackend());
+  server->backends_.Register(CreateRepeatBackend());
 
   // The CPUs the process may use (affinity, cgroup quota), not the node's.
   const int cores = AvailableCpus();

@@ -182,6 +182,21 @@ output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] },
 """
 SIMPLE_CONFIG_2_INSTANCES = SIMPLE_CONFIG + 'instance_group [ { count: 2 kind: KIND_CPU } ]\n'
 
+# The decoupled `repeat_int32` model (the built-in `repeat` backend, Triton's repeat_int32):
+# one response (OUT, IDX) per element of IN, DELAY ms before each, WAIT ms before the final
+# flag.
+REPEAT_CONFIG = """
+name: "repeat_int32"
+backend: "repeat"
+max_batch_size: 0
+model_transaction_policy { decoupled: true }
+input [ { name: "IN" data_type: TYPE_INT32 dims: [ -1 ] },
+        { name: "DELAY" data_type: TYPE_UINT32 dims: [ -1 ] optional: true },
+        { name: "WAIT" data_type: TYPE_UINT32 dims: [ 1 ] optional: true } ]
+output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] },
+         { name: "IDX" data_type: TYPE_UINT32 dims: [ 1 ] } ]
+"""
+
 
 def write_model(repo, name, config, versions=(1,), *, files=None):
     """Writes `repo/name/config.pbtxt` (the text `config`), makes a folder for each of

@@ -8,6 +8,9 @@
 //   fault_injection: identity with a per-execution delay (`delay_ms`) and a seeded
 //             failure rate (`failure_rate`) from config parameters, for overload,
 //             timeout, drain and canary tests.
+//   repeat:   a decoupled model (Triton's repeat_int32): one response per element of
+//             its input IN (OUT, IDX), sent from a thread the loaded model owns, then
+//             the final flag; optional DELAY / WAIT inputs pace it (repeat_backend.cc).
 //
 // All take the datatype and shape from config.pbtxt, like Triton's example models.
 #ifndef INFERA_BACKEND_BUILTIN_BUILTIN_BACKENDS_H_
@@ -22,6 +25,7 @@ namespace infera {
 std::unique_ptr<Backend> CreateIdentityBackend();
 std::unique_ptr<Backend> CreateAddSubBackend();
 std::unique_ptr<Backend> CreateFaultInjectionBackend();
+std::unique_ptr<Backend> CreateRepeatBackend();
 
 }  // namespace infera
 
