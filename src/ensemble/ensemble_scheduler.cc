@@ -206,7 +206,8 @@ void EnsembleScheduler::Enqueue(std::unique_ptr<ScheduledRequest> request) {
   if (request->request.ensemble_depth >= kMaxEnsembleDepth) {
     request->callback(absl::FailedPreconditionError(
         StrCat("ensemble '", plan_.name, "' is nested more than ", kMaxEnsembleDepth,
-               " ensembles deep (the step models form a cycle or too long a chain)")));
+               " ensembles deep (the step models form a cycle or too long a chain)")),
+        ResponseDelivery{});
     return;
   }
   std::optional<SteadyClock::time_point> deadline;

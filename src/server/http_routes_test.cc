@@ -7,7 +7,7 @@
 #include "console/console_routes.h"
 #include "diagnosis/diagnosis_routes.h"
 #include "gtest/gtest.h"
-#include "http/openai_routes.h"
+#include "openai/openai_routes.h"
 #include "http/repository_routes.h"
 #include "http/shared_memory_routes.h"
 #include "http/trace_routes.h"
@@ -21,7 +21,7 @@ std::string_view ChainRoute(std::string_view path, bool metrics) {
   if (ConsoleRoutes::Matches(path)) return "console";
   if (IsTraceSettingPath(path)) return "trace_settings";
   if (path == "/v1/embeddings") return "embeddings";
-  if (OpenAiRoutes::Matches(path)) return "openai";
+  if (openai::OpenAiRoutes::Matches(path)) return "openai";
   if (path == "/metrics" && metrics) return "metrics";
   if (path == "/v2/logging") return "logging";
   if (SharedMemoryRoutes::Matches(path)) return "shared_memory";
