@@ -52,14 +52,6 @@ void ModelStatistics::RecordFailure(absl::StatusCode code, uint64_t request_ns) 
   if (metrics_) metrics_->CountFailure(outcome);
 }
 
-void ModelStatistics::RecordRequest(const absl::Status& status, uint64_t request_ns, uint64_t queue_ns) {
-  if (status.ok()) {
-    RecordSuccess(request_ns, queue_ns, 1);
-  } else {
-    RecordFailure(status.code(), request_ns);
-  }
-}
-
 void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t batch_rows,
                                       uint64_t input_ns, uint64_t infer_ns, uint64_t output_ns) {
   execution_count_.fetch_add(1, std::memory_order_relaxed);

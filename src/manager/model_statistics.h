@@ -72,9 +72,6 @@ class ModelStatistics {
   void RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows);
   // A failed request; `code` decides its reason bucket.
   void RecordFailure(absl::StatusCode code, uint64_t request_ns);
-  // One request served outside ModelVersion::Infer (an LLM's OpenAI routes): a success
-  // of one inference when `status` is OK, else a failure bucketed by its code.
-  void RecordRequest(const absl::Status& status, uint64_t request_ns, uint64_t queue_ns);
   // One backend execution of `batch_rows` rows from `num_requests` requests, with its
   // stage durations (shared by its requests).
   void RecordExecution(uint64_t num_requests, uint64_t batch_rows, uint64_t input_ns,

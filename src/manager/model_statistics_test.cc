@@ -12,17 +12,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// RecordRequest (the OpenAI routes' requests) lands where Infer()'s do: the statistics
-// snapshot and the Prometheus outcome and duration series, with the same buckets.
-TEST(ModelStatisticsTest, RecordRequestCountsOutcomesLikeInfer) {
+// Each request outcome lands in the statistics snapshot and in the Prometheus outcome
+// and duration series, with the same buckets.
+TEST(ModelStatisticsTest, OutcomesLandInSnapshotAndMetrics) {
   ServerMetrics metrics;
   ModelStatistics stats(0, metrics.ForModel("fortune", 1));
-  stats.RecordRequest(absl::OkStatus(), 30'000'000, 2'000'000);
-  stats.RecordRequest(absl::OkStatus(), 10'000'000, 1'000'000);
-  stats.RecordRequest(absl::CancelledError("request cancelled"), 5'000'000, 0);
-  stats.RecordRequest(absl::InvalidArgumentError("too long"), 1'000'000, 0);
-  stats.RecordRequest(absl::ResourceExhaustedError("queue full"), 1'000'000, 0);
-  stats.RecordRequest(absl::InternalError("step failed"), 1'000'000, 0);
+  stats.RecordSuccess(30'000'000, 2'000'000, 1);
+  stats.RecordSuccess(10'000'000, 1'000'000, 1);
+  stats.RecordFailure(absl::StatusCode::kCancelled, 5'000'000);
+  stats.RecordFailure(absl::StatusCode::kInvalidArgument, 1'000'000);
+  stats.RecordFailure(absl::StatusCode::kResourceExhausted, 1'000'000);
+  stats.RecordFailure(absl::StatusCode::kInternal, 1'000'000);
 
   const StatisticsSnapshot s = stats.Snapshot();
   EXPECT_EQ(s.success.count, 2u);
@@ -30,7 +30,7 @@ TEST(ModelStatisticsTest, RecordRequestCountsOutcomesLikeInfer) {
   EXPECT_EQ(s.queue.count, 2u);
   EXPECT_EQ(s.queue.ns, 3'000'000u);
   EXPECT_EQ(s.inference_count, 2u);
-  EXPECT_EQ(s.execution_count, 0u);  // the engine's steps are not Triton executions
+  EXPECT_EQ(s.execution_count, 0u);  // no RecordExecution: requests and executions are apart
   EXPECT_EQ(s.fail.count, 4u);
   EXPECT_EQ(s.failures.cancelled, 1u);
   EXPECT_EQ(s.failures.bad_request, 1u);

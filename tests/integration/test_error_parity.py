@@ -206,7 +206,7 @@ def region():
 
 @pytest.fixture(scope="module")
 def server(repo, region):
-    s = InferaServer(repo)
+    s = InferaServer(repo, "--allow-client-shm=true")  # the test registers a region
     s.wait_ready()
     body = json.dumps({"key": region, "offset": 0, "byte_size": REGION_BYTES})
     status, _, data = s.request("POST", f"/v2/systemsharedmemory/region/{REGION}/register", body)

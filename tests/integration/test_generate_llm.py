@@ -3,10 +3,7 @@ vLLM backend is used: inputs `text_input` (BYTES), `stream` (BOOL), `sampling_pa
 (a JSON string), `exclude_input_in_output` (BOOL); output `text_output` (one chunk per
 response when streaming, the whole text otherwise).
 
-NOT REGISTERED in CMakeLists.txt yet: it needs the LLM's decoupled instance (issue 25,
-branch i25-llm). The lead enables it when that branch is merged:
-    infera_integration_test(integration_generate_llm test_generate_llm.py)
-Nothing here is skipped: until then it fails, which is why it is not registered.
+The LLM backend is decoupled (docs/request_path.md): one response per detokenised chunk.
 """
 
 import json
@@ -36,15 +33,6 @@ def server():
         u.write_llm_repo(repo, MODEL, CONFIG, WEIGHTS, tokenizer, {"eos_token": "<|endoftext|>"},
                          parameters={"max_num_seqs": 8, "block_size": 4, "kv_cache_memory_bytes": "8MiB"},
                          instances=1)
-        # vLLM's `stream` input beside the ones write_llm_repo declares.
-        path = f"{repo}/{MODEL}/config.pbtxt"
-        with open(path) as f:
-            text = f.read()
-        text = text.replace('{ name: "exclude_input_in_output" data_type: TYPE_BOOL dims: [ 1 ] optional: true }',
-                            '{ name: "exclude_input_in_output" data_type: TYPE_BOOL dims: [ 1 ] optional: true },\n'
-                            '  { name: "stream" data_type: TYPE_BOOL dims: [ 1 ] optional: true }')
-        with open(path, "w") as f:
-            f.write(text)
         s = InferaServer(repo)
         s.wait_ready()
         yield s
