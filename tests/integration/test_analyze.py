@@ -153,10 +153,26 @@ def test_min_latency_objective_runs_open_loop(repo):
 
 def test_server_death_is_a_clear_error(repo):
     out = os.path.join(repo, "out")
-    # A "server" that is the real one killed after a few seconds, mid-search.
+    # A "server" that is the real one, killed 2 s after it listens: mid-search. (Killed
+    # at a fixed time from its start instead, a slow start on a busy machine made it die
+    # before listening: another error.)
     wrapper = os.path.join(repo, "dying_infera.sh")
     with open(wrapper, "w") as f:
-        f.write(f'#!/bin/sh\nexec timeout -s KILL 3 "{BINARY}" "$@"\n')
+        f.write("#!/bin/bash\n"
+                "log=$(mktemp)\n"
+                f'"{BINARY}" "$@" 2>"$log" &\n'
+                "pid=$!\n"
+                "until grep -q 'HTTP server listening' \"$log\"; do\n"
+                "  kill -0 $pid 2>/dev/null || { cat \"$log\" >&2; exit 1; }\n"
+                "  sleep 0.05\n"
+                "done\n"
+                "sleep 2\n"
+                "kill -KILL $pid\n"
+                "wait $pid\n"
+                "status=$?\n"
+                "cat \"$log\" >&2\n"
+                "rm -f \"$log\"\n"
+                "exit $status\n")
     os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IEXEC)
     r = analyze("--repository", repo, "-m", "simple", "--objective", "max-throughput:p99<=200ms",
                 "--out", out, "--binary", wrapper, "--max-instances", "2", *FAST)
