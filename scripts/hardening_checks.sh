@@ -8,7 +8,7 @@
 #   fuzz        every fuzz target for FUZZ_SECONDS (default 20) on its seed corpus
 #               (scripts/fuzz.sh).
 #   tsan        build-tsan: clang, -fsanitize=thread; the scheduler, LLM engine, HTTP
-#               server and console unit tests.
+#               server, console and OpenAI unit tests.
 #   tsa         clang's thread-safety analysis (-Wthread-safety -Werror=thread-safety,
 #               syntax only) over the translation units of build-asan that the clang
 #               builds above did not already compile with those flags
@@ -29,7 +29,7 @@ DEMO_REPO=$(realpath "${DEMO_REPO:-demo-models}")
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 # The integration suites run under ASan: those that drive the most server code per second
 # (docs/reliability.md says why these).
-ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api|integration_hostile_input|integration_config_limits|integration_reload_safety|integration_shutdown|integration_triton_wire|integration_shared_memory|integration_shared_memory_shrink|integration_admin_defaults|integration_ensemble|integration_image_preprocess|integration_postprocess_backends|integration_tokenize_backend|integration_console_api|integration_grpc_async|integration_grpc_cq_only}
+ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api|integration_hostile_input|integration_config_limits|integration_reload_safety|integration_shutdown|integration_triton_wire|integration_shared_memory|integration_shared_memory_shrink|integration_admin_defaults|integration_ensemble|integration_image_preprocess|integration_postprocess_backends|integration_tokenize_backend|integration_console_api|integration_grpc_async|integration_grpc_cq_only|integration_lifecycle_stress|integration_decoupled|integration_generate_llm}
 CCACHE=$(command -v ccache || true)
 PYTHON=${PYTHON:-/usr/bin/python3}
 # Sanitized objects carry line tables only, so the build directory need not be part of
@@ -85,9 +85,9 @@ stage_fuzz() {
 
 stage_tsan() {
   configure build-tsan -DCMAKE_CXX_COMPILER=clang++ -DINFERA_SANITIZE=thread
-  echo "== tsan: scheduling_test llm_test http_test console_test (clang, TSan)"
-  cmake --build build-tsan -j "$JOBS" --target scheduling_test llm_test http_test console_test
-  (cd build-tsan && ctest --output-on-failure -j "$JOBS" -R "^(scheduling_test|llm_test|http_test|console_test)$")
+  echo "== tsan: scheduling_test llm_test http_test console_test openai_test (clang, TSan)"
+  cmake --build build-tsan -j "$JOBS" --target scheduling_test llm_test http_test console_test openai_test
+  (cd build-tsan && ctest --output-on-failure -j "$JOBS" -R "^(scheduling_test|llm_test|http_test|console_test|openai_test)$")
 }
 
 stage_asan-test() {
