@@ -17,6 +17,7 @@ import pytest
 import llm_testutil as u
 from grpc_stubs import pb, pb_grpc
 from infera_server import InferaServer, wait_for
+from otlp_collector import Collector
 
 # A long context so that the cancellation test's generation (6,000 tokens, about a second
 # on this model) outlasts a client that leaves after its first chunk, even on a busy machine.
@@ -28,14 +29,22 @@ SAMPLING = json.dumps({"max_tokens": 24, "temperature": 0, "ignore_eos": True})
 
 
 @pytest.fixture(scope="module")
-def server():
+def collector():
+    c = Collector()
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def server(collector):
     with tempfile.TemporaryDirectory(prefix="infera-generate-llm-") as repo:
         vocab, merges = u.train_byte_level_bpe(u.SAMPLE_TEXT, 60)
         tokenizer = u.byte_level_tokenizer_json(vocab, merges, "gpt2", [("<|endoftext|>", 316)])
         u.write_llm_repo(repo, MODEL, CONFIG, WEIGHTS, tokenizer, {"eos_token": "<|endoftext|>"},
                          parameters={"max_num_seqs": 8, "block_size": 4, "kv_cache_memory_bytes": "8MiB"},
                          instances=1)
-        s = InferaServer(repo)
+        # Rate 0: only requests whose traceparent says sampled are traced.
+        s = InferaServer(repo, "--trace-endpoint", collector.endpoint, "--trace-rate", "0")
         s.wait_ready()
         yield s
         s.stop()
@@ -171,3 +180,57 @@ def test_a_client_that_goes_away_stops_the_generation(server, transport):
     generated = generation_tokens(server) - before_tokens
     assert generated < 6000, generated
     server.assert_serving()
+
+
+CALLER_SPAN = "00f067aa0ba902b7"
+_trace_ids = iter(range(1, 1 << 30))
+
+
+def traceparent():
+    trace_id = f"{0x5bf92f3577b34da6 << 64 | next(_trace_ids):032x}"
+    return trace_id, f"00-{trace_id}-{CALLER_SPAN}-01"
+
+
+def one_trace(collector, trace_id):
+    """The trace's SERVER root (under the caller's span) and its children, once exported."""
+    spans = collector.wait_for(lambda s: any(x["traceId"] == trace_id and x["kind"] == 2 for x in s))
+    spans = [s for s in spans if s["traceId"] == trace_id]
+    roots = [s for s in spans if s["kind"] == 2]
+    assert len(roots) == 1, spans
+    root = roots[0]
+    assert root["name"] == f"infer {MODEL}" and root["parentSpanId"] == CALLER_SPAN, root
+    children = [s for s in spans if s is not root]
+    for child in children:
+        assert child["parentSpanId"] == root["spanId"], child
+        assert int(root["startTimeUnixNano"]) <= int(child["startTimeUnixNano"])
+        assert int(child["endTimeUnixNano"]) <= int(root["endTimeUnixNano"]), (child, root)
+    attributes = {a["key"]: next(iter(a["value"].values())) for a in root["attributes"]}
+    return attributes, sorted(c["name"] for c in children)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_generate_is_traced_like_an_infer(server, collector, stream):
+    """generate and generate_stream on an LLM go through the one pipeline: a sampled
+    request is one trace, its root under the caller's span, with the model's queue and
+    compute spans; the root ends with the request (a stream's last event)."""
+    trace_id, parent = traceparent()
+    body = {"text_input": PROMPT, "sampling_parameters": SAMPLING}
+    status, _, payload = server.request("POST", f"/v2/models/{MODEL}/" + ("generate_stream" if stream else "generate"),
+                                        json.dumps(body), {"Content-Type": "application/json", "traceparent": parent})
+    assert status == 200, payload
+    attributes, children = one_trace(collector, trace_id)
+    assert attributes["infera.model"] == MODEL
+    assert attributes["infera.protocol"] == "http", attributes  # as a KServe infer over HTTP
+    assert {"queue", "compute"} <= set(children), children
+
+
+def test_model_stream_infer_is_traced(server, collector):
+    trace_id, parent = traceparent()
+    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+        stub = pb_grpc.GRPCInferenceServiceStub(channel)
+        answers = list(stub.ModelStreamInfer(iter([grpc_request("traced")]), timeout=120,
+                                             metadata=(("traceparent", parent),)))
+    assert answers and all(a.error_message == "" for a in answers)
+    attributes, children = one_trace(collector, trace_id)
+    assert attributes["infera.model"] == MODEL and attributes["infera.protocol"] == "grpc", attributes
+    assert {"queue", "compute"} <= set(children), children
