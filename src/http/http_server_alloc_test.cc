@@ -212,10 +212,10 @@ TEST(HttpServerAllocationTest, KServeInferPathAllocationsPerRequest) {
         << body;
     std::printf("KServe infer path (HTTP + codec + manager + add_sub): %.3f allocations per request\n",
                 per_request);
-    // What remains (found with a backtrace per allocation; docs/life_of_a_request.md,
-    // "Hot path, second step"), none of it in the HTTP layer: decoding — the inputs vector,
+    // What remains (found with a backtrace per allocation; docs/benchmarks.md, "The HTTP
+    // hot path (issue 18)", second step), none of it in the HTTP layer: decoding — the inputs vector,
     // one shape and one data Buffer per input; the route — the version handle, the
-    // InferCompletion the callback captures, the response's "application/json" content type
+    // KServeInferResponder the pipeline holds (http/infer_responders.h), the response's "application/json" content type
     // (a std::string longer than the inline 15 bytes), the write callback; the version —
     // the ScheduledRequest and its callback; the inline run's one-request batch vector;
     // add_sub — its two output Buffers. Was 31 before that step (37 before the first).
