@@ -9,11 +9,19 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 
 namespace infera {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 using Nanos = std::chrono::nanoseconds;
+
+// Nanoseconds from `from` to `to`, 0 when `to` is earlier (a stage that did not happen,
+// or times taken on different threads a hair apart): what statistics record.
+inline uint64_t NanosBetween(SteadyTime from, SteadyTime to) {
+  const int64_t ns = std::chrono::duration_cast<Nanos>(to - from).count();
+  return ns > 0 ? static_cast<uint64_t>(ns) : 0;
+}
 
 class Clock {
  public:

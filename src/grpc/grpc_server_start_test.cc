@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "backend/backend_registry.h"
 #include "common/str_cat.h"
@@ -18,37 +19,33 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-TEST(GrpcServerStartTest, RejectsFewerThanOneInferThread) {
-  GrpcServer::Options options;
-  options.infer_threads = 0;
+// GrpcServer::Start's answer for `options` over an empty repository.
+absl::Status StartStatus(const GrpcServer::Options& options) {
   BackendRegistry registry;
-  auto root = fs::temp_directory_path() / StrCat("infera_grpc_threads_test_", ::getpid());
+  const auto root = fs::temp_directory_path() / StrCat("infera_grpc_start_test_", ::getpid());
   fs::create_directories(root);
   ModelManager::Options manager_options;
   manager_options.repository = root;
   manager_options.backends = &registry;
   auto manager = ModelManager::Create(std::move(manager_options));
-  ASSERT_TRUE(manager.ok());
-  absl::Status status = GrpcServer::Start(options, **manager).status();
+  EXPECT_TRUE(manager.ok()) << manager.status();
+  absl::Status status = manager.ok() ? GrpcServer::Start(options, **manager).status() : manager.status();
+  fs::remove_all(root);
+  return status;
+}
+
+TEST(GrpcServerStartTest, RejectsFewerThanOneInferThread) {
+  GrpcServer::Options options;
+  options.infer_threads = 0;
+  const absl::Status status = StartStatus(options);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), HasSubstr("--grpc-infer-threads"));
-  fs::remove_all(root);
 }
 
 TEST(GrpcServerStartTest, RejectsAMessageLimitGrpcCannotTake) {
   GrpcServer::Options options;
   options.max_message_bytes = 1ull << 33;
-  BackendRegistry registry;
-  auto root = fs::temp_directory_path() / StrCat("infera_grpc_start_test_", ::getpid());
-  fs::create_directories(root);
-  ModelManager::Options manager_options;
-  manager_options.repository = root;
-  manager_options.backends = &registry;
-  auto manager = ModelManager::Create(std::move(manager_options));
-  ASSERT_TRUE(manager.ok());
-  EXPECT_EQ(GrpcServer::Start(options, **manager).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  fs::remove_all(root);
+  EXPECT_EQ(StartStatus(options).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "manager/model_version.h"
 #include "manager/output_check.h"
@@ -11,10 +12,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-uint64_t NanosBetween(SteadyClock::time_point from, SteadyClock::time_point to) {
-  return static_cast<uint64_t>(
-      std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count()));
-}
 
 }  // namespace
 

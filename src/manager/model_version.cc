@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/completion_batch.h"
@@ -22,10 +23,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-uint64_t NanosBetween(SteadyClock::time_point from, SteadyClock::time_point to) {
-  return static_cast<uint64_t>(
-      std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count()));
-}
 
 // Runs `tasks` through `run_parallel`, or in order when it is unset.
 void RunTasks(const std::function<void(std::vector<std::function<void()>>)>& run_parallel,

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "common/str_cat.h"
 #include "manager/model_version.h"
 
@@ -12,10 +13,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-uint64_t NanosBetween(SteadyClock::time_point from, SteadyClock::time_point to) {
-  if (from == SteadyClock::time_point{} || to <= from) return 0;
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
-}
 
 // What a final output counts as in the statistics.
 absl::Status OutcomeOf(const GenerationOutput& output) {

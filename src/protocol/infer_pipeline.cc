@@ -5,6 +5,7 @@
 #include <utility>
 #include <variant>
 
+#include "common/clock.h"
 #include "common/str_cat.h"
 #include "manager/model_version.h"
 #include "manager/single_response.h"
@@ -15,10 +16,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-uint64_t NanosBetween(SteadyTime from, SteadyTime to) {
-  return static_cast<uint64_t>(
-      std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count()));
-}
 
 // Triton's binary tensor data extension names two parameters whose values must be
 // booleans on either transport (over gRPC they change nothing, but a request that is
