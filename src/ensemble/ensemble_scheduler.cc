@@ -8,6 +8,7 @@
 #include "api/parameters.h"
 #include "common/str_cat.h"
 #include "repository/config_limits.h"
+#include "scheduling/request_queue.h"
 
 namespace infera {
 namespace {
@@ -208,6 +209,10 @@ void EnsembleScheduler::Enqueue(std::unique_ptr<ScheduledRequest> request) {
         StrCat("ensemble '", plan_.name, "' is nested more than ", kMaxEnsembleDepth,
                " ensembles deep (the step models form a cycle or too long a chain)")),
         ResponseDelivery{});
+    return;
+  }
+  if (absl::Status bad = RequestQueue::CheckParameterTypes(request->request.parameters); !bad.ok()) {
+    request->callback(std::move(bad), ResponseDelivery{});
     return;
   }
   std::optional<SteadyClock::time_point> deadline;

@@ -316,6 +316,19 @@ TEST_F(EnsembleSchedulerTest, BadTimeoutParameterIsInvalidArgument) {
   EXPECT_EQ(result_.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Triton's rule, as for every other model (RequestQueue::CheckParameterTypes): a timeout
+// that is not an integer is refused, not ignored.
+TEST_F(EnsembleSchedulerTest, ATimeoutThatIsNotAnIntegerIsInvalidArgument) {
+  auto scheduler = Create();
+  for (ParameterValue value : {ParameterValue{std::string("100")}, ParameterValue{1e300}, ParameterValue{true}}) {
+    Parameters params;
+    params["timeout"] = value;
+    Enqueue(*scheduler, {1, 1, 1, 1}, params);
+    EXPECT_EQ(result_.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(result_.status().message(), HasSubstr("parameter 'timeout' must be an integer"));
+  }
+}
+
 TEST_F(EnsembleSchedulerTest, AnEnsembleThatReachesItselfAtRequestTimeFailsAtTheDepthBound) {
   // The load-time checks refuse such a graph; here the step resolves to the ensemble
   // itself anyway (as a race between two loads could make it): each step request comes
