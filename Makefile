@@ -67,6 +67,7 @@ fuzz: deps
 BENCH_ARGS ?=
 bench: build demo-models
 	@scripts/install_deps.sh --bench
+	@cmake --build $(BUILD_DIR) --target micro_benchmarks
 	@bench/run_all.sh $(BUILD_DIR) $(DEMO_REPO) $(BENCH_ARGS)
 
 # Container image from the Dockerfile: podman here (base image via debootstrap, cached),

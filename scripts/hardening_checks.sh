@@ -2,8 +2,9 @@
 # The hardening stages of `make test` (docs/reliability.md), each in its own build
 # directory next to the release build:
 #
-#   asan-build  build-asan: gcc, -fsanitize=address,undefined: infera and the unit tests. gcc because
-#               LibTorch 1.13's headers do not compile with clang in C++20 mode.
+#   asan-build  build-asan: gcc, -fsanitize=address,undefined: infera and the unit tests but
+#               the tools' (ASAN_SKIP_UNIT). gcc because LibTorch 1.13's headers do not
+#               compile with clang in C++20 mode.
 #   fuzz-build  build-fuzz: clang, -fsanitize=fuzzer,address,undefined, the fuzz targets.
 #   fuzz        every fuzz target for FUZZ_SECONDS (default 20) on its seed corpus
 #               (scripts/fuzz.sh).
@@ -30,6 +31,11 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 # The integration suites run under ASan: those that drive the most server code per second
 # (docs/reliability.md says why these).
 ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api|integration_hostile_input|integration_config_limits|integration_reload_safety|integration_shutdown|integration_triton_wire|integration_shared_memory|integration_shared_memory_shrink|integration_admin_defaults|integration_ensemble|integration_image_preprocess|integration_postprocess_backends|integration_tokenize_backend|integration_console_api|integration_grpc_async|integration_grpc_cq_only|integration_lifecycle_stress|integration_decoupled|integration_generate_llm}
+# Unit tests of the client-side tools (the load generator, analyze, diagnose): run in the
+# release build only. Their code is in the ASan build (infera's subcommands) and the
+# integration suites drive it; their test executables would add ~20 sanitized
+# compilations and cover no server code.
+ASAN_SKIP_UNIT=${ASAN_SKIP_UNIT:-bench_test|analyze_test|diagnose_command_test}
 CCACHE=$(command -v ccache || true)
 PYTHON=${PYTHON:-/usr/bin/python3}
 # Sanitized objects carry line tables only, so the build directory need not be part of
@@ -59,7 +65,7 @@ stage_asan-build() {
   # ctest names are their target names). The benchmarks and tools are not run sanitized;
   # tsa still analyses their sources (it reads compile_commands.json, not objects).
   local unit_tests
-  unit_tests=$(cd build-asan && ctest -N -L unit | sed -n 's/^ *Test *#[0-9]*: //p')
+  unit_tests=$(cd build-asan && ctest -N -L unit -E "^($ASAN_SKIP_UNIT)\$" | sed -n 's/^ *Test *#[0-9]*: //p')
   [ -n "$unit_tests" ] || { echo "asan-build: ctest lists no unit test" >&2; exit 1; }
   echo "== asan-build: infera and the unit tests (gcc, ASan+UBSan)"
   # shellcheck disable=SC2086  # one target per word
@@ -92,7 +98,7 @@ stage_tsan() {
 
 stage_asan-test() {
   echo "== asan-test: unit tests"
-  (cd build-asan && ctest --output-on-failure -j "$JOBS" -L unit)
+  (cd build-asan && ctest --output-on-failure -j "$JOBS" -L unit -E "^($ASAN_SKIP_UNIT)\$")
   echo "== asan-test: integration suites ($ASAN_INTEGRATION)"
   (cd build-asan && INFERA_DEMO_REPO="$DEMO_REPO" ctest --output-on-failure -L integration \
      -R "^($ASAN_INTEGRATION)\$")
