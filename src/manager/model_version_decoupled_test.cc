@@ -295,5 +295,24 @@ TEST(SingleResponseTest, TakesExactlyOneResponse) {
   EXPECT_EQ(run({{data, false}, {absl::CancelledError("gone"), true}}).status().code(), absl::StatusCode::kCancelled);
 }
 
+// The second response cancels the request's own token (the model stops early), and the
+// final call's Cancelled that follows is reported as the reason: too many responses.
+TEST(SingleResponseTest, ASecondResponseStopsTheModel) {
+  auto stop = std::make_shared<CancellationToken>();
+  std::optional<absl::StatusOr<InferResponse>> got;
+  InferCallback adapted = SingleResponse(
+      "m", [&](absl::StatusOr<InferResponse> r, ResponseDelivery) { got = std::move(r); }, stop);
+  InferResponse data;
+  data.outputs.push_back(Int32("OUT", {1}, {1}));
+  adapted(data, ResponseDelivery{false, nullptr});
+  EXPECT_FALSE(stop->IsCancelled());
+  adapted(data, ResponseDelivery{false, nullptr});
+  EXPECT_TRUE(stop->IsCancelled());
+  adapted(absl::CancelledError("request cancelled"), ResponseDelivery{true, nullptr});
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(got->status().message(), HasSubstr("more than one response"));
+}
+
 }  // namespace
 }  // namespace infera

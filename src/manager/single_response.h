@@ -12,14 +12,20 @@
 #ifndef INFERA_MANAGER_SINGLE_RESPONSE_H_
 #define INFERA_MANAGER_SINGLE_RESPONSE_H_
 
+#include <memory>
 #include <string_view>
 
+#include "api/cancellation.h"
 #include "api/infer_request.h"
 
 namespace infera {
 
-// `model` names the model in the errors.
-InferCallback SingleResponse(std::string_view model, InferCallback callback);
+// `model` names the model in the errors. `stop` (may be null) is the request's own
+// cancellation token: cancelled at the second response, so that the model stops working
+// for an answer that will be refused (an LLM asked to stream over a unary call stops
+// within a step instead of generating to the end).
+InferCallback SingleResponse(std::string_view model, InferCallback callback,
+                             std::shared_ptr<CancellationToken> stop = nullptr);
 
 }  // namespace infera
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <utility>
 #include <variant>
 
@@ -105,18 +106,26 @@ void InferPipeline::Run(const InferTarget& target, InferDecoder decode,
   request->model_name.assign(target.model_name.data(), target.model_name.size());
   request->model_version = *target.model_version;
   request->arrival_time = target.received;
-  request->cancellation = target.cancellation;
+  const bool single_response = version.decoupled() && !answer.streams();
+  // A decoupled model on a unary call gets a token of its own (a child of the client's),
+  // which SingleResponse cancels when a second response shows the answer will be refused.
+  std::shared_ptr<CancellationToken> stop;
+  if (single_response) {
+    stop = std::make_shared<CancellationToken>(target.cancellation);
+    request->cancellation = stop;
+  } else {
+    request->cancellation = target.cancellation;
+  }
   answer.Prepare(*request);
 
   // 6. The model. The callback holds only the responder (inline in the AnyInvocable); the
   //    handle is let go when Infer returns (the request is in the version's scheduler, whose
   //    drain keeps the version serving it; a decoupled request's sink holds its own).
-  const bool single_response = version.decoupled() && !answer.streams();
   InferCallback done = [responder = std::move(responder)](absl::StatusOr<InferResponse> result,
                                                           ResponseDelivery delivery) mutable {
     Deliver(*responder, std::move(result), delivery);
   };
-  if (single_response) done = SingleResponse(version.name(), std::move(done));
+  if (single_response) done = SingleResponse(version.name(), std::move(done), std::move(stop));
   version.Infer(*std::move(request), std::move(done));
 }
 

@@ -181,6 +181,13 @@ def test_stream_over_unary_infer_is_refused_naming_the_streaming_calls(server):
     status, _, data = server.infer(MODEL, kserve_body("Hello", 24, stream=True))
     assert status == 400, data
     assert "generate_stream" in json.loads(data)["error"], data
+    # The refusal does not wait for the generation to end: its second chunk stops it. (The
+    # engine ends the short request above, and counts it, possibly after the 400 is out.)
+    wait_for(lambda: running(server) == 0, timeout=60)
+    before_tokens, before_aborted = generated(server), aborted(server)
+    status, _, data = server.infer(MODEL, kserve_body("Hello", LONG, stream=True))
+    assert status == 400 and "generate_stream" in json.loads(data)["error"], data
+    assert_generation_stopped(server, before_tokens, before_aborted)
     status, _, data = server.infer(MODEL, kserve_body("Hello", 4, stream=True, exclude=False))
     assert status == 400, data
     assert "exclude_input_in_output=false is not allowed with stream=true" in json.loads(data)["error"], data
