@@ -31,7 +31,7 @@ run: build demo-models
 
 # Every test: the hardening stages (scripts/hardening_checks.sh, docs/reliability.md: a gcc
 # ASan+UBSan build; each fuzz target for FUZZ_SMOKE_SECONDS; TSan on the scheduler, LLM
-# engine, HTTP server and console tests; clang's thread-safety analysis of every
+# engine, HTTP server, console and OpenAI tests; clang's thread-safety analysis of every
 # translation unit; the unit and the main integration tests under ASan), then the C++ unit tests, the
 # black-box integration tests against the release binary and the offline deployment
 # checks. Nothing in it skips: a missing prerequisite fails. HARDENING=0 runs only the
