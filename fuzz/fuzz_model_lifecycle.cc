@@ -170,7 +170,9 @@ absl::StatusOr<infera::InferResponse> Infer(infera::ModelManager& manager, const
   request.arrival_time = std::chrono::steady_clock::now();
   auto done = std::make_shared<absl::Notification>();
   auto result = std::make_shared<absl::StatusOr<infera::InferResponse>>(absl::UnknownError("unanswered"));
-  (*version)->Infer(std::move(request), [done, result](absl::StatusOr<infera::InferResponse> r) {
+  (*version)->Infer(std::move(request), [done, result](absl::StatusOr<infera::InferResponse> r,
+                                                        infera::ResponseDelivery delivery) {
+    if (!delivery.final) return;  // no model here is decoupled: its one answer is final
     *result = std::move(r);
     done->Notify();
   });
