@@ -24,7 +24,7 @@ trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/
 
 start() {  # binary, log → the HTTP port on stdout
   OMP_WAIT_POLICY=passive "$1" serve --model-repository "$REPO" --http-address 127.0.0.1 \
-    --http-port 0 --grpc-port 0 --http-thread-count 1 >"$2" 2>&1 &
+    --http-port 0 --grpc-port 0 --metrics-port 0 --http-thread-count 1 >"$2" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 600); do grep -q "server is" "$2" && break; sleep 0.1; done
   grep -q "server is ready" "$2" || { echo "$1 did not become ready:" >&2; cat "$2" >&2; exit 1; }
