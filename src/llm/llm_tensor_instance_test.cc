@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "llm/test_tensors.h"
 
 namespace infera::llm {
 namespace {
@@ -85,26 +86,6 @@ class FakeSink : public ResponseSink {
   absl::Status finish;
   std::optional<GenerationTimings> timings;
 };
-
-Tensor Bytes(std::string name, const std::vector<std::string>& elements, Shape shape) {
-  std::string data;
-  for (const std::string& e : elements) AppendBytesElement(data, e);
-  Tensor t;
-  t.name = std::move(name);
-  t.dtype = DataType::kBytes;
-  t.shape = std::move(shape);
-  t.data = Buffer::FromString(std::move(data));
-  return t;
-}
-
-Tensor Bool(std::string name, bool value) {
-  Tensor t;
-  t.name = std::move(name);
-  t.dtype = DataType::kBool;
-  t.shape = {1};
-  t.data = Buffer::FromString(std::string(1, value ? '\1' : '\0'));
-  return t;
-}
 
 class LlmTensorInstanceTest : public ::testing::Test {
  protected:

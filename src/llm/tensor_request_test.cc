@@ -6,32 +6,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "llm/test_tensors.h"
 
 namespace infera::llm {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-Tensor Bytes(std::string name, const std::vector<std::string>& elements, Shape shape = {}) {
-  std::string data;
-  for (const std::string& e : elements) AppendBytesElement(data, e);
-  Tensor t;
-  t.name = std::move(name);
-  t.dtype = DataType::kBytes;
-  t.shape = shape.empty() ? Shape{static_cast<int64_t>(elements.size())} : std::move(shape);
-  t.data = Buffer::FromString(std::move(data));
-  return t;
-}
-
-Tensor Bool(std::string name, bool value) {
-  Tensor t;
-  t.name = std::move(name);
-  t.dtype = DataType::kBool;
-  t.shape = {1};
-  t.data = Buffer::FromString(std::string(1, value ? '\1' : '\0'));
-  return t;
-}
 
 std::vector<Tensor> Inputs(std::vector<Tensor> tensors) { return tensors; }
 

@@ -12,7 +12,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-
 }  // namespace
 
 DecoupledResponseSink::DecoupledResponseSink(ModelHandle version, ScheduledRequest&& request,
