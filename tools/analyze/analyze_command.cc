@@ -154,6 +154,14 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
       std::cout << line;
     }
     std::cout << std::flush;
+    if (!result.loaded && result.error.find("refused") != std::string::npos) {
+      // A refused connection is most often the server going away: give its exit a moment
+      // to be seen, so the run ends naming the death instead of measuring on without it.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (!(*server)->Exited() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
     server_died();
     return result;
   };
