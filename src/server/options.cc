@@ -10,6 +10,7 @@
 #include "common/cpu_placement.h"
 #include "common/status.h"
 #include "common/str_cat.h"
+#include "security/tls_config.h"
 
 namespace infera {
 namespace {
@@ -47,12 +48,35 @@ std::function<absl::Status(ServeOptions&, std::string_view)> Bool(bool ServeOpti
   };
 }
 
-std::function<absl::Status(ServeOptions&, std::string_view)> Text(std::string ServeOptions::*field) {
-  return [=](ServeOptions& o, std::string_view value) -> absl::Status {
-    if (value.empty()) return absl::InvalidArgumentError("needs a non-empty value");
-    o.*field = std::string(value);
+absl::Status SetText(std::string& field, std::string_view value) {
+  if (value.empty()) return absl::InvalidArgumentError("needs a non-empty value");
+  field = std::string(value);
+  return absl::OkStatus();
+}
+
+// Resolves which TLS files the gRPC port serves and checks both configurations.
+absl::Status FinishTlsOptions(ServeOptions& options) {
+  RETURN_IF_ERROR(ValidateTlsConfig(options.tls, "--tls-"));
+  const bool triton_flags = options.grpc_use_ssl || options.grpc_use_ssl_mutual ||
+                            !options.grpc_server_cert.empty() || !options.grpc_server_key.empty() ||
+                            !options.grpc_root_cert.empty();
+  if (!triton_flags) {
+    options.grpc_tls = options.tls;
     return absl::OkStatus();
-  };
+  }
+  if (!options.grpc_use_ssl && !options.grpc_use_ssl_mutual) {
+    return absl::InvalidArgumentError("--grpc-server-cert / --grpc-server-key / --grpc-root-cert need --grpc-use-ssl=true");
+  }
+  if (options.grpc_server_cert.empty() || options.grpc_server_key.empty()) {
+    return absl::InvalidArgumentError("--grpc-use-ssl needs --grpc-server-cert and --grpc-server-key");
+  }
+  options.grpc_tls = TlsConfig{options.grpc_server_cert, options.grpc_server_key, options.grpc_root_cert,
+                               options.grpc_use_ssl_mutual ? TlsClientAuth::kRequire : TlsClientAuth::kNone};
+  return ValidateTlsConfig(options.grpc_tls, "--grpc-");
+}
+
+std::function<absl::Status(ServeOptions&, std::string_view)> Text(std::string ServeOptions::*field) {
+  return [=](ServeOptions& o, std::string_view value) { return SetText(o.*field, value); };
 }
 
 const std::vector<Flag>& Flags() {
@@ -195,6 +219,37 @@ const std::vector<Flag>& Flags() {
          o.grpc_restricted_protocol.emplace_back(v);
          return absl::OkStatus();
        }},
+      {"tls-cert-file", "PEM",
+       "Serve TLS (1.2 and 1.3) on the HTTP, metrics and gRPC ports with this certificate "
+       "chain; needs --tls-key-file. Both files are read again when they change on disk "
+       "(cert-manager rotation) without a restart. Default: plaintext (docs/tls.md).",
+       [](ServeOptions& o, std::string_view v) { return SetText(o.tls.cert_file, v); }},
+      {"tls-key-file", "PEM", "The private key of --tls-cert-file.",
+       [](ServeOptions& o, std::string_view v) { return SetText(o.tls.key_file, v); }},
+      {"tls-ca-file", "PEM",
+       "Mutual TLS: the CAs client certificates must chain to (with --tls-client-auth).",
+       [](ServeOptions& o, std::string_view v) { return SetText(o.tls.ca_file, v); }},
+      {"tls-client-auth", "none|optional|require",
+       "Mutual TLS: ask clients for a certificate verified against --tls-ca-file; require "
+       "refuses a client without one in the handshake. Default none.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         ASSIGN_OR_RETURN(o.tls.client_auth, ParseTlsClientAuth(v));
+         return absl::OkStatus();
+       }},
+      {"grpc-use-ssl", "true|false",
+       "Triton's flag: TLS on the gRPC port with --grpc-server-cert / --grpc-server-key (then "
+       "the --tls-* flags do not apply to gRPC). Default false.",
+       Bool(&ServeOptions::grpc_use_ssl)},
+      {"grpc-use-ssl-mutual", "true|false",
+       "Triton's flag: gRPC clients must present a certificate verified against "
+       "--grpc-root-cert (implies --grpc-use-ssl). Default false.",
+       Bool(&ServeOptions::grpc_use_ssl_mutual)},
+      {"grpc-server-cert", "PEM", "Triton's flag: the gRPC port's certificate chain.",
+       Text(&ServeOptions::grpc_server_cert)},
+      {"grpc-server-key", "PEM", "Triton's flag: the gRPC port's private key.",
+       Text(&ServeOptions::grpc_server_key)},
+      {"grpc-root-cert", "PEM", "Triton's flag: the CAs gRPC client certificates must chain to.",
+       Text(&ServeOptions::grpc_root_cert)},
       {"shutdown-delay-secs", "N",
        "On SIGTERM, readiness turns false at once but requests are served normally for N "
        "seconds (endpoint propagation on Kubernetes) before the drain. Default 0.",
@@ -283,6 +338,7 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& a
                  s.message()));
     }
   }
+  if (!options.help) RETURN_IF_ERROR(FinishTlsOptions(options));
   if (!options.load_models.empty() && options.model_control_mode != "explicit") {
     return absl::InvalidArgumentError("--load-model needs --model-control-mode=explicit");
   }

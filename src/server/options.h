@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/admin_guard.h"
+#include "security/tls_config.h"
 
 namespace infera {
 
@@ -40,6 +41,17 @@ struct ServeOptions {
   // Admin API categories opened to every client without a credential (--allow-admin-api;
   // --allow-client-shm=true adds shared-memory). Closed by default (api/admin_guard.h).
   std::vector<ApiCategory> allow_admin_api;
+  // TLS for the HTTP and metrics ports, and for gRPC unless Triton's --grpc-use-ssl flags
+  // are given (docs/tls.md). Off (plaintext) without --tls-cert-file.
+  TlsConfig tls;
+  // Triton's gRPC SSL flags, as given (FinishTlsOptions turns them into grpc_tls).
+  bool grpc_use_ssl = false;
+  bool grpc_use_ssl_mutual = false;
+  std::string grpc_server_cert;
+  std::string grpc_server_key;
+  std::string grpc_root_cert;
+  // What the gRPC port serves: Triton's flags when any is given, else `tls`.
+  TlsConfig grpc_tls;
   int shutdown_delay_secs = 0;
   std::string trace_endpoint;  // empty: tracing off
   double trace_rate = 0.01;

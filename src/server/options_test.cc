@@ -1,5 +1,7 @@
 #include "server/options.h"
 
+#include <cstdio>
+
 #include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -168,6 +170,59 @@ TEST(OptionsTest, ModelLoadThreadCount) {
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("--model-load-thread-count")) << bad;
   }
+}
+
+
+// Writes an (empty) file the TLS flags can name: they are checked for readability at parse.
+std::string TouchFile(const std::string& name) {
+  std::string path = ::testing::TempDir() + "options_test_" + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fclose(f);
+  return path;
+}
+
+TEST(OptionsTest, TlsFlagsApplyToEveryPortUnlessTritonsGrpcFlagsAreGiven) {
+  const std::string cert = TouchFile("cert.pem"), key = TouchFile("key.pem"), ca = TouchFile("ca.pem");
+  absl::StatusOr<ServeOptions> o =
+      ParseServeOptions({"--model-repository=/m", "--tls-cert-file", cert, "--tls-key-file=" + key,
+                         "--tls-ca-file=" + ca, "--tls-client-auth=require"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->tls.enabled());
+  EXPECT_EQ(o->tls.client_auth, TlsClientAuth::kRequire);
+  EXPECT_EQ(o->grpc_tls.cert_file, cert);
+  EXPECT_EQ(o->grpc_tls.client_auth, TlsClientAuth::kRequire);
+
+  o = ParseServeOptions({"--model-repository=/m", "--tls-cert-file", cert, "--tls-key-file=" + key,
+                         "--grpc-use-ssl-mutual=true", "--grpc-server-cert=" + cert, "--grpc-server-key=" + key,
+                         "--grpc-root-cert=" + ca});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->tls.client_auth, TlsClientAuth::kNone);
+  EXPECT_EQ(o->grpc_tls.ca_file, ca);
+  EXPECT_EQ(o->grpc_tls.client_auth, TlsClientAuth::kRequire);
+
+  o = ParseServeOptions({"--model-repository=/m", "--grpc-use-ssl=true", "--grpc-server-cert=" + cert,
+                         "--grpc-server-key=" + key});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->tls.enabled());
+  EXPECT_TRUE(o->grpc_tls.enabled());
+  EXPECT_EQ(o->grpc_tls.client_auth, TlsClientAuth::kNone);
+}
+
+TEST(OptionsTest, TlsFlagErrorsNameTheFlag) {
+  const std::string cert = TouchFile("cert.pem");
+  auto message = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "--model-repository=/m");
+    absl::StatusOr<ServeOptions> o = ParseServeOptions(args);
+    return o.ok() ? std::string("ok") : std::string(o.status().message());
+  };
+  EXPECT_EQ(message({"--tls-cert-file=" + cert}), "--tls-cert-file needs --tls-key-file");
+  EXPECT_EQ(message({"--tls-client-auth=sometimes"}),
+            "--tls-client-auth: 'sometimes' is not one of none, optional, require");
+  EXPECT_EQ(message({"--grpc-server-cert=" + cert}),
+            "--grpc-server-cert / --grpc-server-key / --grpc-root-cert need --grpc-use-ssl=true");
+  EXPECT_EQ(message({"--grpc-use-ssl=true"}), "--grpc-use-ssl needs --grpc-server-cert and --grpc-server-key");
+  EXPECT_NE(message({"--tls-cert-file=/nonexistent/c.pem", "--tls-key-file=" + cert}).find("cannot open"),
+            std::string::npos);
 }
 
 }  // namespace
