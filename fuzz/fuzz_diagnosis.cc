@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "diagnosis/diagnosis_routes.h"
-#include "tools/diagnose/diagnose_command.h"
+#include "tools/diagnose/diagnosis_table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

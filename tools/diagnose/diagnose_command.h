@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tools/diagnose/diagnosis_table.h"  // RenderDiagnosisTable
 
 namespace infera::diagnose {
 
@@ -33,9 +34,6 @@ absl::StatusOr<DiagnoseOptions> ParseDiagnoseArgs(const std::vector<std::string>
 
 // The request path for `options` (model name percent-encoded).
 std::string DiagnosisPath(const DiagnoseOptions& options);
-
-// The diagnosis JSON as a readable report; InvalidArgument when it is not a diagnosis.
-absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json);
 
 int RunDiagnoseCommand(const std::vector<std::string>& args);
 
