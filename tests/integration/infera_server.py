@@ -29,6 +29,36 @@ def demo_repo():
     return DEMO_REPO
 
 
+_SAMPLE_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+_ABSENT = object()
+
+
+def metric_samples(text):
+    """Every sample of a Prometheus text exposition, in order: [(name, {label: value}, value)]."""
+    samples = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _SAMPLE_LINE.match(line)
+        assert m, f"not a sample line: {line!r}"
+        samples.append((m.group(1), dict(_LABEL.findall(m.group(2) or "")), float(m.group(3))))
+    return samples
+
+
+def metric_value(text, name, default=_ABSENT, **labels):
+    """The value of the first sample `name` whose labels include `labels` (label names as
+    keyword arguments, values compared as strings). Without a `default`, a missing sample
+    fails the test naming it."""
+    want = {k: str(v) for k, v in labels.items()}
+    for sample_name, got, value in metric_samples(text):
+        if sample_name == name and all(got.get(k) == v for k, v in want.items()):
+            return value
+    if default is _ABSENT:
+        raise AssertionError(f"no sample {name} {want}")
+    return default
+
+
 class InferaServer:
     def __init__(self, repository, *extra_args, env=None):
         self.repository = repository
@@ -85,12 +115,19 @@ class InferaServer:
         status, _, body = self.request("GET", path)
         return status, (json.loads(body) if body else None)
 
+    def metrics_text(self):
+        """The Prometheus exposition the HTTP port serves at /metrics."""
+        status, _, body = self.request("GET", "/metrics")
+        assert status == 200, f"/metrics answered {status}"
+        return body.decode()
+
+    def metric(self, name, default=_ABSENT, **labels):
+        """metric_value() of this server's /metrics now."""
+        return metric_value(self.metrics_text(), name, default, **labels)
+
     def model_gauge(self, name, model):
         """The value of gauge `name` for `model` on /metrics (0 when the series is absent)."""
-        for line in self.request("GET", "/metrics")[2].decode().splitlines():
-            if line.startswith(name + "{") and f'model="{model}"' in line:
-                return float(line.rsplit(" ", 1)[1])
-        return 0.0
+        return self.metric(name, 0.0, model=model)
 
     def inference_count(self, model):
         """Requests the server has answered for `model` (its statistics: success + fail),

@@ -620,13 +620,6 @@ def test_invalid_utf8_in_json_bodies_is_400_with_a_json_error(server, path, body
 
 # --- clients that never read their responses -------------------------------------------
 
-def metric(server, name):
-    for line in server.request("GET", "/metrics")[2].decode().splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    raise AssertionError(f"no metric {name}")
-
-
 def test_slow_readers_hold_bounded_memory_and_time_out(server):
     """Eight clients send a 6 MiB FP32 request for a JSON answer (~17 MB each) and never
     read it, twice. While they hang, the server holds at most
@@ -656,7 +649,7 @@ def test_slow_readers_hold_bounded_memory_and_time_out(server):
     held_bound = BUFFER_LIMIT + one_answer
 
     def wave():
-        timeouts_before = metric(server, "infera_http_write_timeouts_total")
+        timeouts_before = server.metric("infera_http_write_timeouts_total")
         clients = []
         try:
             for _ in range(8):
@@ -667,9 +660,9 @@ def test_slow_readers_hold_bounded_memory_and_time_out(server):
             # Bounded wait: the write timeout closes the reader of the admitted answer.
             deadline = time.monotonic() + WRITE_TIMEOUT_SECS + 30
             while True:
-                held = metric(server, "infera_http_buffered_response_bytes")
+                held = server.metric("infera_http_buffered_response_bytes")
                 assert held <= held_bound, f"{held} bytes of unread responses held (bound {held_bound})"
-                if held == 0 and metric(server, "infera_http_write_timeouts_total") > timeouts_before:
+                if held == 0 and server.metric("infera_http_write_timeouts_total") > timeouts_before:
                     break
                 assert time.monotonic() < deadline, "slow readers were not cut off"
                 time.sleep(0.05)
@@ -680,7 +673,7 @@ def test_slow_readers_hold_bounded_memory_and_time_out(server):
 
     wave()
     after_first = rss_bytes(server)
-    assert metric(server, "infera_http_rejected_over_buffer_limit_total") >= 1
+    assert server.metric("infera_http_rejected_over_buffer_limit_total") >= 1
     wave()
     grown = rss_bytes(server) - after_first
     bound = 2 * one_answer + (16 << 20)

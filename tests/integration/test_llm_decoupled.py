@@ -9,7 +9,6 @@ exactly the sentinel's tokens — the abandoned generation produces nothing more
 """
 
 import json
-import re
 import socket
 import tempfile
 import time
@@ -46,35 +45,21 @@ def server():
 
 # ------------------------------------------------------------------------------ helpers
 
-def scrape(server):
-    status, _, data = server.request("GET", "/metrics")
-    assert status == 200
-    return data.decode()
-
-
-def vllm(text, name, model=MODEL, **labels):
+def vllm(server, name, model=MODEL, **labels):
     """The value of vLLM-named series `name` for `model` (labels must match too)."""
-    want = dict(labels, model_name=model)
-    for line in text.splitlines():
-        m = re.match(r"^" + re.escape(name) + r"\{([^}]*)\} (\S+)$", line)
-        if not m:
-            continue
-        got = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
-        if all(got.get(k) == v for k, v in want.items()):
-            return float(m.group(2))
-    raise AssertionError(f"no {name} {want}")
+    return server.metric(name, model_name=model, **labels)
 
 
 def generated(server, model=MODEL):
-    return vllm(scrape(server), "vllm:generation_tokens_total", model)
+    return vllm(server, "vllm:generation_tokens_total", model)
 
 
 def aborted(server, model=MODEL):
-    return vllm(scrape(server), "vllm:request_success_total", model, finished_reason="abort")
+    return vllm(server, "vllm:request_success_total", model, finished_reason="abort")
 
 
 def running(server, model=MODEL):
-    return vllm(scrape(server), "vllm:num_requests_running", model)
+    return vllm(server, "vllm:num_requests_running", model)
 
 
 def kserve_body(prompt, max_tokens, stream=None, timeout_us=None, exclude=None):

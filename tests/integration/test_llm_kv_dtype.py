@@ -123,21 +123,13 @@ def kv_capacity_logged(server, model):
     return match.group(1), int(match.group(2)), int(match.group(4))
 
 
-def metric(server, name, model):
-    status, _, data = server.request("GET", "/metrics")
-    assert status == 200
-    match = re.search(rf'^{name}{{model="{model}"}} (\S+)$', data.decode(), re.MULTILINE)
-    assert match, f"{name} for {model} not exported"
-    return float(match.group(1))
-
-
 def test_sixteen_bit_caches_hold_twice_the_tokens_of_the_same_budget(server):
     for dtype in DTYPES:
         logged_dtype, blocks, tokens = kv_capacity_logged(server, f"fortune_{dtype}")
         assert logged_dtype == dtype
         assert blocks == (FP32_BLOCKS if dtype == "fp32" else 2 * FP32_BLOCKS)
         assert tokens == blocks * 16
-        assert metric(server, "infera_llm_kv_cache_capacity_tokens", f"fortune_{dtype}") == tokens
+        assert server.metric("infera_llm_kv_cache_capacity_tokens", model=f"fortune_{dtype}") == tokens
 
 
 @pytest.mark.parametrize("model,value", [("fortune_bad", "fp8"), ("fortune_upper", "FP16"), ("fortune_empty", "")])

@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from infera_server import InferaServer
+from infera_server import InferaServer, metric_value
 from otlp_collector import Collector
 
 SIMPLE = """
@@ -58,14 +58,6 @@ def scrape(port):
         return r.read().decode()
 
 
-def sample_value(text, name, **labels):
-    for line in text.splitlines():
-        if line.startswith(name + "{") or line.startswith(name + " "):
-            if all(f'{k}="{v}"' in line for k, v in labels.items()):
-                return float(line.rsplit(" ", 1)[1])
-    return None
-
-
 def test_metrics_on_both_ports_pass_promtool(repo):
     server = InferaServer(repo, "--metrics-port", "0")
     try:
@@ -76,12 +68,12 @@ def test_metrics_on_both_ports_pass_promtool(repo):
         on_http = scrape(server.port)
         on_metrics_port = scrape(metrics_port(server))
         for text in (on_http, on_metrics_port):
-            assert sample_value(text, "infera_requests_total", model="simple", outcome="success") == 5
-            assert sample_value(text, "infera_request_duration_seconds_count", model="simple") == 5
-            assert sample_value(text, "infera_model_ready", model="simple", version="1") == 1
-            assert sample_value(text, "infera_server_ready") == 1
-            assert sample_value(text, "process_resident_memory_bytes") > 0
-        assert sample_value(on_http, "infera_http_requests_total", code="400") >= 1
+            assert metric_value(text, "infera_requests_total", model="simple", outcome="success") == 5
+            assert metric_value(text, "infera_request_duration_seconds_count", model="simple") == 5
+            assert metric_value(text, "infera_model_ready", model="simple", version="1") == 1
+            assert metric_value(text, "infera_server_ready") == 1
+            assert metric_value(text, "process_resident_memory_bytes") > 0
+        assert metric_value(on_http, "infera_http_requests_total", code="400") >= 1
         check = subprocess.run(["promtool", "check", "metrics"], input=on_http, capture_output=True, text=True)
         assert check.returncode == 0 and check.stdout.strip() == "" and check.stderr.strip() == "", (
             check.stdout + check.stderr)

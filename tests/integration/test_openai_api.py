@@ -7,7 +7,6 @@ the LLM's Prometheus series on /metrics against the usage the API returned.
 import concurrent.futures
 import http.client
 import json
-import re
 import socket
 import tempfile
 import time
@@ -15,7 +14,7 @@ import time
 import pytest
 
 import llm_testutil as u
-from infera_server import InferaServer
+from infera_server import InferaServer, metric_samples
 from promtool_check import promtool_problems
 
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content']"
@@ -208,7 +207,7 @@ def test_client_disconnect_cancels_generation(server):
     # "single" runs one sequence at a time. Start a long streamed generation, read one
     # chunk, hang up: the engine must drop it, so far fewer than its 4000 tokens are ever
     # generated (counted by the server itself), and the next request is served.
-    before = value(scrape(server), "infera_llm_generation_tokens_total", "single")
+    before = value(server.metrics_text(), "infera_llm_generation_tokens_total", "single")
     body = json.dumps({"model": "single", "prompt": "long", "max_tokens": 4000, "ignore_eos": True,
                        "stream": True}).encode()
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
@@ -223,7 +222,7 @@ def test_client_disconnect_cancels_generation(server):
     status, _, data = post(server, "/v1/completions",
                            {"model": "single", "prompt": "after", "max_tokens": 3, "ignore_eos": True})
     assert status == 200, data
-    generated = value(scrape(server), "infera_llm_generation_tokens_total", "single") - before
+    generated = value(server.metrics_text(), "infera_llm_generation_tokens_total", "single") - before
     # Uncancelled, the first request alone would generate 4000 (a full run takes ~1 s on
     # this tiny model; the cancelled one stops within a few steps of the hang-up).
     assert 3 < generated < 2000, generated
@@ -254,22 +253,11 @@ def test_kserve_infer_with_vllm_tensor_names(server):
 
 # ------------------------------------------------------------------------------- metrics
 
-def scrape(server):
-    status, _, data = server.request("GET", "/metrics")
-    assert status == 200
-    return data.decode()
-
-
 def series(text, name, model):
     """{labels-string-without-model: value} of `name` for model="<model>"."""
-    found = {}
-    pattern = re.compile(r"^" + re.escape(name) + r"\{([^}]*)\} (\S+)$")
-    for line in text.splitlines():
-        m = pattern.match(line)
-        if m and f'model="{model}"' in m.group(1):
-            labels = ",".join(p for p in m.group(1).split(",") if not p.startswith("model="))
-            found[labels] = float(m.group(2))
-    return found
+    return {",".join(f'{k}="{v}"' for k, v in labels.items() if k != "model"): value
+            for sample, labels, value in metric_samples(text)
+            if sample == name and labels.get("model") == model}
 
 
 def value(text, name, model):
@@ -297,7 +285,7 @@ def test_prometheus_series_match_the_api_usage(server):
     # The gauges settle at the end of the engine's step, just after the last callback.
     deadline = time.time() + 5
     while True:
-        text = scrape(server)
+        text = server.metrics_text()
         if value(text, "infera_llm_running_sequences", "metered") == 0 or time.time() > deadline:
             break
         time.sleep(0.02)

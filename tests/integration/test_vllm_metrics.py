@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from infera_server import InferaServer, copy_model, demo_repo
+from infera_server import InferaServer, copy_model, demo_repo, metric_samples
 from promtool_check import promtool_problems
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -64,27 +64,10 @@ def server():
 
 # ----------------------------------------------------------------------------- helpers
 
-def scrape(server):
-    status, _, data = server.request("GET", "/metrics")
-    assert status == 200
-    return data.decode()
-
-
 def parse(text):
     """{(name, frozenset(labels)): value} and {family: type} of an exposition text."""
-    samples, types = {}, {}
-    line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
-    for line in text.splitlines():
-        if line.startswith("# TYPE "):
-            _, _, name, kind = line.split(" ")
-            types[name] = kind
-            continue
-        if not line or line.startswith("#"):
-            continue
-        m = line_re.match(line)
-        assert m, line
-        labels = frozenset(re.findall(r'([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
-        samples[(m.group(1), labels)] = float(m.group(3))
+    types = dict(line.split(" ")[2:4] for line in text.splitlines() if line.startswith("# TYPE "))
+    samples = {(name, frozenset(labels.items())): value for name, labels, value in metric_samples(text)}
     return samples, types
 
 
@@ -119,7 +102,7 @@ def wait_for(server, predicate, what, timeout=20):
     """Scrapes until predicate(samples) holds (bounded); returns the samples."""
     deadline = time.time() + timeout
     while True:
-        samples, _ = parse(scrape(server))
+        samples, _ = parse(server.metrics_text())
         if predicate(samples):
             return samples
         assert time.time() < deadline, f"timed out waiting for {what}"
@@ -147,7 +130,7 @@ def histogram_quantile(q, buckets):
 # ------------------------------------------------------------------------------- tests
 
 def test_vllm_names_types_labels_and_buckets(server):
-    text = scrape(server)
+    text = server.metrics_text()
     samples, types = parse(text)
     for name, bounds in VLLM_HISTOGRAMS.items():
         assert types.get(name) == "histogram", name
@@ -347,7 +330,7 @@ def names_in(cell):
 
 @pytest.mark.parametrize("doc,heading", [("docs/llm.md", "## Metrics"), ("docs/metrics.md", "## LLMs (label `model`)")])
 def test_docs_list_exactly_the_llm_series_exported(server, doc, heading):
-    _, types = parse(scrape(server))
+    _, types = parse(server.metrics_text())
     exported = {n: t for n, t in types.items() if n.startswith(("vllm:", "infera_llm_"))}
     documented = {}
     for cells in doc_table(doc, heading):
