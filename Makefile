@@ -13,7 +13,10 @@ deps:
 	@scripts/install_deps.sh
 
 # ccache, where installed, makes rebuilds in several work trees cheap; it is optional.
+# The unit tests' precompiled header (infera_unit_test) is cacheable only with this
+# sloppiness (ccache's manual, "Precompiled headers").
 CCACHE := $(shell command -v ccache 2>/dev/null)
+export CCACHE_SLOPPINESS ?= pch_defines,time_macros
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null

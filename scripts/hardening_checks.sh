@@ -41,6 +41,8 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 # Sanitized objects carry line tables only, so the build directory need not be part of
 # ccache's key: with ccache's base_dir set, another work tree reuses these objects.
 export CCACHE_NOHASHDIR=1
+# The unit tests' precompiled header (infera_unit_test) is cacheable only with this.
+export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
 SUPP="$ROOT/scripts/sanitizers"
 
 # Sanitizer run-time settings for everything the stages run (tests, the servers they

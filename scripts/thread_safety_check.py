@@ -46,12 +46,19 @@ def clang_command(entry):
     if os.path.basename(args[0]) in ("ccache", "sccache"):
         args = args[1:]
     out, skip = ["clang++"], False
-    for a in args[1:]:
+    for i, a in enumerate(args[1:], start=1):
         if skip:
             skip = False
             continue
         if a in ("-o", "-MF", "-MT", "-MQ"):
             skip = True
+            continue
+        # gcc's precompiled header of the unit tests (infera_unit_test): clang would try to
+        # read the .gch next to it and fail. The units include what they use themselves.
+        if a == "-include" and i + 1 < len(args) and args[i + 1].endswith("cmake_pch.hxx"):
+            skip = True
+            continue
+        if a == "-Winvalid-pch":
             continue
         # -w (generated protobuf code) would silence the analysis as well.
         if a in ("-c", "-w") or a.startswith(DROP_PREFIXES):
