@@ -174,4 +174,9 @@ void RecordAudit(const AuditEvent& event) {
   log->Record(event);
 }
 
+void RecordAudit(AuditEvent event, const absl::Status& status) {
+  event.outcome = AuditOutcome::Of(status);
+  RecordAudit(event);
+}
+
 }  // namespace infera

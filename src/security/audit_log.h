@@ -89,6 +89,8 @@ class AuditLog {
 // or to the server log when none was installed. Thread-safe.
 void InstallAuditLog(std::unique_ptr<AuditLog> log);
 void RecordAudit(const AuditEvent& event);
+// RecordAudit with the outcome AuditOutcome::Of(status).
+void RecordAudit(AuditEvent event, const absl::Status& status);
 
 }  // namespace infera
 
