@@ -193,6 +193,22 @@ absl::Status AdminGuard::Check(ApiCategory category, Operation operation,
   return absl::OkStatus();
 }
 
+std::string AdminGuard::PresentedCredential(ApiCategory category, const HeaderLookup& headers) const {
+  std::string credential;
+  if (const ApiRestriction* restriction = RestrictionFor(category)) {
+    if (headers(StrCat(options_.header_prefix, restriction->key))) {
+      credential = StrCat("restricted:", ApiCategoryName(category));
+    }
+  }
+  if (!options_.admin_token.empty()) {
+    std::optional<std::string_view> auth = headers("authorization");
+    if (auth && auth->substr(0, 7) == "Bearer ") {
+      credential = credential.empty() ? "admin-token" : StrCat(credential, "+admin-token");
+    }
+  }
+  return credential.empty() ? "none" : credential;
+}
+
 std::vector<std::string> OpenAdminApiWarnings(const AdminGuard& http, const AdminGuard& grpc) {
   std::vector<std::string> warnings;
   for (const auto& [category, name] : kCategories) {

@@ -103,6 +103,13 @@ class AdminGuard {
   // OK, or the status to answer with (see the rules above).
   absl::Status Check(ApiCategory category, Operation operation, const HeaderLookup& headers) const;
 
+  // Which credential the request presented for `category`, for the audit log
+  // (security/audit_log.h): "admin-token" (an Authorization: Bearer header, with
+  // --admin-token set), "restricted:<category>" (the category's restricted-API header),
+  // both joined with '+', or "none". Says nothing of whether it was right, and never
+  // contains the secret.
+  std::string PresentedCredential(ApiCategory category, const HeaderLookup& headers) const;
+
   // True when admin operations on `category` need a credential (token or restriction).
   bool Protected(ApiCategory category) const;
   // True when any client may run admin operations on `category`: opened (see Options)

@@ -196,3 +196,29 @@ TEST(AdminGuardTest, GrpcUsesTritonsMetadataPrefix) {
 
 }  // namespace
 }  // namespace infera
+
+namespace infera {
+namespace {
+
+TEST(AdminGuardTest, PresentedCredentialNamesTheCredentialNeverTheSecret) {
+  const AdminGuard token = Guard("s3cret", {"logging:x-admin=k3y"}, false);
+  EXPECT_EQ(token.PresentedCredential(ApiCategory::kTrace, Headers({})), "none");
+  EXPECT_EQ(token.PresentedCredential(ApiCategory::kTrace, Headers({{"authorization", "Bearer wrong"}})),
+            "admin-token");
+  EXPECT_EQ(token.PresentedCredential(ApiCategory::kTrace, Headers({{"authorization", "Basic abc"}})), "none");
+  EXPECT_EQ(token.PresentedCredential(ApiCategory::kLogging, Headers({{"x-admin", "k3y"}})),
+            "restricted:logging");
+  EXPECT_EQ(token.PresentedCredential(ApiCategory::kLogging,
+                                      Headers({{"x-admin", "k3y"}, {"authorization", "Bearer s3cret"}})),
+            "restricted:logging+admin-token");
+  // The header of another category's group is not this category's credential.
+  EXPECT_EQ(token.PresentedCredential(ApiCategory::kTrace, Headers({{"x-admin", "k3y"}})), "none");
+  // Without --admin-token a bearer header is no credential of the guard's.
+  const AdminGuard grpc = Guard("", {"trace:k=v"}, false, "triton-grpc-protocol-");
+  EXPECT_EQ(grpc.PresentedCredential(ApiCategory::kTrace, Headers({{"authorization", "Bearer s3cret"}})), "none");
+  EXPECT_EQ(grpc.PresentedCredential(ApiCategory::kTrace, Headers({{"triton-grpc-protocol-k", "v"}})),
+            "restricted:trace");
+}
+
+}  // namespace
+}  // namespace infera

@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "protocol/log_settings.h"
 #include "protocol/model_answers.h"
+#include "grpc/admin_audit.h"
 #include "grpc/shared_memory_handlers.h"
 
 namespace infera {
@@ -30,7 +31,19 @@ std::unique_ptr<AsyncMethod> InlineMethod(
       live_calls);
 }
 
+// The audit target of a shared-memory call: the region, or "*" for every region.
+std::string_view RegionTarget(const std::string& name) { return name.empty() ? std::string_view("*") : name; }
+
 }  // namespace
+
+absl::Status InferenceService::AuditedSharedMemory(const Context& context, AdminGuard::Operation operation,
+                                                   std::string_view action, const std::string& region,
+                                                   absl::FunctionRef<absl::Status()> change) const {
+  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kSharedMemory, operation, action, RegionTarget(region)));
+  absl::Status status = change();
+  RecordAudit(Audit(context, ApiCategory::kSharedMemory, action, RegionTarget(region)), status);
+  return status;
+}
 
 InferenceService::InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
                                    AdminExecutor& admin, SharedMemoryRegistry* shared_memory,
@@ -117,42 +130,52 @@ absl::Status InferenceService::ModelStatistics(Context&, const inference::ModelS
 
 absl::Status InferenceService::RepositoryIndex(Context& context, const inference::RepositoryIndexRequest& request,
                                                inference::RepositoryIndexResponse* response) const {
-  RETURN_IF_ERROR(CheckAdmin(context, AdminGuard::Operation::kRead));
+  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kModelRepository, AdminGuard::Operation::kRead,
+                             "repository.index", "server"));
   handlers_.RepositoryIndex(request, response);
   return absl::OkStatus();
 }
 
-absl::Status InferenceService::CheckAdmin(const Context& context, AdminGuard::Operation operation) const {
-  if (operation == AdminGuard::Operation::kAdmin) RETURN_IF_ERROR(CheckExplicitModelControl(manager_));
-  return CheckGuard(context, ApiCategory::kModelRepository, operation);
+absl::Status InferenceService::CheckModelControl(const Context& context, std::string_view action,
+                                                 std::string_view model) const {
+  if (absl::Status control = CheckExplicitModelControl(manager_); !control.ok()) {
+    RecordAudit(Audit(context, ApiCategory::kModelRepository, action, model), control);
+    return control;
+  }
+  return CheckGuard(context, ApiCategory::kModelRepository, AdminGuard::Operation::kAdmin, action, model);
 }
 
 absl::Status InferenceService::CheckGuard(const Context& context, ApiCategory category,
-                                          AdminGuard::Operation operation) const {
-  const auto& metadata = context.client_metadata();
-  return guard_.Check(category, operation,
-                      [&metadata](std::string_view name) -> std::optional<std::string_view> {
-                        auto it = metadata.find(grpc::string_ref(name.data(), name.size()));
-                        if (it == metadata.end()) return std::nullopt;
-                        return std::string_view(it->second.data(), it->second.size());
-                      });
+                                          AdminGuard::Operation operation, std::string_view action,
+                                          std::string_view target) const {
+  return CheckGrpcAdminAccess(guard_, category, operation, context, action, target);
+}
+
+AuditEvent InferenceService::Audit(const Context& context, ApiCategory category, std::string_view action,
+                                   std::string_view target) const {
+  return GrpcAdminAudit(guard_, category, context, action, target);
 }
 
 void InferenceService::RepositoryModelLoad(Context& context, const inference::RepositoryModelLoadRequest& request,
                                            inference::RepositoryModelLoadResponse*, UnaryReply reply) const {
-  if (absl::Status admin = CheckAdmin(context); !admin.ok()) return std::move(reply)(std::move(admin));
+  if (absl::Status admin = CheckModelControl(context, "model.load", request.model_name()); !admin.ok()) {
+    return std::move(reply)(std::move(admin));
+  }
+  AuditEvent audit = Audit(context, ApiCategory::kModelRepository, "model.load", request.model_name());
   std::optional<inference::ModelConfig> override;
   auto config = request.parameters().find("config");
   if (config != request.parameters().end()) {
-    if (!config->second.has_string_param()) {
-      return std::move(reply)(absl::InvalidArgumentError("parameter 'config' must be a string_param (JSON)"));
-    }
     absl::StatusOr<inference::ModelConfig> parsed =
-        ParseConfigOverride(config->second.string_param(), "parameter 'config'");
-    if (!parsed.ok()) return std::move(reply)(parsed.status());
+        config->second.has_string_param()
+            ? ParseConfigOverride(config->second.string_param(), "parameter 'config'")
+            : absl::InvalidArgumentError("parameter 'config' must be a string_param (JSON)");
+    if (!parsed.ok()) {
+      RecordAudit(std::move(audit), parsed.status());
+      return std::move(reply)(parsed.status());
+    }
     override = std::move(*parsed);
   }
-  FinishWhenDone(std::move(reply),
+  FinishWhenDone(std::move(reply), std::move(audit),
                  [this, name = request.model_name(), override = std::move(override)]() mutable {
                    return manager_.LoadModel(name, std::move(override));
                  });
@@ -161,8 +184,11 @@ void InferenceService::RepositoryModelLoad(Context& context, const inference::Re
 void InferenceService::RepositoryModelUnload(Context& context,
                                              const inference::RepositoryModelUnloadRequest& request,
                                              inference::RepositoryModelUnloadResponse*, UnaryReply reply) const {
-  if (absl::Status admin = CheckAdmin(context); !admin.ok()) return std::move(reply)(std::move(admin));
-  FinishWhenDone(std::move(reply), [this, name = request.model_name()] { return manager_.UnloadModel(name); });
+  if (absl::Status admin = CheckModelControl(context, "model.unload", request.model_name()); !admin.ok()) {
+    return std::move(reply)(std::move(admin));
+  }
+  FinishWhenDone(std::move(reply), Audit(context, ApiCategory::kModelRepository, "model.unload", request.model_name()),
+                 [this, name = request.model_name()] { return manager_.UnloadModel(name); });
 }
 
 absl::Status InferenceService::TraceSetting(Context& context, const inference::TraceSettingRequest& request,
@@ -170,22 +196,33 @@ absl::Status InferenceService::TraceSetting(Context& context, const inference::T
   // Reading is a request without settings; anything else changes them.
   const AdminGuard::Operation operation =
       request.settings().empty() ? AdminGuard::Operation::kRead : AdminGuard::Operation::kAdmin;
-  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kTrace, operation));
-  return handlers_.TraceSetting(request, response);
+  const std::string_view target =
+      request.model_name().empty() ? std::string_view("server") : std::string_view(request.model_name());
+  const bool update = operation == AdminGuard::Operation::kAdmin;
+  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kTrace, operation, update ? "trace.update" : "trace.read", target));
+  absl::Status status = handlers_.TraceSetting(request, response);
+  if (update) RecordAudit(Audit(context, ApiCategory::kTrace, "trace.update", target), status);
+  return status;
 }
 
 absl::Status InferenceService::LogSettings(Context& context, const inference::LogSettingsRequest& request,
                                            inference::LogSettingsResponse* response) const {
   // Reading is guarded too, as over HTTP: with --admin-token the whole extension is admin.
-  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kLogging, AdminGuard::Operation::kAdmin));
-  return BuildLogSettings(request, response);
+  const bool update = !request.settings().empty();
+  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kLogging, AdminGuard::Operation::kAdmin,
+                             update ? "logging.update" : "logging.read", "server"));
+  absl::Status status = BuildLogSettings(request, response);
+  if (update) RecordAudit(Audit(context, ApiCategory::kLogging, "logging.update", "server"), status);
+  return status;
 }
 
-void InferenceService::FinishWhenDone(UnaryReply reply, absl::AnyInvocable<absl::Status() &&> work) const {
+void InferenceService::FinishWhenDone(UnaryReply reply, AuditEvent audit,
+                                      absl::AnyInvocable<absl::Status() &&> work) const {
   // The call stays alive until its reply runs (the executor calls `done` exactly once,
   // on its worker or at once here); gRPC waits for the call at shutdown, and the
   // executor is shut down (answering what it holds) before the server's queues stop.
-  admin_.Submit({std::move(work), [reply = std::move(reply)](absl::Status status) mutable {
+  admin_.Submit({std::move(work), [reply = std::move(reply), audit = std::move(audit)](absl::Status status) mutable {
+                   RecordAudit(std::move(audit), status);
                    std::move(reply)(std::move(status));
                  }});
 }
@@ -193,43 +230,45 @@ void InferenceService::FinishWhenDone(UnaryReply reply, absl::AnyInvocable<absl:
 absl::Status InferenceService::SystemSharedMemoryStatus(Context& context,
                                                         const inference::SystemSharedMemoryStatusRequest& request,
                                                         inference::SystemSharedMemoryStatusResponse* response) const {
-  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, context));
+  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kSharedMemory, AdminGuard::Operation::kRead,
+                             "shm.system.status", RegionTarget(request.name())));
   return infera::SystemSharedMemoryStatus(shared_memory_, request, response);
 }
 
 absl::Status InferenceService::SystemSharedMemoryRegister(
     Context& context, const inference::SystemSharedMemoryRegisterRequest& request,
     inference::SystemSharedMemoryRegisterResponse*) const {
-  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, context));
-  return infera::SystemSharedMemoryRegister(shared_memory_, request);
+  return AuditedSharedMemory(context, AdminGuard::Operation::kAdmin, "shm.system.register", request.name(),
+                             [&] { return infera::SystemSharedMemoryRegister(shared_memory_, request); });
 }
 
 absl::Status InferenceService::SystemSharedMemoryUnregister(
     Context& context, const inference::SystemSharedMemoryUnregisterRequest& request,
     inference::SystemSharedMemoryUnregisterResponse*) const {
-  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRelease, context));
-  return infera::SystemSharedMemoryUnregister(shared_memory_, request);
+  return AuditedSharedMemory(context, AdminGuard::Operation::kRelease, "shm.system.unregister", request.name(),
+                             [&] { return infera::SystemSharedMemoryUnregister(shared_memory_, request); });
 }
 
 absl::Status InferenceService::CudaSharedMemoryStatus(Context& context,
                                                       const inference::CudaSharedMemoryStatusRequest& request,
                                                       inference::CudaSharedMemoryStatusResponse*) const {
-  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRead, context));
+  RETURN_IF_ERROR(CheckGuard(context, ApiCategory::kSharedMemory, AdminGuard::Operation::kRead,
+                             "shm.cuda.status", RegionTarget(request.name())));
   return infera::CudaSharedMemoryStatus(request);
 }
 
 absl::Status InferenceService::CudaSharedMemoryRegister(Context& context,
-                                                        const inference::CudaSharedMemoryRegisterRequest&,
+                                                        const inference::CudaSharedMemoryRegisterRequest& request,
                                                         inference::CudaSharedMemoryRegisterResponse*) const {
-  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kAdmin, context));
-  return CudaSharedMemoryUnsupported();
+  return AuditedSharedMemory(context, AdminGuard::Operation::kAdmin, "shm.cuda.register", request.name(),
+                             [] { return CudaSharedMemoryUnsupported(); });
 }
 
 absl::Status InferenceService::CudaSharedMemoryUnregister(Context& context,
-                                                          const inference::CudaSharedMemoryUnregisterRequest&,
+                                                          const inference::CudaSharedMemoryUnregisterRequest& request,
                                                           inference::CudaSharedMemoryUnregisterResponse*) const {
-  RETURN_IF_ERROR(CheckSharedMemoryAccess(guard_, AdminGuard::Operation::kRelease, context));
-  return CudaSharedMemoryUnsupported();
+  return AuditedSharedMemory(context, AdminGuard::Operation::kRelease, "shm.cuda.unregister", request.name(),
+                             [] { return CudaSharedMemoryUnsupported(); });
 }
 
 }  // namespace infera

@@ -24,7 +24,9 @@
 #include "grpc/metadata_handlers.h"
 #include "grpc_service.grpc.pb.h"
 #include "shm/shared_memory_registry.h"
+#include "absl/functional/function_ref.h"
 #include "api/admin_guard.h"
+#include "security/audit_log.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 
@@ -92,13 +94,21 @@ class InferenceService final {
 
   // Runs `work` on the admin executor; `reply` answers with its status, from the
   // executor's worker (or at once when the executor refuses the job).
-  void FinishWhenDone(UnaryReply reply, absl::AnyInvocable<absl::Status() &&> work) const;
+  // `audit` is written with the work's outcome.
+  void FinishWhenDone(UnaryReply reply, AuditEvent audit, absl::AnyInvocable<absl::Status() &&> work) const;
   // FailedPrecondition outside explicit mode, else the guard's verdict on the call's
-  // metadata (model-repository category, `operation`).
-  absl::Status CheckAdmin(const Context& context,
-                          AdminGuard::Operation operation = AdminGuard::Operation::kAdmin) const;
-  // The guard's verdict on the call's metadata for `category`.
-  absl::Status CheckGuard(const Context& context, ApiCategory category, AdminGuard::Operation operation) const;
+  // metadata (model-repository category, an admin operation); a refusal is audited.
+  absl::Status CheckModelControl(const Context& context, std::string_view action, std::string_view model) const;
+  // The guard's verdict on the call's metadata for `category`; a refusal is audited as
+  // `action` on `target` (grpc/admin_audit.h).
+  absl::Status CheckGuard(const Context& context, ApiCategory category, AdminGuard::Operation operation,
+                          std::string_view action, std::string_view target) const;
+  // The audit event of this call (security/audit_log.h); the outcome is still to be set.
+  AuditEvent Audit(const Context& context, ApiCategory category, std::string_view action,
+                   std::string_view target) const;
+  // Checks a shared-memory register / unregister, runs `change`, audits its outcome.
+  absl::Status AuditedSharedMemory(const Context& context, AdminGuard::Operation operation, std::string_view action,
+                                   const std::string& region, absl::FunctionRef<absl::Status()> change) const;
 
   ModelManager& manager_;
   const MetadataHandlers& handlers_;

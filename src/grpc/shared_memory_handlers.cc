@@ -14,17 +14,6 @@ absl::Status NoRegistry() {
 
 }  // namespace
 
-absl::Status CheckSharedMemoryAccess(const AdminGuard& guard, AdminGuard::Operation operation,
-                                     const grpc::ServerContextBase& context) {
-  const auto& metadata = context.client_metadata();
-  return guard.Check(ApiCategory::kSharedMemory, operation,
-                     [&metadata](std::string_view name) -> std::optional<std::string_view> {
-                       auto it = metadata.find(grpc::string_ref(name.data(), name.size()));
-                       if (it == metadata.end()) return std::nullopt;
-                       return std::string_view(it->second.data(), it->second.size());
-                     });
-}
-
 absl::Status SystemSharedMemoryStatus(const SharedMemoryRegistry* registry,
                                       const inference::SystemSharedMemoryStatusRequest& request,
                                       inference::SystemSharedMemoryStatusResponse* response) {

@@ -8,7 +8,8 @@
 //     opened it (--allow-client-shm=true, --admin-token, a restricted group); Unregister
 //     is a release (with --admin-token it needs metadata `authorization: Bearer <token>`,
 //     never closed); Status is a read, restricted only by a --grpc-restricted-protocol
-//     group naming shared-memory.
+//     group naming shared-memory. InferenceService checks it (grpc/admin_audit.h) and
+//     audits refusals, registrations and unregistrations.
 //   - SystemSharedMemoryUnregister with an empty name unregisters every region (Triton).
 //   - CUDA: Status lists no region (NOT_FOUND for a name); Register and Unregister answer
 //     UNIMPLEMENTED "CUDA shared memory is not supported on this build".
@@ -24,10 +25,6 @@
 #include "shm/shared_memory_registry.h"
 
 namespace infera {
-
-// The guard's verdict on a call's metadata for the shared-memory category.
-absl::Status CheckSharedMemoryAccess(const AdminGuard& guard, AdminGuard::Operation operation,
-                                     const grpc::ServerContextBase& context);
 
 // `registry` null: the system RPCs answer UNAVAILABLE (no registry on this server).
 absl::Status SystemSharedMemoryStatus(const SharedMemoryRegistry* registry,

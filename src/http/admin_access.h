@@ -1,27 +1,47 @@
-// The HTTP side of the AdminGuard (api/admin_guard.h): checks a request's headers
-// and turns a refusal into the response to send.
+// The HTTP side of the AdminGuard (api/admin_guard.h): checks a request's headers,
+// turns a refusal into the response to send, and writes the audit log
+// (security/audit_log.h, docs/security.md "Audit log").
 //
 //   if (absl::Status denied = CheckAdminAccess(guard, ApiCategory::kLogging,
-//                                              AdminGuard::Operation::kAdmin, request);
+//                                              AdminGuard::Operation::kAdmin, request,
+//                                              "logging.update", "server");
 //       !denied.ok()) {
-//     return AdminDeniedResponse(denied);  // 401 (with WWW-Authenticate) or 403
+//     return AdminDeniedResponse(denied);  // 401 (with WWW-Authenticate) or 403; audited
 //   }
+//   HttpResponse response = ...;            // the action
+//   AuditHttpResponse(HttpAdminAudit(guard, ApiCategory::kLogging, request, "logging.update",
+//                                    "server"), response);
 //
-// Thread-safe (pure functions).
+// Thread-safe (pure functions, and the thread-safe audit log).
 #ifndef INFERA_HTTP_ADMIN_ACCESS_H_
 #define INFERA_HTTP_ADMIN_ACCESS_H_
+
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "api/admin_guard.h"
 #include "http/http_message.h"
+#include "security/audit_log.h"
 
 namespace infera {
 
+// The guard's verdict. A refusal is written to the audit log as `action` on `target`
+// (reads too: every refused admin access is audited), outcome `denied`.
 absl::Status CheckAdminAccess(const AdminGuard& guard, ApiCategory category,
-                              AdminGuard::Operation operation, const HttpRequest& request);
+                              AdminGuard::Operation operation, const HttpRequest& request,
+                              std::string_view action, std::string_view target);
 
 // ErrorResponse(status), with `WWW-Authenticate: Bearer` on a 401.
 HttpResponse AdminDeniedResponse(const absl::Status& status);
+
+// The audit event of an admin request over HTTP (credential, peer, transport "http",
+// action, target); its outcome is still to be set.
+AuditEvent HttpAdminAudit(const AdminGuard& guard, ApiCategory category, const HttpRequest& request,
+                          std::string_view action, std::string_view target);
+
+// Writes `event` with the outcome `response` says: `ok` for a 2xx, else
+// `error: <the body's "error" message>` (or the status code when the body has none).
+void AuditHttpResponse(AuditEvent event, const HttpResponse& response);
 
 }  // namespace infera
 

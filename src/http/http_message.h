@@ -22,6 +22,8 @@ struct HttpRequest {
   std::string body;
   // When the last byte of the request was read.
   std::chrono::steady_clock::time_point received_time{};
+  // The client's address as "ip:port" ("[v6]:port"), for the audit log; empty when unknown.
+  std::string peer;
 
   // The path part of the target (before '?'), still percent-encoded.
   std::string_view path() const {

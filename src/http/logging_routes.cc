@@ -69,14 +69,19 @@ HttpResponse Update(const std::string& body) {
 HttpResponse HandleLoggingRequest(const HttpRequest& request, const AdminGuard& guard) {
   // Reading the settings is guarded too: the whole route is admin (closed by default).
   if (request.method == "GET" || request.method == "POST") {
+    const std::string_view action = request.method == "GET" ? "logging.read" : "logging.update";
     if (absl::Status denied = CheckAdminAccess(guard, ApiCategory::kLogging,
-                                               AdminGuard::Operation::kAdmin, request);
+                                               AdminGuard::Operation::kAdmin, request, action, "server");
         !denied.ok()) {
       return AdminDeniedResponse(denied);
     }
   }
   if (request.method == "GET") return Answer(inference::LogSettingsRequest());
-  if (request.method == "POST") return Update(request.body);
+  if (request.method == "POST") {
+    HttpResponse response = Update(request.body);
+    AuditHttpResponse(HttpAdminAudit(guard, ApiCategory::kLogging, request, "logging.update", "server"), response);
+    return response;
+  }
   HttpResponse response = ErrorResponse(405, "method not allowed; use GET or POST");
   response.headers.emplace_back("Allow", "GET, POST");
   return response;

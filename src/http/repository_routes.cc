@@ -58,7 +58,8 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
       return std::move(responder).Send(std::move(response));
     }
     if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kModelRepository,
-                                               AdminGuard::Operation::kRead, request);
+                                               AdminGuard::Operation::kRead, request, "repository.index",
+                                               "server");
         !denied.ok()) {
       return std::move(responder).Send(AdminDeniedResponse(denied));
     }
@@ -82,19 +83,25 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
     response.headers.emplace_back("Allow", "POST");
     return std::move(responder).Send(std::move(response));
   }
+  const std::string_view audit_action = action == "load"     ? "model.load"
+                                        : action == "unload" ? "model.unload"
+                                                             : "model.canary_promote";
+  AuditEvent audit = HttpAdminAudit(guard_, ApiCategory::kModelRepository, request, audit_action, *name);
   if (action != "canary/promote") {
     if (absl::Status control = CheckExplicitModelControl(manager_); !control.ok()) {
+      RecordAudit(std::move(audit), control);
       return std::move(responder).Send(
           ErrorResponse(409, std::string_view(control.message().data(), control.message().size())));
     }
   }
   if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kModelRepository,
-                                             AdminGuard::Operation::kAdmin, request);
+                                             AdminGuard::Operation::kAdmin, request, audit_action, *name);
       !denied.ok()) {
     return std::move(responder).Send(AdminDeniedResponse(denied));
   }
   if (action == "canary/promote") {
     absl::Status status = manager_.PromoteCanary(*name);
+    RecordAudit(std::move(audit), status);
     return std::move(responder).Send(status.ok() ? HttpResponse{200, "application/json", "", {}}
                                                  : ErrorResponse(status));
   }
@@ -105,7 +112,8 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
                    auto config = ConfigOverride(body);
                    return config.ok() ? manager_.LoadModel(name, std::move(*config)) : config.status();
                  },
-                 [responder = std::move(responder)](absl::Status status) mutable {
+                 [responder = std::move(responder), audit = std::move(audit)](absl::Status status) mutable {
+                   RecordAudit(std::move(audit), status);
                    std::move(responder).Send(status.ok() ? HttpResponse{200, "application/json", "", {}}
                                                          : ErrorResponse(status));
                  }});

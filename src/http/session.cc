@@ -10,6 +10,7 @@
 
 #include "common/completion_batch.h"
 #include "common/logging.h"
+#include "common/str_cat.h"
 #include "http/http_status.h"
 
 namespace infera::http_internal {
@@ -55,6 +56,11 @@ void Session::Start() {
   thread_->sessions.Add(this);
   error_code ignored;
   socket_.set_option(tcp::no_delay(true), ignored);
+  const tcp::endpoint remote = socket_.remote_endpoint(ignored);
+  if (!ignored) {
+    peer_ = remote.address().is_v6() ? StrCat("[", remote.address().to_string(), "]:", remote.port())
+                                     : StrCat(remote.address().to_string(), ":", remote.port());
+  }
   ReadHeader();
 }
 

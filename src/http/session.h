@@ -230,6 +230,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // The request being read or served, and header strings kept for the next ones: both
   // keep their capacity across requests (RequestParser).
   HttpRequest request_;
+  std::string peer_;  // the client's "ip:port", given to every request (the audit log)
   HeaderPool header_pool_;
   std::optional<RequestParser> parser_;
   // The request being answered: the client's keep-alive wish, whether it is a HEAD (sent

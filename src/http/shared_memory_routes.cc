@@ -122,12 +122,22 @@ HttpResponse SharedMemoryRoutes::Handle(const HttpRequest& request) const {
   const AdminGuard::Operation operation = status                   ? AdminGuard::Operation::kRead
                                           : action == "unregister" ? AdminGuard::Operation::kRelease
                                                                    : AdminGuard::Operation::kAdmin;
-  if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kSharedMemory, operation, request);
+  const std::string audit_action = StrCat("shm.", parts[1] == kCuda ? "cuda." : "system.", action);
+  const std::string_view audit_target = name ? std::string_view(*name) : std::string_view("*");
+  if (absl::Status denied = CheckAdminAccess(guard_, ApiCategory::kSharedMemory, operation, request,
+                                             audit_action, audit_target);
       !denied.ok()) {
     return AdminDeniedResponse(denied);
   }
+  if (!status) {
+    // Register and unregister change the server: audited with their outcome.
+    HttpResponse response = parts[1] == kCuda ? ErrorResponse(501, "CUDA shared memory is not supported on this build")
+                                              : HandleSystem(request, name ? std::string_view(*name) : "", action);
+    AuditHttpResponse(HttpAdminAudit(guard_, ApiCategory::kSharedMemory, request, audit_action, audit_target),
+                      response);
+    return response;
+  }
   if (parts[1] == kCuda) {
-    if (!status) return ErrorResponse(501, "CUDA shared memory is not supported on this build");
     if (name) {
       return ErrorResponse(404, StrCat("Unable to find cuda shared memory region: '",
                                        std::string_view(*name).substr(0, 128), "'"));

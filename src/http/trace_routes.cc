@@ -92,6 +92,24 @@ HttpResponse Render(const inference::TraceSettingResponse& response) {
   return HttpResponse{200, "application/json", std::string(buffer.GetString(), buffer.GetSize()), {}};
 }
 
+// The settings after `request` (a GET or POST already let through the guard).
+HttpResponse AnswerTraceSetting(const HttpRequest& request, bool server_wide, const std::optional<std::string>& model,
+                                const ModelManager& manager, TraceSettings& settings) {
+  inference::TraceSettingRequest message;
+  if (!server_wide) {
+    if (!model) return ErrorResponse(400, "malformed percent-escape in model name");
+    message.set_model_name(*model);
+  }
+  if (request.method == "POST") {
+    if (absl::Status parsed = ParseBody(request.body, &message); !parsed.ok()) return ErrorResponse(parsed);
+  }
+  inference::TraceSettingResponse response;
+  if (absl::Status built = BuildTraceSetting(manager, settings, message, &response); !built.ok()) {
+    return ErrorResponse(built);
+  }
+  return Render(response);
+}
+
 }  // namespace
 
 bool IsTraceSettingPath(std::string_view path) { return ModelSegment(path).has_value(); }
@@ -106,26 +124,20 @@ HttpResponse HandleTraceSettingRequest(const HttpRequest& request, const ModelMa
     response.headers.emplace_back("Allow", "GET, POST");
     return response;
   }
+  // The audit target: the model as sent (still percent-encoded when it does not decode).
+  const std::optional<std::string> model = segment->empty() ? std::optional<std::string>() : PercentDecode(*segment);
+  const std::string_view target = segment->empty() ? std::string_view("server")
+                                  : model          ? std::string_view(*model)
+                                                   : *segment;
   if (absl::Status denied = CheckAdminAccess(guard, ApiCategory::kTrace,
                                              post ? AdminGuard::Operation::kAdmin : AdminGuard::Operation::kRead,
-                                             request);
+                                             request, post ? "trace.update" : "trace.read", target);
       !denied.ok()) {
     return AdminDeniedResponse(denied);
   }
-  inference::TraceSettingRequest message;
-  if (!segment->empty()) {
-    std::optional<std::string> model = PercentDecode(*segment);
-    if (!model) return ErrorResponse(400, "malformed percent-escape in model name");
-    message.set_model_name(std::move(*model));
-  }
-  if (post) {
-    if (absl::Status parsed = ParseBody(request.body, &message); !parsed.ok()) return ErrorResponse(parsed);
-  }
-  inference::TraceSettingResponse response;
-  if (absl::Status built = BuildTraceSetting(manager, settings, message, &response); !built.ok()) {
-    return ErrorResponse(built);
-  }
-  return Render(response);
+  HttpResponse response = AnswerTraceSetting(request, segment->empty(), model, manager, settings);
+  if (post) AuditHttpResponse(HttpAdminAudit(guard, ApiCategory::kTrace, request, "trace.update", target), response);
+  return response;
 }
 
 }  // namespace infera

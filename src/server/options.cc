@@ -177,6 +177,10 @@ const std::vector<Flag>& Flags() {
        "token, and those operations are off unless --allow-admin-api, --allow-client-shm or "
        "explicit mode (load/unload/promote) opens them.",
        Text(&ServeOptions::admin_token)},
+      {"audit-log-file", "PATH",
+       "Append the audit log (one JSON line per admin action and per refused admin access; "
+       "docs/security.md) to PATH, created 0600. Default: the server log, tagged \"audit\".",
+       Text(&ServeOptions::audit_log_file)},
       {"allow-admin-api", "CATEGORIES",
        "Open the admin operations of these categories (model-repository, logging, "
        "shared-memory, trace; comma-separated, repeatable) to every client that reaches the "

@@ -35,6 +35,7 @@ struct ServeOptions {
   int repository_poll_secs = 15;
   std::vector<std::string> load_models;     // explicit mode: loaded at start
   std::string admin_token;                  // empty: admin API needs no token
+  std::string audit_log_file;               // empty: audit lines go to the server log
   // Triton's restricted-API groups, "<categories>:<key>=<value>" (api/admin_guard.h).
   std::vector<std::string> http_restricted_api;
   std::vector<std::string> grpc_restricted_protocol;

@@ -26,6 +26,7 @@
 #include "http/trace_routes.h"
 #include "llm/llm_backend.h"
 #include "repository/config_limits.h"
+#include "security/audit_log.h"
 #include "server/http_routes.h"
 #include "server/version.h"
 
@@ -157,6 +158,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   if (tracing) {
     INFERA_LOG(INFO) << "tracing every " << server->trace_settings_->Get("").at("trace_rate")[0]
                      << "-th request without a traceparent (0: none) to " << options.trace_endpoint;
+  }
+
+  // The audit log of admin actions (security/audit_log.h), before either port opens.
+  if (options.audit_log_file.empty()) {
+    InstallAuditLog(AuditLog::ToServerLog());
+  } else {
+    ASSIGN_OR_RETURN(std::unique_ptr<AuditLog> audit_log, AuditLog::OpenFile(options.audit_log_file));
+    InstallAuditLog(std::move(audit_log));
   }
 
   // One guard per transport in front of the admin API (api/admin_guard.h): the same

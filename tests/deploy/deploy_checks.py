@@ -31,6 +31,8 @@ import tempfile
 
 import yaml
 
+from security_checks import check_network_policies, check_secret_files
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 K8S = os.path.join(ROOT, "deploy", "k8s")
 MONITORING = os.path.join(ROOT, "deploy", "monitoring")
@@ -614,6 +616,9 @@ def check_deployment(dep, objects, help_flags, doc):
     csc = main.get("securityContext") or {}
     if not (psc.get("runAsNonRoot") or csc.get("runAsNonRoot")):
         problems.append(f"{where}: runAsNonRoot must be true")
+    uid = csc.get("runAsUser", psc.get("runAsUser"))
+    if not isinstance(uid, int) or uid == 0:
+        problems.append(f"{where}: runAsUser must be a non-zero uid (the image's 10001), is {uid!r}")
     if csc.get("readOnlyRootFilesystem") is not True:
         problems.append(f"{cw}: readOnlyRootFilesystem must be true")
     if csc.get("allowPrivilegeEscalation") is not False:
@@ -630,6 +635,7 @@ def check_deployment(dep, objects, help_flags, doc):
     for mount_path, name in mounts.items():
         if name not in volumes:
             problems.append(f"{cw}: volumeMount {mount_path} names no volume {name!r}")
+    problems += check_secret_files(cw, main, volumes, flags)
 
     # Spreading.
     labels = (pod.get("metadata") or {}).get("labels") or {}
@@ -835,6 +841,7 @@ def check_render(objects, help_flags, doc, recorded):
         if o.get("kind") == "Deployment":
             problems += check_deployment(o, objects, help_flags, doc)
     problems += check_services(objects)
+    problems += check_network_policies(objects)
     problems += check_autoscaling(objects, doc, recorded)
     problems += check_namespaces(objects)
     return problems

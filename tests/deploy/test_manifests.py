@@ -47,6 +47,7 @@ def test_the_expected_kustomizations_exist():
     for expected in ("deploy/k8s/base", "deploy/k8s/overlays/cpu", "deploy/k8s/overlays/gpu",
                      "deploy/k8s/overlays/cpu-hpa", "deploy/k8s/overlays/cpu-keda",
                      "deploy/k8s/overlays/gpu-keda", "deploy/k8s/overlays/demo",
+                     "deploy/k8s/overlays/cpu-secure",
                      "deploy/k8s/prometheus-adapter", "deploy/monitoring"):
         assert expected in names, f"{expected} is not a kustomization ({sorted(names)})"
 
