@@ -40,10 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   infera::LogLevel level = infera::GetLogLevel();
   infera::LogFormat format = infera::GetLogFormat();
   const infera::HttpResponse post =
-      infera::HandleLoggingRequest(infera::HttpRequest{"POST", "/v2/logging", {}, body, {}}, *guard);
+      infera::HandleLoggingRequest(infera::HttpRequest{"POST", "/v2/logging", {}, body, {}, ""}, *guard);
   if (post.status != 200 && post.status != 400) std::abort();
   CheckUnchangedOnRefusal(post.status != 200, level, format);
-  if (infera::HandleLoggingRequest(infera::HttpRequest{"GET", "/v2/logging", {}, "", {}}, *guard).status != 200) {
+  if (infera::HandleLoggingRequest(infera::HttpRequest{"GET", "/v2/logging", {}, "", {}, ""}, *guard).status != 200) {
     std::abort();
   }
 

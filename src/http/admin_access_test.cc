@@ -19,7 +19,7 @@ TEST(AdminAccessTest, ReadsHeadersAndAnswers401WithChallengeOr403) {
   options.admin_token = "t";
   options.restrictions.push_back(*ParseApiRestriction("logging:x-admin=1"));
   const AdminGuard guard = *AdminGuard::Create(options);
-  HttpRequest request{"POST", "/v2/logging", {{"authorization", "Bearer t"}}, "", {}};
+  HttpRequest request{"POST", "/v2/logging", {{"authorization", "Bearer t"}}, "", {}, ""};
   absl::Status forbidden =
       CheckAdminAccess(guard, ApiCategory::kLogging, AdminGuard::Operation::kAdmin, request, "logging.update", "server");
   HttpResponse response = AdminDeniedResponse(forbidden);
@@ -57,7 +57,7 @@ TEST(AdminAccessTest, RefusalsAndOutcomesAreAuditedWithoutTheSecret) {
   AdminGuard::Options options;
   options.admin_token = "t0ken";
   const AdminGuard guard = *AdminGuard::Create(options);
-  HttpRequest request{"POST", "/v2/logging", {{"authorization", "Bearer wrong"}}, "", {}};
+  HttpRequest request{"POST", "/v2/logging", {{"authorization", "Bearer wrong"}}, "", {}, ""};
   request.peer = "10.0.0.7:4242";
   const std::string lines = AuditLinesOf([&] {
     EXPECT_FALSE(CheckAdminAccess(guard, ApiCategory::kLogging, AdminGuard::Operation::kAdmin, request,

@@ -9,7 +9,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-HttpRequest Post(std::string body) { return HttpRequest{"POST", "/v2/logging", {}, std::move(body), {}}; }
+HttpRequest Post(std::string body) { return HttpRequest{"POST", "/v2/logging", {}, std::move(body), {}, ""}; }
 
 // No token, no restriction, --allow-admin-api=logging: open to every client.
 const AdminGuard& Open() {
@@ -28,7 +28,7 @@ TEST(LoggingRoutesTest, ClosedByDefault) {
   const LogLevel before = GetLogLevel();
   for (const char* method : {"GET", "POST"}) {
     HttpResponse response =
-        HandleLoggingRequest(HttpRequest{method, "/v2/logging", {}, R"({"log_verbose_level":1})", {}}, closed);
+        HandleLoggingRequest(HttpRequest{method, "/v2/logging", {}, R"({"log_verbose_level":1})", {}, ""}, closed);
     EXPECT_EQ(response.status, 403) << method;
     EXPECT_THAT(response.body, HasSubstr("--allow-admin-api=logging"));
   }
@@ -38,7 +38,7 @@ TEST(LoggingRoutesTest, ClosedByDefault) {
 TEST(LoggingRoutesTest, GetReportsAndPostChangesSettings) {
   SetLogLevel(LogLevel::kInfo);
   SetLogFormat(LogFormat::kText);
-  HttpResponse current = HandleLoggingRequest(HttpRequest{"GET", "/v2/logging", {}, "", {}}, Open());
+  HttpResponse current = HandleLoggingRequest(HttpRequest{"GET", "/v2/logging", {}, "", {}, ""}, Open());
   EXPECT_EQ(current.status, 200);
   EXPECT_THAT(current.body, HasSubstr(R"("log_verbose_level":0)"));
   HttpResponse changed = HandleLoggingRequest(Post(R"({"log_verbose_level":1,"log_format":"json"})"), Open());
@@ -64,7 +64,7 @@ TEST(LoggingRoutesTest, BadInputIsA400NamingTheProblem) {
   EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_error":false})"), Open()).body, HasSubstr("cannot be turned off"));
   EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_file":"/tmp/x"})"), Open()).body, HasSubstr("stderr"));
   EXPECT_EQ(HandleLoggingRequest(Post("[1]"), Open()).status, 400);
-  EXPECT_EQ(HandleLoggingRequest(HttpRequest{"DELETE", "/v2/logging", {}, "", {}}, Open()).status, 405);
+  EXPECT_EQ(HandleLoggingRequest(HttpRequest{"DELETE", "/v2/logging", {}, "", {}, ""}, Open()).status, 405);
   EXPECT_EQ(GetLogLevel(), LogLevel::kInfo);  // nothing half-applied
 }
 
@@ -74,7 +74,7 @@ TEST(LoggingRoutesTest, AdminTokenGuardsReadAndWrite) {
   options.admin_token = "s3cret";
   const AdminGuard guard = *AdminGuard::Create(options);
   for (const char* method : {"GET", "POST"}) {
-    HttpRequest request{method, "/v2/logging", {}, method == std::string("POST") ? "{}" : "", {}};
+    HttpRequest request{method, "/v2/logging", {}, method == std::string("POST") ? "{}" : "", {}, ""};
     HttpResponse none = HandleLoggingRequest(request, guard);
     EXPECT_EQ(none.status, 401) << method;
     EXPECT_THAT(none.body, HasSubstr("Authorization: Bearer"));
@@ -89,7 +89,7 @@ TEST(LoggingRoutesTest, RestrictedApiHeaderGuardsTheRoute) {
   AdminGuard::Options options;
   options.restrictions.push_back(*ParseApiRestriction("logging:admin-key=k1"));
   const AdminGuard guard = *AdminGuard::Create(options);
-  HttpRequest request{"GET", "/v2/logging", {}, "", {}};
+  HttpRequest request{"GET", "/v2/logging", {}, "", {}, ""};
   HttpResponse none = HandleLoggingRequest(request, guard);
   EXPECT_EQ(none.status, 403);
   EXPECT_THAT(none.body, HasSubstr("expecting header 'admin-key'"));
