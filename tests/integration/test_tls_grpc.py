@@ -7,6 +7,7 @@ another CA. The clients are grpcio's (`ssl_channel_credentials`) and Python's ss
 """
 
 import hashlib
+import json
 import os
 import shutil
 import socket
@@ -266,3 +267,45 @@ def test_rotated_certificate_served_without_restart(repo, pki):
     finally:
         server.stop()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+# --- infera bench over TLS (perf_analyzer's --ssl-grpc-* flags) ---------------------------
+
+BENCH_FAST = ["--measurement-interval", "300", "--warmup", "200", "--max-trials", "4", "--max-duration", "60",
+              "--progress", "off"]
+
+
+def run_bench(server, *args):
+    return subprocess.run([BINARY, "bench", "-u", f"127.0.0.1:{server.grpc_port}", "-i", "grpc", "-m", "simple",
+                           *BENCH_FAST, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_bench_over_mutual_tls(repo, pki, tmp_path):
+    server = tls_server(repo, pki, *infera_tls_flags(pki, "require"))
+    try:
+        client = ["--ssl-grpc-use-ssl", "--ssl-grpc-root-certifications-file", pki("ca.pem"),
+                  "--ssl-grpc-private-key-file", pki("client.key"),
+                  "--ssl-grpc-certificate-chain-file", pki("client.pem")]
+        for streaming in ([], ["--streaming"]):
+            report_path = str(tmp_path / f"report{len(streaming)}.json")
+            result = run_bench(server, *client, *streaming, "--concurrency-range", "2", "--check",
+                               "--json", report_path)
+            assert result.returncode == 0, result.stdout + result.stderr
+            with open(report_path) as f:
+                totals = json.load(f)["totals"]
+            assert totals["ok"] > 0 and totals["errors"] == 0, totals
+            assert totals["server_requests"] == totals["sent"], totals  # statistics over TLS too
+        # Without the client certificate the server refuses the handshake.
+        refused = run_bench(server, "--ssl-grpc-use-ssl", "--ssl-grpc-root-certifications-file", pki("ca.pem"))
+        assert refused.returncode == 2 and "UNAVAILABLE" in refused.stderr, refused.stdout + refused.stderr
+        # A plaintext bench against the TLS port fails the same way.
+        plain = run_bench(server)
+        assert plain.returncode == 2 and "UNAVAILABLE" in plain.stderr, plain.stdout + plain.stderr
+        missing = str(tmp_path / "missing.pem")
+        unreadable = run_bench(server, "--ssl-grpc-use-ssl", "--ssl-grpc-root-certifications-file", missing)
+        assert unreadable.returncode == 2, unreadable.stdout + unreadable.stderr
+        assert "--ssl-grpc-root-certifications-file" in unreadable.stderr and missing in unreadable.stderr
+        usage = run_bench(server, "--ssl-grpc-private-key-file", pki("client.key"))
+        assert usage.returncode == 2 and "--ssl-grpc-use-ssl" in usage.stderr, usage.stderr
+    finally:
+        server.stop()
