@@ -268,7 +268,7 @@ def test_rotated_certificate_served_without_restart(repo, pki):
         shutil.rmtree(directory, ignore_errors=True)
 
 
-# --- infera bench over TLS (perf_analyzer's --ssl-grpc-* flags) ---------------------------
+# --- infera bench and infera_grpc_load over TLS (perf_analyzer's --ssl-grpc-* flags) -------
 
 BENCH_FAST = ["--measurement-interval", "300", "--warmup", "200", "--max-trials", "4", "--max-duration", "60",
               "--progress", "off"]
@@ -306,5 +306,13 @@ def test_bench_over_mutual_tls(repo, pki, tmp_path):
         assert "--ssl-grpc-root-certifications-file" in unreadable.stderr and missing in unreadable.stderr
         usage = run_bench(server, "--ssl-grpc-private-key-file", pki("client.key"))
         assert usage.returncode == 2 and "--ssl-grpc-use-ssl" in usage.stderr, usage.stderr
+        # The benchmark load generator (tools/grpc_load) with the same flags.
+        load = subprocess.run([os.path.join(os.path.dirname(BINARY), "tools", "grpc_load", "infera_grpc_load"),
+                               "--target", f"127.0.0.1:{server.grpc_port}", "--concurrency", "2",
+                               "--warmup-s", "0", "--duration-s", "1", *client[1:]],
+                              capture_output=True, text=True, timeout=60)
+        assert load.returncode == 0, load.stdout + load.stderr
+        result = json.loads(load.stdout.split("RESULT ", 1)[1])
+        assert result["requests"] > 0 and result["errors"] == 0, result
     finally:
         server.stop()
