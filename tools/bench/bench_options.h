@@ -3,7 +3,8 @@
 // --concurrency-range, --request-rate-range, --request-distribution,
 // --measurement-interval, --stability-percentage, --max-trials, --percentile,
 // --latency-threshold, --input-data, --shape, --input-tensor-format,
-// --output-tensor-format, -f); the rest are infera's. BenchHelpText() lists them all.
+// --output-tensor-format, -f, --ssl-grpc-*); the rest are infera's. BenchHelpText() lists them
+// all.
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_TOOLS_BENCH_BENCH_OPTIONS_H_
