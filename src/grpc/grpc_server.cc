@@ -9,6 +9,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/security/server_credentials.h"
+#include "security/grpc_tls_credentials.h"
 
 namespace infera {
 
@@ -23,6 +24,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   if (options.infer_threads < 1) {
     return absl::InvalidArgumentError(
         StrCat("gRPC infer threads ", options.infer_threads, " must be at least 1 (--grpc-infer-threads)"));
+  }
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (options.tls.enabled()) {
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tls = MakeGrpcServerTlsCredentials(options.tls);
+    if (!tls.ok()) return tls.status();
+    credentials = *std::move(tls);
   }
   std::unique_ptr<GrpcServer> server(new GrpcServer());
   server->handlers_ = std::make_unique<MetadataHandlers>(
@@ -67,7 +74,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
                                     : StrCat(options.address, ":", options.port);
   const int limit = static_cast<int>(options.max_message_bytes);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(address, credentials, &server->port_);
   builder.SetMaxReceiveMessageSize(limit);
   builder.SetMaxSendMessageSize(limit);
   builder.RegisterService(&server->inference_->service());

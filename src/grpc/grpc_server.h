@@ -45,6 +45,7 @@
 #include "grpc/stream_registry.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
+#include "security/tls_config.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
 #include "shm/shared_memory_registry.h"
@@ -94,10 +95,14 @@ class GrpcServer {
     // The system shared-memory regions (not owned; outlives the server). Null: the
     // shared-memory RPCs answer UNAVAILABLE and requests naming a region fail.
     SharedMemoryRegistry* shared_memory = nullptr;
+    // TLS on the port when tls.enabled() (docs/grpc.md, "TLS and mutual TLS"): the files
+    // are checked at Start and re-read every kGrpcTlsRefreshSeconds; plaintext otherwise.
+    TlsConfig tls;
   };
 
   // Unavailable naming the address when the port cannot be bound; InvalidArgument for a
-  // message limit gRPC cannot take (above INT32_MAX) or fewer than 1 infer thread.
+  // message limit gRPC cannot take (above INT32_MAX), fewer than 1 infer thread, or TLS
+  // files that do not load (naming the file).
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(const Options& options,
                                                            ModelManager& manager);
   ~GrpcServer();  // Shutdown(0) if not done yet

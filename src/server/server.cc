@@ -25,6 +25,7 @@
 #include "http/logging_routes.h"
 #include "http/trace_routes.h"
 #include "llm/llm_backend.h"
+#include "security/grpc_tls_credentials.h"
 #include "repository/config_limits.h"
 #include "security/audit_log.h"
 #include "server/http_routes.h"
@@ -310,11 +311,19 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.trace_settings = server->trace_settings_.get();
   grpc_options.tracer = server->tracer_.get();
   grpc_options.shared_memory = &server->shared_memory_;
+  grpc_options.tls = options.grpc_tls;
   auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
   if (!grpc.ok()) return grpc.status();
   server->grpc_ = std::move(*grpc);
   INFERA_LOG(INFO) << "gRPC server listening on " << options.grpc_address << ":"
                    << server->grpc_->port();
+  if (options.grpc_tls.enabled()) {
+    INFERA_LOG(INFO) << "gRPC TLS on (client certificates: " << TlsClientAuthName(options.grpc_tls.client_auth)
+                     << "; certificate " << options.grpc_tls.cert_file << ", re-read every "
+                     << kGrpcTlsRefreshSeconds << " s)";
+  } else {
+    INFERA_LOG(INFO) << "gRPC TLS off (plaintext)";
+  }
   if (server->metrics_) {
     absl::Status metrics_started = server->StartMetricsServer();
     if (!metrics_started.ok()) return metrics_started;

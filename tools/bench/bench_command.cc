@@ -52,9 +52,23 @@ void RaiseFileLimit() {
 
 std::string Target(const BenchOptions& o) { return StrCat(o.host, ":", o.port); }
 
+#ifdef INFERA_BENCH_HAS_GRPC
+// The gRPC port's address and, with --ssl-grpc-use-ssl, TLS credentials from the files
+// (read again for each use: a handful of times per run).
+absl::StatusOr<GrpcTarget> TargetOfGrpc(const BenchOptions& o) {
+  auto credentials = MakeBenchCredentials(o.grpc_tls);
+  if (!credentials.ok()) return credentials.status();
+  return GrpcTarget{Target(o), *std::move(credentials)};
+}
+#endif
+
 absl::StatusOr<ModelMetadata> FetchMetadata(const BenchOptions& o) {
 #ifdef INFERA_BENCH_HAS_GRPC
-  if (o.protocol == "grpc") return FetchGrpcModelMetadata(Target(o), o.model, o.model_version, kControlTimeoutMs);
+  if (o.protocol == "grpc") {
+    auto target = TargetOfGrpc(o);
+    if (!target.ok()) return target.status();
+    return FetchGrpcModelMetadata(*target, o.model, o.model_version, kControlTimeoutMs);
+  }
 #endif
   const std::string path = ModelPath(o.model, o.model_version);
   auto reply = SimpleHttpGet(o.host, o.port, path, kControlTimeoutMs);
@@ -73,7 +87,11 @@ absl::StatusOr<ModelMetadata> FetchMetadata(const BenchOptions& o) {
 
 std::optional<ServerStats> FetchStats(const BenchOptions& o) {
 #ifdef INFERA_BENCH_HAS_GRPC
-  if (o.protocol == "grpc") return FetchGrpcModelStats(Target(o), o.model, o.model_version, kControlTimeoutMs);
+  if (o.protocol == "grpc") {
+    auto target = TargetOfGrpc(o);
+    if (!target.ok()) return std::nullopt;
+    return FetchGrpcModelStats(*target, o.model, o.model_version, kControlTimeoutMs);
+  }
 #endif
   auto reply = SimpleHttpGet(o.host, o.port, ModelPath(o.model, o.model_version) + "/stats", kControlTimeoutMs);
   if (!reply.ok() || reply->status != 200) return std::nullopt;
@@ -93,10 +111,14 @@ absl::StatusOr<std::unique_ptr<BenchSharedMemory>> SetUpSharedMemory(const Bench
   if (o.protocol == "grpc") {
 #ifdef INFERA_BENCH_HAS_GRPC
     register_region = [&o](const BenchSharedMemory::Region& r) {
-      return GrpcSharedMemoryRegister(Target(o), r.name, r.key, r.byte_size, kControlTimeoutMs);
+      auto target = TargetOfGrpc(o);
+      if (!target.ok()) return target.status();
+      return GrpcSharedMemoryRegister(*target, r.name, r.key, r.byte_size, kControlTimeoutMs);
     };
     unregister_region = [&o](const std::string& name) {
-      return GrpcSharedMemoryUnregister(Target(o), name, kControlTimeoutMs);
+      auto target = TargetOfGrpc(o);
+      if (!target.ok()) return target.status();
+      return GrpcSharedMemoryUnregister(*target, name, kControlTimeoutMs);
     };
 #endif
   } else {
@@ -145,7 +167,9 @@ absl::StatusOr<ClientFactory> MakeClientFactory(const BenchOptions& o, const std
                                                 int max_connections) {
   if (o.protocol == "grpc") {
 #ifdef INFERA_BENCH_HAS_GRPC
-    GrpcClientOptions grpc{Target(o), o.model, o.model_version, max_connections,
+    auto target = TargetOfGrpc(o);
+    if (!target.ok()) return target.status();
+    GrpcClientOptions grpc{*std::move(target), o.model, o.model_version, max_connections,
                            o.request_timeout_ms * kNsPerMs, o.check};
     return ClientFactory([grpc, payloads, streaming = o.streaming](boost::asio::io_context& io, const Clock& clock)
                              -> absl::StatusOr<std::unique_ptr<InferClient>> {

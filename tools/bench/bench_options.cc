@@ -46,12 +46,14 @@ Setter OptionalNumber(std::optional<T> BenchOptions::*field, T min, T max) {
   };
 }
 
+absl::Status SetText(std::string& field, std::string_view v) {
+  if (v.empty()) return absl::InvalidArgumentError("needs a non-empty value");
+  field = std::string(v);
+  return absl::OkStatus();
+}
+
 Setter Text(std::string BenchOptions::*field) {
-  return [=](BenchOptions& o, std::string_view v) -> absl::Status {
-    if (v.empty()) return absl::InvalidArgumentError("needs a non-empty value");
-    o.*field = std::string(v);
-    return absl::OkStatus();
-  };
+  return [=](BenchOptions& o, std::string_view v) { return SetText(o.*field, v); };
 }
 
 Setter Choice(std::string BenchOptions::*field, std::vector<std::string> choices) {
@@ -143,6 +145,18 @@ const std::vector<Flag>& Flags() {
          o.streaming = true;
          return absl::OkStatus();
        }},
+      {"", "ssl-grpc-use-ssl", nullptr, "With -i grpc: connect over TLS (perf_analyzer's flag).",
+       [](BenchOptions& o, std::string_view) {
+         o.grpc_tls.use_ssl = true;
+         return absl::OkStatus();
+       }},
+      {"", "ssl-grpc-root-certifications-file", "FILE",
+       "PEM CA certificates the server's certificate must chain to. Default: the system's.",
+       [](BenchOptions& o, std::string_view v) { return SetText(o.grpc_tls.root_certificates_file, v); }},
+      {"", "ssl-grpc-private-key-file", "FILE", "PEM private key of the client certificate (mutual TLS).",
+       [](BenchOptions& o, std::string_view v) { return SetText(o.grpc_tls.private_key_file, v); }},
+      {"", "ssl-grpc-certificate-chain-file", "FILE", "PEM client certificate chain (mutual TLS).",
+       [](BenchOptions& o, std::string_view v) { return SetText(o.grpc_tls.certificate_chain_file, v); }},
       {"", "service-kind", "kserve|openai",
        "API: KServe v2 tensor inference (\"triton\" is accepted too), or the OpenAI API with "
        "streaming (TTFT, TPOT, output tokens/s). Default kserve.",
@@ -271,6 +285,19 @@ absl::Status Validate(const BenchOptions& o) {
     return absl::InvalidArgumentError(
         "--streaming is gRPC ModelStreamInfer: it needs -i grpc and KServe tensors (not --service-kind openai, "
         "whose HTTP streaming is always on)");
+  }
+  const GrpcTlsFiles& tls = o.grpc_tls;
+  const bool tls_files = !tls.root_certificates_file.empty() || !tls.private_key_file.empty() ||
+                         !tls.certificate_chain_file.empty();
+  if ((tls.use_ssl || tls_files) && o.protocol != "grpc") {
+    return absl::InvalidArgumentError("--ssl-grpc-* flags need -i grpc");
+  }
+  if (tls_files && !tls.use_ssl) {
+    return absl::InvalidArgumentError("--ssl-grpc-*-file flags need --ssl-grpc-use-ssl");
+  }
+  if (tls.private_key_file.empty() != tls.certificate_chain_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--ssl-grpc-private-key-file and --ssl-grpc-certificate-chain-file go together (mutual TLS)");
   }
   if (o.service_kind == "openai" && o.protocol != "http") {
     return absl::InvalidArgumentError("--service-kind openai works over -i http only");

@@ -3,7 +3,8 @@
 // --concurrency-range, --request-rate-range, --request-distribution,
 // --measurement-interval, --stability-percentage, --max-trials, --percentile,
 // --latency-threshold, --input-data, --shape, --input-tensor-format,
-// --output-tensor-format, -f); the rest are infera's. BenchHelpText() lists them all.
+// --output-tensor-format, -f, --ssl-grpc-*); the rest are infera's. BenchHelpText() lists them
+// all.
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_TOOLS_BENCH_BENCH_OPTIONS_H_
@@ -23,6 +24,14 @@
 
 namespace infera::bench {
 
+// perf_analyzer's --ssl-grpc-* flags: TLS (and a client certificate) to the gRPC port.
+struct GrpcTlsFiles {
+  bool use_ssl = false;
+  std::string root_certificates_file;  // the CAs the server's certificate must chain to
+  std::string private_key_file;        // mutual TLS: the client's key ...
+  std::string certificate_chain_file;  // ... and certificate chain
+};
+
 struct BenchOptions {
   bool help = false;
   std::string model;
@@ -32,6 +41,7 @@ struct BenchOptions {
   bool url_given = false;
   std::string protocol = "http";        // http | grpc
   bool streaming = false;               // -i grpc: ModelStreamInfer instead of ModelInfer
+  GrpcTlsFiles grpc_tls;                // -i grpc over TLS
   std::string service_kind = "kserve";  // kserve (triton accepted) | openai
   int64_t batch_size = 1;
   // OpenAI API (--service-kind openai): streaming completions or chat.

@@ -151,5 +151,36 @@ TEST(BenchOptionsTest, StreamingIsASwitch) {
   EXPECT_THAT(BenchHelpText(), HasSubstr("--streaming"));
 }
 
+TEST(BenchOptionsTest, PerfAnalyzersGrpcTlsFlags) {
+  auto o = Parse({"-m", "simple", "-i", "grpc", "--ssl-grpc-use-ssl", "--ssl-grpc-root-certifications-file",
+                  "ca.pem", "--ssl-grpc-private-key-file=client.key", "--ssl-grpc-certificate-chain-file",
+                  "client.pem"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->grpc_tls.use_ssl);
+  EXPECT_EQ(o->grpc_tls.root_certificates_file, "ca.pem");
+  EXPECT_EQ(o->grpc_tls.private_key_file, "client.key");
+  EXPECT_EQ(o->grpc_tls.certificate_chain_file, "client.pem");
+  for (const char* flag : {"--ssl-grpc-use-ssl", "--ssl-grpc-root-certifications-file",
+                           "--ssl-grpc-private-key-file", "--ssl-grpc-certificate-chain-file"}) {
+    EXPECT_THAT(BenchHelpText(), HasSubstr(flag));
+  }
+  struct Case {
+    std::vector<std::string> args;
+    const char* needle;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"-m", "simple", "--ssl-grpc-use-ssl"}, "need -i grpc"},
+           {{"-m", "simple", "-i", "grpc", "--ssl-grpc-root-certifications-file", "ca.pem"}, "need --ssl-grpc-use-ssl"},
+           {{"-m", "simple", "-i", "grpc", "--ssl-grpc-use-ssl", "--ssl-grpc-private-key-file", "k"}, "go together"},
+           {{"-m", "simple", "-i", "grpc", "--ssl-grpc-use-ssl", "--ssl-grpc-certificate-chain-file", "c"}, "go together"},
+           {{"-m", "simple", "-i", "grpc", "--ssl-grpc-use-ssl=true"}, "takes no value"},
+           {{"-m", "simple", "-i", "grpc", "--ssl-grpc-use-ssl", "--ssl-grpc-root-certifications-file="}, "non-empty"}}) {
+    auto parsed = Parse(c.args);
+    ASSERT_FALSE(parsed.ok()) << c.needle;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(parsed.status().message(), HasSubstr(c.needle)) << parsed.status();
+  }
+}
+
 }  // namespace
 }  // namespace infera::bench

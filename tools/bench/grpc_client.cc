@@ -147,7 +147,7 @@ int GrpcInferClient::max_in_flight() const { return impl_->max_in_flight(); }
 size_t GrpcInferClient::num_payloads() const { return impl_->num_payloads(); }
 void GrpcInferClient::Close() { impl_->Close(); }
 
-absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, const std::string& model,
+absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const GrpcTarget& target, const std::string& model,
                                                      const std::string& version, int timeout_ms) {
   auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
   grpc::ClientContext context;
@@ -158,7 +158,7 @@ absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, 
   inference::ModelMetadataResponse response;
   grpc::Status status = stub->ModelMetadata(&context, request, &response);
   if (!status.ok()) {
-    return absl::UnavailableError(StrCat("gRPC ModelMetadata at ", target, ": ", GrpcCodeName(status.error_code()),
+    return absl::UnavailableError(StrCat("gRPC ModelMetadata at ", target.address, ": ", GrpcCodeName(status.error_code()),
                                          ": ", status.error_message()));
   }
   ModelMetadata metadata;
@@ -186,7 +186,7 @@ absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, 
   return metadata;
 }
 
-std::optional<ServerStats> FetchGrpcModelStats(const std::string& target, const std::string& model,
+std::optional<ServerStats> FetchGrpcModelStats(const GrpcTarget& target, const std::string& model,
                                                const std::string& version, int timeout_ms) {
   auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
   grpc::ClientContext context;
@@ -219,7 +219,7 @@ std::optional<ServerStats> FetchGrpcModelStats(const std::string& target, const 
   return stats;
 }
 
-absl::Status GrpcSharedMemoryRegister(const std::string& target, const std::string& name,
+absl::Status GrpcSharedMemoryRegister(const GrpcTarget& target, const std::string& name,
                                       const std::string& key, uint64_t byte_size, int timeout_ms) {
   auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
   grpc::ClientContext context;
@@ -236,7 +236,7 @@ absl::Status GrpcSharedMemoryRegister(const std::string& target, const std::stri
   return absl::OkStatus();
 }
 
-absl::Status GrpcSharedMemoryUnregister(const std::string& target, const std::string& name, int timeout_ms) {
+absl::Status GrpcSharedMemoryUnregister(const GrpcTarget& target, const std::string& name, int timeout_ms) {
   auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));

@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "tools/bench/bench_clock.h"
+#include "tools/bench/grpc_messages.h"
 #include "tools/bench/infer_client.h"
 #include "tools/bench/input_data.h"
 #include "tools/bench/model_metadata.h"
@@ -34,7 +35,7 @@ class io_context;
 namespace infera::bench {
 
 struct GrpcClientOptions {
-  std::string target = "127.0.0.1:8001";  // host:port
+  GrpcTarget target{"127.0.0.1:8001", nullptr};
   std::string model;
   std::string model_version;
   int max_in_flight = 1;
@@ -64,16 +65,16 @@ class GrpcInferClient final : public InferClient {
 };
 
 // ModelMetadata (and ModelConfig's max_batch_size) over gRPC.
-absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const std::string& target, const std::string& model,
+absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const GrpcTarget& target, const std::string& model,
                                                      const std::string& version, int timeout_ms);
 // ModelStatistics over gRPC; nullopt when unavailable.
-std::optional<ServerStats> FetchGrpcModelStats(const std::string& target, const std::string& model,
+std::optional<ServerStats> FetchGrpcModelStats(const GrpcTarget& target, const std::string& model,
                                                const std::string& version, int timeout_ms);
 
 // SystemSharedMemoryRegister / Unregister (--shared-memory system over gRPC).
-absl::Status GrpcSharedMemoryRegister(const std::string& target, const std::string& name,
+absl::Status GrpcSharedMemoryRegister(const GrpcTarget& target, const std::string& name,
                                       const std::string& key, uint64_t byte_size, int timeout_ms);
-absl::Status GrpcSharedMemoryUnregister(const std::string& target, const std::string& name, int timeout_ms);
+absl::Status GrpcSharedMemoryUnregister(const GrpcTarget& target, const std::string& name, int timeout_ms);
 
 }  // namespace infera::bench
 

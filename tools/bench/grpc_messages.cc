@@ -1,16 +1,51 @@
 #include "tools/bench/grpc_messages.h"
 
+#include <fstream>
+#include <iterator>
 #include <optional>
+#include <utility>
 
 #include "common/str_cat.h"
 
 namespace infera::bench {
 
-std::shared_ptr<grpc::Channel> MakeBenchChannel(const std::string& target) {
+namespace {
+
+absl::StatusOr<std::string> ReadPemFile(std::string_view flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text;
+  if (in.is_open()) text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (text.empty()) {
+    return absl::InvalidArgumentError(StrCat("--", flag, ": cannot read ", path, " (or it is empty)"));
+  }
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeBenchCredentials(const GrpcTlsFiles& tls) {
+  if (!tls.use_ssl) return std::shared_ptr<grpc::ChannelCredentials>();
+  grpc::SslCredentialsOptions ssl;
+  const std::pair<std::string_view, const std::string*> files[] = {
+      {"ssl-grpc-root-certifications-file", &tls.root_certificates_file},
+      {"ssl-grpc-private-key-file", &tls.private_key_file},
+      {"ssl-grpc-certificate-chain-file", &tls.certificate_chain_file}};
+  std::string* fields[] = {&ssl.pem_root_certs, &ssl.pem_private_key, &ssl.pem_cert_chain};
+  for (size_t i = 0; i < 3; ++i) {
+    if (files[i].second->empty()) continue;
+    absl::StatusOr<std::string> text = ReadPemFile(files[i].first, *files[i].second);
+    if (!text.ok()) return text.status();
+    *fields[i] = *std::move(text);
+  }
+  return grpc::SslCredentials(ssl);
+}
+
+std::shared_ptr<grpc::Channel> MakeBenchChannel(const GrpcTarget& target) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(
+      target.address, target.credentials ? target.credentials : grpc::InsecureChannelCredentials(), args);
 }
 
 std::string GrpcCodeName(grpc::StatusCode code) {

@@ -17,12 +17,25 @@
 #include "absl/status/statusor.h"
 #include "api/tensor.h"
 #include "grpc_service.pb.h"
+#include "tools/bench/bench_options.h"
 #include "tools/bench/input_data.h"
 
 namespace infera::bench {
 
-// A channel to `target` (host:port) without message size limits.
-std::shared_ptr<grpc::Channel> MakeBenchChannel(const std::string& target);
+// Where the gRPC clients connect, and how.
+struct GrpcTarget {
+  std::string address;  // host:port
+  // TLS credentials (MakeBenchCredentials); null: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+};
+
+// TLS credentials from the PEM files of `tls` (the system's CAs when no root file is
+// given), or null when !tls.use_ssl. InvalidArgument naming the flag and the file when
+// one cannot be read.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeBenchCredentials(const GrpcTlsFiles& tls);
+
+// A channel to `target` without message size limits.
+std::shared_ptr<grpc::Channel> MakeBenchChannel(const GrpcTarget& target);
 
 // "OK", "UNAVAILABLE", ... ("code N" outside the known range).
 std::string GrpcCodeName(grpc::StatusCode code);

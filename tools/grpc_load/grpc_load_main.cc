@@ -15,6 +15,10 @@
 // and no hand-off between gRPC's threads and ours, which keeps the client's own cost low
 // (it shares the machine with the server).
 //
+// TLS: --ssl-grpc-root-certifications-file F (the CAs the server's certificate must chain
+// to), plus --ssl-grpc-private-key-file F --ssl-grpc-certificate-chain-file F for mutual
+// TLS (perf_analyzer's names, as infera bench's).
+//
 // Prints one line, `RESULT {...}` (JSON: requests, errors, throughput_rps, latency
 // percentiles in ms over the measured window), and exits 1 if any answer was wrong.
 //
@@ -26,6 +30,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -55,6 +61,10 @@ struct Flags {
   // many elements instead of add_sub's two INT32 [1,16].
   int64_t identity_elements = 0;
   bool server_live = false;  // --rpc server_live: ServerLive instead of ModelInfer (floor)
+  // TLS when a root file is given (PEM paths).
+  std::string tls_root_file;
+  std::string tls_key_file;
+  std::string tls_chain_file;
 };
 
 bool ParseFlags(int argc, char** argv, Flags& flags) {
@@ -83,6 +93,12 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
       flags.threads = std::stoi(value);
     } else if (arg == "--warmup-s") {
       flags.warmup_s = std::stod(value);
+    } else if (arg == "--ssl-grpc-root-certifications-file") {
+      flags.tls_root_file = value;
+    } else if (arg == "--ssl-grpc-private-key-file") {
+      flags.tls_key_file = value;
+    } else if (arg == "--ssl-grpc-certificate-chain-file") {
+      flags.tls_chain_file = value;
     } else if (arg == "--rpc" && (value == "model_infer" || value == "server_live")) {
       flags.server_live = value == "server_live";
     } else {
@@ -90,12 +106,35 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
                    "usage: infera_grpc_load [--target HOST:PORT] [--model NAME] [--concurrency N]"
                      " [--duration-s S] [--warmup-s S] [--threads N] [--connections N]"
                    " [--rpc model_infer|server_live]"
-                   " [--identity-elements N]\n");
+                   " [--identity-elements N] [--ssl-grpc-root-certifications-file F"
+                   " [--ssl-grpc-private-key-file F --ssl-grpc-certificate-chain-file F]]\n");
       return false;
     }
   }
   return flags.concurrency > 0 && flags.threads > 0 && flags.connections >= 0 &&
-         flags.duration_s > 0 && flags.warmup_s >= 0;
+         flags.duration_s > 0 && flags.warmup_s >= 0 &&
+         flags.tls_key_file.empty() == flags.tls_chain_file.empty() &&
+         (flags.tls_key_file.empty() || !flags.tls_root_file.empty());
+}
+
+// The whole file at `path`; false (and a message) when it cannot be read or is empty.
+bool ReadPem(const std::string& path, std::string& text) {
+  std::ifstream in(path, std::ios::binary);
+  if (in.is_open()) text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (text.empty()) std::fprintf(stderr, "cannot read %s (or it is empty)\n", path.c_str());
+  return !text.empty();
+}
+
+// Plaintext, or TLS (with a client certificate) from the --ssl-grpc-* files.
+std::shared_ptr<grpc::ChannelCredentials> MakeCredentials(const Flags& flags) {
+  if (flags.tls_root_file.empty()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  if (!ReadPem(flags.tls_root_file, ssl.pem_root_certs)) return nullptr;
+  if (!flags.tls_key_file.empty() &&
+      (!ReadPem(flags.tls_key_file, ssl.pem_private_key) || !ReadPem(flags.tls_chain_file, ssl.pem_cert_chain))) {
+    return nullptr;
+  }
+  return grpc::SslCredentials(ssl);
 }
 
 // Both inputs of request `seq` from client `client`.
@@ -278,6 +317,8 @@ double Percentile(const std::vector<uint32_t>& sorted, double p) {
 int main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, flags)) return 2;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials = MakeCredentials(flags);
+  if (credentials == nullptr) return 2;
   const Clock::time_point start = Clock::now();
   const auto measure_from = start + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(flags.warmup_s));
@@ -293,7 +334,7 @@ int main(int argc, char** argv) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // its own TCP connection
     channels.push_back(
-        grpc::CreateCustomChannel(flags.target, grpc::InsecureChannelCredentials(), args));
+        grpc::CreateCustomChannel(flags.target, credentials, args));
   }
   std::vector<std::unique_ptr<Client>> clients;
   std::vector<int> clients_per_queue(static_cast<size_t>(num_threads), 0);
