@@ -110,7 +110,7 @@ const ApiRestriction* AdminGuard::RestrictionFor(ApiCategory category) const {
 }
 
 bool AdminGuard::Protected(ApiCategory category) const {
-  return !options_.admin_token.empty() || RestrictionFor(category) != nullptr;
+  return !options_.admin_token.empty() || options_.api_key_admin != nullptr || RestrictionFor(category) != nullptr;
 }
 
 bool AdminGuard::Opened(ApiCategory category) const {
@@ -179,6 +179,10 @@ absl::Status AdminGuard::Check(ApiCategory category, Operation operation,
       return absl::PermissionDeniedError(
           StrCat("This API is restricted, expecting header '", header, "'"));
     }
+  }
+  if (operation != Operation::kRead && options_.api_key_admin) {
+    // API keys configured: the Bearer key must hold the admin right (rules 2 and 3).
+    return options_.api_key_admin(headers("authorization"));
   }
   if (operation != Operation::kRead && !options_.admin_token.empty()) {
     std::optional<std::string_view> auth = headers("authorization");

@@ -41,6 +41,10 @@
 //      warning at start for every category left open that way (OpenAdminApiWarnings).
 //      The refusal names the flags that open it.
 //
+// With API keys configured (docs/api_keys.md), rules 2 and 3 become one: every kAdmin
+// and kRelease operation needs `Authorization: Bearer <key>` of a key with the admin
+// right (Options::api_key_admin decides; --admin-token is then such a key).
+//
 // Secrets are compared in constant time. Thread-safe (immutable after construction).
 #ifndef INFERA_API_ADMIN_GUARD_H_
 #define INFERA_API_ADMIN_GUARD_H_
@@ -95,6 +99,9 @@ class AdminGuard {
     // credential (--allow-admin-api, --allow-client-shm); explicit_mode opens
     // model-repository too.
     std::vector<ApiCategory> opened;
+    // Set when API keys are configured: OK when the Authorization value (nullopt: none)
+    // is a key with the admin right, else its Unauthenticated / PermissionDenied.
+    std::function<absl::Status(std::optional<std::string_view> authorization)> api_key_admin;
   };
 
   // InvalidArgument when a category is in two groups (Triton refuses that too).

@@ -47,6 +47,7 @@
 #include "manager/model_manager.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
+#include "security/api_key_store.h"
 #include "shm/shared_memory_registry.h"
 
 namespace grpc {
@@ -94,6 +95,10 @@ class GrpcServer {
     // The system shared-memory regions (not owned; outlives the server). Null: the
     // shared-memory RPCs answer UNAVAILABLE and requests naming a region fail.
     SharedMemoryRegistry* shared_memory = nullptr;
+    // API keys (docs/api_keys.md; grpc/api_key_check.h): every RPC but ServerLive,
+    // ServerReady and grpc.health.v1 needs a key. Null: keys off. Not owned; outlives
+    // the server.
+    ApiKeyStore* api_keys = nullptr;
   };
 
   // Unavailable naming the address when the port cannot be bound; InvalidArgument for a

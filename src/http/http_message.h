@@ -7,6 +7,7 @@
 #define INFERA_HTTP_HTTP_MESSAGE_H_
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,8 @@
 
 namespace infera {
 
+struct ApiKeyState;  // security/api_key_store.h
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // request-target as sent: path plus optional "?query"
@@ -22,6 +25,9 @@ struct HttpRequest {
   std::string body;
   // When the last byte of the request was read.
   std::chrono::steady_clock::time_point received_time{};
+  // The API key that admitted the request (http/api_key_access.h); null when keys are
+  // off. Routes check body-named models against it and charge LLM tokens to it.
+  std::shared_ptr<const ApiKeyState> api_key{};
 
   // The path part of the target (before '?'), still percent-encoded.
   std::string_view path() const {

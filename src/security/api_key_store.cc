@@ -250,20 +250,29 @@ absl::StatusOr<ApiKeyGrantPtr> ApiKeyStore::Authorize(std::optional<std::string_
 absl::Status ApiKeyStore::CheckRight(std::optional<std::string_view> authorization, uint8_t right) {
   MaybeReload();
   const std::shared_ptr<const Snapshot> snapshot = Current();
-  if (!authorization) return absl::UnauthenticatedError(kMissingKey);
+  if (!authorization) {
+    CountAuthFailure(AuthFailure::kMissing);
+    return absl::UnauthenticatedError(kMissingKey);
+  }
   ApiKeyGrantPtr grant = Lookup(*snapshot, authorization);
-  if (!grant) return absl::UnauthenticatedError(kInvalidKey);
-  if ((grant->entry.rights & right) != right) return absl::PermissionDeniedError(kNotAllowed);
+  if (!grant) {
+    CountAuthFailure(AuthFailure::kUnknown);
+    return absl::UnauthenticatedError(kInvalidKey);
+  }
+  if ((grant->entry.rights & right) != right) {
+    Reject(*grant, ApiKeyRejection::kRights);
+    return absl::PermissionDeniedError(kNotAllowed);
+  }
   return absl::OkStatus();
 }
 
-absl::Status ApiKeyStore::CheckModel(const ApiKeyGrantPtr& grant, std::string_view model) const {
+absl::Status CheckGrantModel(const ApiKeyGrantPtr& grant, std::string_view model) {
   if (grant == nullptr || grant->entry.AllowsModel(model)) return absl::OkStatus();
-  Reject(*grant, ApiKeyRejection::kModels);
+  grant->usage->rejected[static_cast<int>(ApiKeyRejection::kModels)].fetch_add(1, std::memory_order_relaxed);
   return absl::PermissionDeniedError(kNotAllowed);
 }
 
-void ApiKeyStore::ChargeTokens(const ApiKeyGrantPtr& grant, uint64_t prompt_tokens, uint64_t completion_tokens) const {
+void ChargeGrantTokens(const ApiKeyGrantPtr& grant, uint64_t prompt_tokens, uint64_t completion_tokens) {
   if (grant == nullptr) return;
   grant->usage->prompt_tokens.fetch_add(prompt_tokens, std::memory_order_relaxed);
   grant->usage->completion_tokens.fetch_add(completion_tokens, std::memory_order_relaxed);

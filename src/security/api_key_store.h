@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,11 +88,6 @@ class ApiKeyStore {
   // The key of `authorization` without quota or counters: for AdminGuard, which asks
   // whether the credential has the admin right. Unauthenticated / PermissionDenied.
   absl::Status CheckRight(std::optional<std::string_view> authorization, uint8_t right);
-  // A model named only in the body (OpenAI routes): PermissionDenied when the key's globs
-  // miss it (counted).
-  absl::Status CheckModel(const ApiKeyGrantPtr& grant, std::string_view model) const;
-  // Charges LLM usage to the key's token bucket and counters.
-  void ChargeTokens(const ApiKeyGrantPtr& grant, uint64_t prompt_tokens, uint64_t completion_tokens) const;
   // Counts a request refused before any key was looked up (a key in the query string).
   void CountAuthFailure(AuthFailure reason);
 
@@ -138,6 +134,20 @@ class ApiKeyStore {
   // Per metric label, in the order first seen (at most max_metric_labels + "other").
   std::vector<std::pair<std::string, std::shared_ptr<ApiKeyUsage>>> usage_ ABSL_GUARDED_BY(mu_);
 };
+
+// AdminGuard::Options::api_key_admin for `store`: OK when the Authorization value is a
+// key with the admin right.
+inline std::function<absl::Status(std::optional<std::string_view>)> ApiKeyAdminCheck(ApiKeyStore* store) {
+  return [store](std::optional<std::string_view> authorization) {
+    return store->CheckRight(authorization, kRightAdmin);
+  };
+}
+
+// A model named only in the body (OpenAI routes): PermissionDenied when the key's globs
+// miss it (counted). OK for a null grant (keys off).
+absl::Status CheckGrantModel(const ApiKeyGrantPtr& grant, std::string_view model);
+// Charges LLM usage to the key's token bucket and counters; nothing for a null grant.
+void ChargeGrantTokens(const ApiKeyGrantPtr& grant, uint64_t prompt_tokens, uint64_t completion_tokens);
 
 // The key of an `Authorization` value: "Bearer <key>" (scheme case-insensitive, spaces
 // around the key trimmed); nullopt for anything else.

@@ -73,8 +73,8 @@ TEST_F(ApiKeyStoreTest, MissingUnknownRightsModels) {
   // The refusal does not say which part of the key was wrong, and never holds the key.
   EXPECT_EQ(rights.message(), models.message());
   EXPECT_THAT(std::string(rights.message()), ::testing::Not(HasSubstr("ka")));
-  EXPECT_EQ(store->CheckModel(*ok, "fortune"), absl::OkStatus());
-  EXPECT_EQ(store->CheckModel(*ok, "bert").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(CheckGrantModel(*ok, "fortune"), absl::OkStatus());
+  EXPECT_EQ(CheckGrantModel(*ok, "bert").code(), absl::StatusCode::kPermissionDenied);
 
   std::string metrics;
   store->AppendMetrics(metrics);
@@ -154,7 +154,7 @@ TEST_F(ApiKeyStoreTest, TokenQuotaChargedAfterUseAndKeptAcrossReload) {
   ASSERT_NE(store, nullptr);
   absl::StatusOr<ApiKeyGrantPtr> grant = store->Authorize(Bearer("ka"), kRightInfer, "m");
   ASSERT_TRUE(grant.ok());
-  store->ChargeTokens(*grant, 500, 400);  // 600 - 900 = -300 tokens: 30 s at 10/s
+  ChargeGrantTokens(*grant, 500, 400);  // 600 - 900 = -300 tokens: 30 s at 10/s
   // An unrelated reload (a key added) keeps a's bucket: its limits did not change.
   WriteFile(path_, Line("a", "ka", "rights=infer models=* tokens_per_min=600") + Line("b", "kb", "rights=read models=*"));
   ASSERT_TRUE(store->ReloadIfChanged().ok());

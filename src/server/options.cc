@@ -177,6 +177,16 @@ const std::vector<Flag>& Flags() {
        "token, and those operations are off unless --allow-admin-api, --allow-client-shm or "
        "explicit mode (load/unload/promote) opens them.",
        Text(&ServeOptions::admin_token)},
+      {"api-key", "KEY",
+       "Require 'Authorization: Bearer KEY' (gRPC metadata authorization) on every route but "
+       "health and the metrics port; the key may read and infer on every model. Prefer env "
+       "INFERA_API_KEY (kept out of `ps`). docs/api_keys.md.",
+       Text(&ServeOptions::api_key)},
+      {"api-key-file", "PATH",
+       "API keys, hashed at rest, one per line: '<id> sha256:<hex> rights=read,infer,admin "
+       "models=<globs> [rps=N] [tokens_per_min=N]'; reloaded when the file changes. With keys, "
+       "--admin-token is a key with every right. Create keys with `infera api-key create`.",
+       Text(&ServeOptions::api_key_file)},
       {"allow-admin-api", "CATEGORIES",
        "Open the admin operations of these categories (model-repository, logging, "
        "shared-memory, trace; comma-separated, repeatable) to every client that reaches the "
