@@ -116,6 +116,9 @@ def test_http_kserve_rights_scopes_and_refusals(server):
     assert wrong_model == wrong_right
     # The flag key (env INFERA_API_KEY) may read and infer on every model.
     assert call(server, "POST", "/v2/models/simple/infer", SIMPLE, key=FLAG_KEY)[0] == 200
+    # Listings show only the key's models.
+    status, _, index = call(server, "POST", "/v2/repository/index", {}, key=team)
+    assert status == 200 and sorted(m["name"] for m in index) == ["simple", "tiny"]
     # An aggregate read over every model needs models=*.
     assert call(server, "GET", "/v2/models/stats", key=team)[0] == 403
     assert call(server, "GET", "/v2/models/stats", key=KEYS["reader"][0])[0] == 200
