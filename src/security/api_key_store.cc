@@ -111,16 +111,16 @@ std::shared_ptr<ApiKeyUsage> ApiKeyStore::UsageFor(const std::string& id) {
 absl::StatusOr<std::shared_ptr<const ApiKeyStore::Snapshot>> ApiKeyStore::BuildSnapshot(ApiKeySet set) {
   auto snapshot = std::make_shared<Snapshot>();
   absl::MutexLock lock(&mu_);
+  absl::flat_hash_map<std::string_view, const ApiKeyState*> previous;
+  if (snapshot_) {
+    for (const ApiKeyGrantPtr& old : snapshot_->keys) previous.emplace(old->entry.id, old.get());
+  }
   for (ApiKeyEntry& entry : set.entries) {
     auto state = std::make_shared<ApiKeyState>();
-    if (snapshot_) {
-      // The same id with the same limits keeps its buckets across a reload.
-      for (const ApiKeyGrantPtr& old : snapshot_->keys) {
-        if (old->entry.id == entry.id && old->entry.rps == entry.rps &&
-            old->entry.tokens_per_min == entry.tokens_per_min) {
-          state->quota = old->quota;
-        }
-      }
+    // The same id with the same limits keeps its buckets across a reload.
+    if (auto it = previous.find(entry.id); it != previous.end() && it->second->entry.rps == entry.rps &&
+                                           it->second->entry.tokens_per_min == entry.tokens_per_min) {
+      state->quota = it->second->quota;
     }
     if (!state->quota) {
       state->quota = std::make_shared<ApiKeyQuota>();
