@@ -114,6 +114,11 @@ def test_http_kserve_rights_scopes_and_refusals(server):
     status, _, wrong_right = call(server, "POST", "/v2/models/simple/infer", SIMPLE, key=KEYS["reader"][0])
     assert status == 403
     assert wrong_model == wrong_right
+    # Triton's generate routes need the infer right on the model too.
+    for route in ("generate", "generate_stream"):
+        assert call(server, "POST", f"/v2/models/tiny/{route}", {"text_input": "Hi"})[0] == 401
+        assert call(server, "POST", f"/v2/models/tiny/{route}", {"text_input": "Hi"}, key=KEYS["scoped"][0])[0] == 403
+        assert call(server, "POST", f"/v2/models/tiny/{route}", {"text_input": "Hi"}, key=KEYS["reader"][0])[0] == 403
     # The flag key (env INFERA_API_KEY) may read and infer on every model.
     assert call(server, "POST", "/v2/models/simple/infer", SIMPLE, key=FLAG_KEY)[0] == 200
     # Listings show only the key's models.
