@@ -110,7 +110,7 @@ const ApiRestriction* AdminGuard::RestrictionFor(ApiCategory category) const {
 }
 
 bool AdminGuard::Protected(ApiCategory category) const {
-  return !options_.admin_token.empty() || RestrictionFor(category) != nullptr;
+  return !options_.admin_token.empty() || options_.api_key_admin != nullptr || RestrictionFor(category) != nullptr;
 }
 
 bool AdminGuard::Opened(ApiCategory category) const {
@@ -180,6 +180,10 @@ absl::Status AdminGuard::Check(ApiCategory category, Operation operation,
           StrCat("This API is restricted, expecting header '", header, "'"));
     }
   }
+  if (operation != Operation::kRead && options_.api_key_admin) {
+    // API keys configured: the Bearer key must hold the admin right (rules 2 and 3).
+    return options_.api_key_admin(headers("authorization"));
+  }
   if (operation != Operation::kRead && !options_.admin_token.empty()) {
     std::optional<std::string_view> auth = headers("authorization");
     if (!auth || !ConstantTimeEquals(*auth, StrCat("Bearer ", options_.admin_token))) {
@@ -200,7 +204,13 @@ std::string AdminGuard::PresentedCredential(ApiCategory category, const HeaderLo
       credential = StrCat("restricted:", ApiCategoryName(category));
     }
   }
-  if (!options_.admin_token.empty()) {
+  if (options_.credential_of) {
+    // API keys: the bearer value is a key (--admin-token is one of them, id admin-token).
+    if (std::optional<std::string_view> auth = headers("authorization")) {
+      const std::string key = options_.credential_of(auth);
+      credential = credential.empty() ? key : StrCat(credential, "+", key);
+    }
+  } else if (!options_.admin_token.empty()) {
     std::optional<std::string_view> auth = headers("authorization");
     if (auth && auth->substr(0, 7) == "Bearer ") {
       credential = credential.empty() ? "admin-token" : StrCat(credential, "+admin-token");

@@ -41,6 +41,10 @@
 //      warning at start for every category left open that way (OpenAdminApiWarnings).
 //      The refusal names the flags that open it.
 //
+// With API keys configured (docs/api_keys.md), rules 2 and 3 become one: every kAdmin
+// and kRelease operation needs `Authorization: Bearer <key>` of a key with the admin
+// right (Options::api_key_admin decides; --admin-token is then such a key).
+//
 // Secrets are compared in constant time. Thread-safe (immutable after construction).
 #ifndef INFERA_API_ADMIN_GUARD_H_
 #define INFERA_API_ADMIN_GUARD_H_
@@ -95,6 +99,12 @@ class AdminGuard {
     // credential (--allow-admin-api, --allow-client-shm); explicit_mode opens
     // model-repository too.
     std::vector<ApiCategory> opened;
+    // Set when API keys are configured: OK when the Authorization value (nullopt: none)
+    // is a key with the admin right, else its Unauthenticated / PermissionDenied.
+    std::function<absl::Status(std::optional<std::string_view> authorization)> api_key_admin;
+    // Set with api_key_admin: the audit log's name for the Authorization value's holder
+    // ("key:<id>", "unknown-key", "none"; PresentedCredential).
+    std::function<std::string(std::optional<std::string_view> authorization)> credential_of;
   };
 
   // InvalidArgument when a category is in two groups (Triton refuses that too).
@@ -105,8 +115,9 @@ class AdminGuard {
 
   // Which credential the request presented for `category`, for the audit log
   // (security/audit_log.h): "admin-token" (an Authorization: Bearer header, with
-  // --admin-token set), "restricted:<category>" (the category's restricted-API header),
-  // both joined with '+', or "none". Says nothing of whether it was right, and never
+  // --admin-token set and no API keys), with API keys Options::credential_of's answer
+  // ("key:<id>" or "unknown-key"), "restricted:<category>" (the category's restricted-API
+  // header), joined with '+', or "none". Says nothing of whether it was right, and never
   // contains the secret.
   std::string PresentedCredential(ApiCategory category, const HeaderLookup& headers) const;
 

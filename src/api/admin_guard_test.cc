@@ -220,5 +220,34 @@ TEST(AdminGuardTest, PresentedCredentialNamesTheCredentialNeverTheSecret) {
             "restricted:trace");
 }
 
+TEST(AdminGuardTest, WithApiKeysTheAdminRightIsTheCredentialAndRestrictionsStillApply) {
+  AdminGuard::Options options;
+  options.restrictions.push_back(*ParseApiRestriction("logging:x-admin=yes"));
+  // The store's decision, faked: "Bearer admin-key" holds the admin right.
+  options.api_key_admin = [](std::optional<std::string_view> authorization) {
+    if (!authorization) return absl::UnauthenticatedError("missing API key");
+    if (*authorization != "Bearer admin-key") return absl::PermissionDeniedError("not allowed");
+    return absl::OkStatus();
+  };
+  AdminGuard guard = *AdminGuard::Create(std::move(options));
+  // Closed by default no longer applies: the admin key opens every category...
+  EXPECT_TRUE(guard.Check(ApiCategory::kModelRepository, Op::kAdmin,
+                          Headers({{"authorization", "Bearer admin-key"}})).ok());
+  EXPECT_TRUE(guard.Protected(ApiCategory::kModelRepository));
+  EXPECT_FALSE(guard.OpenToEveryone(ApiCategory::kModelRepository));
+  // ...and nothing else does.
+  EXPECT_EQ(guard.Check(ApiCategory::kModelRepository, Op::kAdmin, Headers({})).code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(guard.Check(ApiCategory::kSharedMemory, Op::kRelease,
+                        Headers({{"authorization", "Bearer read-key"}})).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(guard.Check(ApiCategory::kSharedMemory, Op::kRead, Headers({})).ok());
+  // A restricted category still needs its header on top of the key.
+  EXPECT_EQ(guard.Check(ApiCategory::kLogging, Op::kAdmin, Headers({{"authorization", "Bearer admin-key"}})).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(guard.Check(ApiCategory::kLogging, Op::kAdmin,
+                          Headers({{"authorization", "Bearer admin-key"}, {"x-admin", "yes"}})).ok());
+}
+
 }  // namespace
 }  // namespace infera

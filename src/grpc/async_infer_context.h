@@ -19,6 +19,7 @@
 #include "grpc/live_calls.h"
 #include "grpc_service.grpc.pb.h"
 #include "manager/model_manager.h"
+#include "security/api_key_store.h"
 
 namespace infera {
 
@@ -57,6 +58,8 @@ struct AsyncInferContext {
   AsyncInferService* service = nullptr;
   const ModelManager* manager = nullptr;
   InferCallOptions infer;
+  // API keys (grpc/api_key_check.h); null: keys off. Not owned; outlives the server.
+  ApiKeyStore* api_keys = nullptr;
   // Unanswered requests one ModelStreamInfer stream may have before reading pauses.
   size_t max_pending_per_stream = 256;
   // Bytes of answers a stream may have waiting to be written before a decoupled model's

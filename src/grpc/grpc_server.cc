@@ -41,6 +41,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   guard_options.header_prefix = "triton-grpc-protocol-";  // Triton's metadata names
   guard_options.explicit_mode = manager.mode() == ModelControlMode::kExplicit;
   guard_options.opened = options.opened_admin_api;
+  if (ApiKeyStore* keys = options.api_keys) {
+    guard_options.api_key_admin = ApiKeyAdminCheck(keys);
+    guard_options.credential_of = ApiKeyCredentialOf(keys);
+  }
   absl::StatusOr<AdminGuard> guard = AdminGuard::Create(std::move(guard_options));
   if (!guard.ok()) return guard.status();
   AdminExecutor* admin = options.admin_executor;
@@ -49,10 +53,11 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
     admin = server->own_admin_.get();
   }
   server->inference_ = std::make_unique<InferenceService>(manager, *server->handlers_, *admin,
-                                                          options.shared_memory, std::move(*guard));
+                                                          options.shared_memory, std::move(*guard), options.api_keys);
   AsyncInferContext& infer = server->infer_context_;
   infer.service = &server->inference_->service();
   infer.manager = &manager;
+  infer.api_keys = options.api_keys;
   infer.infer.max_response_bytes = options.max_message_bytes;
   infer.infer.trace = InferTrace::Sink{options.trace_settings, options.tracer};
   infer.infer.shared_memory = options.shared_memory;

@@ -48,6 +48,7 @@
 #include "security/tls_config.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
+#include "security/api_key_store.h"
 #include "shm/shared_memory_registry.h"
 
 namespace grpc {
@@ -98,6 +99,10 @@ class GrpcServer {
     // TLS on the port when tls.enabled() (docs/grpc.md, "TLS and mutual TLS"): the files
     // are checked at Start and re-read every kGrpcTlsRefreshSeconds; plaintext otherwise.
     TlsConfig tls;
+    // API keys (docs/api_keys.md; grpc/api_key_check.h): every RPC but ServerLive,
+    // ServerReady and grpc.health.v1 needs a key. Null: keys off. Not owned; outlives
+    // the server.
+    ApiKeyStore* api_keys = nullptr;
   };
 
   // Unavailable naming the address when the port cannot be bound; InvalidArgument for a

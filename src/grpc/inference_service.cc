@@ -1,11 +1,13 @@
 #include "grpc/inference_service.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "common/status.h"
+#include "grpc/api_key_check.h"
 #include "protocol/log_settings.h"
 #include "protocol/model_answers.h"
 #include "grpc/admin_audit.h"
@@ -15,7 +17,7 @@ namespace infera {
 namespace {
 
 // An AsyncUnaryMethod whose handler answers inline: `handler`'s status (the response as
-// it filled it when OK).
+// it filled it when OK), after the call's API key was admitted (grpc/api_key_check.h).
 template <typename Service, typename Request, typename Response>
 std::unique_ptr<AsyncMethod> InlineMethod(
     std::type_identity_t<Service>* service,
@@ -23,11 +25,24 @@ std::unique_ptr<AsyncMethod> InlineMethod(
                              grpc::CompletionQueue*, grpc::ServerCompletionQueue*, void*),
     const InferenceService* self,
     absl::Status (InferenceService::*handler)(grpc::ServerContext&, const Request&, Response*) const,
-    LiveCalls* live_calls) {
+    LiveCalls* live_calls, ApiKeyStore* api_keys) {
   return MakeAsyncUnaryMethod<Service, Request, Response>(
       service, request,
-      [self, handler](grpc::ServerContext& context, const Request& message, Response* response,
-                      UnaryReply reply) { std::move(reply)((self->*handler)(context, message, response)); },
+      [self, handler, api_keys](grpc::ServerContext& context, const Request& message, Response* response,
+                                UnaryReply reply) {
+        absl::StatusOr<ApiKeyGrantPtr> grant = AuthorizeGrpcCall(api_keys, context, message);
+        if (!grant.ok()) return std::move(reply)(grant.status());
+        absl::Status status = (self->*handler)(context, message, response);
+        if constexpr (std::is_same_v<Response, inference::RepositoryIndexResponse>) {
+          if (status.ok() && *grant != nullptr) {  // the key's models only
+            auto* models = response->mutable_models();
+            models->erase(std::remove_if(models->begin(), models->end(),
+                                         [&](const auto& m) { return !(*grant)->entry.AllowsModel(m.name()); }),
+                          models->end());
+          }
+        }
+        std::move(reply)(std::move(status));
+      },
       live_calls);
 }
 
@@ -47,9 +62,9 @@ absl::Status InferenceService::AuditedSharedMemory(const Context& context, Admin
 
 InferenceService::InferenceService(ModelManager& manager, const MetadataHandlers& handlers,
                                    AdminExecutor& admin, SharedMemoryRegistry* shared_memory,
-                                   AdminGuard guard)
+                                   AdminGuard guard, ApiKeyStore* api_keys)
     : manager_(manager), handlers_(handlers), admin_(admin), shared_memory_(shared_memory),
-      guard_(std::move(guard)) {}
+      guard_(std::move(guard)), api_keys_(api_keys) {}
 
 std::vector<std::unique_ptr<AsyncMethod>> InferenceService::Methods(LiveCalls* live_calls) {
   using Self = InferenceService;
@@ -57,7 +72,7 @@ std::vector<std::unique_ptr<AsyncMethod>> InferenceService::Methods(LiveCalls* l
   AsyncInferService* service = &service_;
   std::vector<std::unique_ptr<AsyncMethod>> methods;
   auto add_inline = [&](auto request, auto handler) {
-    methods.push_back(InlineMethod(service, request, this, handler, live_calls));
+    methods.push_back(InlineMethod(service, request, this, handler, live_calls, api_keys_));
   };
   add_inline(&async_infer_internal::C0::RequestServerLive, &Self::ServerLive);
   add_inline(&async_infer_internal::C1::RequestServerReady, &Self::ServerReady);
@@ -158,6 +173,7 @@ AuditEvent InferenceService::Audit(const Context& context, ApiCategory category,
 
 void InferenceService::RepositoryModelLoad(Context& context, const inference::RepositoryModelLoadRequest& request,
                                            inference::RepositoryModelLoadResponse*, UnaryReply reply) const {
+  if (auto key = AuthorizeGrpcCall(api_keys_, context, request); !key.ok()) return std::move(reply)(key.status());
   if (absl::Status admin = CheckModelControl(context, "model.load", request.model_name()); !admin.ok()) {
     return std::move(reply)(std::move(admin));
   }
@@ -184,6 +200,7 @@ void InferenceService::RepositoryModelLoad(Context& context, const inference::Re
 void InferenceService::RepositoryModelUnload(Context& context,
                                              const inference::RepositoryModelUnloadRequest& request,
                                              inference::RepositoryModelUnloadResponse*, UnaryReply reply) const {
+  if (auto key = AuthorizeGrpcCall(api_keys_, context, request); !key.ok()) return std::move(reply)(key.status());
   if (absl::Status admin = CheckModelControl(context, "model.unload", request.model_name()); !admin.ok()) {
     return std::move(reply)(std::move(admin));
   }

@@ -29,6 +29,7 @@
 #include "security/audit_log.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
+#include "security/api_key_store.h"
 
 namespace infera {
 
@@ -37,7 +38,7 @@ class InferenceService final {
   // `admin` runs RepositoryModelLoad/Unload; it and `manager` outlive this.
   // `shared_memory` (may be null) is where the shared-memory RPCs register regions.
   InferenceService(ModelManager& manager, const MetadataHandlers& handlers, AdminExecutor& admin,
-                   SharedMemoryRegistry* shared_memory, AdminGuard guard);
+                   SharedMemoryRegistry* shared_memory, AdminGuard guard, ApiKeyStore* api_keys = nullptr);
 
   // The 17 control-plane methods (every RPC but ModelInfer / ModelStreamInfer), each
   // calling its handler below; every matched call is counted in `live_calls`. The
@@ -115,6 +116,7 @@ class InferenceService final {
   AdminExecutor& admin_;
   SharedMemoryRegistry* const shared_memory_;
   const AdminGuard guard_;
+  ApiKeyStore* const api_keys_;  // null: keys off (grpc/api_key_check.h)
   AsyncInferService service_;
 };
 

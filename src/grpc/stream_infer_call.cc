@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/str_cat.h"
+#include "grpc/api_key_check.h"
 #include "grpc/arena_infer_request.h"
 #include "grpc/grpc_status.h"
 #include "grpc/stream_registry.h"
@@ -31,6 +32,11 @@ void StreamInferCall::OnMatched(bool ok) {
     absl::MutexLock lock(&mu_);
     ++active_;
     draining_ = draining;
+    // A stream without a valid key ends at once, UNAUTHENTICATED (grpc/api_key_check.h).
+    if (context_.api_keys != nullptr) {
+      absl::Status key = context_.api_keys->CheckRight(GrpcAuthorization(server_context_), kRightInfer);
+      if (!key.ok()) BreakLocked(std::move(key));
+    }
     MaybeReadLocked(actions);
     MaybeFinishLocked(actions);
   }
@@ -74,6 +80,10 @@ void StreamInferCall::OnReadDone(bool ok) {
 }
 
 void StreamInferCall::Process(std::shared_ptr<inference::ModelInferRequest> message) {
+  // Each message is a request: its model and the key's request quota are checked.
+  if (auto key = AuthorizeGrpcCall(context_.api_keys, server_context_, *message); !key.ok()) {
+    return Respond(StreamAnswer{StreamErrorAnswer(*message, key.status()), true});
+  }
   RunStreamInfer(*context_.manager, context_.infer, metadata_, std::move(message), cancellation_,
                  [this](StreamAnswer answer) { Respond(std::move(answer)); });
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "grpc/api_key_check.h"
 #include "grpc/arena_infer_request.h"
 #include "grpc/grpc_status.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
@@ -35,6 +36,11 @@ void UnaryInferCall::OnMatched(bool ok) {
     return Respond(std::move(result));
   }
   const inference::ModelInferRequest& request = *message;
+  if (auto key = AuthorizeGrpcCall(context_.api_keys, server_context_, request); !key.ok()) {
+    InferCallResult result;
+    result.status = key.status();
+    return Respond(std::move(result));
+  }
   RunUnaryInfer(*context_.manager, context_.infer, InferCallMetadata::From(server_context_.client_metadata()), request,
                 std::move(message), cancellation_, [this](InferCallResult result) { Respond(std::move(result)); });
 }

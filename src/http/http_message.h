@@ -7,6 +7,7 @@
 #define INFERA_HTTP_HTTP_MESSAGE_H_
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include <vector>
 
 namespace infera {
+
+struct ApiKeyState;  // security/api_key_store.h
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
@@ -24,6 +27,9 @@ struct HttpRequest {
   std::chrono::steady_clock::time_point received_time{};
   // The client's address as "ip:port" ("[v6]:port"), for the audit log; empty when unknown.
   std::string peer;
+  // The API key that admitted the request (http/api_key_access.h); null when keys are
+  // off. Routes check body-named models against it and charge LLM tokens to it.
+  std::shared_ptr<const ApiKeyState> api_key{};
 
   // The path part of the target (before '?'), still percent-encoded.
   std::string_view path() const {

@@ -59,7 +59,7 @@ HttpResponse ModelStatisticsResponse(const ModelManager& manager, std::string_vi
   return JsonResponse(ProtoToJson(response));
 }
 
-HttpResponse RepositoryIndexResponse(const ModelManager& manager, std::string_view body) {
+HttpResponse RepositoryIndexResponse(const ModelManager& manager, std::string_view body, const ApiKeyGrantPtr& key) {
   absl::StatusOr<bool> ready_only = ParseIndexRequest(body);
   if (!ready_only.ok()) return ErrorResponse(ready_only.status());
   inference::RepositoryIndexResponse response;
@@ -69,6 +69,7 @@ HttpResponse RepositoryIndexResponse(const ModelManager& manager, std::string_vi
   JsonWriter w(buffer);
   w.StartArray();
   for (const inference::RepositoryIndexResponse::ModelIndex& model : response.models()) {
+    if (key != nullptr && !key->entry.AllowsModel(model.name())) continue;  // the key's models only
     w.StartObject();
     w.Key("name");
     WriteString(w, model.name());

@@ -29,6 +29,7 @@
 
 #include "http/http_message.h"
 #include "manager/model_manager.h"
+#include "security/api_key_store.h"
 
 namespace infera {
 
@@ -39,8 +40,10 @@ HttpResponse ModelConfigResponse(const ModelManager& manager, std::string_view n
 HttpResponse ModelStatisticsResponse(const ModelManager& manager, std::string_view name,
                                      std::optional<int64_t> version);
 
-// `body`: empty, or {"ready": true|false}.
-HttpResponse RepositoryIndexResponse(const ModelManager& manager, std::string_view body);
+// `body`: empty, or {"ready": true|false}. `key`: the request's API key (null: keys off):
+// only its models are listed.
+HttpResponse RepositoryIndexResponse(const ModelManager& manager, std::string_view body,
+                                     const ApiKeyGrantPtr& key = nullptr);
 
 }  // namespace infera
 

@@ -63,7 +63,7 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
         !denied.ok()) {
       return std::move(responder).Send(AdminDeniedResponse(denied));
     }
-    return std::move(responder).Send(RepositoryIndexResponse(manager_, request.body));
+    return std::move(responder).Send(RepositoryIndexResponse(manager_, request.body, request.api_key));
   }
   // v2 repository models {m} {action...}
   if (parts.size() < 5 || parts[2] != "models") {

@@ -23,6 +23,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "repository/model_config_util.h"
+#include "security/api_key_store.h"
 
 namespace infera::openai {
 namespace {
@@ -198,6 +199,9 @@ void EmbeddingsRoutes::Handle(HttpRequest request, HttpResponder responder) cons
   }
   auto parsed = ParseEmbeddingsRequest(request.body);
   if (!parsed.ok()) return std::move(responder).Send(OpenAiErrorResponse(parsed.status()));
+  if (absl::Status scope = CheckGrantModel(request.api_key, parsed->model); !scope.ok()) {
+    return std::move(responder).Send(OpenAiErrorResponse(scope));
+  }
   std::optional<InferTrace> trace =
       InferTrace::Start(trace_, parsed->model, request.Header("traceparent"), request.received_time);
   if (trace) trace->Parsed(std::chrono::steady_clock::now());

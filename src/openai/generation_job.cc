@@ -144,11 +144,16 @@ void GenerationJob::SendBody() {
 
 ModelHandle GenerationJob::FinishIfComplete() {
   if (finished_ || num_settled_ < choices_.size()) return ModelHandle();
+  if (!answered_ && num_admitted_ < choices_.size()) return ModelHandle();
+  // Every choice has settled: the usage is final. Charged to the API key before the
+  // answer goes out, so the client's next request already sees it.
+  const Usage usage = TotalUsage();
+  ChargeGrantTokens(options_.api_key, static_cast<uint64_t>(usage.prompt_tokens),
+                    static_cast<uint64_t>(usage.completion_tokens));
   if (answered_) {
     finished_ = true;
     return std::move(version_);
   }
-  if (num_admitted_ < choices_.size()) return ModelHandle();
   if (options_.stream) {
     EndStream();
     finished_ = true;

@@ -40,6 +40,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "security/api_key_store.h"
 #include "api/cancellation.h"
 #include "api/generation.h"
 #include "manager/model_handle.h"
@@ -62,6 +63,9 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     bool logprobs = false;
     int n = 1;                // choices per prompt: choice i is of prompt i / n
     size_t num_choices = 1;   // prompts × n
+    // The API key the request came with (null: keys off): its prompt + completion
+    // tokens are charged to it once every choice has settled.
+    ApiKeyGrantPtr api_key;
   };
 
   // `client`: cancelled when the client goes away (may be null).

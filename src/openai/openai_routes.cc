@@ -35,7 +35,7 @@ absl::StatusOr<OpenAiRoutes::Llm> OpenAiRoutes::FindLlm(std::string_view name) c
   return Llm{std::move(*version), model};
 }
 
-HttpResponse OpenAiRoutes::ListModels(std::string_view only) const {
+HttpResponse OpenAiRoutes::ListModels(std::string_view only, const ApiKeyGrantPtr& key) const {
   rapidjson::StringBuffer b;
   rapidjson::Writer<rapidjson::StringBuffer> w(b);
   // A ready LLM (m set), or one still loading (only its name is known).
@@ -61,6 +61,7 @@ HttpResponse OpenAiRoutes::ListModels(std::string_view only) const {
   std::vector<std::pair<std::string, bool>> llms;  // name, ready
   for (const ModelIndexEntry& entry : manager_.Index()) {
     if (!only.empty() && entry.name != only) continue;
+    if (key != nullptr && !key->entry.AllowsModel(entry.name)) continue;  // the key's models only
     const bool ready = entry.state == ModelState::kReady;
     const bool loading = entry.state == ModelState::kLoading && entry.backend == "llm";
     if (!ready && !loading) continue;
@@ -108,7 +109,7 @@ void OpenAiRoutes::Handle(HttpRequest request, HttpResponder responder) const {
     if (!method_is("GET")) return;
     std::optional<std::string> id = parts.size() == 3 ? PercentDecode(parts[2]) : std::string();
     if (!id) return std::move(responder).Send(OpenAiErrorResponse(400, "malformed model id"));
-    return std::move(responder).Send(ListModels(*id));
+    return std::move(responder).Send(ListModels(*id, request.api_key));
   }
   if (parts.size() == 2 && parts[1] == "completions") {
     if (method_is("POST")) Completions(std::move(request), std::move(responder));
@@ -137,22 +138,28 @@ std::optional<InferTrace> StartTrace(const InferTrace::Sink& sink, std::string_v
 void OpenAiRoutes::Completions(HttpRequest request, HttpResponder responder) const {
   auto parsed = ParseCompletionRequest(request.body);
   if (!parsed.ok()) return std::move(responder).Send(OpenAiErrorResponse(parsed.status()));
+  if (absl::Status scope = CheckGrantModel(request.api_key, parsed->model); !scope.ok()) {
+    return std::move(responder).Send(OpenAiErrorResponse(scope));
+  }
   std::optional<InferTrace> trace = StartTrace(trace_, parsed->model, request);
   Generate(Endpoint::kCompletions, *parsed, CompletionGenerations(*parsed, request.received_time), std::move(trace),
-           std::move(responder));
+           std::move(responder), std::move(request.api_key));
 }
 
 void OpenAiRoutes::ChatCompletions(HttpRequest request, HttpResponder responder) const {
   auto parsed = ParseChatRequest(request.body);
   if (!parsed.ok()) return std::move(responder).Send(OpenAiErrorResponse(parsed.status()));
+  if (absl::Status scope = CheckGrantModel(request.api_key, parsed->model); !scope.ok()) {
+    return std::move(responder).Send(OpenAiErrorResponse(scope));
+  }
   std::optional<InferTrace> trace = StartTrace(trace_, parsed->model, request);
   Generate(Endpoint::kChat, *parsed, ChatGenerations(*parsed, request.received_time), std::move(trace),
-           std::move(responder));
+           std::move(responder), std::move(request.api_key));
 }
 
 template <typename Parsed>
 void OpenAiRoutes::Generate(Endpoint endpoint, const Parsed& parsed, std::vector<GenerationRequest> generations,
-                            std::optional<InferTrace> trace, HttpResponder responder) const {
+                            std::optional<InferTrace> trace, HttpResponder responder, ApiKeyGrantPtr api_key) const {
   auto llm = FindLlm(parsed.model);
   if (!llm.ok()) {
     HttpResponse response = OpenAiErrorResponse(llm.status());
@@ -169,6 +176,7 @@ void OpenAiRoutes::Generate(Endpoint endpoint, const Parsed& parsed, std::vector
   options.logprobs = parsed.sampling.logprobs;
   options.n = parsed.n;
   options.num_choices = generations.size();
+  options.api_key = std::move(api_key);
   // Held through the loop below: the job lets its copy go once the answer is complete,
   // which the last Generate may bring about.
   const ModelHandle version = llm->version;

@@ -46,6 +46,7 @@
 #include "http/http_server.h"
 #include "manager/model_manager.h"
 #include "openai/choice_rendering.h"
+#include "security/api_key_store.h"
 #include "tracing/infer_trace.h"
 
 namespace infera {
@@ -69,7 +70,8 @@ class OpenAiRoutes {
     TextGenerator* model = nullptr;  // the version's text generation
   };
   absl::StatusOr<Llm> FindLlm(std::string_view name) const;
-  HttpResponse ListModels(std::string_view only) const;
+  // `key`: the request's API key (null: keys off): only its models are listed.
+  HttpResponse ListModels(std::string_view only, const ApiKeyGrantPtr& key) const;
   void Completions(HttpRequest request, HttpResponder responder) const;
   void ChatCompletions(HttpRequest request, HttpResponder responder) const;
   // What completions and chat share once the body is parsed: the trace, the model
@@ -77,7 +79,7 @@ class OpenAiRoutes {
   // ChatRequest.
   template <typename Parsed>
   void Generate(Endpoint endpoint, const Parsed& parsed, std::vector<GenerationRequest> generations,
-                std::optional<InferTrace> trace, HttpResponder responder) const;
+                std::optional<InferTrace> trace, HttpResponder responder, ApiKeyGrantPtr api_key) const;
 
   ModelManager& manager_;
   const InferTrace::Sink trace_;

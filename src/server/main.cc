@@ -2,12 +2,14 @@
 //   infera serve --model-repository DIR [flags]
 //   infera bench -m MODEL [flags]       (the load generator, tools/bench)
 //   infera analyze --repository DIR -m MODEL --objective ...   (tools/analyze)
+//   infera api-key create --id ID ...                          (security/api_key_command.h)
 //   infera --help | --version
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "security/api_key_command.h"
 #include "server/options.h"
 #include "server/server.h"
 #include "server/version.h"
@@ -25,6 +27,7 @@ constexpr char kUsage[] =
     "  bench     Load-test a KServe v2 server (infera bench --help for its flags).\n"
     "  analyze   Find the best model configuration for a latency objective (infera analyze --help).\n"
     "  diagnose  Where a model's time goes (infera diagnose --help for its flags).\n"
+    "  api-key   Create an API key for --api-key-file (infera api-key create --id ID).\n"
     "  version   Print the version.\n"
     "  help      Show this text.\n";
 
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "bench") return infera::bench::RunBenchCommand({args.begin() + 1, args.end()});
   if (args[0] == "analyze") return infera::analyze::RunAnalyzeCommand({args.begin() + 1, args.end()});
+  if (args[0] == "api-key") return infera::RunApiKeyCommand({args.begin() + 1, args.end()}, std::cout, std::cerr);
   if (args[0] == "diagnose") return infera::diagnose::RunDiagnoseCommand({args.begin() + 1, args.end()});
   std::cerr << "infera: unknown command '" << args[0] << "'\n\n" << kUsage;
   return 2;

@@ -181,6 +181,16 @@ const std::vector<Flag>& Flags() {
        "Append the audit log (one JSON line per admin action and per refused admin access; "
        "docs/security.md) to PATH, created 0600. Default: the server log, tagged \"audit\".",
        Text(&ServeOptions::audit_log_file)},
+      {"api-key", "KEY",
+       "Require 'Authorization: Bearer KEY' (gRPC metadata authorization) on every route but "
+       "health and the metrics port; the key may read and infer on every model. Prefer env "
+       "INFERA_API_KEY (kept out of `ps`). docs/api_keys.md.",
+       Text(&ServeOptions::api_key)},
+      {"api-key-file", "PATH",
+       "API keys, hashed at rest, one per line: '<id> sha256:<hex> rights=read,infer,admin "
+       "models=<globs> [rps=N] [tokens_per_min=N]'; reloaded when the file changes. With keys, "
+       "--admin-token is a key with every right. Create keys with `infera api-key create`.",
+       Text(&ServeOptions::api_key_file)},
       {"allow-admin-api", "CATEGORIES",
        "Open the admin operations of these categories (model-repository, logging, "
        "shared-memory, trace; comma-separated, repeatable) to every client that reaches the "

@@ -36,6 +36,10 @@ struct ServeOptions {
   std::vector<std::string> load_models;     // explicit mode: loaded at start
   std::string admin_token;                  // empty: admin API needs no token
   std::string audit_log_file;               // empty: audit lines go to the server log
+  // API keys (docs/api_keys.md): --api-key (or env INFERA_API_KEY) and --api-key-file.
+  // Neither: inference and reads stay open.
+  std::string api_key;
+  std::string api_key_file;
   // Triton's restricted-API groups, "<categories>:<key>=<value>" (api/admin_guard.h).
   std::vector<std::string> http_restricted_api;
   std::vector<std::string> grpc_restricted_protocol;

@@ -21,11 +21,13 @@
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "console/console_readings.h"
+#include "http/api_key_access.h"
 #include "http/http_status.h"
 #include "http/logging_routes.h"
 #include "http/trace_routes.h"
 #include "llm/llm_backend.h"
 #include "security/grpc_tls_credentials.h"
+#include "openai/openai_errors.h"
 #include "repository/config_limits.h"
 #include "security/audit_log.h"
 #include "server/http_routes.h"
@@ -169,6 +171,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
     InstallAuditLog(std::move(audit_log));
   }
 
+  // API keys (docs/api_keys.md): null unless --api-key, INFERA_API_KEY or --api-key-file.
+  {
+    ApiKeyStore::Options key_options;
+    key_options.api_key = options.api_key;
+    if (key_options.api_key.empty()) {
+      if (const char* from_env = std::getenv("INFERA_API_KEY")) key_options.api_key = from_env;
+    }
+    key_options.key_file = options.api_key_file;
+    key_options.admin_token = options.admin_token;
+    ASSIGN_OR_RETURN(server->api_keys_, ApiKeyStore::Create(std::move(key_options)));
+    if (server->api_keys_) {
+      INFERA_LOG(INFO) << "API keys: " << server->api_keys_->size()
+                       << " configured; every route but health and the metrics port needs one";
+    }
+  }
   // One guard per transport in front of the admin API (api/admin_guard.h): the same
   // rules, each with its transport's restricted-API groups.
   const bool explicit_mode = server->manager_->mode() == ModelControlMode::kExplicit;
@@ -180,6 +197,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   }
   http_guard_options.explicit_mode = explicit_mode;
   http_guard_options.opened = options.allow_admin_api;
+  if (server->api_keys_) {
+    http_guard_options.api_key_admin = ApiKeyAdminCheck(server->api_keys_.get());
+    http_guard_options.credential_of = ApiKeyCredentialOf(server->api_keys_.get());
+  }
   ASSIGN_OR_RETURN(AdminGuard http_guard, AdminGuard::Create(std::move(http_guard_options)));
   std::vector<ApiRestriction> grpc_restrictions;
   for (const std::string& group : options.grpc_restricted_protocol) {
@@ -194,6 +215,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
     grpc_guard_options.restrictions = grpc_restrictions;
     grpc_guard_options.explicit_mode = explicit_mode;
     grpc_guard_options.opened = options.allow_admin_api;
+    if (server->api_keys_) grpc_guard_options.api_key_admin = ApiKeyAdminCheck(server->api_keys_.get());
     ASSIGN_OR_RETURN(AdminGuard grpc_guard, AdminGuard::Create(std::move(grpc_guard_options)));
     for (const std::string& warning : OpenAdminApiWarnings(http_guard, grpc_guard)) {
       INFERA_LOG(WARNING) << warning;
@@ -225,7 +247,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
     const ModelManager* manager = server->manager_.get();
     console_options.read_models = [manager] { return ReadConsoleModels(*manager); };
     const std::string control_mode = options.model_control_mode;
-    const bool token_required = !options.admin_token.empty();
+    const bool token_required = !options.admin_token.empty() || server->api_keys_ != nullptr;
     console_options.read_server = [raw, control_mode, token_required] {
       return ConsoleServerReading{std::string(kInferaVersion), raw->IsReady(), control_mode, token_required, 0};
     };
@@ -287,8 +309,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   handlers.kserve = [kserve](HttpRequest&& request, HttpResponder responder) {
     kserve->Handle(std::move(request), std::move(responder));
   };
-  auto http = HttpServer::Start(http_options, [routes = MakeServerRoutes(std::move(handlers))](
+  ApiKeyStore* keys = server->api_keys_.get();
+  auto http = HttpServer::Start(http_options, [routes = MakeServerRoutes(std::move(handlers)), keys](
                                                   HttpRequest&& request, HttpResponder responder) {
+    // With API keys, one check before the route table (http/api_key_access.h).
+    if (keys != nullptr) {
+      if (absl::Status denied = CheckHttpApiKey(*keys, request); !denied.ok()) {
+        HttpResponse rendered = request.path().starts_with("/v1") ? openai::OpenAiErrorResponse(denied)
+                                                                  : ErrorResponse(denied);
+        return std::move(responder).Send(ApiKeyDeniedResponse(std::move(rendered), denied));
+      }
+    }
     routes.Dispatch(std::move(request), std::move(responder));
   });
   if (!http.ok()) return http.status();
@@ -312,6 +343,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.tracer = server->tracer_.get();
   grpc_options.shared_memory = &server->shared_memory_;
   grpc_options.tls = options.grpc_tls;
+  grpc_options.api_keys = server->api_keys_.get();
   auto grpc = GrpcServer::Start(grpc_options, *server->manager_);
   if (!grpc.ok()) return grpc.status();
   server->grpc_ = std::move(*grpc);
@@ -384,7 +416,9 @@ HttpResponse Server::MetricsResponse() const {
     metrics_->SetHttpWriteStats(static_cast<double>(stats.buffered_response_bytes), stats.write_timeouts,
                                 stats.rejected_over_buffer_limit);
   }
-  return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Serialize(), {}};
+  std::string text = metrics_->Serialize();
+  if (api_keys_) api_keys_->AppendMetrics(text);
+  return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(text), {}};
 }
 
 bool Server::IsReady() const {

@@ -31,6 +31,7 @@
 #include "http/shared_memory_routes.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
+#include "security/api_key_store.h"
 #include "shm/shared_memory_registry.h"
 #include "metrics/server_metrics.h"
 #include "openai/embeddings_routes.h"
@@ -63,6 +64,7 @@ class Server {
 
   const ServeOptions options_;
   std::unique_ptr<ServerMetrics> metrics_;  // null with --allow-metrics=false
+  std::unique_ptr<ApiKeyStore> api_keys_;   // null without --api-key / --api-key-file
   std::unique_ptr<Tracer> tracer_;          // null without --trace-endpoint
   std::unique_ptr<TraceSettings> trace_settings_;  // the trace extension's settings
   BackendRegistry backends_;

@@ -2,8 +2,11 @@
 // tests/integration/test_openai_compat.py). Usage:
 //   node openai_client.mjs <base URL, e.g. http://127.0.0.1:PORT/v1> <scenario> <model>
 // Scenarios: "serving" (batched prompts, n, logprobs for completions and chat, a
-// streamed chat through the async iterator, the embeddings error) and "loading" (the
-// model is still loading: the list shows it, a completion is a retryable 503).
+// streamed chat through the async iterator, the embeddings error), "loading" (the
+// model is still loading: the list shows it, a completion is a retryable 503) and
+// "auth" (API keys, tests/integration/test_api_keys.py: the key in env
+// INFERA_TEST_API_KEY works, a wrong key is the client's AuthenticationError, the key in
+// INFERA_TEST_SCOPED_KEY, scoped to other models, its PermissionDeniedError).
 // Each check throws on a mismatch (exit 1, the message on stderr); on success the
 // script prints one JSON object with what it saw, which the test checks again.
 import assert from 'node:assert/strict';
@@ -107,7 +110,29 @@ async function loading() {
   }
 }
 
+async function auth() {
+  const keyed = new OpenAI({ baseURL, apiKey: process.env.INFERA_TEST_API_KEY, maxRetries: 0, timeout: 60_000 });
+  const list = await keyed.models.list();
+  report.listed = list.data.map((m) => m.id);
+  const done = await keyed.completions.create({ model, prompt: 'Hello', max_tokens: 2, temperature: 0,
+                                                ignore_eos: true });
+  report.usage = done.usage;
+  for (const [apiKey, kind, status] of [['inf-wrong', OpenAI.AuthenticationError, 401],
+                                        [process.env.INFERA_TEST_SCOPED_KEY, OpenAI.PermissionDeniedError, 403]]) {
+    const other = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 60_000 });
+    try {
+      await other.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 1 });
+      assert.fail(`key ${status} answered`);
+    } catch (e) {
+      assert.ok(e instanceof kind, `not a ${kind.name}: ${e}`);
+      assert.equal(e.status, status);
+      report[`error_${status}`] = { status: e.status, message: e.message };
+    }
+  }
+}
+
 if (scenario === 'serving') await serving();
 else if (scenario === 'loading') await loading();
+else if (scenario === 'auth') await auth();
 else throw new Error(`unknown scenario ${scenario}`);
 console.log(JSON.stringify(report));
