@@ -370,6 +370,7 @@ def test_mtls_require_serves_a_valid_client(pki, mtls_server):
 def test_mtls_optional(pki, repo):
     s = InferaServer(repo, *tls_args(pki, "--tls-ca-file", p(pki, "ca.pem"), "--tls-client-auth", "optional"))
     try:
+        s.wait_ready()
         port = s.port
         assert https_get(port, client_context(pki))[0] == 200  # no certificate: served
         assert https_get(port, client_context(pki, "client"))[0] == 200
@@ -403,6 +404,7 @@ def test_certificate_rotation_without_restart(pki, repo):
         shutil.copy(p(pki, "server.key"), key)
         s = InferaServer(repo, "--tls-cert-file", cert, "--tls-key-file", key)
         try:
+            s.wait_ready()
             assert served_fingerprint(s.port) == file_fingerprint(p(pki, "server.pem"))
             context = client_context(pki)
             kept = http.client.HTTPSConnection("127.0.0.1", s.port, context=context, timeout=30)
