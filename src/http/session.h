@@ -17,7 +17,9 @@
 //                                      kClosed   (also: peer gone, I/O error, timeout, drain)
 //
 //   phase             event                                                  next
-//   kReadingHeader    header with Expect: 100-continue                       kContinuing
+//   kReadingHeader    (TLS: the handshake comes first, under the read timeout;
+//                       failed, timed out or drained)                        kClosed
+//                     header with Expect: 100-continue                       kContinuing
 //                     header read, body still to come                        kReadingBody
 //                     whole request read                                     kServing
 //                     refused: ambiguous framing, obs-fold, malformed (400),
@@ -36,7 +38,8 @@
 //                       stream too)                                          kLingering
 //                     write error, write timeout, stream cut off             kClosed
 //   kWritingError     written                                                kLingering
-//   kLingering        the client's input ends, or 2 s / 256 MiB              kClosed
+//   kLingering        the client's input ends, or 2 s / 256 MiB (TLS: after the
+//                       close_notify exchange, within the same 2 s)          kClosed
 //
 // In flight (counted in its I/O thread's in-flight counter, waited for by a drain):
 // kServing, kWritingResponse and kStreaming — a request handed to the handler until its

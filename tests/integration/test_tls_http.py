@@ -450,3 +450,22 @@ def test_startup_with_a_key_that_does_not_match_exits_naming_the_file(pki, repo)
         InferaServer(repo, "--tls-cert-file", p(pki, "server.pem"), "--tls-key-file", p(pki, "client.key"))
     message = str(error.value)
     assert "exited with 1" in message and p(pki, "client.key") in message, message
+
+
+def test_drain_closes_idle_and_handshaking_tls_connections(pki, repo):
+    s = InferaServer(repo, *tls_args(pki))
+    s.wait_ready()
+    context = client_context(pki)
+    idle = http.client.HTTPSConnection("127.0.0.1", s.port, context=context, timeout=30)
+    idle.request("GET", "/v2/health/live")
+    assert idle.getresponse().read() == b""
+    stalled = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    stalled.sendall(client_hello()[:40])
+    try:
+        start = time.monotonic()
+        s.stop()  # SIGTERM; exits 0
+        assert time.monotonic() - start < 20  # not held by the open connections
+        assert read_until_closed(stalled, 5) == b""
+    finally:
+        idle.close()
+        stalled.close()
