@@ -50,7 +50,8 @@ class SessionStream {
     if (tls_) return tls_->async_read_some(buffers, std::forward<Handler>(handler));
     socket_.async_read_some(buffers, std::forward<Handler>(handler));
   }
-  // Over TLS, Asio copies a gather write of up to 64 KiB into one record.
+  // Over TLS, Asio copies the buffers of a gather write into one record when they fit in
+  // 8 KiB; otherwise it writes the first alone (the session writes the rest next).
   template <class ConstBuffers, class Handler>
   void async_write_some(const ConstBuffers& buffers, Handler&& handler) {
     if (tls_) return tls_->async_write_some(buffers, std::forward<Handler>(handler));
