@@ -30,7 +30,7 @@ DEMO_REPO=$(realpath "${DEMO_REPO:-demo-models}")
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 # The integration suites run under ASan: those that drive the most server code per second
 # (docs/reliability.md says why these).
-ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api|integration_hostile_input|integration_config_limits|integration_reload_safety|integration_shutdown|integration_triton_wire|integration_shared_memory|integration_shared_memory_shrink|integration_admin_defaults|integration_ensemble|integration_image_preprocess|integration_postprocess_backends|integration_tokenize_backend|integration_console_api|integration_grpc_async|integration_grpc_cq_only|integration_lifecycle_stress|integration_decoupled|integration_generate_llm|integration_api_keys}
+ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|integration_lifecycle|integration_scheduling|integration_openai_api|integration_hostile_input|integration_config_limits|integration_reload_safety|integration_shutdown|integration_triton_wire|integration_shared_memory|integration_shared_memory_shrink|integration_admin_defaults|integration_ensemble|integration_image_preprocess|integration_postprocess_backends|integration_tokenize_backend|integration_console_api|integration_grpc_async|integration_grpc_cq_only|integration_lifecycle_stress|integration_decoupled|integration_generate_llm|integration_api_keys|integration_tls_http}
 # Unit tests of the client-side tools (the load generator, analyze, diagnose): run in the
 # release build only. Their code is in the ASan build (infera's subcommands) and the
 # integration suites drive it; their test executables would add ~20 sanitized

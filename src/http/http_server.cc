@@ -98,6 +98,11 @@ class HttpServer::Impl {
   ~Impl() { Shutdown(std::chrono::milliseconds(0)); }
 
   absl::Status Listen() {
+    if (state_->options.tls.enabled()) {
+      auto tls = TlsServerContext::Create(state_->options.tls);
+      if (!tls.ok()) return tls.status();
+      state_->tls = std::move(*tls);
+    }
     error_code ec;
     const net::ip::address address = net::ip::make_address(state_->options.address, ec);
     if (ec) {
@@ -175,7 +180,8 @@ class HttpServer::Impl {
     return counts;
   }
   Stats GetStats() const {
-    return Stats{state_->budget->buffered(), state_->budget->write_timeouts(), state_->budget->rejected()};
+    return Stats{state_->budget->buffered(), state_->budget->write_timeouts(), state_->budget->rejected(),
+                 state_->tls_handshake_failures.load(std::memory_order_relaxed)};
   }
 
  private:
@@ -192,7 +198,9 @@ class HttpServer::Impl {
         return;
       }
       // The session starts on its own I/O thread (its session list is touched only there).
-      auto session = std::make_shared<http_internal::Session>(std::move(socket), state_, state_->threads[index].get());
+      // TLS: the current context (re-read from its files at most once a second).
+      auto session = std::make_shared<http_internal::Session>(
+          std::move(socket), state_->tls ? state_->tls->Current() : nullptr, state_, state_->threads[index].get());
       net::post(*contexts_[index], [session = std::move(session)] { session->Start(); });
       Accept();
     });

@@ -35,6 +35,9 @@
 // response writer and stream writer are request_parser.h, response_writer.h and
 // stream_writer.h.
 //
+// TLS (Options::tls): a connection's stream is the socket or TLS over it
+// (session_stream.h); everything above works the same over both. docs/tls.md.
+//
 // Thread-safe.
 //
 // Usage:
@@ -57,6 +60,7 @@
 #include "absl/status/statusor.h"
 #include "api/cancellation.h"
 #include "http/http_message.h"
+#include "security/tls_config.h"
 
 namespace infera {
 
@@ -162,9 +166,14 @@ class HttpServer {
     // Called with the status of every response; must be cheap and thread-safe. May be
     // empty. (Metrics read ResponseCounts() instead: no shared counter per response.)
     std::function<void(int status)> on_response = nullptr;
+    // TLS (and mutual TLS) when `tls.enabled()`; plaintext otherwise (docs/tls.md). Each
+    // connection starts with the handshake, bounded by `read_timeout`; the certificate
+    // files are re-read when they change (at most once a second, on accept).
+    TlsConfig tls{};
   };
 
-  // Binds, listens and starts the I/O threads. Errors name the address.
+  // Binds, listens and starts the I/O threads. Errors name the address, or the TLS file
+  // that cannot be used.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(Options options, HttpHandler handler);
   ~HttpServer();
 
@@ -178,6 +187,7 @@ class HttpServer {
     int64_t buffered_response_bytes = 0;    // now: produced, not yet taken by a socket
     uint64_t write_timeouts = 0;            // connections closed by the write timeout
     uint64_t rejected_over_buffer_limit = 0;  // 503s and streams cut by the buffer bounds
+    uint64_t tls_handshake_failures = 0;    // TLS connections closed in their handshake
   };
   Stats GetStats() const;
 

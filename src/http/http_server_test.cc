@@ -19,6 +19,18 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// TLS whose files cannot be used: Start fails naming the file, before listening.
+TEST(HttpServerTest, TlsWithAnUnreadableCertificateDoesNotStart) {
+  HttpServer::Options options{"127.0.0.1", 0, 1};
+  options.tls.cert_file = "/nonexistent/server.pem";
+  options.tls.key_file = "/nonexistent/server.key";
+  auto server = HttpServer::Start(options, [](HttpRequest, HttpResponder responder) {
+    std::move(responder).Send(HttpResponse{200, "text/plain", "ok", {}});
+  });
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(server.status().message(), ::testing::HasSubstr("/nonexistent/server.pem"));
+}
+
 TEST(HttpServerTest, StreamsChunksInOrderThenServesTheNextRequest) {
   // Joined before the server goes (a producer must not outlive the server's io_context).
   absl::Mutex mu;

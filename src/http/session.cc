@@ -39,12 +39,13 @@ void SessionList::ForEach(const std::function<void(Session&)>& f) const {
   for (Session* s = head_; s != nullptr; s = s->list_next_) f(*s);
 }
 
-Session::Session(Socket socket, std::shared_ptr<ServerState> state, IoThread* thread)
-    : socket_(std::move(socket)),
+Session::Session(Socket socket, std::shared_ptr<boost::asio::ssl::context> tls_context,
+                 std::shared_ptr<ServerState> state, IoThread* thread)
+    : connection_(std::move(socket), std::move(tls_context)),
       state_(std::move(state)),
       thread_(thread),
-      read_deadline_(this, socket_.get_executor()),
-      write_deadline_(this, socket_.get_executor()),
+      read_deadline_(this, connection_.get_executor()),
+      write_deadline_(this, connection_.get_executor()),
       writer_(state_->budget.get()),
       stream_(state_->budget.get(), state_->options.max_stream_buffered_bytes) {}
 
@@ -55,13 +56,18 @@ Session::~Session() { thread_->sessions.Remove(this); }
 void Session::Start() {
   thread_->sessions.Add(this);
   error_code ignored;
-  socket_.set_option(tcp::no_delay(true), ignored);
-  const tcp::endpoint remote = socket_.remote_endpoint(ignored);
+  connection_.tcp().set_option(tcp::no_delay(true), ignored);
+  const tcp::endpoint remote = connection_.tcp().remote_endpoint(ignored);
   if (!ignored) {
     peer_ = remote.address().is_v6() ? StrCat("[", remote.address().to_string(), "]:", remote.port())
                                      : StrCat(remote.address().to_string(), ":", remote.port());
   }
-  ReadHeader();
+  if (!connection_.tls()) return ReadHeader();
+  if (StopReadingIfDraining()) return;
+  // The handshake is the first read: a client that sends nothing, or half a ClientHello,
+  // is closed at the read timeout (OnReadDeadline cancels it).
+  read_deadline_.Set(std::chrono::steady_clock::now() + state_->options.read_timeout);
+  connection_.async_handshake([self = shared_from_this()](error_code ec) { self->OnHandshake(ec); });
 }
 
 void Session::Drain() {
@@ -69,7 +75,7 @@ void Session::Drain() {
   // queued finds the server draining (StopReadingIfDraining).
   if (phase_ == Phase::kReadingHeader || phase_ == Phase::kContinuing || phase_ == Phase::kReadingBody) {
     error_code ignored;
-    socket_.cancel(ignored);
+    connection_.tcp().cancel(ignored);
   }
 }
 
@@ -100,13 +106,13 @@ Session::DeferredSends& Session::ThreadDeferredSends() {
 }
 
 void Session::Send(HttpResponse response, HttpResponder::WriteCallback on_written, CompletionBatch* batch) {
-  if (socket_.get_executor().running_in_this_thread()) {
+  if (connection_.get_executor().running_in_this_thread()) {
     return Write(std::move(response), std::move(on_written), Phase::kWritingResponse);
   }
   if (batch != nullptr) {
     return Defer(batch, {shared_from_this(), std::move(response), std::move(on_written)});
   }
-  net::post(socket_.get_executor(), [self = shared_from_this(), response = std::move(response),
+  net::post(connection_.get_executor(), [self = shared_from_this(), response = std::move(response),
                                      on_written = std::move(on_written)]() mutable {
     self->Write(std::move(response), std::move(on_written), Phase::kWritingResponse);
   });
@@ -118,7 +124,7 @@ void Session::Defer(CompletionBatch* batch, DeferredSend send) {
     sends.flush_registered = true;
     batch->AtClose(&Session::FlushDeferred);
   }
-  const Executor executor = send.session->socket_.get_executor();
+  const Executor executor = send.session->connection_.get_executor();
   for (auto& [group_executor, group] : sends.groups) {
     if (group_executor == executor) return group.push_back(std::move(send));
   }
@@ -141,12 +147,12 @@ void Session::FlushDeferred() {
 }
 
 std::string Session::TakeBodyBuffer() {
-  if (!socket_.get_executor().running_in_this_thread() || writer_.active()) return {};
+  if (!connection_.get_executor().running_in_this_thread() || writer_.active()) return {};
   return writer_.TakeBodyBuffer();
 }
 
 void Session::StartStream(HttpResponse head) {
-  net::dispatch(socket_.get_executor(), [self = shared_from_this(), head = std::move(head)]() mutable {
+  net::dispatch(connection_.get_executor(), [self = shared_from_this(), head = std::move(head)]() mutable {
     self->WriteStreamHead(std::move(head));
   });
 }
@@ -158,17 +164,17 @@ void Session::StreamChunk(std::string chunk) {
   const auto bytes = static_cast<int64_t>(chunk.size());
   if (!stream_.Admit(bytes)) {
     // The client reads slower than the producer writes: stop both.
-    net::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->AbandonStream(); });
+    net::dispatch(connection_.get_executor(), [self = shared_from_this()] { self->AbandonStream(); });
     return;
   }
-  net::dispatch(socket_.get_executor(), [self = shared_from_this(), chunk = std::move(chunk), bytes]() mutable {
+  net::dispatch(connection_.get_executor(), [self = shared_from_this(), chunk = std::move(chunk), bytes]() mutable {
     self->stream_.Enqueue(std::move(chunk), bytes);
     self->PumpStream();
   });
 }
 
 void Session::FinishStream() {
-  net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+  net::dispatch(connection_.get_executor(), [self = shared_from_this()] {
     self->stream_.RequestFinish();
     self->PumpStream();
   });
@@ -193,7 +199,7 @@ void Session::Write(HttpResponse response, HttpResponder::WriteCallback on_writt
 // Header and body go out in one gather write (one sendmsg); the rest, if the socket
 // took less, in further ones. Each completion is progress for the write timeout.
 void Session::WriteSome() {
-  socket_.async_write_some(writer_.Pending(),
+  connection_.async_write_some(writer_.Pending(),
                            [self = shared_from_this()](error_code ec, size_t n) { self->OnWriteSome(ec, n); });
 }
 
@@ -225,7 +231,7 @@ void Session::WriteStreamHead(HttpResponse head) {
   keep_open_after_answer_ = stream_.Begin(std::move(head), keep_alive, head_request_);
   EnterPhase(Phase::kStreaming);
   WriteStarted();
-  stream_.WriteHead(socket_, [self = shared_from_this()](error_code ec, size_t) { self->OnStreamHeadWritten(ec); });
+  stream_.WriteHead(connection_, [self = shared_from_this()](error_code ec, size_t) { self->OnStreamHeadWritten(ec); });
 }
 
 void Session::OnStreamHeadWritten(error_code ec) {
@@ -248,7 +254,7 @@ void Session::PumpStream() {
       return;
     case StreamWriter::Next::kChunk:
       WriteStarted();
-      return stream_.WriteChunk(socket_, [self = shared_from_this()](error_code ec, size_t) {
+      return stream_.WriteChunk(connection_, [self = shared_from_this()](error_code ec, size_t) {
         self->WriteProgressed();
         self->stream_.ChunkWritten();
         if (ec) return self->StreamFailed();
@@ -256,7 +262,7 @@ void Session::PumpStream() {
       });
     case StreamWriter::Next::kLastChunk:
       WriteStarted();
-      return stream_.WriteLastChunk(socket_, [self = shared_from_this()](error_code ec, size_t) {
+      return stream_.WriteLastChunk(connection_, [self = shared_from_this()](error_code ec, size_t) {
         self->WriteProgressed();
         self->stream_.End();
         self->OnAnswered(ec);
@@ -300,8 +306,8 @@ void Session::OnWriteDeadline() {
                       << " ms";
   if (current_token_) current_token_->Cancel();
   error_code ignored;
-  socket_.shutdown(tcp::socket::shutdown_both, ignored);
-  socket_.cancel(ignored);
+  connection_.tcp().shutdown(tcp::socket::shutdown_both, ignored);
+  connection_.tcp().cancel(ignored);
 }
 
 // Answers a protocol error and closes the connection.
@@ -316,15 +322,25 @@ void Session::Fail(int status, std::string message) {
 // still sends, for a bounded time and amount, then close (nginx's "lingering close").
 void Session::LingeringClose() {
   EnterPhase(Phase::kLingering);
-  error_code ignored;
-  socket_.shutdown(tcp::socket::shutdown_send, ignored);
   linger_budget_ = kLingerMaxBytes;
   read_deadline_.Set(std::chrono::steady_clock::now() + kLingerTimeout);
+  if (!connection_.tls()) return StopSendingAndDiscard();
+  // TLS: close_notify, and the client's (or its end of stream, or an error), within the
+  // same bound; then as over plaintext, the TCP bytes still coming read raw and dropped.
+  connection_.async_shutdown([self = shared_from_this()](error_code) {
+    if (self->read_deadline_.expired()) return self->Close();
+    self->StopSendingAndDiscard();
+  });
+}
+
+void Session::StopSendingAndDiscard() {
+  error_code ignored;
+  connection_.tcp().shutdown(tcp::socket::shutdown_send, ignored);
   DiscardInput();
 }
 
 void Session::DiscardInput() {
-  socket_.async_read_some(net::buffer(discard_buffer_), [self = shared_from_this()](error_code ec, size_t n) {
+  connection_.tcp().async_read_some(net::buffer(discard_buffer_), [self = shared_from_this()](error_code ec, size_t n) {
     if (ec || n >= self->linger_budget_) return self->Close();
     self->linger_budget_ -= n;
     self->DiscardInput();
@@ -336,8 +352,8 @@ void Session::Close() {
   read_deadline_.Cancel();
   write_deadline_.Cancel();
   error_code ignored;
-  socket_.shutdown(tcp::socket::shutdown_send, ignored);
-  socket_.close(ignored);
+  connection_.tcp().shutdown(tcp::socket::shutdown_send, ignored);
+  connection_.tcp().close(ignored);
   thread_->sessions.Remove(this);
 }
 

@@ -17,7 +17,9 @@
 //                                      kClosed   (also: peer gone, I/O error, timeout, drain)
 //
 //   phase             event                                                  next
-//   kReadingHeader    header with Expect: 100-continue                       kContinuing
+//   kReadingHeader    (TLS: the handshake comes first, under the read timeout;
+//                       failed, timed out or drained)                        kClosed
+//                     header with Expect: 100-continue                       kContinuing
 //                     header read, body still to come                        kReadingBody
 //                     whole request read                                     kServing
 //                     refused: ambiguous framing, obs-fold, malformed (400),
@@ -36,7 +38,8 @@
 //                       stream too)                                          kLingering
 //                     write error, write timeout, stream cut off             kClosed
 //   kWritingError     written                                                kLingering
-//   kLingering        the client's input ends, or 2 s / 256 MiB              kClosed
+//   kLingering        the client's input ends, or 2 s / 256 MiB (TLS: after the
+//                       close_notify exchange, within the same 2 s)          kClosed
 //
 // In flight (counted in its I/O thread's in-flight counter, waited for by a drain):
 // kServing, kWritingResponse and kStreaming — a request handed to the handler until its
@@ -60,9 +63,7 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/basic_stream_socket.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
 #include "api/cancellation.h"
@@ -72,17 +73,15 @@
 #include "http/request_parser.h"
 #include "http/response_budget.h"
 #include "http/response_writer.h"
+#include "http/session_stream.h"
 #include "http/stream_writer.h"
+#include "security/tls_server_context.h"
 
 namespace infera {
 class CompletionBatch;
 }
 
 namespace infera::http_internal {
-
-using Executor = boost::asio::io_context::executor_type;
-// Concrete executor type: no any_io_executor type erasure on the per-request path.
-using Socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, Executor>;
 
 class Session;
 
@@ -133,6 +132,11 @@ struct ServerState {
   std::atomic<bool> draining{false};
   // Unread response bytes (--http-max-buffered-response-bytes) and write-side counters.
   std::unique_ptr<ResponseBudget> budget;
+  // TLS (options.tls enabled): the context for new connections; null for plaintext.
+  std::unique_ptr<TlsServerContext> tls;
+  // Handshakes that failed (bad or no client certificate, not TLS, timed out); not those
+  // cut short by a drain.
+  std::atomic<uint64_t> tls_handshake_failures{0};
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -149,13 +153,16 @@ class Session : public std::enable_shared_from_this<Session> {
     kClosed,
   };
 
-  Session(Socket socket, std::shared_ptr<ServerState> state, IoThread* thread);
+  // `tls_context` null: plaintext; otherwise the connection starts with a TLS handshake.
+  Session(Socket socket, std::shared_ptr<boost::asio::ssl::context> tls_context,
+          std::shared_ptr<ServerState> state, IoThread* thread);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   // On the session's thread: registers it and reads the first request (or closes at once
-  // when the server is draining).
+  // when the server is draining). Over TLS the handshake comes first, in kReadingHeader,
+  // under the read timeout; a failed one closes the connection without an answer.
   void Start();
   // On the session's thread, when the server drains: a session reading a request is
   // closed now; one serving a request finishes it, then closes.
@@ -184,6 +191,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void EnterPhase(Phase next);
 
   // Reading (session_read.cc).
+  void OnHandshake(boost::system::error_code ec);
   void ReadHeader();
   void OnHeader(boost::system::error_code ec);
   void ReadBody();
@@ -209,6 +217,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnWriteDeadline();
   void Fail(int status, std::string message);
   void LingeringClose();
+  void StopSendingAndDiscard();
   void DiscardInput();
   void Close();
 
@@ -218,7 +227,7 @@ class Session : public std::enable_shared_from_this<Session> {
   static void Defer(CompletionBatch* batch, DeferredSend send);
   static void FlushDeferred();
 
-  Socket socket_;
+  SessionStream connection_;  // the TCP socket, or TLS over it
   std::shared_ptr<ServerState> state_;
   IoThread* const thread_;  // this I/O thread's counters and session list
   Phase phase_ = Phase::kReadingHeader;

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 
@@ -27,6 +28,19 @@ bool Session::StopReadingIfDraining() {
   return true;
 }
 
+void Session::OnHandshake(error_code ec) {
+  read_deadline_.Clear();
+  if (ec) {
+    // Quietly: a flood of bad handshakes must not flood the log.
+    if (!state_->draining.load(std::memory_order_relaxed)) {
+      state_->tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
+    }
+    INFERA_LOG(VERBOSE) << "TLS handshake failed: " << (read_deadline_.expired() ? "timed out" : ec.message());
+    return Close();
+  }
+  ReadHeader();
+}
+
 void Session::ReadHeader() {
   if (StopReadingIfDraining()) return;
   EnterPhase(Phase::kReadingHeader);
@@ -35,7 +49,7 @@ void Session::ReadHeader() {
   parser_->header_limit(static_cast<uint32_t>(state_->options.max_header_bytes));
   parser_->body_limit(state_->options.max_body_bytes);
   read_deadline_.Set(std::chrono::steady_clock::now() + state_->options.read_timeout);
-  http::async_read_header(socket_, buffer_, *parser_,
+  http::async_read_header(connection_, buffer_, *parser_,
                           [self = shared_from_this()](error_code ec, size_t) { self->OnHeader(ec); });
 }
 
@@ -50,7 +64,7 @@ void Session::OnHeader(error_code ec) {
     // curl sends this for large bodies and waits for the go-ahead before sending.
     EnterPhase(Phase::kContinuing);
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    net::async_write(socket_, net::buffer(kContinue), [self = shared_from_this()](error_code write_ec, size_t) {
+    net::async_write(connection_, net::buffer(kContinue), [self = shared_from_this()](error_code write_ec, size_t) {
       if (write_ec) return self->Close();
       self->ReadBody();
     });
@@ -75,7 +89,7 @@ void Session::ReadBody() {
   EnterPhase(Phase::kReadingBody);
   // The body gets its own full timeout.
   read_deadline_.Set(std::chrono::steady_clock::now() + state_->options.read_timeout);
-  http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
+  http::async_read(connection_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
     if (ec) return self->OnReadError(ec);
     if (self->StopReadingIfDraining()) return;
     self->Dispatch();
@@ -91,6 +105,11 @@ void Session::OnReadError(error_code ec) {
   }
   if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
       ec == net::error::operation_aborted) {
+    return Close();
+  }
+  // A broken TLS stream (a bad record, a truncation): no answer can reach the client.
+  if (ec.category() == net::error::get_ssl_category() || ec.category() == net::ssl::error::get_stream_category()) {
+    INFERA_LOG(VERBOSE) << "TLS read failed: " << ec.message();
     return Close();
   }
   if (ec == http::error::body_limit) {
@@ -110,7 +129,7 @@ void Session::OnReadError(error_code ec) {
 // OnReadError sees read_deadline_.expired().
 void Session::OnReadDeadline() {
   error_code ignored;
-  socket_.cancel(ignored);
+  connection_.tcp().cancel(ignored);
 }
 
 void Session::Dispatch() {
@@ -152,11 +171,11 @@ bool Session::StillAnswering(uint64_t request_number) const {
 // and FIONREAD's 0 cannot tell that from end-of-stream; such a stale wake-up re-arms
 // the watch while the request is still being answered.
 void Session::WatchForDisconnect(std::shared_ptr<CancellationToken> token, uint64_t request_number) {
-  socket_.async_wait(Socket::wait_read, [self = shared_from_this(), token = std::move(token),
+  connection_.tcp().async_wait(Socket::wait_read, [self = shared_from_this(), token = std::move(token),
                                          request_number](error_code ec) mutable {
     if (ec) return;
     char byte;
-    const ssize_t peeked = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t peeked = ::recv(self->connection_.tcp().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (peeked > 0) return;  // a pipelined request: read after this response
     if (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
       if (self->StillAnswering(request_number)) self->WatchForDisconnect(std::move(token), request_number);

@@ -105,6 +105,11 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
       &Build(BuildCounter(), "infera_http_rejected_over_buffer_limit_total",
              "HTTP responses answered 503, and streams cut off, because clients left too many bytes unread.", r)
            .Add({});
+  http_tls_handshake_failures_ =
+      &Build(BuildCounter(), "infera_http_tls_handshake_failures_total",
+             "TLS connections to the HTTP and metrics ports closed in their handshake (no or bad client "
+             "certificate, not TLS, timed out).", r)
+           .Add({});
   model_ready_ = &Build(BuildGauge(), "infera_model_ready", "1 when the model version is READY.", r);
   models_loaded_ = &Build(BuildGauge(), "infera_models_loaded", "Model versions READY.", r).Add({});
   server_ready_ = &Build(BuildGauge(), "infera_server_ready", "1 when /v2/health/ready answers 200.", r).Add({});
@@ -130,6 +135,14 @@ void ServerMetrics::SetHttpWriteStats(double buffered_response_bytes, uint64_t w
   if (rejected_over_buffer_limit > http_rejected_seen_) {
     http_rejected_over_buffer_->Increment(static_cast<double>(rejected_over_buffer_limit - http_rejected_seen_));
     http_rejected_seen_ = rejected_over_buffer_limit;
+  }
+}
+
+void ServerMetrics::SetHttpTlsHandshakeFailures(uint64_t failures) {
+  absl::MutexLock lock(&http_write_mu_);
+  if (failures > http_tls_handshake_failures_seen_) {
+    http_tls_handshake_failures_->Increment(static_cast<double>(failures - http_tls_handshake_failures_seen_));
+    http_tls_handshake_failures_seen_ = failures;
   }
 }
 

@@ -60,6 +60,9 @@ class ServerMetrics {
   // infera_http_rejected_over_buffer_limit_total (the counters advance by the delta).
   void SetHttpWriteStats(double buffered_response_bytes, uint64_t write_timeouts,
                          uint64_t rejected_over_buffer_limit);
+  // infera_http_tls_handshake_failures_total: the HTTP and metrics ports' failed TLS
+  // handshakes so far (HttpServer::Stats; the counter advances by the delta).
+  void SetHttpTlsHandshakeFailures(uint64_t failures);
 
   struct VersionReadiness {
     std::string model;
@@ -111,6 +114,8 @@ class ServerMetrics {
   uint64_t http_write_timeouts_seen_ ABSL_GUARDED_BY(http_write_mu_) = 0;
   std::array<uint64_t, 600> http_responses_seen_ ABSL_GUARDED_BY(http_write_mu_){};
   uint64_t http_rejected_seen_ ABSL_GUARDED_BY(http_write_mu_) = 0;
+  prometheus::Counter* http_tls_handshake_failures_;
+  uint64_t http_tls_handshake_failures_seen_ ABSL_GUARDED_BY(http_write_mu_) = 0;
 
   prometheus::Family<prometheus::Gauge>* model_ready_;
   prometheus::Gauge* models_loaded_;

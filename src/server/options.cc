@@ -87,6 +87,11 @@ const std::vector<Flag>& Flags() {
        Text(&ServeOptions::http_address)},
       {"http-port", "N", "HTTP port (KServe v2 REST). 0 picks a free port and logs it. Default 8000.",
        Integer(&ServeOptions::http_port, 0, 65535)},
+      {"http-health-port", "N",
+       "A plaintext port answering only /v2/health/live and /v2/health/ready (as the HTTP "
+       "port does; every other path 404), for kubelet probes when the HTTP port requires "
+       "client certificates (docs/tls.md). 0 picks a free port and logs it. Default: off.",
+       Integer(&ServeOptions::http_health_port, 0, 65535)},
       {"http-thread-count", "N",
        "HTTP I/O threads (each serves many connections). Default: one per core, at most 4.",
        Integer(&ServeOptions::http_thread_count, 0, 256)},

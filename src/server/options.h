@@ -30,6 +30,9 @@ struct ServeOptions {
   uint64_t grpc_max_message_bytes = 64ull << 20;
   int grpc_infer_threads = 0;  // 0 (not given): one per CPU this process may use
   int metrics_port = 8002;
+  // --http-health-port: a plaintext port answering only /v2/health/live and
+  // /v2/health/ready (kubelet probes when the HTTP port requires mutual TLS). -1: off.
+  int http_health_port = -1;
   bool allow_metrics = true;
   std::string model_control_mode = "none";  // none | poll | explicit
   int repository_poll_secs = 15;

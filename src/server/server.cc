@@ -102,6 +102,12 @@ void LogStartupSummary(std::optional<std::chrono::duration<double>> uptime_at_st
   INFERA_LOG(INFO) << line;
 }
 
+// For the "listening on" lines: whether the port serves TLS, and its client-auth mode.
+std::string TlsDescription(const TlsConfig& tls) {
+  if (!tls.enabled()) return " (plaintext)";
+  return StrCat(" (TLS, client certificates: ", TlsClientAuthName(tls.client_auth), ")");
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& options) {
@@ -264,6 +270,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   http_options.read_timeout = std::chrono::seconds(options.http_read_timeout_secs);
   http_options.write_timeout = std::chrono::seconds(options.http_write_timeout_secs);
   http_options.max_buffered_response_bytes = options.http_max_buffered_response_bytes;
+  http_options.tls = options.tls;
   // Responses per status code are counted by the HTTP server per I/O thread and read at
   // each scrape (MetricsResponse): no shared counter on the request path.
   // Each module's handler; the paths, their precedence and the table's 405s are in
@@ -326,7 +333,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->http_ = std::move(*http);
   // Tests and scripts read the chosen port from this line.
   INFERA_LOG(INFO) << "HTTP server listening on " << options.http_address << ":"
-                   << server->http_->port();
+                   << server->http_->port() << TlsDescription(options.tls);
+  if (options.http_health_port >= 0) {
+    absl::Status health_started = server->StartHealthServer(kserve);
+    if (!health_started.ok()) return health_started;
+  }
 
   GrpcServer::Options grpc_options;
   grpc_options.address = options.grpc_address;
@@ -384,6 +395,7 @@ absl::Status Server::StartMetricsServer() {
   metrics_options.port = static_cast<uint16_t>(options_.metrics_port);
   metrics_options.num_threads = 1;
   metrics_options.max_body_bytes = 1 << 16;
+  metrics_options.tls = options_.tls;
   auto metrics_http = HttpServer::Start(metrics_options, [this](HttpRequest request, HttpResponder responder) {
     if (request.path() != "/metrics") {
       return std::move(responder).Send(ErrorResponse(404, "the metrics port serves only /metrics"));
@@ -393,7 +405,29 @@ absl::Status Server::StartMetricsServer() {
   if (!metrics_http.ok()) return metrics_http.status();
   metrics_http_ = std::move(*metrics_http);
   INFERA_LOG(INFO) << "Metrics server listening on " << options_.http_address << ":"
-                   << metrics_http_->port();
+                   << metrics_http_->port() << TlsDescription(options_.tls);
+  return absl::OkStatus();
+}
+
+// --http-health-port: plaintext, one I/O thread, the HTTP port's health answers only.
+absl::Status Server::StartHealthServer(const KServeRoutes* kserve) {
+  HttpServer::Options health_options;
+  health_options.address = options_.http_address;
+  health_options.port = static_cast<uint16_t>(options_.http_health_port);
+  health_options.num_threads = 1;
+  health_options.max_body_bytes = 1 << 16;
+  health_options.read_timeout = std::chrono::seconds(options_.http_read_timeout_secs);
+  auto health_http = HttpServer::Start(health_options, [kserve](HttpRequest&& request, HttpResponder responder) {
+    if (request.path() != "/v2/health/live" && request.path() != "/v2/health/ready") {
+      return std::move(responder).Send(
+          ErrorResponse(404, "the health port serves only /v2/health/live and /v2/health/ready"));
+    }
+    kserve->Handle(std::move(request), std::move(responder));
+  });
+  if (!health_http.ok()) return health_http.status();
+  health_http_ = std::move(*health_http);
+  INFERA_LOG(INFO) << "Health server listening on " << options_.http_address << ":" << health_http_->port()
+                   << " (plaintext, /v2/health/live and /v2/health/ready only)";
   return absl::OkStatus();
 }
 
@@ -415,6 +449,9 @@ HttpResponse Server::MetricsResponse() const {
     const HttpServer::Stats stats = http_->GetStats();
     metrics_->SetHttpWriteStats(static_cast<double>(stats.buffered_response_bytes), stats.write_timeouts,
                                 stats.rejected_over_buffer_limit);
+    uint64_t handshake_failures = stats.tls_handshake_failures;
+    if (metrics_http_) handshake_failures += metrics_http_->GetStats().tls_handshake_failures;
+    metrics_->SetHttpTlsHandshakeFailures(handshake_failures);
   }
   std::string text = metrics_->Serialize();
   if (api_keys_) api_keys_->AppendMetrics(text);
@@ -460,6 +497,8 @@ void Server::Shutdown() {
   grpc_.reset();
   if (metrics_http_) metrics_http_->Shutdown(std::chrono::seconds(0));
   metrics_http_.reset();
+  if (health_http_) health_http_->Shutdown(std::chrono::seconds(0));
+  health_http_.reset();
   http_.reset();
   INFERA_LOG(INFO) << "shutdown complete";
 }

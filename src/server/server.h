@@ -61,6 +61,7 @@ class Server {
   // GET /metrics: refreshes the scrape-time gauges and renders the registry.
   HttpResponse MetricsResponse() const;
   absl::Status StartMetricsServer();
+  absl::Status StartHealthServer(const KServeRoutes* kserve);
 
   const ServeOptions options_;
   std::unique_ptr<ServerMetrics> metrics_;  // null with --allow-metrics=false
@@ -89,6 +90,7 @@ class Server {
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> metrics_http_;  // --metrics-port
+  std::unique_ptr<HttpServer> health_http_;   // --http-health-port (plaintext, health routes only)
   std::atomic<bool> models_loaded_{false};
   std::atomic<bool> draining_{false};   // readiness false (BeginDrain or Shutdown)
   std::atomic<bool> shut_down_{false};  // Shutdown() has run
