@@ -22,13 +22,7 @@ namespace infera {
 // How often gRPC's watcher re-reads the certificate, key and CA files.
 inline constexpr unsigned kGrpcTlsRefreshSeconds = 5;
 
-// Loads the files of an enabled `config` as the handshake will: the certificate file holds
-// at least one PEM certificate, the key file a PEM private key (an encrypted key is
-// refused, never prompted for) that belongs to the first certificate, and the CA file (when
-// set) at least one PEM certificate. InvalidArgument naming the file and what is wrong.
-absl::Status CheckGrpcTlsFiles(const TlsConfig& config);
-
-// CheckGrpcTlsFiles, then the credentials: TLS with the certificate and key (re-read every
+// CheckTlsFiles (security/tls_files.h), then the credentials: TLS with the certificate and key (re-read every
 // kGrpcTlsRefreshSeconds), and client certificates asked for and verified against the
 // CA file per config.client_auth (none: not asked; optional: asked, verified when sent;
 // require: asked, required, verified). gRPC's minimum protocol version is TLS 1.2.

@@ -14,6 +14,7 @@
 
 #include "common/logging.h"
 #include "common/str_cat.h"
+#include "security/tls_files.h"
 
 namespace infera {
 namespace {
@@ -37,6 +38,9 @@ absl::Status FileError(std::string_view what, const std::string& file, const boo
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<TlsServerContext::SslContext>> TlsServerContext::Build(const TlsConfig& config) {
+  // The files as the handshake will use them, with messages naming the file and the
+  // problem (OpenSSL's own, below, say less: "key values mismatch").
+  if (absl::Status files = CheckTlsFiles(config); !files.ok()) return files;
   auto context = std::make_shared<SslContext>(SslContext::tls_server);
   SSL_CTX* native = context->native_handle();
   context->set_options(SslContext::default_workarounds | SslContext::no_sslv2 | SslContext::no_sslv3 |

@@ -1,4 +1,4 @@
-#include "security/grpc_tls_credentials.h"
+#include "security/tls_files.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -11,7 +11,6 @@
 #include <string>
 
 #include "gmock/gmock.h"
-#include "grpcpp/security/server_credentials.h"
 #include "gtest/gtest.h"
 
 namespace infera {
@@ -21,10 +20,10 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // A self-signed P-256 certificate and its key, written as PEM files in a fresh directory.
-class GrpcTlsFilesTest : public ::testing::Test {
+class TlsFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char templ[] = "/tmp/grpc_tls_test_XXXXXX";
+    char templ[] = "/tmp/tls_files_test_XXXXXX";
     ASSERT_NE(mkdtemp(templ), nullptr);
     dir_ = templ;
   }
@@ -68,67 +67,63 @@ class GrpcTlsFilesTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(GrpcTlsFilesTest, AcceptsAMatchingPairAndCa) {
+TEST_F(TlsFilesTest, AcceptsAMatchingPairAndCa) {
   const std::string server = MakeSelfSigned("server");
   const std::string ca = MakeSelfSigned("ca");
   TlsConfig config{server + ".pem", server + ".key", ca + ".pem", TlsClientAuth::kRequire};
-  EXPECT_TRUE(CheckGrpcTlsFiles(config).ok()) << CheckGrpcTlsFiles(config);
-  auto credentials = MakeGrpcServerTlsCredentials(config);
-  ASSERT_TRUE(credentials.ok()) << credentials.status();
-  EXPECT_NE(*credentials, nullptr);
+  EXPECT_TRUE(CheckTlsFiles(config).ok()) << CheckTlsFiles(config);
 }
 
-TEST_F(GrpcTlsFilesTest, RefusesAKeyOfAnotherCertificateNamingBothFiles) {
+TEST_F(TlsFilesTest, RefusesAKeyOfAnotherCertificateNamingBothFiles) {
   const std::string server = MakeSelfSigned("server");
   const std::string other = MakeSelfSigned("other");
   TlsConfig config{server + ".pem", other + ".key", "", TlsClientAuth::kNone};
-  absl::Status status = CheckGrpcTlsFiles(config);
+  absl::Status status = CheckTlsFiles(config);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), AllOf(HasSubstr(other + ".key"), HasSubstr(server + ".pem"),
                                       HasSubstr("does not belong")));
-  EXPECT_EQ(MakeGrpcServerTlsCredentials(config).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(GrpcTlsFilesTest, RefusesACertificateFileWithoutACertificate) {
+TEST_F(TlsFilesTest, RefusesACertificateFileWithoutACertificate) {
   const std::string server = MakeSelfSigned("server");
   const std::string garbage = WriteFile("garbage.pem", "not a certificate\n");
-  absl::Status status = CheckGrpcTlsFiles({garbage, server + ".key", "", TlsClientAuth::kNone});
+  absl::Status status = CheckTlsFiles({garbage, server + ".key", "", TlsClientAuth::kNone});
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), AllOf(HasSubstr(garbage), HasSubstr("no PEM certificate")));
   // A key given as the certificate is no certificate either.
-  status = CheckGrpcTlsFiles({server + ".key", server + ".key", "", TlsClientAuth::kNone});
+  status = CheckTlsFiles({server + ".key", server + ".key", "", TlsClientAuth::kNone});
   EXPECT_THAT(status.message(), HasSubstr("no PEM certificate"));
 }
 
-TEST_F(GrpcTlsFilesTest, RefusesAMissingFileNamingIt) {
+TEST_F(TlsFilesTest, RefusesAMissingFileNamingIt) {
   const std::string server = MakeSelfSigned("server");
   const std::string missing = dir_ + "/missing.pem";
-  EXPECT_THAT(CheckGrpcTlsFiles({missing, server + ".key", "", TlsClientAuth::kNone}).message(),
+  EXPECT_THAT(CheckTlsFiles({missing, server + ".key", "", TlsClientAuth::kNone}).message(),
               AllOf(HasSubstr("cannot read the certificate file"), HasSubstr(missing)));
-  EXPECT_THAT(CheckGrpcTlsFiles({server + ".pem", missing, "", TlsClientAuth::kNone}).message(),
+  EXPECT_THAT(CheckTlsFiles({server + ".pem", missing, "", TlsClientAuth::kNone}).message(),
               AllOf(HasSubstr("cannot read the private key file"), HasSubstr(missing)));
-  EXPECT_THAT(CheckGrpcTlsFiles({server + ".pem", server + ".key", missing, TlsClientAuth::kRequire}).message(),
+  EXPECT_THAT(CheckTlsFiles({server + ".pem", server + ".key", missing, TlsClientAuth::kRequire}).message(),
               AllOf(HasSubstr("cannot read the CA file"), HasSubstr(missing)));
 }
 
-TEST_F(GrpcTlsFilesTest, RefusesAnEncryptedKeyWithoutPrompting) {
+TEST_F(TlsFilesTest, RefusesAnEncryptedKeyWithoutPrompting) {
   const std::string server = MakeSelfSigned("server", "secret");
-  absl::Status status = CheckGrpcTlsFiles({server + ".pem", server + ".key", "", TlsClientAuth::kNone});
+  absl::Status status = CheckTlsFiles({server + ".pem", server + ".key", "", TlsClientAuth::kNone});
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), AllOf(HasSubstr(server + ".key"), HasSubstr("unencrypted")));
 }
 
-TEST_F(GrpcTlsFilesTest, RefusesACaFileWithoutACertificate) {
+TEST_F(TlsFilesTest, RefusesACaFileWithoutACertificate) {
   const std::string server = MakeSelfSigned("server");
   const std::string garbage = WriteFile("ca.pem", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
-  absl::Status status = CheckGrpcTlsFiles({server + ".pem", server + ".key", garbage, TlsClientAuth::kOptional});
+  absl::Status status = CheckTlsFiles({server + ".pem", server + ".key", garbage, TlsClientAuth::kOptional});
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), AllOf(HasSubstr("CA file"), HasSubstr(garbage)));
 }
 
-TEST_F(GrpcTlsFilesTest, ClientAuthNeedsACaFile) {
+TEST_F(TlsFilesTest, ClientAuthNeedsACaFile) {
   const std::string server = MakeSelfSigned("server");
-  EXPECT_THAT(CheckGrpcTlsFiles({server + ".pem", server + ".key", "", TlsClientAuth::kRequire}).message(),
+  EXPECT_THAT(CheckTlsFiles({server + ".pem", server + ".key", "", TlsClientAuth::kRequire}).message(),
               HasSubstr("needs a CA file"));
 }
 
