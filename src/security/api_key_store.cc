@@ -213,8 +213,7 @@ void ApiKeyStore::CountAuthFailure(AuthFailure reason) {
   auth_failures_[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
 }
 
-absl::StatusOr<ApiKeyGrantPtr> ApiKeyStore::Authorize(std::optional<std::string_view> authorization, uint8_t right,
-                                                      std::optional<std::string_view> model, bool every_model) {
+absl::StatusOr<ApiKeyGrantPtr> ApiKeyStore::Authenticate(std::optional<std::string_view> authorization) {
   MaybeReload();
   const std::shared_ptr<const Snapshot> snapshot = Current();
   if (!authorization) {
@@ -226,6 +225,14 @@ absl::StatusOr<ApiKeyGrantPtr> ApiKeyStore::Authorize(std::optional<std::string_
     CountAuthFailure(AuthFailure::kUnknown);
     return absl::UnauthenticatedError(kInvalidKey);
   }
+  return grant;
+}
+
+absl::StatusOr<ApiKeyGrantPtr> ApiKeyStore::Authorize(std::optional<std::string_view> authorization, uint8_t right,
+                                                      std::optional<std::string_view> model, bool every_model) {
+  absl::StatusOr<ApiKeyGrantPtr> authenticated = Authenticate(authorization);
+  if (!authenticated.ok()) return authenticated.status();
+  ApiKeyGrantPtr grant = std::move(*authenticated);
   const ApiKeyEntry& entry = grant->entry;
   if ((entry.rights & right) != right) {
     Reject(*grant, ApiKeyRejection::kRights);
@@ -254,17 +261,9 @@ absl::StatusOr<ApiKeyGrantPtr> ApiKeyStore::Authorize(std::optional<std::string_
 }
 
 absl::Status ApiKeyStore::CheckRight(std::optional<std::string_view> authorization, uint8_t right) {
-  MaybeReload();
-  const std::shared_ptr<const Snapshot> snapshot = Current();
-  if (!authorization) {
-    CountAuthFailure(AuthFailure::kMissing);
-    return absl::UnauthenticatedError(kMissingKey);
-  }
-  ApiKeyGrantPtr grant = Lookup(*snapshot, authorization);
-  if (!grant) {
-    CountAuthFailure(AuthFailure::kUnknown);
-    return absl::UnauthenticatedError(kInvalidKey);
-  }
+  absl::StatusOr<ApiKeyGrantPtr> authenticated = Authenticate(authorization);
+  if (!authenticated.ok()) return authenticated.status();
+  const ApiKeyGrantPtr& grant = *authenticated;
   if ((grant->entry.rights & right) != right) {
     Reject(*grant, ApiKeyRejection::kRights);
     return absl::PermissionDeniedError(kNotAllowed);

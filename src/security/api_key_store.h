@@ -121,6 +121,9 @@ class ApiKeyStore {
   void MaybeReload();
   // The entry whose digest is the presented key's; null when absent or malformed.
   ApiKeyGrantPtr Lookup(const Snapshot& snapshot, std::optional<std::string_view> authorization) const;
+  // The key `authorization` presents (reloading the file first when due): Unauthenticated,
+  // counted, for none or an unknown one.
+  absl::StatusOr<ApiKeyGrantPtr> Authenticate(std::optional<std::string_view> authorization);
   std::shared_ptr<ApiKeyUsage> UsageFor(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Reject(const ApiKeyState& key, ApiKeyRejection reason) const;
 

@@ -1,17 +1,11 @@
 #include "security/tls_files.h"
 
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <stdio.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "security/test_certificates.h"
 
 namespace infera {
 namespace {
@@ -19,52 +13,22 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-// A self-signed P-256 certificate and its key, written as PEM files in a fresh directory.
+// Certificates written as PEM files in a fresh directory (security/test_certificates.h).
 class TlsFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char templ[] = "/tmp/tls_files_test_XXXXXX";
-    ASSERT_NE(mkdtemp(templ), nullptr);
-    dir_ = templ;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-
   // Writes <name>.key and <name>.pem; returns the common path stem.
   std::string MakeSelfSigned(const std::string& name, const char* passphrase = nullptr) {
-    EVP_PKEY* key = EVP_EC_gen("P-256");
-    X509* cert = X509_new();
-    ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-    X509_gmtime_adj(X509_getm_notBefore(cert), 0);
-    X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
-    X509_set_pubkey(cert, key);
-    X509_NAME_add_entry_by_txt(X509_get_subject_name(cert), "CN", MBSTRING_ASC,
-                               reinterpret_cast<const unsigned char*>(name.c_str()), -1, -1, 0);
-    X509_set_issuer_name(cert, X509_get_subject_name(cert));
-    X509_sign(cert, key, EVP_sha256());
-    const std::string stem = dir_ + "/" + name;
-    FILE* cert_out = fopen((stem + ".pem").c_str(), "w");
-    PEM_write_X509(cert_out, cert);
-    fclose(cert_out);
-    FILE* key_out = fopen((stem + ".key").c_str(), "w");
-    if (passphrase != nullptr) {
-      PEM_write_PrivateKey(key_out, key, EVP_aes_128_cbc(), nullptr, 0, nullptr,
-                           const_cast<char*>(passphrase));
-    } else {
-      PEM_write_PrivateKey(key_out, key, nullptr, nullptr, 0, nullptr, nullptr);
-    }
-    fclose(key_out);
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    return stem;
+    test::KeyPair pair = test::WriteSelfSigned(dir_, name, "", passphrase);
+    return pair.cert_file.substr(0, pair.cert_file.size() - 4);
   }
 
   std::string WriteFile(const std::string& name, const std::string& text) {
-    const std::string path = dir_ + "/" + name;
+    const std::string path = dir_.File(name);
     std::ofstream(path) << text;
     return path;
   }
 
-  std::string dir_;
+  test::TempDir dir_;
 };
 
 TEST_F(TlsFilesTest, AcceptsAMatchingPairAndCa) {
@@ -97,7 +61,7 @@ TEST_F(TlsFilesTest, RefusesACertificateFileWithoutACertificate) {
 
 TEST_F(TlsFilesTest, RefusesAMissingFileNamingIt) {
   const std::string server = MakeSelfSigned("server");
-  const std::string missing = dir_ + "/missing.pem";
+  const std::string missing = dir_.File("missing.pem");
   EXPECT_THAT(CheckTlsFiles({missing, server + ".key", "", TlsClientAuth::kNone}).message(),
               AllOf(HasSubstr("cannot read the certificate file"), HasSubstr(missing)));
   EXPECT_THAT(CheckTlsFiles({server + ".pem", missing, "", TlsClientAuth::kNone}).message(),

@@ -1,7 +1,5 @@
 #include "security/tls_server_context.h"
 
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -12,53 +10,16 @@
 
 #include <gtest/gtest.h>
 
+#include "security/test_certificates.h"
+
 namespace infera {
 namespace {
 
 using std::chrono::seconds;
 
-// A P-256 key and a self-signed certificate for it, written as PEM files.
-struct KeyPair {
-  std::string cert_file;
-  std::string key_file;
-};
-
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/tls_server_context_test.XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-KeyPair WriteSelfSigned(const TempDir& dir, const std::string& name, const std::string& common_name) {
-  EVP_PKEY* key = EVP_EC_gen("P-256");
-  X509* cert = X509_new();
-  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-  X509_gmtime_adj(X509_getm_notBefore(cert), 0);
-  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
-  X509_set_pubkey(cert, key);
-  X509_NAME* subject = X509_get_subject_name(cert);
-  X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name.c_str()),
-                             -1, -1, 0);
-  X509_set_issuer_name(cert, subject);
-  X509_sign(cert, key, EVP_sha256());
-  KeyPair pair{dir.File(name + ".pem"), dir.File(name + ".key")};
-  FILE* f = fopen(pair.cert_file.c_str(), "w");
-  PEM_write_X509(f, cert);
-  fclose(f);
-  f = fopen(pair.key_file.c_str(), "w");
-  PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr);
-  fclose(f);
-  X509_free(cert);
-  EVP_PKEY_free(key);
-  return pair;
-}
+using test::KeyPair;
+using test::TempDir;
+using test::WriteSelfSigned;
 
 void CopyFile(const std::string& from, const std::string& to) {
   std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
@@ -134,16 +95,26 @@ TEST(TlsServerContextTest, ClientAuthModesSetTheVerifyMode) {
 
 // Rotation: the files are re-read at most once per interval; a change builds a new context
 // that new callers get, while a holder of the old one keeps it.
-TEST(TlsServerContextTest, ReloadsChangedFilesAtMostOncePerInterval) {
+// Two certificates ("first", "second") and the files a context serves ("live"), holding a
+// copy of the first until a test overwrites them.
+struct RotationFiles {
+  RotationFiles() {
+    CopyFile(first.cert_file, live.cert_file);
+    CopyFile(first.key_file, live.key_file);
+  }
+  TlsConfig Config() const { return TlsConfig{live.cert_file, live.key_file, "", TlsClientAuth::kNone}; }
   TempDir dir;
-  KeyPair first = WriteSelfSigned(dir, "first", "first");
-  KeyPair second = WriteSelfSigned(dir, "second", "second");
+  KeyPair first = WriteSelfSigned(dir, "first");
+  KeyPair second = WriteSelfSigned(dir, "second");
   KeyPair live{dir.File("live.pem"), dir.File("live.key")};
-  CopyFile(first.cert_file, live.cert_file);
-  CopyFile(first.key_file, live.key_file);
-  auto created = TlsServerContext::Create(TlsConfig{live.cert_file, live.key_file, "", TlsClientAuth::kNone});
+};
+
+TEST(TlsServerContextTest, ReloadsChangedFilesAtMostOncePerInterval) {
+  RotationFiles files;
+  auto created = TlsServerContext::Create(files.Config());
   ASSERT_TRUE(created.ok()) << created.status();
   TlsServerContext& provider = **created;
+  const KeyPair &second = files.second, &live = files.live;
   const auto start = TlsServerContext::Clock::now();
   std::shared_ptr<TlsServerContext::SslContext> old_context = provider.Current(start + seconds(1));
   EXPECT_EQ(ServedName(old_context), "first");
@@ -165,15 +136,11 @@ TEST(TlsServerContextTest, ReloadsChangedFilesAtMostOncePerInterval) {
 
 // A bad replacement keeps the previous context and is tried once per change of the files.
 TEST(TlsServerContextTest, BadReplacementKeepsThePreviousContext) {
-  TempDir dir;
-  KeyPair first = WriteSelfSigned(dir, "first", "first");
-  KeyPair second = WriteSelfSigned(dir, "second", "second");
-  KeyPair live{dir.File("live.pem"), dir.File("live.key")};
-  CopyFile(first.cert_file, live.cert_file);
-  CopyFile(first.key_file, live.key_file);
-  auto created = TlsServerContext::Create(TlsConfig{live.cert_file, live.key_file, "", TlsClientAuth::kNone});
+  RotationFiles files;
+  auto created = TlsServerContext::Create(files.Config());
   ASSERT_TRUE(created.ok()) << created.status();
   TlsServerContext& provider = **created;
+  const KeyPair &second = files.second, &live = files.live;
   const auto start = TlsServerContext::Clock::now();
   std::shared_ptr<TlsServerContext::SslContext> original = provider.Current(start);
 
