@@ -23,6 +23,7 @@
 namespace infera {
 
 class CompletionBatch;  // common/completion_batch.h
+class TokenMeter;       // api/token_meter.h
 
 // An output the client asked for. Per-output parameters carry transport hints the
 // frontend interprets (e.g. HTTP `binary_data`); the core only reads `name`.
@@ -53,6 +54,8 @@ struct InferRequest {
   // sets it on the step requests it makes and refuses a request that would nest past
   // kMaxEnsembleDepth, so a request never recurses without bound.
   int ensemble_depth = 0;
+  // Charged with the LLM tokens the request spends (api/token_meter.h); null: not metered.
+  std::shared_ptr<TokenMeter> token_meter{};
 };
 
 // When the scheduler handled a request (for tracing and logs); unset fields are

@@ -21,6 +21,7 @@
 #include "absl/container/inlined_vector.h"
 #include "api/cancellation.h"
 #include "api/parameters.h"
+#include "api/token_meter.h"
 
 namespace infera {
 
@@ -32,6 +33,9 @@ struct RequestContext {
   std::shared_ptr<const CancellationToken> cancellation;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   int64_t rows = 1;  // its rows in the batch (1 when the model does not batch)
+  // The request's token meter (InferRequest::token_meter): a text generator charges the
+  // tokens of each generation to it as the generation ends. Null: not metered.
+  std::shared_ptr<TokenMeter> token_meter{};
 
   // Cancelled by the client, or past its deadline at `now`.
   bool Stopped(std::chrono::steady_clock::time_point now) const {

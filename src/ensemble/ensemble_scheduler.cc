@@ -78,6 +78,7 @@ class EnsembleScheduler::Run : public std::enable_shared_from_this<Run> {
     request.arrival_time = SteadyClock::now();
     request.cancellation = cancel_;
     request.ensemble_depth = request_->request.ensemble_depth + 1;
+    request.token_meter = request_->request.token_meter;  // an LLM step spends the client's tokens
     if (deadline_) {
       const auto left = std::chrono::duration_cast<std::chrono::microseconds>(*deadline_ - request.arrival_time);
       if (left.count() <= 0) {

@@ -1,6 +1,10 @@
 #include "grpc/grpc_status.h"
 
+#include <optional>
 #include <string>
+
+#include "common/retry_after.h"
+#include "common/str_cat.h"
 
 namespace infera {
 
@@ -29,8 +33,10 @@ grpc::StatusCode GrpcStatusCode(absl::StatusCode code) {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(GrpcStatusCode(status.code()),
-                      std::string(status.message().data(), status.message().size()));
+  std::string message(status.message().data(), status.message().size());
+  // gRPC has no Retry-After: the hint HTTP sends as that header goes into the message.
+  if (std::optional<int> seconds = RetryAfterSeconds(status)) message += StrCat(" (retry after ", *seconds, " s)");
+  return grpc::Status(GrpcStatusCode(status.code()), std::move(message));
 }
 
 }  // namespace infera

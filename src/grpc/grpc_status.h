@@ -18,7 +18,8 @@ namespace infera {
 
 grpc::StatusCode GrpcStatusCode(absl::StatusCode code);
 
-// OK for an OK status; otherwise the mapped code with the status's message.
+// OK for an OK status; otherwise the mapped code with the status's message, and a
+// Retry-After hint (common/retry_after.h) appended to it as " (retry after N s)".
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 }  // namespace infera

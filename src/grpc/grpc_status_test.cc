@@ -1,5 +1,6 @@
 #include "grpc/grpc_status.h"
 
+#include "common/retry_after.h"
 #include "gtest/gtest.h"
 
 namespace infera {
@@ -32,6 +33,13 @@ TEST(GrpcStatusTest, KeepsTheMessage) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(status.error_message(), "queue is full (8 waiting)");
   EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+}
+
+TEST(GrpcStatusTest, ARetryAfterHintIsInTheMessage) {
+  grpc::Status status =
+      ToGrpcStatus(WithRetryAfter(absl::ResourceExhaustedError("API key quota exceeded: requests per second"), 3));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(), "API key quota exceeded: requests per second (retry after 3 s)");
 }
 
 }  // namespace

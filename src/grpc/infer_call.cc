@@ -26,6 +26,7 @@ InferTarget Target(const inference::ModelInferRequest& message, const InferCallM
   if (metadata.routing_key) target.routing_header = *metadata.routing_key;
   target.received = std::chrono::steady_clock::now();
   target.cancellation = std::move(cancellation);
+  target.token_meter = metadata.token_meter;
   return target;
 }
 

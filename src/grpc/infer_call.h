@@ -30,6 +30,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "api/cancellation.h"
+#include "api/token_meter.h"
 #include "grpc/infer_response_serializer.h"
 #include "grpc_service.pb.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -56,6 +57,8 @@ struct InferCallOptions {
 struct InferCallMetadata {
   std::optional<std::string> traceparent;  // W3C `traceparent`
   std::optional<std::string> routing_key;  // `x-routing-key`
+  // The admitting API key's meter (security/api_key_meter.h); null without API keys.
+  std::shared_ptr<TokenMeter> token_meter{};
 
   // Reads both from gRPC client metadata (a multimap of lower-case keys).
   template <typename Multimap>

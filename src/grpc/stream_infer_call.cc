@@ -5,6 +5,7 @@
 
 #include "common/str_cat.h"
 #include "grpc/api_key_check.h"
+#include "security/api_key_meter.h"
 #include "grpc/arena_infer_request.h"
 #include "grpc/grpc_status.h"
 #include "grpc/stream_registry.h"
@@ -81,10 +82,17 @@ void StreamInferCall::OnReadDone(bool ok) {
 
 void StreamInferCall::Process(std::shared_ptr<inference::ModelInferRequest> message) {
   // Each message is a request: its model and the key's request quota are checked.
-  if (auto key = AuthorizeGrpcCall(context_.api_keys, server_context_, *message); !key.ok()) {
-    return Respond(StreamAnswer{StreamErrorAnswer(*message, key.status()), true});
+  absl::StatusOr<ApiKeyGrantPtr> key = AuthorizeGrpcCall(context_.api_keys, server_context_, *message);
+  if (!key.ok()) return Respond(StreamAnswer{StreamErrorAnswer(*message, key.status()), true});
+  // This message's tokens are charged to the key that admitted it.
+  const InferCallMetadata* metadata = &metadata_;
+  InferCallMetadata metered;
+  if (*key != nullptr) {
+    metered = metadata_;
+    metered.token_meter = ApiKeyTokenMeter(*std::move(key));
+    metadata = &metered;
   }
-  RunStreamInfer(*context_.manager, context_.infer, metadata_, std::move(message), cancellation_,
+  RunStreamInfer(*context_.manager, context_.infer, *metadata, std::move(message), cancellation_,
                  [this](StreamAnswer answer) { Respond(std::move(answer)); });
 }
 

@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "grpc/api_key_check.h"
+#include "security/api_key_meter.h"
 #include "grpc/arena_infer_request.h"
 #include "grpc/grpc_status.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
@@ -36,12 +37,15 @@ void UnaryInferCall::OnMatched(bool ok) {
     return Respond(std::move(result));
   }
   const inference::ModelInferRequest& request = *message;
-  if (auto key = AuthorizeGrpcCall(context_.api_keys, server_context_, request); !key.ok()) {
+  absl::StatusOr<ApiKeyGrantPtr> key = AuthorizeGrpcCall(context_.api_keys, server_context_, request);
+  if (!key.ok()) {
     InferCallResult result;
     result.status = key.status();
     return Respond(std::move(result));
   }
-  RunUnaryInfer(*context_.manager, context_.infer, InferCallMetadata::From(server_context_.client_metadata()), request,
+  InferCallMetadata metadata = InferCallMetadata::From(server_context_.client_metadata());
+  metadata.token_meter = ApiKeyTokenMeter(*std::move(key));
+  RunUnaryInfer(*context_.manager, context_.infer, metadata, request,
                 std::move(message), cancellation_, [this](InferCallResult result) { Respond(std::move(result)); });
 }
 

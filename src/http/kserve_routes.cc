@@ -14,6 +14,7 @@
 #include "http/url_path.h"
 #include "manager/model_version.h"
 #include "protocol/model_answers.h"
+#include "security/api_key_meter.h"
 
 namespace infera {
 namespace {
@@ -151,6 +152,7 @@ InferTarget KServeRoutes::Target(const ModelPath& path, const HttpRequest& reque
   target.routing_header = request.Header("x-routing-key");
   target.received = request.received_time;
   target.cancellation = std::move(cancellation);
+  target.token_meter = ApiKeyTokenMeter(request.api_key);
   return target;
 }
 

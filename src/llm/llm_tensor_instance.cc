@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "api/cancellation.h"
+#include "api/token_meter.h"
 #include "common/str_cat.h"
 #include "llm/tensor_request.h"
 
@@ -54,8 +55,9 @@ absl::Status EndStatus(const GenerationOutput& out) {
 class TensorGeneration {
  public:
   TensorGeneration(ResponseSender sender, TensorGenerationRequest request, bool batched,
-                   std::shared_ptr<CancellationToken> cancel)
-      : stream_(request.stream),
+                   std::shared_ptr<CancellationToken> cancel, std::shared_ptr<TokenMeter> token_meter)
+      : token_meter_(std::move(token_meter)),
+        stream_(request.stream),
         exclude_input_(request.exclude_input),
         batched_(batched),
         cancel_(std::move(cancel)),
@@ -80,9 +82,11 @@ class TensorGeneration {
   }
 
   void Output(size_t row, GenerationOutput out) {
+    const bool last = out.finish_reason != FinishReason::kNone;
+    // Every generation's tokens are charged as it ends, whatever the answer became.
+    if (last && token_meter_) token_meter_->Charge(out.num_prompt_tokens, out.num_output_tokens);
     absl::MutexLock lock(&mu_);
     if (sender_.finished()) return;  // answered already (a failure): the rest is dropped
-    const bool last = out.finish_reason != FinishReason::kNone;
     if (last && (out.finish_reason == FinishReason::kAbort || out.finish_reason == FinishReason::kError)) {
       return Fail(EndStatus(out));
     }
@@ -133,6 +137,7 @@ class TensorGeneration {
     return outputs;
   }
 
+  const std::shared_ptr<TokenMeter> token_meter_;  // may be null
   const bool stream_, exclude_input_, batched_;
   const std::shared_ptr<CancellationToken> cancel_;
   mutable absl::Mutex mu_;
@@ -162,7 +167,8 @@ void LlmTensorInstance::ExecuteDecoupled(std::vector<DecoupledRequest> requests)
     // Ours, under the client's: cancelled when the client goes or when this request is
     // answered early, so that its generations stop.
     auto cancel = std::make_shared<CancellationToken>(r.context.cancellation);
-    auto state = std::make_shared<TensorGeneration>(std::move(r.sender), *std::move(parsed), batched_, cancel);
+    auto state = std::make_shared<TensorGeneration>(std::move(r.sender), *std::move(parsed), batched_, cancel,
+                                                    r.context.token_meter);
     for (size_t i = 0; i < state->prompts().size() && !state->Answered(); ++i) {
       GenerationRequest generation;
       generation.prompt_text = state->prompts()[i];

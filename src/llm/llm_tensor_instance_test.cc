@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "api/token_meter.h"
 #include "llm/test_tensors.h"
 
 namespace infera::llm {
@@ -32,8 +33,10 @@ class FakeGenerator : public TextGenerator {
 
   void Admit(size_t i, absl::Status status = absl::OkStatus()) { calls[i].admitted(std::move(status), ""); }
   void Emit(size_t i, std::string text, FinishReason reason = FinishReason::kNone, absl::Status error = {},
-            GenerationTimings timings = {}) {
+            GenerationTimings timings = {}, int64_t prompt_tokens = 0, int64_t output_tokens = 0) {
     GenerationOutput o;
+    o.num_prompt_tokens = prompt_tokens;
+    o.num_output_tokens = output_tokens;
     o.text = std::move(text);
     o.finish_reason = reason;
     o.error = std::move(error);
@@ -93,7 +96,7 @@ class LlmTensorInstanceTest : public ::testing::Test {
   void Run(std::vector<Tensor> inputs, bool batched = false, int64_t rows = 1) {
     LlmTensorInstance instance(generator_, batched);
     parameters_ = std::make_unique<Parameters>();
-    RequestContext context{parameters_.get(), client_, deadline_, rows};
+    RequestContext context{parameters_.get(), client_, deadline_, rows, meter_};
     std::vector<ModelInstance::DecoupledRequest> requests;
     requests.push_back({std::move(inputs), context, ResponseSender(sink_)});
     instance.ExecuteDecoupled(std::move(requests));
@@ -108,7 +111,36 @@ class LlmTensorInstanceTest : public ::testing::Test {
   std::shared_ptr<CancellationToken> client_ = std::make_shared<CancellationToken>();
   std::optional<TimePoint> deadline_ = std::chrono::steady_clock::now() + std::chrono::hours(1);
   std::unique_ptr<Parameters> parameters_;
+  std::shared_ptr<TokenMeter> meter_;  // null: not metered
 };
+
+// Sums what it is charged.
+class CountingMeter : public TokenMeter {
+ public:
+  void Charge(int64_t prompt_tokens, int64_t completion_tokens) override {
+    ++charges;
+    prompt += prompt_tokens;
+    completion += completion_tokens;
+  }
+  int charges = 0;
+  int64_t prompt = 0, completion = 0;
+};
+
+TEST_F(LlmTensorInstanceTest, EachGenerationChargesItsTokensAsItEndsAbortedOnesToo) {
+  auto meter = std::make_shared<CountingMeter>();
+  meter_ = meter;
+  Run({Bytes("text_input", {"a", "b"}, {2, 1})}, /*batched=*/true, /*rows=*/2);
+  ASSERT_EQ(generator_.requests.size(), 2u);
+  generator_.Admit(0);
+  generator_.Admit(1);
+  generator_.Emit(0, "x", FinishReason::kNone, {}, {}, 3, 1);  // not the end: nothing charged
+  EXPECT_EQ(meter->charges, 0);
+  generator_.Emit(0, "y", FinishReason::kLength, {}, {}, 3, 2);
+  generator_.Emit(1, "", FinishReason::kAbort, absl::CancelledError("gone"), {}, 4, 1);
+  EXPECT_EQ(meter->charges, 2);
+  EXPECT_EQ(meter->prompt, 7);
+  EXPECT_EQ(meter->completion, 3);
+}
 
 TEST_F(LlmTensorInstanceTest, StreamSendsEachPieceOfTextAndTheLastOneFinal) {
   Run(Prompt("Hi", {Bytes("sampling_parameters", {R"({"max_tokens": 3})"}, {1}), Bool("stream", true)}));

@@ -32,7 +32,7 @@ DecoupledResponseSink::~DecoupledResponseSink() {
 
 RequestContext DecoupledResponseSink::context() const {
   return RequestContext{&request_.parameters, request_.cancellation, deadline_,
-                        version_ && version_->config().max_batch_size() > 0 ? batch_size_ : 1};
+                        version_ && version_->config().max_batch_size() > 0 ? batch_size_ : 1, request_.token_meter};
 }
 
 bool DecoupledResponseSink::IsStopped() const {

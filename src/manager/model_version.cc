@@ -61,7 +61,8 @@ ModelVersion::BatchExecution ModelVersion::ExecuteBatch(ModelInstance& instance,
   ExecutionContext context;
   for (const auto& r : requests) {
     e.rows += r->batch_size;
-    context.Add(RequestContext{&r->request.parameters, r->request.cancellation, r->deadline, r->batch_size});
+    context.Add(RequestContext{&r->request.parameters, r->request.cancellation, r->deadline, r->batch_size,
+                               r->request.token_meter});
   }
   absl::StatusOr<std::vector<Tensor>> outputs = GatherBatchInputs(requests);
   e.input_done = SteadyClock::now();

@@ -50,6 +50,7 @@ struct Pending {
   ModelHandle version;  // held until the answer is written
   ModelHandle tokenizer_version;
   const TokenCounter* counter = nullptr;  // in tokenizer_version's loaded model
+  ApiKeyGrantPtr api_key;  // the admitting key, charged the prompt tokens; null: keys off
   EmbeddingsRequest request;
   int64_t dimension = 0;
   std::string id;
@@ -78,7 +79,16 @@ void WriteEmbedding(Writer& w, const float* row, size_t d, bool base64) {
   w.EndArray();
 }
 
-std::string ResponseJson(const Pending& p, const std::vector<float>& embeddings) {
+// The answer's usage: the inputs' tokens, when the model names its tokenizer (else 0).
+size_t PromptTokens(const Pending& p) {
+  size_t tokens = 0;
+  if (p.counter) {
+    for (const std::string& text : p.request.inputs) tokens += p.counter->CountTokens(text);
+  }
+  return tokens;
+}
+
+std::string ResponseJson(const Pending& p, const std::vector<float>& embeddings, size_t tokens) {
   rapidjson::StringBuffer b;
   Writer w(b);
   w.StartObject();
@@ -104,10 +114,6 @@ std::string ResponseJson(const Pending& p, const std::vector<float>& embeddings)
     w.EndObject();
   }
   w.EndArray();
-  size_t tokens = 0;
-  if (p.counter) {
-    for (const std::string& text : p.request.inputs) tokens += p.counter->CountTokens(text);
-  }
   w.Key("usage");
   w.StartObject();
   w.Key("prompt_tokens");
@@ -156,7 +162,10 @@ void Complete(const std::shared_ptr<Pending>& p, size_t first, size_t count, abs
     FinishTrace(trace, p->id, response, std::string(status.message()));
   } else {
     const auto serialize_start = std::chrono::steady_clock::now();
-    response = HttpResponse{200, "application/json", ResponseJson(*p, embeddings), {}};
+    const size_t tokens = PromptTokens(*p);
+    response = HttpResponse{200, "application/json", ResponseJson(*p, embeddings, tokens), {}};
+    // The key's usage counters and tokens-per-minute bucket, as the answer's usage says.
+    ChargeGrantTokens(p->api_key, tokens, 0);
     if (trace) trace->Serialized(serialize_start, std::chrono::steady_clock::now());
     FinishTrace(trace, p->id, response);
   }
@@ -244,6 +253,7 @@ void EmbeddingsRoutes::Handle(HttpRequest request, HttpResponder responder) cons
   const size_t n = parsed->inputs.size();
   const size_t chunk = config.max_batch_size() > 0 ? static_cast<size_t>(config.max_batch_size()) : 1;
   p->version = *version;
+  p->api_key = std::move(request.api_key);
   p->request = std::move(*parsed);
   p->dimension = *dimension;
   p->id = StrCat("embd-", next_id_.fetch_add(1, std::memory_order_relaxed));

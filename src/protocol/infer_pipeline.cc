@@ -106,6 +106,7 @@ void InferPipeline::Run(const InferTarget& target, InferDecoder decode,
   request->model_name.assign(target.model_name.data(), target.model_name.size());
   request->model_version = *target.model_version;
   request->arrival_time = target.received;
+  request->token_meter = target.token_meter;
   const bool single_response = version.decoupled() && !answer.streams();
   // A decoupled model on a unary call gets a token of its own (a child of the client's),
   // which SingleResponse cancels when a second response shows the answer will be refused.

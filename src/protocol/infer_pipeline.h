@@ -48,6 +48,7 @@
 #include "absl/status/statusor.h"
 #include "api/cancellation.h"
 #include "api/infer_request.h"
+#include "api/token_meter.h"
 #include "common/clock.h"
 #include "manager/model_manager.h"
 #include "manager/model_statistics.h"
@@ -68,6 +69,9 @@ struct InferTarget {
   std::optional<std::string_view> routing_header;  // X-Routing-Key header / x-routing-key metadata
   SteadyTime received{};                           // the request's arrival (end-to-end latency)
   std::shared_ptr<const CancellationToken> cancellation;  // may be null
+  // Charged with the LLM tokens the request spends: the admitting API key's
+  // (security/api_key_meter.h); null without API keys.
+  std::shared_ptr<TokenMeter> token_meter{};
 };
 
 // Chooses the request's version for a decoder that needs the model's config to decode.

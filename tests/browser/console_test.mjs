@@ -3,6 +3,7 @@
 // (explicit model control, an admin token) and checks the JSON this prints last.
 //
 //   node console_test.mjs <base url> <admin token> <image file> <expected top label> [plain base url]
+//                         [keyed base url] [API key]
 // The first server runs in explicit mode with the admin token and serves identity_fp32,
 // resnet18_classify (+ its steps), fortune, `canaried` (versions 1 and 2, a canary) and
 // `queued` (fault injection: 30 ms per execution, one instance);
@@ -16,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const [base, token, imagePath, expectedTopLabel, plainBase] = process.argv.slice(2);
+const [base, token, imagePath, expectedTopLabel, plainBase, keyedBase, apiKey] = process.argv.slice(2);
 const STEP_TIMEOUT = 15000;
 const shots = process.env.SCREENSHOT_DIR;
 const results = {};
@@ -376,6 +377,24 @@ try {
     results.plain_action_buttons = await page.locator('#models button[data-action]').count();
     if (results.plain_action_buttons !== 0) throw new Error('admin buttons without the admin API');
     if (await page.isVisible('#admin-token')) throw new Error('token field without an admin token');
+  }
+
+  // 9. A server with API keys: the stream is refused until a key is typed, then the page
+  //    lists the models and its requests (metadata, playground) carry the key.
+  if (keyedBase) {
+    step = 'api-key';
+    await page.goto(keyedBase + '/console');
+    await page.waitForFunction(() => /needs a key \(401\)/.test(document.querySelector('#server-status').textContent));
+    results.keyed_rows_before = await page.locator('#models tbody tr').count();
+    await page.fill('#admin-token', apiKey);
+    await page.press('#admin-token', 'Enter');
+    await page.waitForFunction(() => /control mode/.test(document.querySelector('#server-status').textContent));
+    await page.waitForSelector('#models tbody tr');
+    results.keyed_rows_after = await page.locator('#models tbody tr').count();
+    await page.click('button.link[data-model="identity_fp32"]');
+    await page.click('.tabs button[data-tab="config"]');
+    await page.waitForFunction(() => /"name"/.test(document.querySelector('#config-view').textContent));
+    results.keyed_config = (await page.textContent('#config-view')).includes('identity_fp32');
   }
   step = 'done';
 } catch (e) {

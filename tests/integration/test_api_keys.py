@@ -20,7 +20,7 @@ import pytest
 
 import llm_testutil as u
 from grpc_stubs import health_pb2, health_pb2_grpc, pb, pb_grpc
-from infera_server import ROOT, InferaServer, copy_model, demo_repo
+from infera_server import ROOT, InferaServer, copy_model, demo_repo, metric_value
 
 CLIENTS = os.path.join(ROOT, "tests", "clients")
 VOCAB, MERGES = u.train_byte_level_bpe(u.SAMPLE_TEXT, 40)
@@ -39,6 +39,9 @@ KEYS = {  # id: (key, rest of the line)
     "ops": ("inf-ops-0004", "rights=read,admin models=*"),
     "rps": ("inf-rps-0005", "rights=read,infer models=* rps=0.01"),
     "tok": ("inf-tok-0006", "rights=read,infer models=tiny tokens_per_min=6"),
+    "gen": ("inf-gen-0009", "rights=read,infer models=tiny_kserve tokens_per_min=6"),
+    "grpcgen": ("inf-grpcgen-0010", "rights=read,infer models=tiny_kserve tokens_per_min=6"),
+    "embed": ("inf-embed-0011", "rights=read,infer models=text_embed"),
 }
 FLAG_KEY = "inf-flag-0007"
 
@@ -58,7 +61,9 @@ def write_keys(path, lines):
 def server():
     repo = tempfile.mkdtemp(prefix="infera-api-keys-")
     u.write_llm_repo(repo, "tiny", CONFIG, WEIGHTS, TOKENIZER, TOK_CONFIG, parameters=PARAMETERS, kserve=False)
-    copy_model(demo_repo(), "simple", repo)
+    u.write_llm_repo(repo, "tiny_kserve", CONFIG, WEIGHTS, TOKENIZER, TOK_CONFIG, parameters=PARAMETERS)
+    for name in ("simple", "text_embed", "text_tokenize", "text_embed_encoder", "text_pool"):
+        copy_model(demo_repo(), name, repo)
     keys = os.path.join(repo, "..", os.path.basename(repo) + "-keys.txt")
     write_keys(keys, [key_line(i, k, rest) for i, (k, rest) in KEYS.items()])
     audit = os.path.join(repo, "..", os.path.basename(repo) + "-audit.jsonl")
@@ -221,6 +226,56 @@ def test_token_quota_charges_usage_then_refuses(server):
     assert status == 429, err
     assert int(headers["Retry-After"]) >= 1
     assert "tokens per minute" in err["error"]["message"]
+
+
+def tokens_charged(server, key_id):
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    return {kind: metric_value(text, "infera_api_key_tokens_total", 0.0, key=key_id, kind=kind)
+            for kind in ("prompt", "completion")}
+
+
+GENERATE = {"text_input": "Hello there", "exclude_input_in_output": True,
+            "sampling_parameters": json.dumps({"max_tokens": 8, "temperature": 0, "ignore_eos": True})}
+
+
+def test_triton_generate_charges_the_keys_tokens_then_refuses(server):
+    # The tensor path (KServe generate / infer, gRPC) spends the same key's tokens as /v1.
+    key = KEYS["gen"][0]
+    status, _, done = call(server, "POST", "/v2/models/tiny_kserve/generate", GENERATE, key=key)
+    assert status == 200, done
+    charged = tokens_charged(server, "gen")
+    assert charged["completion"] == 8 and charged["prompt"] > 0, charged
+    status, headers, err = call(server, "POST", "/v2/models/tiny_kserve/generate_stream", GENERATE, key=key)
+    assert status == 429, err
+    assert int(headers["Retry-After"]) >= 1
+
+
+def test_grpc_infer_on_an_llm_charges_the_keys_tokens(server):
+    key = KEYS["grpcgen"][0]
+    request = pb.ModelInferRequest(model_name="tiny_kserve")
+    for name, value in (("text_input", b"Hello there"),
+                        ("sampling_parameters", json.dumps({"max_tokens": 5, "temperature": 0,
+                                                            "ignore_eos": True}).encode())):
+        request.inputs.add(name=name, datatype="BYTES", shape=[1]).contents.bytes_contents.append(value)
+    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+        stub = pb_grpc.GRPCInferenceServiceStub(channel)
+        stub.ModelInfer(request, metadata=metadata(key))
+        charged = tokens_charged(server, "grpcgen")
+        assert charged["completion"] == 5 and charged["prompt"] > 0, charged
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.ModelInfer(request, metadata=metadata(key))
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert re.search(r"tokens per minute \(retry after [1-9][0-9]* s\)", refused.value.details()), \
+            refused.value.details()
+
+
+def test_embeddings_charge_the_prompt_tokens(server):
+    body = {"model": "text_embed", "input": ["the quick brown fox", "jumps"]}
+    status, _, done = call(server, "POST", "/v1/embeddings", body, key=KEYS["embed"][0])
+    assert status == 200, done
+    assert done["usage"]["prompt_tokens"] > 0
+    assert tokens_charged(server, "embed") == {"prompt": done["usage"]["prompt_tokens"], "completion": 0}
 
 
 def metadata(key):

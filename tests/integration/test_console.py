@@ -6,8 +6,9 @@ under load, a playground inference and an image classification round-trip, the c
 streams token by token, admin unload/load is refused without the token and works with
 it, a canary is promoted, the diagnosis panel shows what GET /v2/models/queued/diagnosis
 answers after a queueing load shape (class, evidence, actions; keyboard refresh and the
-5 s auto-refresh, a late answer for another model not drawn), and a server without the
-admin API shows no admin buttons. docs/console.md."""
+5 s auto-refresh, a late answer for another model not drawn), a server without the
+admin API shows no admin buttons, and a server with API keys asks for a key and then
+works with it (the stream, metadata and config requests carry it). docs/console.md."""
 
 import json
 import os
@@ -69,6 +70,22 @@ def plain_server():
             s.stop()
 
 
+API_KEY = "inf-console-test-key"
+
+
+@pytest.fixture(scope="module")
+def keyed_server():
+    """A server with API keys (--api-key): every route but health needs the key."""
+    with tempfile.TemporaryDirectory() as repo:
+        copy_model(demo_repo(), "identity_fp32", repo)
+        s = InferaServer(repo, "--api-key", API_KEY)
+        try:
+            s.wait_ready()
+            yield s
+        finally:
+            s.stop()
+
+
 def top_label(server, image):
     """The pipeline's top label for `image`, asked over plain HTTP (binary tensor)."""
     header = json.dumps({"inputs": [{"name": "IMAGE", "datatype": "BYTES", "shape": [1, 1],
@@ -81,12 +98,13 @@ def top_label(server, image):
     return outputs["LABELS"]["data"][0]
 
 
-def test_console_in_chromium(server, plain_server):
+def test_console_in_chromium(server, plain_server, keyed_server):
     image_path = os.path.join(demo_repo(), ".images", "chelsea.jpg")
     with open(image_path, "rb") as f:
         expected = top_label(server, f.read())
     run = subprocess.run(["node", os.path.join(BROWSER, "console_test.mjs"), f"http://127.0.0.1:{server.port}",
-                          TOKEN, image_path, expected, f"http://127.0.0.1:{plain_server.port}"],
+                          TOKEN, image_path, expected, f"http://127.0.0.1:{plain_server.port}",
+                          f"http://127.0.0.1:{keyed_server.port}", API_KEY],
                          capture_output=True, text=True, timeout=120, cwd=BROWSER)
     lines = [l for l in run.stdout.splitlines() if l.startswith("{")]
     assert lines, f"no result (exit {run.returncode}):\n{run.stdout}\n{run.stderr}\n{server.log()[-3000:]}"
@@ -100,6 +118,7 @@ def test_console_in_chromium(server, plain_server):
     assert r["after_unload"] != "READY" and r["after_load"] == "READY"
     assert "PROMOTED" in r["canary_after_promote"]
     assert r["plain_action_buttons"] == 0
+    assert r["keyed_rows_before"] == 0 and r["keyed_rows_after"] >= 1 and r["keyed_config"], r
     # The panel showed the endpoint's answer (compared field by field in the script).
     assert r["diagnosis"]["class"] == "queueing", r["diagnosis"]
     assert "instance_utilisation" in r["diagnosis"]["evidence"] and "queue_share" in r["diagnosis"]["evidence"]

@@ -1,10 +1,12 @@
 // The infera web console (docs/console.md). Plain ES module, no framework, no storage:
-// the admin token lives only in the password field and is sent as
-// `Authorization: Bearer <token>`, never in a URL.
+// the key (an API key, or the admin token) lives only in the password field and is sent
+// as `Authorization: Bearer <key>` on every request, the statistics stream included,
+// never in a URL.
 import { LineChart, BarChart } from '/console/chart.js';
 
 const $ = (id) => document.getElementById(id);
-const state = { last: null, selected: null, updates: 0, tab: 'charts', chatBusy: false, tableStructure: '' };
+const state = { last: null, selected: null, updates: 0, tab: 'charts', chatBusy: false, tableStructure: '',
+  keyAsked: false };
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -28,9 +30,38 @@ const charts = {
   batches: new BarChart($('chart-batches')),
 };
 
-function adminHeaders() {
-  const token = $('admin-token').value;
-  return token ? { Authorization: `Bearer ${token}` } : {};
+// The Authorization header of every request, when a key is entered.
+function authHeaders(more = {}) {
+  const key = $('admin-token').value;
+  return key ? { ...more, Authorization: `Bearer ${key}` } : more;
+}
+
+// Reads a Server-Sent Events body, calling onEvent(name, data) per event ("message" when
+// it names none; data lines joined by "\n"), until the body ends or onEvent returns false.
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const raw = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = 'message';
+      const data = [];
+      for (const line of raw.split('\n')) {
+        if (line.startsWith('event:')) name = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length && onEvent(name, data.join('\n')) === false) {
+        reader.cancel();
+        return;
+      }
+    }
+  }
 }
 
 async function errorText(response) {
@@ -46,7 +77,7 @@ async function admin(path, label) {
   const out = $('admin-result');
   out.textContent = `${label}…`;
   out.className = '';
-  const response = await fetch(path, { method: 'POST', headers: adminHeaders() });
+  const response = await fetch(path, { method: 'POST', headers: authHeaders() });
   if (response.ok) {
     out.textContent = `${label}: done`;
   } else {
@@ -152,19 +183,43 @@ function onStats(event) {
   const s = state.last.server;
   $('server-status').textContent = `infera ${s.version} · ${s.ready ? 'ready' : 'not ready'} · ` +
     `control mode ${s.control_mode} · ${state.last.models.length} model rows`;
-  $('admin-form').hidden = !s.admin_token_required;
+  if (!state.keyAsked) $('admin-form').hidden = !s.admin_token_required;
   modelRows(state.last.models);
   updateCharts();
 }
 
-function connect() {
-  const source = new EventSource('/v2/console/stream');
-  source.addEventListener('stats', onStats);
-  source.addEventListener('end', () => {
-    $('server-status').textContent = 'server shut down';
-    source.close();
-  });
-  source.onerror = () => { $('server-status').textContent = 'stream interrupted, reconnecting…'; };
+// The statistics stream, read with fetch: EventSource cannot send the Authorization
+// header API keys need. A dropped stream is reopened after a second (as EventSource
+// would); a refusal (401 / 403) shows the key field and waits for a key.
+let stream = null;  // the AbortController of the stream in use
+
+async function connect() {
+  if (stream) stream.abort();
+  const mine = new AbortController();
+  stream = mine;
+  let ended = false;
+  try {
+    const r = await fetch('/v2/console/stream', { headers: authHeaders(), signal: mine.signal });
+    if (r.status === 401 || r.status === 403) {
+      state.keyAsked = true;
+      $('admin-form').hidden = false;
+      $('server-status').textContent = `this server needs a key (${r.status}): enter an API key`;
+      return;
+    }
+    if (!r.ok) throw new Error(`stream refused (${r.status})`);
+    await readEvents(r, (name, data) => {
+      if (name === 'stats') onStats({ data });
+      if (name !== 'end') return true;
+      ended = true;
+      $('server-status').textContent = 'server shut down';
+      return false;
+    });
+  } catch {
+    // dropped or refused: reconnect below
+  }
+  if (ended || mine.signal.aborted) return;
+  $('server-status').textContent = 'stream interrupted, reconnecting…';
+  setTimeout(() => { if (stream === mine) connect(); }, 1000);
 }
 
 function showTab(tab) {
@@ -196,7 +251,7 @@ function select(name) {
 }
 
 async function loadConfig() {
-  const r = await fetch(`/v2/models/${encodeURIComponent(state.selected)}/config`);
+  const r = await fetch(`/v2/models/${encodeURIComponent(state.selected)}/config`, { headers: authHeaders() });
   $('config-view').textContent = r.ok ? JSON.stringify(await r.json(), null, 2) : `config: ${await errorText(r)}`;
 }
 
@@ -207,7 +262,7 @@ const NUMERIC = new Set(['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 
 async function buildPlayground() {
   const form = $('playground-form');
   const name = state.selected;
-  const r = await fetch(`/v2/models/${encodeURIComponent(name)}`);
+  const r = await fetch(`/v2/models/${encodeURIComponent(name)}`, { headers: authHeaders() });
   if (!r.ok) {
     form.replaceChildren(el('p', { class: 'error' }, `metadata: ${await errorText(r)}`));
     return;
@@ -306,7 +361,7 @@ async function runInference(meta) {
   }
   const header = new TextEncoder().encode(JSON.stringify({ inputs }));
   const body = binary.length ? concatBytes([header, ...binary]) : header;
-  const headers = { 'Content-Type': binary.length ? 'application/octet-stream' : 'application/json' };
+  const headers = authHeaders({ 'Content-Type': binary.length ? 'application/octet-stream' : 'application/json' });
   if (binary.length) headers['Inference-Header-Content-Length'] = String(header.length);
   const t0 = performance.now();
   const r = await fetch(`/v2/models/${encodeURIComponent(meta.name)}/infer`, { method: 'POST', headers, body });
@@ -339,7 +394,7 @@ async function chat(e) {
   log.append(reply);
   try {
     const r = await fetch('/v1/chat/completions', {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      method: 'POST', headers: authHeaders({ 'Content-Type': 'application/json' }),
       body: JSON.stringify({ model: state.selected, stream: true,
         messages: [{ role: 'user', content: text }],
         temperature: Number($('chat-temperature').value), top_p: Number($('chat-top-p').value),
@@ -350,27 +405,13 @@ async function chat(e) {
       reply.classList.add('error');
       return;
     }
-    const reader = r.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const event = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        for (const line of event.split('\n')) {
-          if (!line.startsWith('data: ')) continue;
-          const data = line.slice(6);
-          if (data === '[DONE]') continue;
-          const chunk = JSON.parse(data);
-          const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
-          if (delta && delta.content) reply.append(document.createTextNode(delta.content));
-        }
-      }
-    }
+    await readEvents(r, (name, data) => {
+      if (data === '[DONE]') return false;
+      const chunk = JSON.parse(data);
+      const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+      if (delta && delta.content) reply.append(document.createTextNode(delta.content));
+      return true;
+    });
     reply.dataset.done = 'true';
   } finally {
     state.chatBusy = false;
@@ -448,7 +489,8 @@ async function loadDiagnosis() {
   }
   try {
     const seconds = $('diagnosis-window-select').value;  // 10 | 60 | 300
-    const r = await fetch(`/v2/models/${encodeURIComponent(model)}/diagnosis?window=${seconds}`);
+    const r = await fetch(`/v2/models/${encodeURIComponent(model)}/diagnosis?window=${seconds}`,
+      { headers: authHeaders() });
     const body = r.ok ? await r.json() : await errorText(r);
     if (seq !== diagnosis.seq || model !== state.selected) return;  // stale
     view.dataset.model = model;
@@ -488,5 +530,9 @@ $('chat-form').addEventListener('submit', chat);
 $('diagnosis-refresh').addEventListener('click', loadDiagnosis);
 $('diagnosis-auto').addEventListener('change', scheduleDiagnosis);
 $('diagnosis-window-select').addEventListener('change', loadDiagnosis);
-$('admin-form').addEventListener('submit', (e) => e.preventDefault());
+$('admin-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  if (state.keyAsked) connect();
+});
+$('admin-token').addEventListener('change', () => { if (state.keyAsked) connect(); });
 connect();
