@@ -115,7 +115,10 @@ absl::Status CheckHttpApiKey(ApiKeyStore& store, HttpRequest& request) {
                        access.model.value_or(""), refused);
     return refused;
   }
-  if (access.open) return absl::OkStatus();
+  if (access.open) {
+    request.api_key.reset();  // request storage is reused: no grant left from an earlier request
+    return absl::OkStatus();
+  }
   absl::StatusOr<ApiKeyGrantPtr> grant = store.Authorize(
       request.Header("authorization"), access.right,
       access.model ? std::optional<std::string_view>(*access.model) : std::nullopt, access.every_model);

@@ -140,7 +140,9 @@ void Session::Dispatch() {
   head_request_ = parser_->is_head();
   client_keep_alive_ = parser_->keep_alive();
   request_.received_time = std::chrono::steady_clock::now();
-  request_.peer = peer_;
+  // The connection's peer, once: request_ is reused, so this copies only after a handler
+  // moved the request out (no per-request allocation on the hot path).
+  if (request_.peer != peer_) request_.peer = peer_;
   // The previous request's token is reused when nothing else holds it any more (its
   // request and watch are gone) and it was never cancelled: no allocation.
   if (!current_token_ || current_token_.use_count() != 1 || current_token_->IsCancelled()) {
