@@ -91,6 +91,9 @@ class ModelManager {
     size_t max_queue_size = 1024;  // per model version
     int max_parallel_loads = 2;  // start-up loader threads (LoadAll)
     ServerMetrics* metrics = nullptr;  // null: no Prometheus series
+    // The response cache (docs/response_cache.md) of the versions whose config enables
+    // it; null: the server has none (--cache-config). Outlives the manager.
+    ResponseCache* response_cache = nullptr;
     ModelControlMode mode = ModelControlMode::kNone;
     std::vector<std::string> startup_models = {};  // kExplicit: models to load at start ("*": all)
     std::chrono::seconds poll_interval{15};   // kPoll

@@ -24,9 +24,10 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelManager::LoadEnsembleVersion(
                                                                                  int64_t version) {
   ASSIGN_OR_RETURN(std::unique_ptr<EnsembleScheduler> scheduler,
                    EnsembleScheduler::Create(*plan.config, EnsembleStepResolver()));
-  return ModelVersion::CreateComposite({plan.config, version, repository_.ModelDir(name), nullptr,
-                                        default_intra_op_threads_.load(), options_.max_queue_size, options_.metrics},
-                                       std::move(scheduler));
+  ModelVersion::Options options{plan.config, version, repository_.ModelDir(name), nullptr,
+                                default_intra_op_threads_.load(), options_.max_queue_size, options_.metrics};
+  options.response_cache = options_.response_cache;
+  return ModelVersion::CreateComposite(std::move(options), std::move(scheduler));
 }
 
 std::optional<std::vector<std::string>> ModelManager::NestingOf(const std::string& model) const {

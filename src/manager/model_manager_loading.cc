@@ -283,6 +283,7 @@ std::map<int64_t, ModelManager::VersionSlot> ModelManager::LoadVersions(
       ModelVersion::Options version_options{plan.config, v, repository_.ModelDir(name), plan.backend,
                                             default_intra_op_threads_.load(), options_.max_queue_size,
                                             options_.metrics};
+      version_options.response_cache = options_.response_cache;
       ModelVersion::LoadHooks hooks;
       hooks.timings = &timings;
       if (run != nullptr && run->pool != nullptr) {

@@ -20,6 +20,17 @@ void ModelStatistics::RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint
                            std::memory_order_relaxed);
 }
 
+void ModelStatistics::RecordCacheHit(uint64_t request_ns, uint64_t lookup_ns) {
+  success_.Add(1, request_ns);
+  queue_.Add(1, 0);
+  cache_hit_.Add(1, lookup_ns);
+  latency_.Record(request_ns);
+  if (metrics_) metrics_->ObserveSuccess(request_ns * 1e-9, 0);
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  last_inference_ms_.store(std::chrono::duration_cast<std::chrono::milliseconds>(now).count(),
+                           std::memory_order_relaxed);
+}
+
 void ModelStatistics::RecordFailure(absl::StatusCode code, uint64_t request_ns) {
   fail_.Add(1, request_ns);
   std::atomic<uint64_t>* bucket = &backend_error_;
@@ -78,6 +89,8 @@ StatisticsSnapshot ModelStatistics::Snapshot() const {
   s.compute_input = compute_input_.Load();
   s.compute_infer = compute_infer_.Load();
   s.compute_output = compute_output_.Load();
+  s.cache_hit = cache_hit_.Load();
+  s.cache_miss = cache_miss_.Load();
   const FrontendStages& stages = *frontend_stages_;
   const auto load = [](const FrontendStages::Counter& c) {
     return StatisticsSnapshot::Duration{c.count.load(std::memory_order_relaxed), c.ns.load(std::memory_order_relaxed)};

@@ -54,6 +54,10 @@ struct StatisticsSnapshot {
   Duration compute_output;
   std::vector<BatchSize> batch_stats;  // only sizes that ran, ascending
   Failures failures;
+  // The response cache (docs/response_cache.md), as Triton's statistics: hits (ns: the
+  // lookup) and misses (ns: the lookup plus the insert of the answer).
+  Duration cache_hit;
+  Duration cache_miss;
   // Frontend stages (not in Triton's statistics; read by the diagnosis): request body →
   // InferRequest, InferResponse → body, and (HTTP) response handed to the socket → last
   // byte taken. `write_failed` counts answers whose client was gone (a disconnect).
@@ -70,6 +74,12 @@ class ModelStatistics {
   explicit ModelStatistics(int max_batch_size = 0, std::shared_ptr<ModelMetrics> metrics = nullptr);
 
   void RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint64_t rows);
+  // A request answered from the response cache: a success (end to end `request_ns`, no
+  // queue) and a cache hit whose lookup took `lookup_ns`; as Triton, no inference or
+  // execution is counted.
+  void RecordCacheHit(uint64_t request_ns, uint64_t lookup_ns);
+  // A request the cache did not hold, executed and then inserted (`ns`: lookup + insert).
+  void RecordCacheMiss(uint64_t ns) { cache_miss_.Add(1, ns); }
   // A failed request; `code` decides its reason bucket.
   void RecordFailure(absl::StatusCode code, uint64_t request_ns);
   // One backend execution of `batch_rows` rows from `num_requests` requests, with its
@@ -136,6 +146,7 @@ class ModelStatistics {
   std::atomic<uint64_t> inference_count_{0};
   std::atomic<uint64_t> execution_count_{0};
   AtomicDuration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_;
+  AtomicDuration cache_hit_, cache_miss_;
   const std::shared_ptr<FrontendStages> frontend_stages_ = std::make_shared<FrontendStages>();
   struct AtomicBatchSize {
     AtomicDuration input, infer, output;

@@ -193,6 +193,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   const inference::ModelConfig& config = *options.config;
   ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> version, NewWithLabels(options));
   version->decoupled_ = decoupled;
+  version->cache_ = CacheFor(options, decoupled);
 
   ModelLoadContext context{options.config.get(), options.version, options.model_dir,
                            options.model_dir / std::to_string(options.version), options.metrics,
@@ -284,6 +285,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::CreateComposite(Opti
   ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> version, NewWithLabels(options));
   version->loaded_ = std::make_unique<NoInstancesModel>();
   version->composite_ = true;
+  version->cache_ = CacheFor(options, /*decoupled=*/false);
   version->scheduler_ = std::move(scheduler);
   return version;
 }
@@ -327,6 +329,12 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
     callback(rows.status(), ResponseDelivery{});
     return;
   }
+  std::optional<CacheMiss> cache_miss;
+  if (cache_ != nullptr) {
+    bool answered = false;
+    cache_miss = LookUpInCache(request, *rows, callback, answered);
+    if (answered) return;  // a hit: no queue, no execution
+  }
   auto scheduled = std::make_unique<ScheduledRequest>();
   const SteadyClock::time_point arrival = request.arrival_time;
   arrivals_.fetch_add(1, std::memory_order_relaxed);
@@ -340,7 +348,7 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
   // (Only a composite version's trace needs its start: one clock read less per request.)
   const SteadyClock::time_point started = composite_ ? SteadyClock::now() : SteadyClock::time_point{};
   scheduled->callback = [this, arrival, started, requested = std::move(requested),
-                         batch_size = *rows,
+                         batch_size = *rows, cache_miss = std::move(cache_miss),
                          callback = std::move(callback)](absl::StatusOr<InferResponse> result,
                                                          ResponseDelivery delivery) mutable {
     if (!delivery.final) return callback(std::move(result), delivery);
@@ -350,6 +358,7 @@ void ModelVersion::Infer(InferRequest request, InferCallback callback) {
       result = CompleteComposite(std::move(*result), requested, batch_size, NanosBetween(arrival, SteadyClock::now()));
     }
     if (!result.ok()) statistics_.RecordFailure(result.status().code(), NanosBetween(arrival, SteadyClock::now()));
+    if (cache_miss && result.ok()) InsertIntoCache(std::move(*cache_miss), *result);
     inflight_.fetch_sub(1, std::memory_order_relaxed);
     callback(std::move(result), delivery);
   };

@@ -34,6 +34,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -48,6 +49,7 @@
 #include "manager/model_handle.h"
 #include "manager/model_statistics.h"
 #include "manager/model_version_snapshot.h"
+#include "manager/response_cache.h"
 #include "metrics/server_metrics.h"
 #include "model_config.pb.h"
 #include "scheduling/scheduler.h"
@@ -66,6 +68,9 @@ class ModelVersion : public std::enable_shared_from_this<ModelVersion> {
     int default_intra_op_threads = 1;
     size_t max_queue_size = 1024;  // bounds every queue the config leaves unbounded
     ServerMetrics* metrics = nullptr;  // null: no Prometheus series
+    // The server's response cache (docs/response_cache.md), used when the config enables
+    // response_cache and the model is not decoupled; null: the server has none.
+    ResponseCache* response_cache = nullptr;  // outlives the version
   };
 
   // How Load() runs and reports its steps (start-up loads: docs/cold_start.md).
@@ -171,6 +176,21 @@ class ModelVersion : public std::enable_shared_from_this<ModelVersion> {
   // load error names the model, version and file. Shared by Load and CreateComposite.
   static absl::StatusOr<std::shared_ptr<ModelVersion>> NewWithLabels(const Options& options);
 
+  // The response cache (model_version_cache.cc, docs/response_cache.md). CacheFor: the
+  // cache this version uses (null: none; logs why a config's response_cache is unused).
+  static ResponseCache* CacheFor(const Options& options, bool decoupled);
+  // A looked-up request that missed: its key, kept until its answer is inserted.
+  struct CacheMiss {
+    ResponseCacheKey key;
+    uint64_t lookup_ns = 0;
+  };
+  // Looks `request` (validated, `rows` rows) up: on a hit answers `callback` at once and
+  // returns nullopt with `answered` set; on a miss returns the key to insert under.
+  std::optional<CacheMiss> LookUpInCache(const InferRequest& request, int64_t rows, InferCallback& callback,
+                                         bool& answered);
+  // Caches a miss's successful answer and counts the miss.
+  void InsertIntoCache(CacheMiss miss, const InferResponse& response);
+
   // Runs a batch the scheduler formed and answers each of its requests. IMPORTANT: when
   // a batch of several requests fails with InvalidArgument (an input's fault, see
   // backend.h) it reruns each request alone (RunEachAlone) so that one bad request
@@ -215,6 +235,7 @@ class ModelVersion : public std::enable_shared_from_this<ModelVersion> {
   OutputLabels labels_;  // set by Load(), immutable after
   bool composite_ = false;  // set by CreateComposite(), immutable after
   bool decoupled_ = false;  // set by Load(), immutable after
+  ResponseCache* cache_ = nullptr;  // set by Load() / CreateComposite(), immutable after
   std::atomic<bool> work_cancelled_{false};
   ModelStatistics statistics_;
   std::atomic<int64_t> inflight_{0};

@@ -49,8 +49,8 @@ void AddStatistics(const ModelVersionSnapshot& model, inference::ModelStatistics
   SetDuration(s.compute_input, stats->mutable_compute_input());
   SetDuration(s.compute_infer, stats->mutable_compute_infer());
   SetDuration(s.compute_output, stats->mutable_compute_output());
-  stats->mutable_cache_hit();  // infera has no response cache: always {0, 0}
-  stats->mutable_cache_miss();
+  SetDuration(s.cache_hit, stats->mutable_cache_hit());  // the response cache (docs/response_cache.md)
+  SetDuration(s.cache_miss, stats->mutable_cache_miss());
   for (const StatisticsSnapshot::BatchSize& b : s.batch_stats) {
     inference::InferBatchStatistics* batch = out->add_batch_stats();
     batch->set_batch_size(b.batch_size);

@@ -460,8 +460,12 @@ absl::Status ValidateModelConfig(std::string_view source, std::string_view model
   RETURN_IF_ERROR(ValidateEnsembleScheduling(source, config));
   // model_transaction_policy.decoupled is the backend's to allow: ModelVersion::Load
   // refuses it for a backend that does not SupportsDecoupled() (docs/request_path.md).
-  if (config.response_cache().enable()) {
-    return FieldError(source, "response_cache.enable", "the response cache is not supported");
+  // The response cache holds one answer per request: not a decoupled model's stream
+  // (Triton's check and words; docs/response_cache.md).
+  if (config.response_cache().enable() && config.model_transaction_policy().decoupled()) {
+    return FieldError(source, "response_cache.enable",
+                      StrCat("Response Cache does not currently support model ", config.name(),
+                             " with 'decoupled' transaction policy. Please disable the response cache."));
   }
   return absl::OkStatus();
 }

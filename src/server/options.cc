@@ -15,6 +15,10 @@
 namespace infera {
 namespace {
 
+// The largest response cache: a bound, not a reservation (entries are allocated as
+// answers are cached).
+constexpr uint64_t kMaxResponseCacheBytes = 1ull << 40;
+
 // The smallest non-zero --trace-rate: every billionth request (1/P must fit an int64_t).
 constexpr double kMinTraceRate = 1e-9;
 
@@ -304,6 +308,17 @@ const std::vector<Flag>& Flags() {
        "Requests that may wait per model version before new ones are rejected with 429. "
        "Default 1024.",
        Integer(&ServeOptions::max_queue_size, 1, 1 << 24)},
+      {"cache-config", "local,size=BYTES",
+       "Triton's response cache: answers of models whose config has response_cache "
+       "{ enable: true } are cached, least recently used out beyond BYTES "
+       "(docs/response_cache.md). Only the `local` cache. Default: no cache.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         ASSIGN_OR_RETURN(o.response_cache_bytes, ParseCacheConfig(v));
+         return absl::OkStatus();
+       }},
+      {"response-cache-byte-size", "BYTES",
+       "Triton's deprecated form of --cache-config local,size=BYTES.",
+       Integer<uint64_t>(&ServeOptions::response_cache_bytes, 0, kMaxResponseCacheBytes)},
       {"help", nullptr, "Show this help.",
        [](ServeOptions& o, std::string_view) {
          o.help = true;
@@ -362,6 +377,29 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& a
     return absl::InvalidArgumentError("--load-model needs --model-control-mode=explicit");
   }
   return options;
+}
+
+absl::StatusOr<uint64_t> ParseCacheConfig(std::string_view value) {
+  const size_t comma = value.find(',');
+  const std::string_view cache = value.substr(0, comma);
+  if (cache != "local") {
+    return absl::InvalidArgumentError(
+        StrCat("cache '", cache, "' is not supported (only 'local': local,size=BYTES)"));
+  }
+  if (comma == std::string_view::npos) return absl::InvalidArgumentError("expected local,size=BYTES");
+  const std::string_view setting = value.substr(comma + 1);
+  const size_t equals = setting.find('=');
+  if (equals == std::string_view::npos || setting.substr(0, equals) != "size") {
+    return absl::InvalidArgumentError(StrCat("unknown setting '", setting, "' of the local cache (expected size=BYTES)"));
+  }
+  const std::string_view number = setting.substr(equals + 1);
+  uint64_t bytes = 0;
+  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), bytes);
+  if (ec != std::errc() || end != number.data() + number.size() || bytes > kMaxResponseCacheBytes) {
+    return absl::InvalidArgumentError(
+        StrCat("size '", number, "' is not an integer in [0, ", kMaxResponseCacheBytes, "]"));
+  }
+  return bytes;
 }
 
 int LoadThreads(const ServeOptions& options, int cpus) {

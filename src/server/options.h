@@ -69,12 +69,19 @@ struct ServeOptions {
   int model_load_thread_count = 0;  // 0: one per usable CPU, at most 8 (LoadThreads)
   std::string cpu_placement = "none";  // none | pinned (docs/cpu_placement.md)
   int max_queue_size = 1024;
+  // The response cache's capacity (--cache-config local,size=N; docs/response_cache.md).
+  // 0: no cache.
+  uint64_t response_cache_bytes = 0;
   bool help = false;
 };
 
 // Parses the arguments after `infera serve`. InvalidArgument naming the flag for an
 // unknown flag, a missing or malformed value, or a missing --model-repository.
 absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& args);
+
+// Triton's --cache-config value "<cache>,<key>=<value>": only the `local` cache and its
+// `size` key (bytes). InvalidArgument naming what is wrong.
+absl::StatusOr<uint64_t> ParseCacheConfig(std::string_view value);
 
 // The threads that load models: --model-load-thread-count, or for 0 one per CPU the
 // process may use (`cpus`), at most 8 (each load in flight holds a model's file and its

@@ -148,6 +148,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
     server->metrics_ = std::make_unique<ServerMetrics>();
     manager_options.metrics = server->metrics_.get();
   }
+  if (options.response_cache_bytes > 0) {
+    server->response_cache_ = std::make_unique<ResponseCache>(ResponseCache::Options{options.response_cache_bytes});
+    manager_options.response_cache = server->response_cache_.get();
+    INFERA_LOG(INFO) << "response cache: local, " << options.response_cache_bytes << " bytes";
+  }
   auto manager = ModelManager::Create(std::move(manager_options));
   if (!manager.ok()) return manager.status();
   server->manager_ = std::move(*manager);

@@ -31,6 +31,7 @@
 #include "http/shared_memory_routes.h"
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
+#include "manager/response_cache.h"
 #include "security/api_key_store.h"
 #include "shm/shared_memory_registry.h"
 #include "metrics/server_metrics.h"
@@ -69,6 +70,9 @@ class Server {
   std::unique_ptr<Tracer> tracer_;          // null without --trace-endpoint
   std::unique_ptr<TraceSettings> trace_settings_;  // the trace extension's settings
   BackendRegistry backends_;
+  // The response cache (docs/response_cache.md); null without --cache-config. Before
+  // manager_: the versions it serves use it until they are destroyed.
+  std::unique_ptr<ResponseCache> response_cache_;
   std::unique_ptr<ModelManager> manager_;
   // Runs repository loads / unloads for both transports. After manager_ (its jobs use
   // it), before the routes and servers that submit to it.
