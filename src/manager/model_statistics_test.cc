@@ -50,6 +50,27 @@ TEST(ModelStatisticsTest, OutcomesLandInSnapshotAndMetrics) {
 
 // The frontend stages (decode, encode, write) are counted apart from Triton's stages;
 // a write whose client was gone counts as a write failure too.
+// As Triton: a hit is a success with no queue time, no inference and no execution; a
+// miss counts only its cache time (the request's own success is recorded apart).
+TEST(ModelStatisticsTest, CacheHitsAndMisses) {
+  ModelStatistics stats(8);
+  stats.RecordCacheHit(/*request_ns=*/5000, /*lookup_ns=*/300);
+  stats.RecordCacheMiss(/*ns=*/700);
+  stats.RecordCacheMiss(/*ns=*/100);
+  const StatisticsSnapshot s = stats.Snapshot();
+  EXPECT_EQ(s.cache_hit.count, 1u);
+  EXPECT_EQ(s.cache_hit.ns, 300u);
+  EXPECT_EQ(s.cache_miss.count, 2u);
+  EXPECT_EQ(s.cache_miss.ns, 800u);
+  EXPECT_EQ(s.success.count, 1u);
+  EXPECT_EQ(s.success.ns, 5000u);
+  EXPECT_EQ(s.queue.count, 1u);
+  EXPECT_EQ(s.queue.ns, 0u);
+  EXPECT_EQ(s.inference_count, 0u);
+  EXPECT_EQ(s.execution_count, 0u);
+  EXPECT_GT(s.last_inference_ms, 0u);
+}
+
 TEST(ModelStatisticsTest, RecordsFrontendStages) {
   ModelStatistics stats;
   stats.RecordDecode(1'000);

@@ -333,5 +333,20 @@ TEST(ModelConfigLoaderTest, EnsembleStepCountIsBounded) {
               HasSubstr("ensemble_scheduling.step: 10000 steps is more than the limit of 256"));
 }
 
+// The response cache (docs/response_cache.md): accepted, except with a decoupled
+// transaction policy, which Triton refuses with these words.
+TEST(ModelConfigLoaderTest, ResponseCacheIsRefusedOnlyForDecoupledModels) {
+  auto cached = ParseAndValidate(std::string(kSimple) + "response_cache { enable: true }");
+  ASSERT_TRUE(cached.ok()) << cached.status();
+  EXPECT_TRUE(cached->response_cache().enable());
+  auto decoupled = ParseAndValidate(std::string(kSimple) +
+                                    "response_cache { enable: true } model_transaction_policy { decoupled: true }");
+  EXPECT_EQ(decoupled.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Message(decoupled), HasSubstr("response_cache.enable"));
+  EXPECT_THAT(Message(decoupled), HasSubstr("Response Cache does not currently support model simple with "
+                                            "'decoupled' transaction policy. Please disable the response cache."));
+  EXPECT_TRUE(ParseAndValidate(std::string(kSimple) + "model_transaction_policy { decoupled: true }").ok());
+}
+
 }  // namespace
 }  // namespace infera

@@ -155,6 +155,36 @@ TEST(OptionsTest, CpuPlacementFlag) {
   }
 }
 
+TEST(OptionsTest, CacheConfigIsTritonsLocalCache) {
+  auto none = ParseServeOptions({"--model-repository=/m"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->response_cache_bytes, 0u);
+  auto both_forms = ParseServeOptions({"--model-repository=/m", "--cache-config", "local,size=1048576"});
+  ASSERT_TRUE(both_forms.ok()) << both_forms.status();
+  EXPECT_EQ(both_forms->response_cache_bytes, 1048576u);
+  auto equals = ParseServeOptions({"--model-repository=/m", "--cache-config=local,size=4096"});
+  ASSERT_TRUE(equals.ok()) << equals.status();
+  EXPECT_EQ(equals->response_cache_bytes, 4096u);
+  auto deprecated = ParseServeOptions({"--model-repository=/m", "--response-cache-byte-size=8192"});
+  ASSERT_TRUE(deprecated.ok()) << deprecated.status();
+  EXPECT_EQ(deprecated->response_cache_bytes, 8192u);
+  const std::pair<const char*, const char*> bad[] = {
+      {"--cache-config=redis,host=localhost", "cache 'redis' is not supported"},
+      {"--cache-config=local", "expected local,size=BYTES"},
+      {"--cache-config=local,bytes=10", "unknown setting 'bytes=10'"},
+      {"--cache-config=local,size=-1", "size '-1' is not an integer"},
+      {"--cache-config=local,size=10MB", "size '10MB' is not an integer"},
+      {"--cache-config=local,size=", "size '' is not an integer"},
+      {"--cache-config=local,size=99999999999999999999", "is not an integer"},
+  };
+  for (const auto& [flag, expected] : bad) {
+    const absl::Status status = ParseServeOptions({"--model-repository=/m", flag}).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << flag;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("--cache-config: ")) << flag;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(expected)) << flag;
+  }
+}
+
 TEST(OptionsTest, ModelLoadThreadCount) {
   auto parse = [](std::string value) {
     return ParseServeOptions({"--model-repository=/m", "--model-load-thread-count=" + value});
