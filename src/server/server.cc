@@ -26,6 +26,7 @@
 #include "http/logging_routes.h"
 #include "http/trace_routes.h"
 #include "llm/llm_backend.h"
+#include "metrics/response_cache_metrics.h"
 #include "security/grpc_tls_credentials.h"
 #include "openai/openai_errors.h"
 #include "repository/config_limits.h"
@@ -460,7 +461,23 @@ HttpResponse Server::MetricsResponse() const {
   }
   std::string text = metrics_->Serialize();
   if (api_keys_) api_keys_->AppendMetrics(text);
+  if (response_cache_) AppendCacheMetrics(text);
   return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(text), {}};
+}
+
+void Server::AppendCacheMetrics(std::string& text) const {
+  const ResponseCache::Stats c = response_cache_->GetStats();
+  std::vector<ResponseCacheModelReading> models;
+  if (auto snapshots = manager_->Snapshots("", std::nullopt); snapshots.ok()) {
+    for (const ModelVersionSnapshot& v : *snapshots) {
+      if (!v.config->response_cache().enable()) continue;
+      const StatisticsSnapshot& s = v.statistics;
+      models.push_back({v.name, v.version, s.cache_hit.count, s.cache_hit.ns, s.cache_miss.count, s.cache_miss.ns});
+    }
+  }
+  AppendResponseCacheMetrics({c.entries, c.bytes, c.capacity_bytes, c.lookups, c.hits, c.insertions, c.evictions,
+                              c.refused_too_large},
+                             models, text);
 }
 
 bool Server::IsReady() const {

@@ -61,6 +61,8 @@ class Server {
 
   // GET /metrics: refreshes the scrape-time gauges and renders the registry.
   HttpResponse MetricsResponse() const;
+  // The response cache's families (metrics/response_cache_metrics.h), appended to `text`.
+  void AppendCacheMetrics(std::string& text) const;
   absl::Status StartMetricsServer();
   absl::Status StartHealthServer(const KServeRoutes* kserve);
 

@@ -130,3 +130,17 @@ def test_grpc_hits_what_http_cached_and_reports_the_same_statistics(server, stub
     assert grpc_stats.inference_stats.cache_miss.count == http_stats["miss"]
     assert grpc_stats.inference_stats.cache_hit.ns > 0
     assert grpc_stats.inference_stats.cache_miss.ns > 0
+
+
+def test_metrics_report_tritons_cache_families_for_cached_models_only(server):
+    infer(server, "cached", payload(600))
+    infer(server, "cached", payload(600))
+    text = server.metrics_text()
+    hits = server.metric("nv_cache_num_hits_per_model", model="cached", version="1")
+    assert hits == stats(server, "cached")["hit"] >= 1
+    assert server.metric("nv_cache_num_misses_per_model", model="cached", version="1") >= 1
+    assert "nv_cache_hit_duration_per_model{" in text
+    assert 'model="uncached"' not in "".join(line for line in text.splitlines(True) if line.startswith("nv_cache_"))
+    assert server.metric("infera_response_cache_entries") >= 1
+    assert 0 < server.metric("infera_response_cache_bytes") <= server.metric("infera_response_cache_capacity_bytes")
+    assert server.metric("infera_response_cache_capacity_bytes") == 1048576
