@@ -1,5 +1,5 @@
 // SessionStream: the byte stream of one HTTP connection, either the plain TCP socket or a
-// TLS stream (Asio SSL) over it, chosen when the connection is accepted. Its
+// TLS stream over it (TlsSocketStream: OpenSSL on the socket), chosen when the connection is accepted. Its
 // async_read_some / async_write_some forward to the one in use, so Beast's parser and
 // serializer and the session's gather writes run unchanged over both. Socket-level
 // operations (cancel, shutdown, close, the disconnect watch's wait and peek) act on the TCP
@@ -16,27 +16,20 @@
 #include <optional>
 #include <utility>
 
-#include <boost/asio/basic_stream_socket.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/stream.hpp>
+
+#include "http/tls_socket_stream.h"
 
 namespace infera::http_internal {
-
-using Executor = boost::asio::io_context::executor_type;
-// Concrete executor type: no any_io_executor type erasure on the per-request path.
-using Socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, Executor>;
 
 class SessionStream {
  public:
   using executor_type = Executor;
-  using TlsStream = boost::asio::ssl::stream<Socket&>;
 
   // `tls_context` null: plaintext.
   SessionStream(Socket socket, std::shared_ptr<boost::asio::ssl::context> tls_context)
       : socket_(std::move(socket)), tls_context_(std::move(tls_context)) {
-    if (tls_context_) tls_.emplace(socket_, *tls_context_);
+    if (tls_context_) tls_.emplace(socket_, tls_context_->native_handle());
   }
   SessionStream(const SessionStream&) = delete;
   SessionStream& operator=(const SessionStream&) = delete;
@@ -50,8 +43,8 @@ class SessionStream {
     if (tls_) return tls_->async_read_some(buffers, std::forward<Handler>(handler));
     socket_.async_read_some(buffers, std::forward<Handler>(handler));
   }
-  // Over TLS, Asio copies the buffers of a gather write into one record when they fit in
-  // 8 KiB; otherwise it writes the first alone (the session writes the rest next).
+  // Over TLS, the buffers of a gather write go as one record when they fit in one (16 KiB);
+  // otherwise the first goes alone (the session writes the rest next).
   template <class ConstBuffers, class Handler>
   void async_write_some(const ConstBuffers& buffers, Handler&& handler) {
     if (tls_) return tls_->async_write_some(buffers, std::forward<Handler>(handler));
@@ -61,7 +54,7 @@ class SessionStream {
   // TLS only: the server side of the handshake; the close_notify exchange.
   template <class Handler>
   void async_handshake(Handler&& handler) {
-    tls_->async_handshake(boost::asio::ssl::stream_base::server, std::forward<Handler>(handler));
+    tls_->async_handshake(std::forward<Handler>(handler));
   }
   template <class Handler>
   void async_shutdown(Handler&& handler) {
@@ -71,7 +64,7 @@ class SessionStream {
  private:
   Socket socket_;
   std::shared_ptr<boost::asio::ssl::context> tls_context_;
-  std::optional<TlsStream> tls_;  // over socket_, using *tls_context_
+  std::optional<TlsSocketStream> tls_;  // over socket_, using *tls_context_
 };
 
 }  // namespace infera::http_internal

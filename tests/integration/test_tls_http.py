@@ -94,10 +94,20 @@ def pki():
         yield path
 
 
+IDENTITY_CONFIG = """
+name: "identity_fp32"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+"""
+
+
 @pytest.fixture(scope="module")
 def repo():
     with tempfile.TemporaryDirectory(prefix="infera-tls-repo-") as path:
         write_model(path, "simple", SIMPLE_CONFIG)
+        write_model(path, "identity_fp32", IDENTITY_CONFIG)
         yield path
 
 
@@ -231,6 +241,22 @@ def test_keep_alive_pipelining_and_head_over_tls(pki, tls_server):
     assert data.count(b"HTTP/1.1 200 OK") == 4, data
     head = data.split(b"HTTP/1.1 200 OK")[-1]
     assert head.endswith(b"\r\n\r\n"), head  # headers only: no body after HEAD
+
+
+def test_bodies_larger_than_a_record_both_ways_over_tls(pki, tls_server):
+    """A request and a response of several TLS records each (16 KiB of plaintext a record)."""
+    context = client_context(pki)
+    padded = json.dumps(simple_payload()).replace("{", "{" + " " * 40000, 1)  # 40 KB of JSON whitespace
+    status, _, body = https_get(tls_server.port, context, "/v2/models/simple/infer", "POST", padded)
+    assert status == 200, body
+    # An answer of several records: 8,000 floats through identity_fp32 (http.client checks
+    # Content-Length against the bytes that arrive).
+    values = [i + 0.5 for i in range(8000)]
+    request = {"inputs": [{"name": "INPUT0", "shape": [8000], "datatype": "FP32", "data": values}]}
+    status, headers, body = https_get(tls_server.port, context, "/v2/models/identity_fp32/infer", "POST",
+                                      json.dumps(request))
+    assert status == 200 and len(body) > 3 * 16384 and int(headers["Content-Length"]) == len(body), body[:200]
+    assert json.loads(body)["outputs"][0]["data"] == values
 
 
 def test_server_sent_events_stream_over_tls(pki, tls_server):
