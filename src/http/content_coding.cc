@@ -13,7 +13,7 @@
 namespace infera {
 namespace {
 
-constexpr size_t kInitialOutputBytes = 64 << 10;
+constexpr size_t kInitialOutputBytes = 4 << 10;
 // zlib counts in uInt: feed and take at most this much per call.
 constexpr size_t kMaxZlibChunk = 1u << 30;
 
