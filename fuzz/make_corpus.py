@@ -496,6 +496,22 @@ def llm_tensor_request_seeds():
     write(t, "no-text", b"\x20\x00" + SEP + sampling)
 
 
+def content_coding_seeds():
+    """fuzz_content_coding: a selector byte (bit 0: deflate; bits 1-3: the limit), then a body."""
+    import gzip
+    import zlib
+    t = "fuzz_content_coding"
+    body = b'{"inputs":[{"name":"INPUT0","shape":[1,4],"datatype":"INT32","data":[1,2,3,4]}]}'
+    write(t, "gzip", b"\x0a" + gzip.compress(body, mtime=0))
+    write(t, "gzip-members", b"\x0a" + gzip.compress(b"ab", mtime=0) + gzip.compress(b"cd", mtime=0))
+    write(t, "zlib", b"\x0b" + zlib.compress(body))
+    raw = zlib.compressobj(6, zlib.DEFLATED, -15)
+    write(t, "raw-deflate", b"\x0b" + raw.compress(body) + raw.flush())
+    write(t, "bomb", b"\x04" + gzip.compress(bytes(1 << 16), mtime=0))
+    write(t, "truncated", b"\x0a" + gzip.compress(body, mtime=0)[:-5])
+    write(t, "coding-list", b"\x00identity, GZIP")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -513,6 +529,7 @@ def main():
     image_seeds()
     postprocess_seeds()
     lifecycle_seeds()
+    content_coding_seeds()
 
 
 if __name__ == "__main__":

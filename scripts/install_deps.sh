@@ -23,6 +23,7 @@ BUILD_PKGS=(
   libjpeg62-turbo-dev libpng-dev  # image_preprocess: JPEG (libjpeg-turbo, SIMD) and PNG decoding
   libjemalloc-dev        # the infera binary's malloc (-DINFERA_ALLOCATOR, docs/benchmarks.md "Allocator")
   libgoogle-perftools-dev  # tcmalloc: the other -DINFERA_ALLOCATOR choice and a side of `make bench allocator`
+  zlib1g-dev             # gzip / deflate request bodies (http/content_coding.h)
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # The hardening stages of `make test` (docs/reliability.md): clang for ASan/UBSan, TSan,

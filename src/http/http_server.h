@@ -21,6 +21,9 @@
 // ambiguous framing (400 and close, RFC 9112 section 6: a Transfer-Encoding other than a
 // single "chunked", Content-Length with Transfer-Encoding, more than one Content-Length),
 // obsolete line folding in a header or trailer field (400 and close, RFC 9112 section 5.2).
+// A body with Content-Encoding gzip or deflate is inflated before the handler gets it,
+// bounded by `max_body_bytes` too (content_coding.h: 413, 400, 415 for other codings,
+// answered on the open connection); handlers always see an identity body.
 //
 // Slow readers: the next pipelined request is read only after the previous response is
 // written, so a connection buffers at most one response (or, streaming, at most

@@ -157,11 +157,6 @@ InferTarget KServeRoutes::Target(const ModelPath& path, const HttpRequest& reque
 }
 
 void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request, HttpResponder responder) const {
-  // The body's encoding is the message's framing, checked before anything reads it.
-  if (auto encoding = request.Header("content-encoding"); encoding && *encoding != "identity") {
-    return std::move(responder).Send(
-        ErrorResponse(415, StrCat("Content-Encoding '", *encoding, "' is not supported; send identity")));
-  }
   auto answer = std::make_unique<KServeInferResponder>(std::move(responder), path.name, request.received_time);
   const InferTarget target = Target(path, request, answer->cancellation());
   const size_t max_elements = options_.max_input_elements;
@@ -190,10 +185,6 @@ void KServeRoutes::Infer(const ModelPath& path, HttpRequest& request, HttpRespon
 
 void KServeRoutes::Generate(const ModelPath& path, HttpRequest& request, HttpResponder responder,
                             bool stream) const {
-  if (auto encoding = request.Header("content-encoding"); encoding && *encoding != "identity") {
-    return std::move(responder).Send(
-        ErrorResponse(415, StrCat("Content-Encoding '", *encoding, "' is not supported; send identity")));
-  }
   std::unique_ptr<HttpInferResponder> answer;
   if (stream) {
     answer = std::make_unique<GenerateStreamResponder>(std::move(responder), path.name, request.received_time);

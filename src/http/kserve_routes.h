@@ -19,7 +19,9 @@
 // shared memory, canary routing by the `routing_key` parameter or X-Routing-Key, tracing,
 // the error order) with HTTP's decoders and responders (http/infer_responders.h); no model
 // logic lives here. Errors are {"error": "..."} with the status from http_status.h;
-// unknown paths are 404, wrong methods 405, a Content-Encoding other than identity 415.
+// unknown paths are 404, wrong methods 405. A gzip / deflate body arrives here already
+// inflated (the session does it for every route: content_coding.h), so
+// Inference-Header-Content-Length counts inflated bytes, as in Triton.
 //
 // Thread-safe: Handle() runs concurrently on every I/O thread.
 #ifndef INFERA_HTTP_KSERVE_ROUTES_H_

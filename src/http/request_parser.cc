@@ -58,6 +58,7 @@ void RequestParser::on_field_impl(http::field name, string_view name_string, str
   if (name == http::field::content_length) framing_.AddContentLength(value_view);
   if (name == http::field::transfer_encoding) framing_.AddTransferEncoding(value_view);
   if (name == http::field::expect && boost::beast::iequals(value, "100-continue")) expects_continue_ = true;
+  if (name == http::field::content_encoding) content_encoding_ = true;
   std::pair<std::string, std::string> header;
   if (!pool_->empty()) {
     header = std::move(pool_->back());

@@ -55,6 +55,9 @@ class RequestParser : public boost::beast::http::basic_parser<true> {
   bool expects_continue() const { return expects_continue_; }
   // The request is a HEAD (stored as a GET).
   bool is_head() const { return head_; }
+  // The request has a Content-Encoding field (its body is decoded before it is served:
+  // content_coding.h); false for almost every request, at no cost to them.
+  bool has_content_encoding() const { return content_encoding_; }
 
  private:
   using string_view = boost::beast::string_view;
@@ -80,6 +83,7 @@ class RequestParser : public boost::beast::http::basic_parser<true> {
   std::optional<std::string> header_problem_;
   bool expects_continue_ = false;
   bool head_ = false;
+  bool content_encoding_ = false;
 };
 
 }  // namespace infera::http_internal

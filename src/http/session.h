@@ -31,6 +31,8 @@
 //   kReadingBody      whole request read                                     kServing
 //                     refused: 400, 408, 413                                 kWritingError
 //                     peer gone; drain                                       kClosed
+//   kServing          (a Content-Encoding body is inflated first; refused:
+//                       its 400/413/415 is Sent, the connection stays open)
 //   kServing          Send                                                   kWritingResponse
 //                     StartStream                                            kStreaming
 //   kWritingResponse, written, keep-alive and not draining                   kReadingHeader

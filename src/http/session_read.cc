@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -13,6 +14,7 @@
 
 #include "common/logging.h"
 #include "common/str_cat.h"
+#include "http/content_coding.h"
 #include "http/session.h"
 
 namespace infera::http_internal {
@@ -152,6 +154,15 @@ void Session::Dispatch() {
   const uint64_t request_number = ++requests_dispatched_;
   // From here until its answer is written the request is in flight: a drain waits for it.
   EnterPhase(Phase::kServing);
+  // A gzip / deflate body is inflated here, for every route, bounded by the same limit
+  // as a plain body; a body that cannot be is answered here and the connection stays
+  // open (the whole request was read). Requests without Content-Encoding skip this.
+  if (parser_->has_content_encoding()) {
+    if (std::optional<HttpResponse> refused = DecodeRequestBody(&request_, state_->options.max_body_bytes)) {
+      INFERA_LOG(VERBOSE) << "HTTP " << refused->status << ": " << refused->body;
+      return HttpResponder(shared_from_this(), std::move(token)).Send(std::move(*refused));
+    }
+  }
   state_->handler(std::move(request_), HttpResponder(shared_from_this(), token));
   // Watch for a disconnect only if the handler has not finished answering (the
   // request waits in a queue, or it started a streamed response that goes on):
