@@ -70,7 +70,9 @@ void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t batch_rows
   batch.output.Add(1, output_ns);
   if (metrics_) {
     metrics_->ObserveExecution(static_cast<int64_t>(batch_rows), (input_ns + infer_ns + output_ns) * 1e-9);
-    if (TritonModelSeries* triton = metrics_->triton()) triton->RecordExecution(num_requests, input_ns, infer_ns, output_ns);
+    if (TritonModelSeries* triton = metrics_->triton()) {
+      triton->RecordExecution(num_requests, input_ns, infer_ns, output_ns);
+    }
   }
   // Triton attributes an execution's stage time to each request in it.
   compute_input_.Add(num_requests, input_ns * num_requests);

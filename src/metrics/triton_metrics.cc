@@ -37,10 +37,14 @@ TritonFailureReason TritonReasonOf(RequestOutcome outcome) {
 // Help texts are Triton's (core src/metrics.cc), so the families read the same.
 TritonMetricFamilies RegisterTritonFamilies(prometheus::Registry& r, const TritonMetricsOptions& options) {
   TritonMetricFamilies f;
-  f.request_success = Counter(r, "nv_inference_request_success", "Number of successful inference requests, all batch sizes");
-  f.request_failure = Counter(r, "nv_inference_request_failure", "Number of failed inference requests, all batch sizes");
-  f.inference_count = Counter(r, "nv_inference_count", "Number of inferences performed (does not include cached requests)");
-  f.exec_count = Counter(r, "nv_inference_exec_count", "Number of model executions performed (does not include cached requests)");
+  f.request_success =
+      Counter(r, "nv_inference_request_success", "Number of successful inference requests, all batch sizes");
+  f.request_failure =
+      Counter(r, "nv_inference_request_failure", "Number of failed inference requests, all batch sizes");
+  f.inference_count =
+      Counter(r, "nv_inference_count", "Number of inferences performed (does not include cached requests)");
+  f.exec_count =
+      Counter(r, "nv_inference_exec_count", "Number of model executions performed (does not include cached requests)");
   if (options.latency_counters) {
     f.request_duration_us = Counter(r, "nv_inference_request_duration_us",
                                     "Cumulative inference request duration in microseconds (includes cached requests)");
