@@ -8,10 +8,14 @@
 namespace infera {
 namespace {
 
+// Arg "prometheus": 0 statistics only, 1 plus infera's and Triton's series (the
+// default), 2 plus infera's series only (--triton-metrics=false).
+TritonMetricsOptions TritonFor(const benchmark::State& state) { return {.enabled = state.range(0) != 2}; }
+
 // One successful request as ModelVersion records it: statistics (Triton's counters and
 // the latency histogram) plus the Prometheus series.
 void BM_RecordSuccess(benchmark::State& state) {
-  ServerMetrics metrics;
+  ServerMetrics metrics(TritonFor(state));
   ModelStatistics statistics(8, state.range(0) ? metrics.ForModel("m", 1) : nullptr);
   uint64_t ns = 1000;
   for (auto _ : state) {
@@ -19,17 +23,17 @@ void BM_RecordSuccess(benchmark::State& state) {
     ns = (ns * 7 + 13) % 50'000'000;
   }
 }
-BENCHMARK(BM_RecordSuccess)->Arg(0)->Arg(1)->ArgName("prometheus")->Threads(1)->Threads(2);
+BENCHMARK(BM_RecordSuccess)->Arg(0)->Arg(1)->Arg(2)->ArgName("prometheus")->Threads(1)->Threads(2);
 
 void BM_RecordExecution(benchmark::State& state) {
-  ServerMetrics metrics;
+  ServerMetrics metrics(TritonFor(state));
   ModelStatistics statistics(8, state.range(0) ? metrics.ForModel("m", 1) : nullptr);
   for (auto _ : state) statistics.RecordExecution(4, 4, 1000, 50000, 2000);
 }
-BENCHMARK(BM_RecordExecution)->Arg(0)->Arg(1)->ArgName("prometheus");
+BENCHMARK(BM_RecordExecution)->Arg(0)->Arg(1)->Arg(2)->ArgName("prometheus");
 
 void BM_Serialize(benchmark::State& state) {
-  ServerMetrics metrics;
+  ServerMetrics metrics;  // Triton's families included
   std::vector<std::shared_ptr<ModelMetrics>> models;
   for (int i = 0; i < state.range(0); ++i) models.push_back(metrics.ForModel("model" + std::to_string(i), 1));
   for (auto _ : state) benchmark::DoNotOptimize(metrics.Serialize());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "metrics/triton_metrics.h"
+
 namespace infera {
 
 ModelStatistics::ModelStatistics(int max_batch_size, std::shared_ptr<ModelMetrics> metrics)
@@ -14,7 +16,10 @@ void ModelStatistics::RecordSuccess(uint64_t request_ns, uint64_t queue_ns, uint
   queue_.Add(1, queue_ns);
   inference_count_.fetch_add(rows, std::memory_order_relaxed);
   latency_.Record(request_ns);
-  if (metrics_) metrics_->ObserveSuccess(request_ns * 1e-9, queue_ns * 1e-9);
+  if (metrics_) {
+    metrics_->ObserveSuccess(request_ns * 1e-9, queue_ns * 1e-9);
+    if (TritonModelSeries* triton = metrics_->triton()) triton->RecordSuccess(rows, request_ns, queue_ns);
+  }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   last_inference_ms_.store(std::chrono::duration_cast<std::chrono::milliseconds>(now).count(),
                            std::memory_order_relaxed);
@@ -60,7 +65,10 @@ void ModelStatistics::RecordFailure(absl::StatusCode code, uint64_t request_ns) 
       break;
   }
   bucket->fetch_add(1, std::memory_order_relaxed);
-  if (metrics_) metrics_->CountFailure(outcome);
+  if (metrics_) {
+    metrics_->CountFailure(outcome);
+    if (TritonModelSeries* triton = metrics_->triton()) triton->RecordFailure(outcome);
+  }
 }
 
 void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t batch_rows,
@@ -71,7 +79,12 @@ void ModelStatistics::RecordExecution(uint64_t num_requests, uint64_t batch_rows
   batch.input.Add(1, input_ns);
   batch.infer.Add(1, infer_ns);
   batch.output.Add(1, output_ns);
-  if (metrics_) metrics_->ObserveExecution(static_cast<int64_t>(batch_rows), (input_ns + infer_ns + output_ns) * 1e-9);
+  if (metrics_) {
+    metrics_->ObserveExecution(static_cast<int64_t>(batch_rows), (input_ns + infer_ns + output_ns) * 1e-9);
+    if (TritonModelSeries* triton = metrics_->triton()) {
+      triton->RecordExecution(num_requests, input_ns, infer_ns, output_ns);
+    }
+  }
   // Triton attributes an execution's stage time to each request in it.
   compute_input_.Add(num_requests, input_ns * num_requests);
   compute_infer_.Add(num_requests, infer_ns * num_requests);

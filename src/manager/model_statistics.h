@@ -1,7 +1,8 @@
 // ModelStatistics: the one place a model version's request outcomes and durations are
 // recorded. It keeps cumulative counters in the shape of Triton's statistics extension
 // (counts and summed nanoseconds per stage), read by the statistics endpoints, and
-// feeds the version's Prometheus series (ModelMetrics) when metrics are on.
+// feeds the version's Prometheus series (ModelMetrics: infera's and Triton's
+// nv_inference_* families) in the same calls when metrics are on.
 //
 // Recorded on the hot path with relaxed atomic adds (no lock); a snapshot is not
 // atomic across fields — fine for monitoring.

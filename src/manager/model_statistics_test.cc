@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/server_metrics.h"
@@ -46,6 +47,35 @@ TEST(ModelStatisticsTest, OutcomesLandInSnapshotAndMetrics) {
   EXPECT_THAT(text, HasSubstr(R"(infera_request_duration_seconds_count{model="fortune",version="1"} 2)"));
   EXPECT_THAT(text, HasSubstr(R"(infera_request_duration_seconds_bucket{model="fortune",version="1",le="0.025"} 1)"));
   EXPECT_THAT(text, HasSubstr(R"(infera_queue_duration_seconds_bucket{model="fortune",version="1",le="0.001"} 1)"));
+}
+
+// Triton's nv_inference_* series are fed by the same calls as the snapshot, so
+// /metrics and the statistics extension agree (durations: ns / 1000).
+TEST(ModelStatisticsTest, TritonSeriesEqualTheSnapshot) {
+  ServerMetrics metrics;
+  ModelStatistics stats(4, metrics.ForModel("simple", 1));
+  stats.RecordExecution(2, 3, 2'000, 50'000, 4'000);
+  stats.RecordSuccess(90'000, 7'000, 2);
+  stats.RecordSuccess(80'000, 6'000, 1);
+  stats.RecordFailure(absl::StatusCode::kDeadlineExceeded, 1'000);
+  stats.RecordFailure(absl::StatusCode::kInvalidArgument, 1'000);
+
+  const StatisticsSnapshot s = stats.Snapshot();
+  const std::string text = metrics.Serialize();
+  auto series = [](const char* name, uint64_t value) {
+    return StrCat(name, R"({model="simple",version="1"} )", value, "\n");
+  };
+  EXPECT_THAT(text, HasSubstr(series("nv_inference_request_success", s.success.count)));
+  EXPECT_THAT(text, HasSubstr(series("nv_inference_count", s.inference_count)));
+  EXPECT_THAT(text, HasSubstr(series("nv_inference_exec_count", s.execution_count)));
+  EXPECT_THAT(text, HasSubstr(series("nv_inference_request_duration_us", s.success.ns / 1000)));
+  EXPECT_THAT(text, HasSubstr(series("nv_inference_queue_duration_us", s.queue.ns / 1000)));
+  EXPECT_THAT(text, HasSubstr(series("nv_inference_compute_input_duration_us", s.compute_input.ns / 1000)));
+  EXPECT_THAT(text, HasSubstr(series("nv_inference_compute_infer_duration_us", s.compute_infer.ns / 1000)));
+  EXPECT_THAT(text, HasSubstr(series("nv_inference_compute_output_duration_us", s.compute_output.ns / 1000)));
+  EXPECT_EQ(s.compute_infer.ns, 100'000u);  // both requests charged the execution
+  EXPECT_THAT(text, HasSubstr(R"(nv_inference_request_failure{model="simple",reason="REJECTED",version="1"} 1)"));
+  EXPECT_THAT(text, HasSubstr(R"(nv_inference_request_failure{model="simple",reason="OTHER",version="1"} 1)"));
 }
 
 // The frontend stages (decode, encode, write) are counted apart from Triton's stages;

@@ -1,5 +1,7 @@
 #include "metrics/model_metrics.h"
 
+#include "metrics/triton_metrics.h"
+
 namespace infera {
 namespace {
 
@@ -31,7 +33,7 @@ const char* RequestOutcomeName(RequestOutcome outcome) {
 }
 
 ModelMetrics::ModelMetrics(const ModelMetricFamilies& families, const std::string& model,
-                           int64_t version)
+                           int64_t version, const TritonMetricFamilies* triton)
     : families_(families) {
   const prometheus::Labels labels = {{"model", model}, {"version", std::to_string(version)}};
   for (int i = 0; i < static_cast<int>(RequestOutcome::kCount); ++i) {
@@ -49,6 +51,7 @@ ModelMetrics::ModelMetrics(const ModelMetricFamilies& families, const std::strin
   inflight_ = &families_.inflight->Add(labels);
   busy_ratio_ = &families_.busy_ratio->Add(labels);
   load_ratio_ = &families_.load_ratio->Add(labels);
+  if (triton != nullptr) triton_ = std::make_unique<TritonModelSeries>(*triton, model, version);
 }
 
 ModelMetrics::~ModelMetrics() {
@@ -63,6 +66,14 @@ ModelMetrics::~ModelMetrics() {
   families_.inflight->Remove(inflight_);
   families_.busy_ratio->Remove(busy_ratio_);
   families_.load_ratio->Remove(load_ratio_);
+}
+
+void ModelMetrics::SetLoad(double queue_depth, double inflight, double busy_ratio, double load_ratio) {
+  queue_depth_->Set(queue_depth);
+  inflight_->Set(inflight);
+  busy_ratio_->Set(busy_ratio);
+  load_ratio_->Set(load_ratio);
+  if (triton_) triton_->SetPending(queue_depth);
 }
 
 }  // namespace infera

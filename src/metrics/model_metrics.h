@@ -1,4 +1,5 @@
-// ModelMetrics: the Prometheus series of one model version (labels model, version).
+// ModelMetrics: the Prometheus series of one model version (labels model, version):
+// infera's, and Triton's nv_inference_* ones (triton()) unless they are turned off.
 //
 // Created by ServerMetrics::ForModel() when a version loads and shared by every loaded
 // version with the same name and number (a reload); its series disappear from /metrics
@@ -13,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "prometheus/counter.h"
@@ -34,6 +36,9 @@ enum class RequestOutcome : int {
 };
 const char* RequestOutcomeName(RequestOutcome outcome);
 
+class TritonModelSeries;      // triton_metrics.h
+struct TritonMetricFamilies;  // triton_metrics.h
+
 // The metric families a ModelMetrics adds its series to (owned by ServerMetrics).
 struct ModelMetricFamilies {
   prometheus::Family<prometheus::Counter>* requests;
@@ -51,7 +56,9 @@ struct ModelMetricFamilies {
 
 class ModelMetrics {
  public:
-  ModelMetrics(const ModelMetricFamilies& families, const std::string& model, int64_t version);
+  // `triton` (may be null: --triton-metrics=false) adds the version's Triton series.
+  ModelMetrics(const ModelMetricFamilies& families, const std::string& model, int64_t version,
+               const TritonMetricFamilies* triton = nullptr);
   ~ModelMetrics();
   ModelMetrics(const ModelMetrics&) = delete;
   ModelMetrics& operator=(const ModelMetrics&) = delete;
@@ -70,13 +77,12 @@ class ModelMetrics {
     batch_size_->Observe(static_cast<double>(rows));
   }
 
-  // Set at scrape time.
-  void SetLoad(double queue_depth, double inflight, double busy_ratio, double load_ratio) {
-    queue_depth_->Set(queue_depth);
-    inflight_->Set(inflight);
-    busy_ratio_->Set(busy_ratio);
-    load_ratio_->Set(load_ratio);
-  }
+  // Set at scrape time (queue_depth is also Triton's nv_inference_pending_request_count).
+  void SetLoad(double queue_depth, double inflight, double busy_ratio, double load_ratio);
+
+  // The version's nv_inference_* series; null when Triton's families are off. Fed by
+  // ModelStatistics with the statistics extension's values.
+  TritonModelSeries* triton() const { return triton_.get(); }
 
  private:
   ModelMetricFamilies families_;
@@ -91,6 +97,7 @@ class ModelMetrics {
   prometheus::Gauge* inflight_;
   prometheus::Gauge* busy_ratio_;
   prometheus::Gauge* load_ratio_;
+  std::unique_ptr<TritonModelSeries> triton_;
 };
 
 }  // namespace infera

@@ -45,7 +45,8 @@ double OpenFds() {
 
 }  // namespace
 
-ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+ServerMetrics::ServerMetrics(const TritonMetricsOptions& triton)
+    : registry_(std::make_shared<prometheus::Registry>()), triton_enabled_(triton.enabled) {
   auto& r = *registry_;
   using prometheus::BuildCounter;
   using prometheus::BuildGauge;
@@ -67,6 +68,7 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
       &Build(BuildGauge(), "infera_load_ratio",
              "Demand over capacity in the last interval: arrivals/s x mean service time / instances.", r),
   };
+  if (triton_enabled_) triton_families_ = RegisterTritonFamilies(r, triton);
   llm_families_ = {
       &Build(BuildHistogram(), "infera_llm_time_to_first_token_seconds", "Time to first token.", r),
       &Build(BuildHistogram(), "infera_llm_inter_token_latency_seconds", "Time between output tokens.", r),
@@ -150,7 +152,10 @@ std::shared_ptr<ModelMetrics> ServerMetrics::ForModel(const std::string& model, 
   auto key = std::make_pair(model, version);
   absl::MutexLock lock(&model_series_mu_);
   SharedModelSeries& shared = model_series_[key];
-  if (shared.series == nullptr) shared.series = std::make_unique<ModelMetrics>(model_families_, model, version);
+  if (shared.series == nullptr) {
+    shared.series = std::make_unique<ModelMetrics>(model_families_, model, version,
+                                                   triton_enabled_ ? &triton_families_ : nullptr);
+  }
   ++shared.users;
   return std::shared_ptr<ModelMetrics>(shared.series.get(),
                                        [this, key = std::move(key)](ModelMetrics*) { ReleaseModelSeries(key); });

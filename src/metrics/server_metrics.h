@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "metrics/llm_metrics.h"
 #include "metrics/model_metrics.h"
+#include "metrics/triton_metrics.h"
 #include "prometheus/registry.h"
 
 namespace infera {
@@ -33,9 +34,12 @@ namespace infera {
 class ServerMetrics {
  public:
   // IMPORTANT: outlives every handle it hands out (ForModel(), ForLlm()).
-  ServerMetrics();
+  // `triton` chooses which of Triton's nv_inference_* families are exported
+  // (triton_metrics.h); they are on by default.
+  explicit ServerMetrics(const TritonMetricsOptions& triton = {});
 
-  // The series of one model version (labels model, version). Handles for the same
+  // The series of one model version (labels model, version), infera's and Triton's
+  // (ModelMetrics::triton(); none when Triton's families are off). Handles for the same
   // labels share one set of series: prometheus-cpp hands the same metric objects to
   // every Add() with identical labels and frees them on Remove(), and a reload loads
   // the new version (same name and number) before the retiring one lets go. So the
@@ -94,6 +98,8 @@ class ServerMetrics {
 
   std::shared_ptr<prometheus::Registry> registry_;
   ModelMetricFamilies model_families_;
+  bool triton_enabled_;
+  TritonMetricFamilies triton_families_;  // registered only when triton_enabled_
   struct SharedModelSeries {
     std::unique_ptr<ModelMetrics> series;
     int users = 0;

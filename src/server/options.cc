@@ -134,6 +134,25 @@ const std::vector<Flag>& Flags() {
        Integer(&ServeOptions::metrics_port, 0, 65535)},
       {"allow-metrics", "true|false", "Record and serve Prometheus metrics. Default true.",
        Bool(&ServeOptions::allow_metrics)},
+      {"triton-metrics", "true|false",
+       "Also export Triton's per-model families (nv_inference_request_success, "
+       "nv_inference_queue_duration_us, ...) so Triton's dashboards work. Default true.",
+       Bool(&ServeOptions::triton_metrics)},
+      {"metrics-config", "KEY=VALUE",
+       "Triton's metrics settings; infera knows counter_latencies=true|false (the "
+       "nv_inference_*_duration_us counters). Default counter_latencies=true.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         const size_t eq = v.find('=');
+         const std::string_view key = v.substr(0, eq), value = eq == v.npos ? "" : v.substr(eq + 1);
+         if (key != "counter_latencies") {
+           return absl::InvalidArgumentError(StrCat("'", v, "': infera supports only counter_latencies=true|false"));
+         }
+         if (value != "true" && value != "false") {
+           return absl::InvalidArgumentError(StrCat("'", v, "': counter_latencies must be true or false"));
+         }
+         o.metrics_counter_latencies = value == "true";
+         return absl::OkStatus();
+       }},
       {"trace-endpoint", "URL",
        "OTLP/HTTP (JSON) traces endpoint, e.g. http://collector:4318/v1/traces. Empty: no "
        "tracing. Export is batched and never blocks requests.",

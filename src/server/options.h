@@ -34,6 +34,10 @@ struct ServeOptions {
   // /v2/health/ready (kubelet probes when the HTTP port requires mutual TLS). -1: off.
   int http_health_port = -1;
   bool allow_metrics = true;
+  // Triton's nv_inference_* families beside infera's (--triton-metrics), and their
+  // latency counters (Triton's --metrics-config counter_latencies).
+  bool triton_metrics = true;
+  bool metrics_counter_latencies = true;
   std::string model_control_mode = "none";  // none | poll | explicit
   int repository_poll_secs = 15;
   std::vector<std::string> load_models;     // explicit mode: loaded at start

@@ -255,5 +255,25 @@ TEST(OptionsTest, TlsFlagErrorsNameTheFlag) {
             std::string::npos);
 }
 
+TEST(OptionsTest, TritonMetricsFlags) {
+  auto defaults = ParseServeOptions({"--model-repository=/m"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->triton_metrics);
+  EXPECT_TRUE(defaults->metrics_counter_latencies);
+  auto off = ParseServeOptions({"--model-repository=/m", "--triton-metrics=false", "--metrics-config",
+                                "counter_latencies=false"});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->triton_metrics);
+  EXPECT_FALSE(off->metrics_counter_latencies);
+  for (const char* bad : {"counter_latencies", "counter_latencies=", "counter_latencies=yes",
+                          "summary_latencies=true", "=true", ""}) {
+    const std::string message(
+        ParseServeOptions({"--model-repository=/m", std::string("--metrics-config=") + bad}).status().message());
+    EXPECT_THAT(message, HasSubstr("--metrics-config")) << bad;
+  }
+  EXPECT_THAT(std::string(ParseServeOptions({"--model-repository=/m", "--triton-metrics=1"}).status().message()),
+              HasSubstr("--triton-metrics"));
+}
+
 }  // namespace
 }  // namespace infera

@@ -146,7 +146,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   manager_options.poll_interval = std::chrono::seconds(options.repository_poll_secs);
   manager_options.drain_timeout = std::chrono::seconds(options.exit_timeout_secs);
   if (options.allow_metrics) {
-    server->metrics_ = std::make_unique<ServerMetrics>();
+    server->metrics_ = std::make_unique<ServerMetrics>(
+        TritonMetricsOptions{options.triton_metrics, options.metrics_counter_latencies});
     manager_options.metrics = server->metrics_.get();
   }
   if (options.response_cache_bytes > 0) {

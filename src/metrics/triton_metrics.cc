@@ -1,0 +1,123 @@
+#include "metrics/triton_metrics.h"
+
+namespace infera {
+namespace {
+
+prometheus::Family<prometheus::Counter>* Counter(prometheus::Registry& registry, const char* name, const char* help) {
+  return &prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+// Microseconds from nanoseconds, unrounded: the counter then equals the statistics
+// extension's nanosecond sum / 1000.
+double Micros(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+}  // namespace
+
+const char* TritonFailureReasonName(TritonFailureReason reason) {
+  switch (reason) {
+    case TritonFailureReason::kRejected: return "REJECTED";
+    case TritonFailureReason::kCanceled: return "CANCELED";
+    case TritonFailureReason::kBackend: return "BACKEND";
+    case TritonFailureReason::kOther: return "OTHER";
+    case TritonFailureReason::kCount: break;
+  }
+  return "OTHER";
+}
+
+TritonFailureReason TritonReasonOf(RequestOutcome outcome) {
+  switch (outcome) {
+    case RequestOutcome::kRejected:
+    case RequestOutcome::kTimeout: return TritonFailureReason::kRejected;
+    case RequestOutcome::kCancelled: return TritonFailureReason::kCanceled;
+    case RequestOutcome::kBackendError: return TritonFailureReason::kBackend;
+    default: return TritonFailureReason::kOther;
+  }
+}
+
+// Help texts are Triton's (core src/metrics.cc), so the families read the same.
+TritonMetricFamilies RegisterTritonFamilies(prometheus::Registry& r, const TritonMetricsOptions& options) {
+  TritonMetricFamilies f;
+  f.request_success =
+      Counter(r, "nv_inference_request_success", "Number of successful inference requests, all batch sizes");
+  f.request_failure =
+      Counter(r, "nv_inference_request_failure", "Number of failed inference requests, all batch sizes");
+  f.inference_count =
+      Counter(r, "nv_inference_count", "Number of inferences performed (does not include cached requests)");
+  f.exec_count =
+      Counter(r, "nv_inference_exec_count", "Number of model executions performed (does not include cached requests)");
+  if (options.latency_counters) {
+    f.request_duration_us = Counter(r, "nv_inference_request_duration_us",
+                                    "Cumulative inference request duration in microseconds (includes cached requests)");
+    f.queue_duration_us = Counter(r, "nv_inference_queue_duration_us",
+                                  "Cumulative inference queuing duration in microseconds (includes cached requests)");
+    f.compute_input_duration_us =
+        Counter(r, "nv_inference_compute_input_duration_us",
+                "Cumulative compute input duration in microseconds (does not include cached requests)");
+    f.compute_infer_duration_us =
+        Counter(r, "nv_inference_compute_infer_duration_us",
+                "Cumulative compute inference duration in microseconds (does not include cached requests)");
+    f.compute_output_duration_us =
+        Counter(r, "nv_inference_compute_output_duration_us",
+                "Cumulative inference compute output duration in microseconds (does not include cached requests)");
+  }
+  f.pending_request_count = &prometheus::BuildGauge()
+                                 .Name("nv_inference_pending_request_count")
+                                 .Help("Instantaneous number of pending requests awaiting execution per-model.")
+                                 .Register(r);
+  return f;
+}
+
+TritonModelSeries::TritonModelSeries(const TritonMetricFamilies& families, const std::string& model, int64_t version)
+    : families_(families) {
+  const prometheus::Labels labels = {{"model", model}, {"version", std::to_string(version)}};
+  success_ = &families_.request_success->Add(labels);
+  for (int i = 0; i < static_cast<int>(TritonFailureReason::kCount); ++i) {
+    prometheus::Labels with_reason = labels;
+    with_reason["reason"] = TritonFailureReasonName(static_cast<TritonFailureReason>(i));
+    failures_[i] = &families_.request_failure->Add(with_reason);
+  }
+  inference_count_ = &families_.inference_count->Add(labels);
+  exec_count_ = &families_.exec_count->Add(labels);
+  if (families_.request_duration_us != nullptr) {
+    request_duration_us_ = &families_.request_duration_us->Add(labels);
+    queue_duration_us_ = &families_.queue_duration_us->Add(labels);
+    compute_input_duration_us_ = &families_.compute_input_duration_us->Add(labels);
+    compute_infer_duration_us_ = &families_.compute_infer_duration_us->Add(labels);
+    compute_output_duration_us_ = &families_.compute_output_duration_us->Add(labels);
+  }
+  pending_ = &families_.pending_request_count->Add(labels);
+}
+
+TritonModelSeries::~TritonModelSeries() {
+  families_.request_success->Remove(success_);
+  for (prometheus::Counter* c : failures_) families_.request_failure->Remove(c);
+  families_.inference_count->Remove(inference_count_);
+  families_.exec_count->Remove(exec_count_);
+  if (request_duration_us_ != nullptr) {
+    families_.request_duration_us->Remove(request_duration_us_);
+    families_.queue_duration_us->Remove(queue_duration_us_);
+    families_.compute_input_duration_us->Remove(compute_input_duration_us_);
+    families_.compute_infer_duration_us->Remove(compute_infer_duration_us_);
+    families_.compute_output_duration_us->Remove(compute_output_duration_us_);
+  }
+  families_.pending_request_count->Remove(pending_);
+}
+
+void TritonModelSeries::RecordSuccess(uint64_t rows, uint64_t request_ns, uint64_t queue_ns) {
+  success_->Increment();
+  inference_count_->Increment(static_cast<double>(rows));
+  if (request_duration_us_ == nullptr) return;
+  request_duration_us_->Increment(Micros(request_ns));
+  queue_duration_us_->Increment(Micros(queue_ns));
+}
+
+void TritonModelSeries::RecordExecution(uint64_t num_requests, uint64_t input_ns, uint64_t infer_ns,
+                                        uint64_t output_ns) {
+  exec_count_->Increment();
+  if (compute_input_duration_us_ == nullptr) return;
+  compute_input_duration_us_->Increment(Micros(input_ns * num_requests));
+  compute_infer_duration_us_->Increment(Micros(infer_ns * num_requests));
+  compute_output_duration_us_->Increment(Micros(output_ns * num_requests));
+}
+
+}  // namespace infera

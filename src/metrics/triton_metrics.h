@@ -1,0 +1,100 @@
+// Triton's per-model Prometheus families (nv_inference_*), exported beside infera's own
+// so that Triton's Grafana dashboards, alerts and HPA rules work unchanged.
+//
+// Names, types, help texts, units and labels are Triton core's (metrics.cc,
+// metric_model_reporter.cc): counters, durations as cumulative microseconds, labels
+// `model` and `version`, failures also by `reason` (REJECTED, CANCELED, BACKEND, OTHER).
+// The values are the statistics extension's: ModelStatistics records every event into its
+// own counters and, in the same call, into these series (docs/metrics.md, "Triton's
+// families"), so /v2/models/stats and /metrics agree (microseconds = nanoseconds / 1000,
+// not truncated per request as Triton does).
+//
+// TritonModelSeries is owned by a ModelMetrics (same lifetime and sharing across a
+// reload). Recording is a few relaxed atomic adds inside prometheus-cpp (no lock).
+//
+// Thread-safe.
+#ifndef INFERA_METRICS_TRITON_METRICS_H_
+#define INFERA_METRICS_TRITON_METRICS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "metrics/model_metrics.h"  // RequestOutcome
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+
+namespace infera {
+
+// Which Triton families are exported (--triton-metrics, --metrics-config).
+struct TritonMetricsOptions {
+  bool enabled = true;             // --triton-metrics: every nv_inference_* family
+  bool latency_counters = true;    // --metrics-config counter_latencies: the *_duration_us
+};
+
+// Triton's failure reasons (the `reason` label of nv_inference_request_failure).
+enum class TritonFailureReason : int { kRejected = 0, kCanceled, kBackend, kOther, kCount };
+const char* TritonFailureReasonName(TritonFailureReason reason);
+// How infera's outcome of a failed request reads in Triton's terms: a full queue, an
+// unloading model and a queue timeout are REJECTED (Triton: "request timeout in the
+// scheduler"), a cancellation CANCELED, an execution or output failure BACKEND, a bad
+// request OTHER.
+TritonFailureReason TritonReasonOf(RequestOutcome outcome);
+
+// The registered families (owned by the registry). Latency families are null when
+// latency counters are off.
+struct TritonMetricFamilies {
+  prometheus::Family<prometheus::Counter>* request_success = nullptr;
+  prometheus::Family<prometheus::Counter>* request_failure = nullptr;
+  prometheus::Family<prometheus::Counter>* inference_count = nullptr;
+  prometheus::Family<prometheus::Counter>* exec_count = nullptr;
+  prometheus::Family<prometheus::Counter>* request_duration_us = nullptr;
+  prometheus::Family<prometheus::Counter>* queue_duration_us = nullptr;
+  prometheus::Family<prometheus::Counter>* compute_input_duration_us = nullptr;
+  prometheus::Family<prometheus::Counter>* compute_infer_duration_us = nullptr;
+  prometheus::Family<prometheus::Counter>* compute_output_duration_us = nullptr;
+  prometheus::Family<prometheus::Gauge>* pending_request_count = nullptr;
+};
+
+// Registers Triton's families in `registry` (call once per registry).
+TritonMetricFamilies RegisterTritonFamilies(prometheus::Registry& registry, const TritonMetricsOptions& options);
+
+// The nv_inference_* series of one model version.
+class TritonModelSeries {
+ public:
+  TritonModelSeries(const TritonMetricFamilies& families, const std::string& model, int64_t version);
+  ~TritonModelSeries();
+  TritonModelSeries(const TritonModelSeries&) = delete;
+  TritonModelSeries& operator=(const TritonModelSeries&) = delete;
+
+  // A successful request of `rows` inferences (ModelStatistics::RecordSuccess).
+  void RecordSuccess(uint64_t rows, uint64_t request_ns, uint64_t queue_ns);
+  void RecordFailure(RequestOutcome outcome) {
+    failures_[static_cast<int>(TritonReasonOf(outcome))]->Increment();
+  }
+  // One execution serving `num_requests` requests; each request is charged the
+  // execution's stage durations, as Triton (and the statistics extension) do.
+  void RecordExecution(uint64_t num_requests, uint64_t input_ns, uint64_t infer_ns, uint64_t output_ns);
+  // Requests waiting for an instance (set at scrape time).
+  void SetPending(double pending) { pending_->Set(pending); }
+
+ private:
+  TritonMetricFamilies families_;
+  prometheus::Counter* success_;
+  std::array<prometheus::Counter*, static_cast<int>(TritonFailureReason::kCount)> failures_;
+  prometheus::Counter* inference_count_;
+  prometheus::Counter* exec_count_;
+  // Null when latency counters are off.
+  prometheus::Counter* request_duration_us_ = nullptr;
+  prometheus::Counter* queue_duration_us_ = nullptr;
+  prometheus::Counter* compute_input_duration_us_ = nullptr;
+  prometheus::Counter* compute_infer_duration_us_ = nullptr;
+  prometheus::Counter* compute_output_duration_us_ = nullptr;
+  prometheus::Gauge* pending_;
+};
+
+}  // namespace infera
+
+#endif  // INFERA_METRICS_TRITON_METRICS_H_
