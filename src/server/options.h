@@ -34,6 +34,7 @@ struct ServeOptions {
   // /v2/health/ready (kubelet probes when the HTTP port requires mutual TLS). -1: off.
   int http_health_port = -1;
   bool allow_metrics = true;
+  std::string server_id = "infera";  // --id: the name GET /v2 and ServerMetadata report
   std::string model_control_mode = "none";  // none | poll | explicit
   int repository_poll_secs = 15;
   std::vector<std::string> load_models;     // explicit mode: loaded at start

@@ -36,6 +36,7 @@ TEST(SharedMemoryRegistryTest, RegisterStatusUnregister) {
   uint8_t byte = 0;
   ASSERT_TRUE((*region)->Read(0, 1, &byte).ok());
   EXPECT_EQ(byte, 42);  // region offsets start at the registered offset
+  region->reset();      // no request holds it: unregistering removes it at once
   EXPECT_TRUE(registry.Unregister("in").ok());
   EXPECT_EQ(registry.size(), 0u);
   EXPECT_EQ(registry.Status("in").status().code(), absl::StatusCode::kNotFound);
@@ -144,7 +145,13 @@ TEST(SharedMemoryRegistryTest, UnregisterWhileInUseKeepsTheRegionUsable) {
   ASSERT_TRUE(registry.Register("r", object.key(), 0, 4096).ok());
   std::shared_ptr<const SharedMemoryRegion> held = *registry.Find("r");
   ASSERT_TRUE(registry.Unregister("r").ok());
-  EXPECT_FALSE(registry.Find("r").ok());
+  // As Triton's: still registered (listed, usable by new requests, its name taken) while
+  // a request holds it.
+  EXPECT_EQ(registry.Status("r")->size(), 1u);
+  EXPECT_TRUE(registry.Find("r").ok());
+  EXPECT_EQ(registry.Register("r", object.key(), 0, 8).code(), absl::StatusCode::kAlreadyExists);
+  registry.UnregisterAll();  // the same for every region
+  EXPECT_EQ(registry.size(), 1u);
   // The holder's descriptor still reads and writes the object.
   object.data()[100] = 9;
   uint8_t byte = 0;
@@ -153,8 +160,14 @@ TEST(SharedMemoryRegistryTest, UnregisterWhileInUseKeepsTheRegionUsable) {
   const uint8_t eleven = 11;
   ASSERT_TRUE(held->Write(101, &eleven, 1).ok());
   EXPECT_EQ(object.data()[101], 11);
-  // The name is free again.
+  // The last holder lets go: the region is gone without another unregister.
+  held.reset();
+  EXPECT_EQ(registry.Status("r").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry.size(), 0u);
   EXPECT_TRUE(registry.Register("r", object.key(), 0, 8).ok());
+  // Registered again: not awaiting anything, so a later holder keeps nothing alive.
+  EXPECT_TRUE(registry.Find("r").ok());
+  EXPECT_EQ(registry.Status("r")->size(), 1u);
 }
 
 // The client owns the object and may shrink it at any time: reads and writes then fail

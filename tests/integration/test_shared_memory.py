@@ -350,7 +350,7 @@ def test_hostile_infer_parameters(server, stub, shm):
         status, error = infer(shm_params("nope", 16))
         assert status == 400 and "nope" in error
         status, error = infer(shm_params("hx", 16, 120))
-        assert status == 400 and "past the end of region 'hx'" in error
+        assert status == 400 and "for shared memory region: 'hx'" in error
         status, error = infer(shm_params("hx", 16, 2**63 - 1))
         assert status == 400
         status, error = infer(shm_params("hx", 12))
@@ -478,15 +478,21 @@ def test_restricted_category_covers_status(repo, shm):
         s.stop()
 
 
-def test_cuda_shared_memory_is_not_supported(server, stub):
+def test_cuda_shared_memory_answers_as_a_cpu_only_triton(server, stub):
+    """Triton's shm examples call unregister_cuda_shared_memory() first: a CPU-only Triton
+    answers it (and status) with success; only registering fails, naming the GPUs."""
     assert server.get_json("/v2/cudasharedmemory/status") == (200, [])
+    for path in ("/v2/cudasharedmemory/unregister", "/v2/cudasharedmemory/region/c/unregister"):
+        assert server.request("POST", path, b"", AUTH)[0] == 200, path
     status, _, body = server.request("POST", "/v2/cudasharedmemory/region/c/register",
                                      json.dumps({"raw_handle": {"b64": ""}, "device_id": 0, "byte_size": 8}),
                                      AUTH)
-    assert status == 501 and b"CUDA shared memory is not supported on this build" in body
+    assert status == 400 and b"failed to register CUDA shared memory region: 'c', GPUs not supported" in body
     assert len(stub.CudaSharedMemoryStatus(pb.CudaSharedMemoryStatusRequest()).regions) == 0
+    stub.CudaSharedMemoryUnregister(pb.CudaSharedMemoryUnregisterRequest(), metadata=GRPC_AUTH)
+    stub.CudaSharedMemoryUnregister(pb.CudaSharedMemoryUnregisterRequest(name="c"), metadata=GRPC_AUTH)
     with pytest.raises(grpc.RpcError) as err:
         stub.CudaSharedMemoryRegister(pb.CudaSharedMemoryRegisterRequest(name="c", byte_size=8),
                                       metadata=GRPC_AUTH)
-    assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
-    assert "not supported on this build" in err.value.details()
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "failed to register CUDA shared memory region: 'c', GPUs not supported" in err.value.details()
