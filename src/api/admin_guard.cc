@@ -160,8 +160,9 @@ std::string ClosedMessage(ApiCategory category) {
       what = "the logging settings (/v2/logging, LogSettings) are off";
       open = "--allow-admin-api=logging";
       break;
-    case ApiCategory::kSharedMemory:
-      what = "registering client shared memory is off";
+    case ApiCategory::kSharedMemory:  // Triton's text first (its clients match it)
+      what = "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable. "
+             "Registering client shared memory is off";
       open = "--allow-client-shm=true (or --allow-admin-api=shared-memory)";
       break;
     case ApiCategory::kTrace:

@@ -29,6 +29,31 @@ std::string Quoted(std::string_view text) {
 
 std::string ErrnoText(int error) { return std::strerror(error); }
 
+// The prefix Triton reserves for its Python backend's regions; refused as Triton does
+// (its qa registers such keys and expects the refusal).
+constexpr std::string_view kReservedKeyPrefix = "triton_python_backend_shm_region_";
+
+// Triton's key refusals, with its texts: a key of slashes only, a reserved key.
+absl::Status CheckTritonKeyRules(std::string_view name, std::string_view key) {
+  const size_t first = key.find_first_not_of('/');
+  if (first == std::string_view::npos) {
+    return absl::InvalidArgumentError(StrCat("cannot register shared memory region ", Quoted(name),
+                                             " - invalid shm key ", Quoted(key)));
+  }
+  if (key.substr(first).starts_with(kReservedKeyPrefix)) {
+    return absl::InvalidArgumentError(StrCat("cannot register shared memory region ", Quoted(name),
+                                             " with key ", Quoted(key),
+                                             " as the key contains the reserved prefix '",
+                                             kReservedKeyPrefix, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// Triton's words for a range the object cannot hold, then infera's detail.
+std::string InvalidArgs(const SharedMemoryRegionInfo& info) {
+  return StrCat("failed to register shared memory region ", Quoted(info.name), ": invalid args");
+}
+
 }  // namespace
 
 absl::Status ValidateSharedMemoryName(std::string_view name) {
@@ -76,8 +101,7 @@ absl::Status ValidateSharedMemoryKey(std::string_view key) {
 absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> SharedMemoryRegion::Open(
     SharedMemoryRegionInfo info) {
   if (info.byte_size == 0) {
-    return absl::InvalidArgumentError(
-        StrCat("shared memory region ", Quoted(info.name), " has byte_size 0"));
+    return absl::InvalidArgumentError(StrCat(InvalidArgs(info), " (byte_size 0)"));
   }
   if (info.offset > INT64_MAX || info.byte_size > INT64_MAX) {
     return absl::InvalidArgumentError(StrCat("shared memory region ", Quoted(info.name),
@@ -108,9 +132,8 @@ absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> SharedMemoryRegion::Open(
   if (*end > static_cast<int64_t>(st.st_size)) {
     close(fd);
     return absl::InvalidArgumentError(StrCat(
-        "shared memory region ", Quoted(info.name), ": offset ", info.offset, " + byte_size ",
-        info.byte_size, " = ", *end, " is past the end of ", Quoted(info.key), " (", st.st_size,
-        " bytes)"));
+        InvalidArgs(info), " (offset ", info.offset, " + byte_size ", info.byte_size, " = ", *end,
+        " is past the end of ", Quoted(info.key), ", ", st.st_size, " bytes)"));
   }
   return std::shared_ptr<SharedMemoryRegion>(new SharedMemoryRegion(std::move(info), fd));
 }
@@ -195,6 +218,7 @@ absl::Status SharedMemoryRegistry::Register(std::string_view name, std::string_v
                                             uint64_t offset, uint64_t byte_size) {
   if (name.empty()) return SharedMemoryRegionNameRequired("system");
   if (absl::Status s = ValidateSharedMemoryName(name); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckTritonKeyRules(name, key));
   if (absl::Status s = ValidateSharedMemoryKey(key); !s.ok()) return s;
   RETURN_IF_ERROR(CheckRegistrable(name));
   // Open outside the lock (system calls); the insert re-checks.

@@ -471,11 +471,11 @@ def test_errors_use_tritons_wording_on_both_transports(repo):
         request.outputs.add(name="OUTPUT0")
         with pytest.raises(grpc.RpcError) as error:
             stub.ModelInfer(request)
-        assert "'OUTPUT0' is requested more than once" in error.value.details()
+        assert "output 'OUTPUT0' already exists in request" in error.value.details()
         body = json.loads(HTTP_BODY)
         body["outputs"] = [{"name": "OUTPUT0"}, {"name": "OUTPUT0"}]
         status, _, answer = server.infer("simple", json.dumps(body).encode())
-        assert status == 400 and "'OUTPUT0' is requested more than once" in json.loads(answer)["error"]
+        assert status == 400 and "output 'OUTPUT0' already exists in request" in json.loads(answer)["error"]
         # Outside explicit mode the repository API is refused: 409 / FAILED_PRECONDITION.
         assert server.request("POST", "/v2/repository/models/simple/unload", "")[0] == 409
         with pytest.raises(grpc.RpcError) as error:

@@ -426,7 +426,10 @@ def test_unregister_during_traffic(server, shm):
     worker.start()
     for _ in range(100):
         assert http_unregister(server, "churn")[0] == 200
-        assert http_register(server, "churn", region.key, 4096)[0] == 200
+        # A request still holding the region keeps it registered (as Triton): the name is
+        # free again only once that request ends.
+        status, body = http_register(server, "churn", region.key, 4096)
+        assert status == 200 or (status == 409 and b"already in manager" in body), (status, body)
     done.set()
     worker.join(timeout=60)
     assert not worker.is_alive()
