@@ -126,7 +126,7 @@ bool RequestJsonHandler::Key(const char* str, rapidjson::SizeType length, bool /
 }
 
 bool RequestJsonHandler::StartObject() {
-  if (++depth_ > kMaxDepth) return Fail(StrCat("JSON nesting depth exceeds maximum allowed limit (", kMaxDepth, ")"));
+  if (++depth_ > kMaxDepth) return Fail(StrCat("JSON nesting depth exceeds maximum allowed limit (", kMaxDepth, "): at most ", kMaxDepth, " levels"));
   switch (state_) {
     case State::kStart: state_ = State::kRequest; return true;
     case State::kValue: return Value(Event::kObject, nullptr);
@@ -147,7 +147,7 @@ bool RequestJsonHandler::StartObject() {
 }
 
 bool RequestJsonHandler::StartArray() {
-  if (++depth_ > kMaxDepth) return Fail(StrCat("JSON nesting depth exceeds maximum allowed limit (", kMaxDepth, ")"));
+  if (++depth_ > kMaxDepth) return Fail(StrCat("JSON nesting depth exceeds maximum allowed limit (", kMaxDepth, "): at most ", kMaxDepth, " levels"));
   switch (state_) {
     case State::kData: ++data_depth_; return true;
     case State::kValue: return Value(Event::kArray, nullptr);

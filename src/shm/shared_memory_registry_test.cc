@@ -43,6 +43,30 @@ TEST(SharedMemoryRegistryTest, RegisterStatusUnregister) {
   EXPECT_TRUE(registry.Unregister("in").ok());  // unknown: OK, as Triton
 }
 
+// Triton's refusals, with its texts (its qa L0_shared_memory matches them).
+TEST(SharedMemoryRegistryTest, TritonKeyRulesAndRangeTexts) {
+  TestShmObject object(64);
+  SharedMemoryRegistry registry;
+  for (const char* key : {"/", "///"}) {
+    EXPECT_THAT(std::string(registry.Register("n", key, 0, 8).message()),
+                HasSubstr(std::string("cannot register shared memory region 'n' - invalid shm key '") + key + "'"))
+        << key;
+  }
+  for (const char* key : {"triton_python_backend_shm_region_x", "///triton_python_backend_shm_region_x"}) {
+    EXPECT_THAT(std::string(registry.Register("n", key, 0, 8).message()),
+                HasSubstr(std::string("cannot register shared memory region 'n' with key '") + key +
+                          "' as the key contains the reserved prefix 'triton_python_backend_shm_region_'"))
+        << key;
+  }
+  EXPECT_THAT(std::string(registry.Register("n", object.key(), 0, 65).message()),
+              HasSubstr("failed to register shared memory region 'n': invalid args"));
+  EXPECT_THAT(std::string(registry.Register("n", object.key(), 65, 0).message()),
+              HasSubstr("failed to register shared memory region 'n': invalid args"));
+  EXPECT_THAT(std::string(registry.Register("", object.key(), 0, 8).message()),
+              HasSubstr("'region name' is necessary to register system shared memory region"));
+  EXPECT_EQ(registry.size(), 0u);
+}
+
 TEST(SharedMemoryRegistryTest, ReadsAndWritesAtTheRegisteredOffset) {
   TestShmObject object(3 * 4096);
   object.data()[4096 + 5] = 7;
