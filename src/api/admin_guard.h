@@ -137,6 +137,9 @@ class AdminGuard {
   absl::Status CheckRestricted(ApiCategory category, const HeaderLookup& headers) const;
   // True when a restricted-API group names `category`.
   bool Restricted(ApiCategory category) const { return RestrictionFor(category) != nullptr; }
+  // True when any restricted-API group is configured (the request path skips the
+  // category lookup otherwise).
+  bool AnyRestricted() const { return !options_.restrictions.empty(); }
 
   // Which credential the request presented for `category`, for the audit log
   // (security/audit_log.h): "admin-token" (an Authorization: Bearer header, with

@@ -100,6 +100,7 @@ std::optional<ApiCategory> HttpProtocolCategory(std::string_view path) {
 }
 
 absl::Status CheckHttpProtocolRestriction(const AdminGuard& guard, const HttpRequest& request) {
+  if (!guard.AnyRestricted()) return absl::OkStatus();  // no path parsing on the common path
   std::optional<ApiCategory> category = HttpProtocolCategory(request.path());
   if (!category) return absl::OkStatus();
   return guard.CheckRestricted(*category, LookupIn(request));
