@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/status.h"
 #include "common/str_cat.h"
 
 namespace infera {
@@ -13,7 +14,44 @@ constexpr std::pair<ApiCategory, std::string_view> kCategories[] = {
     {ApiCategory::kLogging, "logging"},
     {ApiCategory::kSharedMemory, "shared-memory"},
     {ApiCategory::kTrace, "trace"},
+    {ApiCategory::kHealth, "health"},
+    {ApiCategory::kMetadata, "metadata"},
+    {ApiCategory::kInference, "inference"},
+    {ApiCategory::kModelConfig, "model-config"},
+    {ApiCategory::kStatistics, "statistics"},
 };
+
+constexpr std::string_view kKnownCategories =
+    "health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging";
+
+bool IsAdminCategory(ApiCategory category) {
+  return category == ApiCategory::kModelRepository || category == ApiCategory::kLogging ||
+         category == ApiCategory::kSharedMemory || category == ApiCategory::kTrace;
+}
+
+// Parses "<category>[,<category>...]"; `admin_only` refuses the protocol categories.
+absl::StatusOr<std::vector<ApiCategory>> ParseCategoryList(std::string_view list, bool admin_only) {
+  std::vector<ApiCategory> categories;
+  while (true) {
+    const size_t comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    auto known = std::find_if(std::begin(kCategories), std::end(kCategories),
+                              [&](const auto& entry) { return entry.second == name; });
+    if (known == std::end(kCategories)) {
+      return absl::InvalidArgumentError(StrCat("unknown restricted api '", name.substr(0, 64),
+                                               "' (the categories: ", kKnownCategories, ")"));
+    }
+    if (admin_only && !IsAdminCategory(known->first)) {
+      return absl::InvalidArgumentError(
+          StrCat("'", name, "' has no admin operations to open (infera's admin categories: "
+                            "model-repository, logging, shared-memory, trace)"));
+    }
+    categories.push_back(known->first);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return categories;
+}
 
 // Equality that takes the same time wherever the strings differ (for secrets).
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
@@ -63,29 +101,14 @@ absl::StatusOr<ApiRestriction> ParseApiRestriction(std::string_view spec) {
           StrCat("'", spec, "': the key must be a header name (letters, digits, '-', '_')"));
     }
   }
-  absl::StatusOr<std::vector<ApiCategory>> categories = ParseApiCategories(spec.substr(0, colon));
+  absl::StatusOr<std::vector<ApiCategory>> categories = ParseCategoryList(spec.substr(0, colon), false);
   if (!categories.ok()) return categories.status();
   restriction.categories = *std::move(categories);
   return restriction;
 }
 
 absl::StatusOr<std::vector<ApiCategory>> ParseApiCategories(std::string_view list) {
-  std::vector<ApiCategory> categories;
-  while (true) {
-    const size_t comma = list.find(',');
-    const std::string_view name = list.substr(0, comma);
-    auto known = std::find_if(std::begin(kCategories), std::end(kCategories),
-                              [&](const auto& entry) { return entry.second == name; });
-    if (known == std::end(kCategories)) {
-      return absl::InvalidArgumentError(
-          StrCat("unknown API category '", name.substr(0, 64),
-                 "' (infera's admin categories: model-repository, logging, shared-memory, trace)"));
-    }
-    categories.push_back(known->first);
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return categories;
+  return ParseCategoryList(list, /*admin_only=*/true);
 }
 
 absl::StatusOr<AdminGuard> AdminGuard::Create(Options options) {
@@ -137,13 +160,18 @@ std::string ClosedMessage(ApiCategory category) {
       what = "the logging settings (/v2/logging, LogSettings) are off";
       open = "--allow-admin-api=logging";
       break;
-    case ApiCategory::kSharedMemory:
-      what = "registering client shared memory is off";
+    case ApiCategory::kSharedMemory:  // Triton's text first (its clients match it)
+      what = "Client shared memory is disabled. Start the server with '--allow-client-shm=true' to enable. "
+             "Registering client shared memory is off";
       open = "--allow-client-shm=true (or --allow-admin-api=shared-memory)";
       break;
     case ApiCategory::kTrace:
       what = "changing the trace settings is off";
       open = "--allow-admin-api=trace";
+      break;
+    default:  // protocol categories: never closed (no admin operations)
+      what = "this API is off";
+      open = "--allow-admin-api";
       break;
   }
   return StrCat(what, ": start the server with --admin-token (clients send Authorization: Bearer "
@@ -164,22 +192,28 @@ std::string_view OpenRisk(ApiCategory category) {
              "overwrite it through a model";
     case ApiCategory::kTrace:
       return "change trace settings (trace every request to the exporter)";
+    default:
+      return "";
   }
   return "";
 }
 
 }  // namespace
 
+absl::Status AdminGuard::CheckRestricted(ApiCategory category, const HeaderLookup& headers) const {
+  const ApiRestriction* restriction = RestrictionFor(category);
+  if (restriction == nullptr) return absl::OkStatus();
+  const std::string header = StrCat(options_.header_prefix, restriction->key);
+  std::optional<std::string_view> value = headers(header);
+  if (value && ConstantTimeEquals(*value, restriction->value)) return absl::OkStatus();
+  // Triton's texts: "API" over HTTP, "protocol" over gRPC (whose keys carry the prefix).
+  return absl::PermissionDeniedError(StrCat("This ", options_.header_prefix.empty() ? "API" : "protocol",
+                                            " is restricted, expecting header '", header, "'"));
+}
+
 absl::Status AdminGuard::Check(ApiCategory category, Operation operation,
                                const HeaderLookup& headers) const {
-  if (const ApiRestriction* restriction = RestrictionFor(category)) {
-    const std::string header = StrCat(options_.header_prefix, restriction->key);
-    std::optional<std::string_view> value = headers(header);
-    if (!value || !ConstantTimeEquals(*value, restriction->value)) {
-      return absl::PermissionDeniedError(
-          StrCat("This API is restricted, expecting header '", header, "'"));
-    }
-  }
+  RETURN_IF_ERROR(CheckRestricted(category, headers));
   if (operation != Operation::kRead && options_.api_key_admin) {
     // API keys configured: the Bearer key must hold the admin right (rules 2 and 3).
     return options_.api_key_admin(headers("authorization"));

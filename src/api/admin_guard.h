@@ -20,6 +20,20 @@
 //   trace             GET / POST /v2[/models/{m}]/trace/setting; gRPC TraceSetting
 //                     (reads are Operation::kRead, updates kAdmin)
 //
+// Triton's protocol categories have no admin operation: only rule 1 applies to them
+// (CheckRestricted; http/protocol_restriction.h maps the routes, the gRPC service its
+// calls). They may be restricted, never opened by --allow-admin-api:
+//
+//   health            /v2/health/{live,ready}, /v2/models/{m}[/versions/{v}]/ready;
+//                     gRPC ServerLive, ServerReady, ModelReady
+//   metadata          GET /v2, /v2/models/{m}[/versions/{v}], /v1/models; gRPC
+//                     ServerMetadata, ModelMetadata
+//   model-config      /v2/models/{m}[/versions/{v}]/config; gRPC ModelConfig
+//   statistics        /v2/models[/{m}[/versions/{v}]]/stats, .../diagnosis; gRPC
+//                     ModelStatistics
+//   inference         .../infer, .../generate, .../generate_stream, the OpenAI /v1
+//                     routes; gRPC ModelInfer, ModelStreamInfer
+//
 // Operations: kRead (status, settings reads, the repository index), kAdmin (everything
 // that changes the server: load, unload, promote, every logging call, a trace settings
 // update, shared-memory register) and kRelease (shared-memory unregister: undoes what a
@@ -28,9 +42,10 @@
 //
 // The rules, checked in this order:
 //   1. A restricted category without its header (or with the wrong value):
-//      PermissionDenied "This API is restricted, expecting header '<header>'" (HTTP 403;
-//      Triton answers gRPC with UNAVAILABLE, which clients retry, so infera uses
-//      PERMISSION_DENIED).
+//      PermissionDenied "This API is restricted, expecting header '<header>'" (HTTP 403)
+//      or, over gRPC, "This protocol is restricted, expecting header
+//      'triton-grpc-protocol-<key>'" (Triton's texts; Triton answers gRPC with
+//      UNAVAILABLE, which clients retry, so infera uses PERMISSION_DENIED).
 //   2. With --admin-token, every kAdmin and kRelease operation needs
 //      `Authorization: Bearer <token>` (Unauthenticated, HTTP 401). Reads do not.
 //   3. Closed by default: a kAdmin operation on a category with neither a token nor a
@@ -61,9 +76,14 @@
 
 namespace infera {
 
-enum class ApiCategory { kModelRepository, kLogging, kSharedMemory, kTrace };
+enum class ApiCategory {
+  kModelRepository, kLogging, kSharedMemory, kTrace,
+  // Triton's protocol categories: restrictable, no admin operations (see above).
+  kHealth, kMetadata, kInference, kModelConfig, kStatistics,
+};
 
-// "model-repository", "logging", "shared-memory", "trace".
+// "model-repository", "logging", "shared-memory", "trace", "health", "metadata",
+// "inference", "model-config", "statistics".
 std::string_view ApiCategoryName(ApiCategory category);
 
 // One `<categories>:<key>=<value>` group.
@@ -75,13 +95,12 @@ struct ApiRestriction {
 
 // Parses a flag value. InvalidArgument naming the problem: no ':' or '=', an empty key
 // or value,
-// an unknown category (the message lists the known ones) — Triton's other categories
-// (health, metadata, inference, model-config, statistics) are not accepted,
-// because infera would not enforce them.
+// an unknown category ("unknown restricted api '<name>'", Triton's words, listing the
+// known ones). Every one of Triton's nine categories is accepted.
 absl::StatusOr<ApiRestriction> ParseApiRestriction(std::string_view spec);
 
 // Parses "<category>[,<category>...]" (--allow-admin-api): InvalidArgument naming an
-// unknown or empty category.
+// unknown or empty category, or a protocol category (nothing to open there).
 absl::StatusOr<std::vector<ApiCategory>> ParseApiCategories(std::string_view list);
 
 class AdminGuard {
@@ -112,6 +131,15 @@ class AdminGuard {
 
   // OK, or the status to answer with (see the rules above).
   absl::Status Check(ApiCategory category, Operation operation, const HeaderLookup& headers) const;
+  // Rule 1 alone: OK when `category` is not restricted or the request carries its
+  // header. What protocol categories need, and what comes first on a model load
+  // (before "explicit model load / unload is not allowed", as Triton).
+  absl::Status CheckRestricted(ApiCategory category, const HeaderLookup& headers) const;
+  // True when a restricted-API group names `category`.
+  bool Restricted(ApiCategory category) const { return RestrictionFor(category) != nullptr; }
+  // True when any restricted-API group is configured (the request path skips the
+  // category lookup otherwise).
+  bool AnyRestricted() const { return !options_.restrictions.empty(); }
 
   // Which credential the request presented for `category`, for the audit log
   // (security/audit_log.h): "admin-token" (an Authorization: Bearer header, with

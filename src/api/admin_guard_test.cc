@@ -37,12 +37,19 @@ TEST(AdminGuardTest, ParsesTritonsRestrictionShape) {
             (std::vector<ApiCategory>{ApiCategory::kModelRepository, ApiCategory::kLogging}));
   EXPECT_EQ(r->key, "admin-key");  // header names are case-insensitive
   EXPECT_EQ(r->value, "v=1");
-  for (const char* bad : {"logging", "logging:key", "logging:=v", "inference:k=v", ":k=v",
+  for (const char* bad : {"logging", "logging:key", "logging:=v", "infer:k=v", ":k=v",
                           "logging,:k=v", "logging:a b=v", "logging:k="}) {
     EXPECT_EQ(ParseApiRestriction(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
-  EXPECT_THAT(std::string(ParseApiRestriction("statistics:k=v").status().message()),
-              HasSubstr("unknown API category 'statistics'"));
+  // Triton's words for a misspelt category.
+  EXPECT_THAT(std::string(ParseApiRestriction("model-reposit,health:k=v").status().message()),
+              HasSubstr("unknown restricted api 'model-reposit'"));
+  // Every one of Triton's nine categories may be restricted.
+  auto all = ParseApiRestriction(
+      "health,metadata,inference,shared-memory,model-config,model-repository,statistics,trace,logging:k=v");
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->categories.size(), 9u);
+  EXPECT_EQ(ApiCategoryName(all->categories[4]), "model-config");
   auto trace = ParseApiRestriction("trace:k=v");
   ASSERT_TRUE(trace.ok());
   EXPECT_EQ(ApiCategoryName(trace->categories[0]), "trace");
@@ -247,6 +254,34 @@ TEST(AdminGuardTest, WithApiKeysTheAdminRightIsTheCredentialAndRestrictionsStill
             absl::StatusCode::kPermissionDenied);
   EXPECT_TRUE(guard.Check(ApiCategory::kLogging, Op::kAdmin,
                           Headers({{"authorization", "Bearer admin-key"}, {"x-admin", "yes"}})).ok());
+}
+
+
+TEST(AdminGuardTest, ProtocolCategoriesNeedOnlyTheirHeader) {
+  AdminGuard::Options options;
+  options.restrictions = {*ParseApiRestriction("inference,metadata:infer-key=v")};
+  options.admin_token = "tok";  // never asked of a protocol category
+  auto guard = AdminGuard::Create(options);
+  ASSERT_TRUE(guard.ok());
+  auto none = [](std::string_view) -> std::optional<std::string_view> { return std::nullopt; };
+  auto with_key = [](std::string_view name) -> std::optional<std::string_view> {
+    if (name == "infer-key") return "v";
+    return std::nullopt;
+  };
+  absl::Status refused = guard->CheckRestricted(ApiCategory::kInference, none);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(refused.message(), "This API is restricted, expecting header 'infer-key'");
+  EXPECT_TRUE(guard->CheckRestricted(ApiCategory::kInference, with_key).ok());
+  EXPECT_TRUE(guard->CheckRestricted(ApiCategory::kHealth, none).ok());  // not restricted
+  // gRPC: Triton's "protocol" wording and metadata names.
+  options.header_prefix = "triton-grpc-protocol-";
+  auto grpc_guard = AdminGuard::Create(options);
+  ASSERT_TRUE(grpc_guard.ok());
+  EXPECT_EQ(grpc_guard->CheckRestricted(ApiCategory::kMetadata, none).message(),
+            "This protocol is restricted, expecting header 'triton-grpc-protocol-infer-key'");
+  // Protocol categories cannot be opened: they have no admin operations.
+  EXPECT_THAT(std::string(ParseApiCategories("inference").status().message()),
+              HasSubstr("no admin operations"));
 }
 
 }  // namespace

@@ -155,7 +155,7 @@ TEST(DecodeBinaryTest, ShapeLimitsApplyToBinaryInputs) {
   const std::string json =
       StrCat(R"({"inputs":[)", BinaryInput("a", "FP32", "[4611686018427387904,4]", 16), "]}");
   EXPECT_THAT(ErrorOf(json + std::string(16, 'x'), json.size()),
-              HasSubstr("has more elements than int64 can count"));
+              HasSubstr("more elements than int64 can count"));
   const std::string big = StrCat(R"({"inputs":[)", BinaryInput("a", "FP32", "[1048577]", 16), "]}");
   EXPECT_THAT(ErrorOf(big + std::string(16, 'x'), big.size()), HasSubstr("more than the limit"));
 }

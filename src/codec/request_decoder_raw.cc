@@ -24,8 +24,9 @@ absl::StatusOr<InferRequest> DecodeRawInferRequest(std::string body,
                                                    const inference::ModelConfig& config,
                                                    size_t max_elements) {
   if (config.input_size() != 1) {
-    return RawError(config, StrCat("the model must have exactly one input; it has ",
-                                   config.input_size()));
+    return RawError(config, StrCat("Raw request must only have 1 input (found 1) to be deduced but got ",
+                                   config.input_size(), " inputs in '", config.name(),
+                                   "' model configuration"));
   }
   const inference::ModelInput& spec = config.input(0);
   Tensor input;
@@ -37,9 +38,10 @@ absl::StatusOr<InferRequest> DecodeRawInferRequest(std::string body,
   for (int64_t dim : spec.dims()) {
     if (dim < 0) {
       if (variable_index >= 0) {
-        return RawError(config, StrCat("input '", spec.name(), "' dims [", StrJoin(spec.dims(), ","),
-                                       "] have more than one variable dimension, so the shape "
-                                       "cannot be inferred from the byte count"));
+        return RawError(config, StrCat("The shape of the raw input '", spec.name(),
+                                       "' can not be deduced because there are more than one "
+                                       "variable-sized dimension (dims [",
+                                       StrJoin(spec.dims(), ","), "])"));
       }
       variable_index = static_cast<int>(input.shape.size());
     } else if (std::optional<int64_t> product = CheckedMul(known, dim)) {
@@ -52,9 +54,9 @@ absl::StatusOr<InferRequest> DecodeRawInferRequest(std::string body,
 
   if (input.dtype == DataType::kBytes) {
     if (variable_index >= 0 || known != 1) {
-      return RawError(config, StrCat("BYTES input '", spec.name(), "' has dims [",
-                                     StrJoin(spec.dims(), ","),
-                                     "]; a raw BYTES input needs dims [1] (the body is one element)"));
+      return RawError(config, StrCat("For BYTE datatype raw input '", spec.name(),
+                                     "', the model must have input shape [1] (it has dims [",
+                                     StrJoin(spec.dims(), ","), "]; the body is one element)"));
     }
     if (body.size() > UINT32_MAX) {
       return RawError(config, StrCat("a BYTES element of ", body.size(),

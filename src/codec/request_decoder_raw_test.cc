@@ -91,9 +91,9 @@ TEST(DecodeRawTest, BytesInputIsOneElementWithoutLengthPrefix) {
 
 TEST(DecodeRawTest, BytesInputNeedsDimsOne) {
   EXPECT_THAT(ErrorOf("abc", R"(name: "s" input { name: "T" data_type: TYPE_STRING dims: [ -1 ] })"),
-              HasSubstr("a raw BYTES input needs dims [1]"));
+              HasSubstr("the model must have input shape [1]"));
   EXPECT_THAT(ErrorOf("abc", R"(name: "s" input { name: "T" data_type: TYPE_STRING dims: [ 2 ] })"),
-              HasSubstr("BYTES input 'T' has dims [2]"));
+              HasSubstr("For BYTE datatype raw input 'T', the model must have input shape [1] (it has dims [2]"));
 }
 
 TEST(DecodeRawTest, ModelMustHaveExactlyOneInput) {
@@ -101,14 +101,14 @@ TEST(DecodeRawTest, ModelMustHaveExactlyOneInput) {
     input { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }
     input { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] })";
   EXPECT_THAT(ErrorOf(std::string(64, '\0'), two),
-              HasSubstr("model 'simple': the model must have exactly one input; it has 2"));
-  EXPECT_THAT(ErrorOf("", R"(name: "none")"), HasSubstr("exactly one input; it has 0"));
+              HasSubstr("model 'simple': Raw request must only have 1 input (found 1) to be deduced but got 2 inputs"));
+  EXPECT_THAT(ErrorOf("", R"(name: "none")"), HasSubstr("to be deduced but got 0 inputs"));
 }
 
 TEST(DecodeRawTest, AtMostOneVariableDimension) {
   EXPECT_THAT(ErrorOf(std::string(16, '\0'),
                       R"(name: "m" input { name: "x" data_type: TYPE_FP32 dims: [ -1, -1 ] })"),
-              HasSubstr("more than one variable dimension"));
+              HasSubstr("more than one variable-sized dimension"));
 }
 
 TEST(DecodeRawTest, ByteCountMustBeWholeElements) {

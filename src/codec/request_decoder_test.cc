@@ -273,10 +273,10 @@ TEST(DecodeErrorsTest, InputFields) {
       HasSubstr("duplicate key 'data' in input 'x'"));
   EXPECT_THAT(ErrorOf(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1]},
                                    {"name":"x","shape":[1],"datatype":"INT32","data":[2]}]})"),
-              HasSubstr("duplicate input 'x'"));
+              HasSubstr("input 'x' already exists in request"));
   EXPECT_THAT(ErrorOf(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1]}],
                         "outputs":[{"name":"y"},{"name":"y"}]})"),
-              HasSubstr("output 'y' is requested more than once"));
+              HasSubstr("output 'y' already exists in request"));
   EXPECT_THAT(ErrorOf(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1]}],
                         "outputs":[{"parameters":{}}]})"),
               HasSubstr("outputs[0] is missing 'name'"));
@@ -303,7 +303,8 @@ TEST(DecodeErrorsTest, Shapes) {
   EXPECT_THAT(
       ErrorOf(with_shape("[9223372036854775807,2]")),
       HasSubstr(
-          "shape [9223372036854775807,2] of input 'x' has more elements than int64 can count"));
+          "invalid shape for input 'x': shape [9223372036854775807,2] causes total element count to exceed "
+          "maximum size of 9223372036854775807"));
   EXPECT_THAT(ErrorOf(with_shape("[4294967296,4294967296]")),
               HasSubstr("more elements than int64"));
   EXPECT_THAT(ErrorOf(with_shape("[1048576,1048576]")),
@@ -314,7 +315,7 @@ TEST(DecodeErrorsTest, Shapes) {
   for (int i = 1; i < 100000; ++i) dims += ",2";
   const std::string message = ErrorOf(with_shape(dims + "]"));
   EXPECT_THAT(message,
-              HasSubstr("shape [2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,...] (rank 100000) of input 'x'"));
+              HasSubstr("input 'x': shape [2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,...] (rank 100000) causes"));
   EXPECT_LT(message.size(), 200u);
 }
 
@@ -375,12 +376,12 @@ TEST(DecodeErrorsTest, DeepNestingIsRejectedWithoutRecursingFurther) {
   const std::string deep_data =
       OneInput(StrCat(R"("name":"x","shape":[1],"datatype":"INT32","data":)", std::string(110, '['),
                       "1", std::string(110, ']')));
-  EXPECT_THAT(ErrorOf(deep_data), HasSubstr("JSON nesting exceeds the limit of 100 levels"));
+  EXPECT_THAT(ErrorOf(deep_data), HasSubstr("JSON nesting depth exceeds maximum allowed limit (100)"));
   EXPECT_THAT(ErrorOf(StrCat(R"({"ext":)", std::string(100000, '['), "}")),
-              HasSubstr("JSON nesting exceeds the limit of 100 levels"));
+              HasSubstr("JSON nesting depth exceeds maximum allowed limit (100)"));
   std::string objects;
   for (int i = 0; i < 100000; ++i) objects += R"({"a":)";
-  EXPECT_THAT(ErrorOf(objects), HasSubstr("JSON nesting exceeds the limit of 100 levels"));
+  EXPECT_THAT(ErrorOf(objects), HasSubstr("JSON nesting depth exceeds maximum allowed limit (100)"));
   // 97 levels of data nesting (plus root, inputs and the input object) are fine: Triton's
   // limit of 100 in all.
   const std::string ok = OneInput(StrCat(R"("name":"x","shape":[1],"datatype":"INT32","data":)",
@@ -388,7 +389,7 @@ TEST(DecodeErrorsTest, DeepNestingIsRejectedWithoutRecursingFurther) {
   EXPECT_TRUE(Decode(ok).ok());
   const std::string one_more = OneInput(StrCat(R"("name":"x","shape":[1],"datatype":"INT32","data":)",
                                                std::string(98, '['), "1", std::string(98, ']')));
-  EXPECT_THAT(ErrorOf(one_more), HasSubstr("JSON nesting exceeds the limit of 100 levels"));
+  EXPECT_THAT(ErrorOf(one_more), HasSubstr("JSON nesting depth exceeds maximum allowed limit (100)"));
 }
 
 // Every proper prefix of a valid request is rejected cleanly.

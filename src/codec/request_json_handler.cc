@@ -126,7 +126,7 @@ bool RequestJsonHandler::Key(const char* str, rapidjson::SizeType length, bool /
 }
 
 bool RequestJsonHandler::StartObject() {
-  if (++depth_ > kMaxDepth) return Fail(StrCat("JSON nesting exceeds the limit of ", kMaxDepth, " levels"));
+  if (++depth_ > kMaxDepth) return Fail(StrCat("JSON nesting depth exceeds maximum allowed limit (", kMaxDepth, "): at most ", kMaxDepth, " levels"));
   switch (state_) {
     case State::kStart: state_ = State::kRequest; return true;
     case State::kValue: return Value(Event::kObject, nullptr);
@@ -147,7 +147,7 @@ bool RequestJsonHandler::StartObject() {
 }
 
 bool RequestJsonHandler::StartArray() {
-  if (++depth_ > kMaxDepth) return Fail(StrCat("JSON nesting exceeds the limit of ", kMaxDepth, " levels"));
+  if (++depth_ > kMaxDepth) return Fail(StrCat("JSON nesting depth exceeds maximum allowed limit (", kMaxDepth, "): at most ", kMaxDepth, " levels"));
   switch (state_) {
     case State::kData: ++data_depth_; return true;
     case State::kValue: return Value(Event::kArray, nullptr);
@@ -332,12 +332,12 @@ bool RequestJsonHandler::FinishRequest() {
   };
   for (const Tensor& input : request_->inputs) names.push_back(input.name);
   if (std::string_view dup = find_duplicate(); !dup.empty()) {
-    return Fail(StrCat("duplicate input '", dup, "'"));
+    return Fail(StrCat("input '", dup, "' already exists in request"));
   }
   names.clear();
   for (const RequestedOutput& output : request_->outputs) names.push_back(output.name);
   if (std::string_view dup = find_duplicate(); !dup.empty()) {
-    return Fail(StrCat("output '", dup, "' is requested more than once"));
+    return Fail(StrCat("output '", dup, "' already exists in request"));
   }
   state_ = State::kDone;
   return true;

@@ -81,8 +81,10 @@ bool RequestJsonHandler::EndShape() {
   const Shape& shape = request_->inputs.back().shape;
   std::optional<int64_t> count = ElementCount(shape);
   if (!count) {
-    return Fail(StrCat("shape ", ShapeForMessage(shape), " of ", InputLabel(),
-                       " has more elements than int64 can count"));
+    // Triton's text first (its qa matches it), then infera's.
+    return Fail(StrCat("invalid shape for ", InputLabel(), ": shape ", ShapeForMessage(shape),
+                       " causes total element count to exceed maximum size of ", INT64_MAX,
+                       " (more elements than int64 can count)"));
   }
   if (static_cast<uint64_t>(*count) > max_elements_) {
     return Fail(StrCat("shape ", ShapeForMessage(shape), " of ", InputLabel(), " has ", *count,

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "api/admin_guard.h"
 #include "grpc/async_unary_call.h"
 #include "grpc/infer_call.h"
 #include "grpc/live_calls.h"
@@ -60,6 +61,9 @@ struct AsyncInferContext {
   InferCallOptions infer;
   // API keys (grpc/api_key_check.h); null: keys off. Not owned; outlives the server.
   ApiKeyStore* api_keys = nullptr;
+  // The restricted-API groups (api/admin_guard.h): ModelInfer and ModelStreamInfer need
+  // the `inference` category's header when it is restricted. Null: no check.
+  const AdminGuard* guard = nullptr;
   // Unanswered requests one ModelStreamInfer stream may have before reading pauses.
   size_t max_pending_per_stream = 256;
   // Bytes of answers a stream may have waiting to be written before a decoupled model's

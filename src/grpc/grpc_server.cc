@@ -58,6 +58,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   infer.service = &server->inference_->service();
   infer.manager = &manager;
   infer.api_keys = options.api_keys;
+  infer.guard = &server->inference_->guard();
   infer.infer.max_response_bytes = options.max_message_bytes;
   infer.infer.trace = InferTrace::Sink{options.trace_settings, options.tracer};
   infer.infer.shared_memory = options.shared_memory;

@@ -176,7 +176,7 @@ absl::StatusOr<InferRequest> DecodeModelInferRequest(const ModelInferRequest& me
     }
     for (const Tensor& seen : request.inputs) {
       if (seen.name == tensor.name) {
-        return absl::InvalidArgumentError(StrCat("input '", tensor.name, "' appears twice"));
+        return absl::InvalidArgumentError(StrCat("input '", tensor.name, "' already exists in request"));
       }
     }
     request.inputs.push_back(std::move(tensor));
@@ -186,7 +186,7 @@ absl::StatusOr<InferRequest> DecodeModelInferRequest(const ModelInferRequest& me
     for (const RequestedOutput& seen : request.outputs) {
       if (seen.name == output.name()) {
         return absl::InvalidArgumentError(
-            StrCat("output '", output.name(), "' is requested more than once"));
+            StrCat("output '", output.name(), "' already exists in request"));
       }
     }
     const std::string where = StrCat("output '", output.name(), "' ");

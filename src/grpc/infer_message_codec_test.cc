@@ -138,11 +138,11 @@ TEST(InferMessageCodecTest, RejectsMalformedRequestsNamingTheProblem) {
 
   m = RawRequest();
   m.mutable_inputs(1)->set_name("INPUT0");
-  EXPECT_THAT(Error(DecodeModelInferRequest(m, nullptr)), HasSubstr("input 'INPUT0' appears twice"));
+  EXPECT_THAT(Error(DecodeModelInferRequest(m, nullptr)), HasSubstr("input 'INPUT0' already exists in request"));
 
   m = RawRequest();
   m.add_outputs()->set_name("OUTPUT1");
-  EXPECT_THAT(Error(DecodeModelInferRequest(m, nullptr)), HasSubstr("'OUTPUT1' is requested more than once"));
+  EXPECT_THAT(Error(DecodeModelInferRequest(m, nullptr)), HasSubstr("output 'OUTPUT1' already exists in request"));
 
   m = RawRequest();
   (*m.mutable_parameters())["huge"].set_uint64_param(UINT64_MAX);

@@ -16,8 +16,29 @@
 namespace infera {
 namespace {
 
+// Triton's protocol category of a control-plane call (api/admin_guard.h); nullopt for
+// the admin calls, whose handlers check their own category.
+template <typename Request>
+constexpr std::optional<ApiCategory> ProtocolCategoryOf() {
+  if constexpr (std::is_same_v<Request, inference::ServerLiveRequest> ||
+                std::is_same_v<Request, inference::ServerReadyRequest> ||
+                std::is_same_v<Request, inference::ModelReadyRequest>) {
+    return ApiCategory::kHealth;
+  } else if constexpr (std::is_same_v<Request, inference::ServerMetadataRequest> ||
+                       std::is_same_v<Request, inference::ModelMetadataRequest>) {
+    return ApiCategory::kMetadata;
+  } else if constexpr (std::is_same_v<Request, inference::ModelConfigRequest>) {
+    return ApiCategory::kModelConfig;
+  } else if constexpr (std::is_same_v<Request, inference::ModelStatisticsRequest>) {
+    return ApiCategory::kStatistics;
+  } else {
+    return std::nullopt;
+  }
+}
+
 // An AsyncUnaryMethod whose handler answers inline: `handler`'s status (the response as
-// it filled it when OK), after the call's API key was admitted (grpc/api_key_check.h).
+// it filled it when OK), after the call passed its protocol category's restriction and
+// its API key was admitted (grpc/api_key_check.h).
 template <typename Service, typename Request, typename Response>
 std::unique_ptr<AsyncMethod> InlineMethod(
     std::type_identity_t<Service>* service,
@@ -30,6 +51,10 @@ std::unique_ptr<AsyncMethod> InlineMethod(
       service, request,
       [self, handler, api_keys](grpc::ServerContext& context, const Request& message, Response* response,
                                 UnaryReply reply) {
+        if constexpr (constexpr std::optional<ApiCategory> category = ProtocolCategoryOf<Request>()) {
+          absl::Status restricted = self->guard().CheckRestricted(*category, MetadataLookup(context));
+          if (!restricted.ok()) return std::move(reply)(std::move(restricted));
+        }
         absl::StatusOr<ApiKeyGrantPtr> grant = AuthorizeGrpcCall(api_keys, context, message);
         if (!grant.ok()) return std::move(reply)(grant.status());
         absl::Status status = (self->*handler)(context, message, response);
@@ -153,6 +178,14 @@ absl::Status InferenceService::RepositoryIndex(Context& context, const inference
 
 absl::Status InferenceService::CheckModelControl(const Context& context, std::string_view action,
                                                  std::string_view model) const {
+  // The restriction first (Triton's order), then explicit mode, then the other rules.
+  if (absl::Status restricted = guard_.CheckRestricted(ApiCategory::kModelRepository, MetadataLookup(context));
+      !restricted.ok()) {
+    AuditEvent event = Audit(context, ApiCategory::kModelRepository, action, model);
+    event.outcome = AuditOutcome::Denied();
+    RecordAudit(event);
+    return restricted;
+  }
   if (absl::Status control = CheckExplicitModelControl(manager_); !control.ok()) {
     RecordAudit(Audit(context, ApiCategory::kModelRepository, action, model), control);
     return control;
@@ -278,14 +311,14 @@ absl::Status InferenceService::CudaSharedMemoryRegister(Context& context,
                                                         const inference::CudaSharedMemoryRegisterRequest& request,
                                                         inference::CudaSharedMemoryRegisterResponse*) const {
   return AuditedSharedMemory(context, AdminGuard::Operation::kAdmin, "shm.cuda.register", request.name(),
-                             [] { return CudaSharedMemoryUnsupported(); });
+                             [&] { return infera::CudaSharedMemoryRegister(request); });
 }
 
 absl::Status InferenceService::CudaSharedMemoryUnregister(Context& context,
                                                           const inference::CudaSharedMemoryUnregisterRequest& request,
                                                           inference::CudaSharedMemoryUnregisterResponse*) const {
   return AuditedSharedMemory(context, AdminGuard::Operation::kRelease, "shm.cuda.unregister", request.name(),
-                             [] { return CudaSharedMemoryUnsupported(); });
+                             [&] { return infera::CudaSharedMemoryUnregister(request); });
 }
 
 }  // namespace infera

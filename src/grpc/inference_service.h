@@ -47,6 +47,8 @@ class InferenceService final {
 
   // The gRPC service to register with the server builder and to request calls from.
   AsyncInferService& service() { return service_; }
+  // This transport's guard (the infer calls check the `inference` category with it).
+  const AdminGuard& guard() const { return guard_; }
 
  private:
   using Context = grpc::ServerContext;

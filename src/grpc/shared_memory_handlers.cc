@@ -33,6 +33,7 @@ absl::Status SystemSharedMemoryStatus(const SharedMemoryRegistry* registry,
 absl::Status SystemSharedMemoryRegister(SharedMemoryRegistry* registry,
                                         const inference::SystemSharedMemoryRegisterRequest& request) {
   if (registry == nullptr) return NoRegistry();
+  if (request.name().empty()) return SharedMemoryRegionNameRequired("system");
   return registry->Register(request.name(), request.key(), request.offset(), request.byte_size());
 }
 
@@ -52,8 +53,12 @@ absl::Status CudaSharedMemoryStatus(const inference::CudaSharedMemoryStatusReque
                                     request.name().substr(0, 128), "'"));
 }
 
-absl::Status CudaSharedMemoryUnsupported() {
-  return absl::UnimplementedError("CUDA shared memory is not supported on this build");
+absl::Status CudaSharedMemoryRegister(const inference::CudaSharedMemoryRegisterRequest& request) {
+  return CudaSharedMemoryChange(request.name(), "register");
+}
+
+absl::Status CudaSharedMemoryUnregister(const inference::CudaSharedMemoryUnregisterRequest& request) {
+  return CudaSharedMemoryChange(request.name(), "unregister");
 }
 
 }  // namespace infera

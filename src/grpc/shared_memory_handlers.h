@@ -11,8 +11,9 @@
 //     group naming shared-memory. InferenceService checks it (grpc/admin_audit.h) and
 //     audits refusals, registrations and unregistrations.
 //   - SystemSharedMemoryUnregister with an empty name unregisters every region (Triton).
-//   - CUDA: Status lists no region (NOT_FOUND for a name); Register and Unregister answer
-//     UNIMPLEMENTED "CUDA shared memory is not supported on this build".
+//   - CUDA, as a CPU-only Triton: Status lists no region (NOT_FOUND for a name);
+//     Unregister succeeds; Register is INVALID_ARGUMENT "failed to register CUDA shared
+//     memory region: '<name>', GPUs not supported" (shm CudaSharedMemoryChange).
 //
 // Thread-safe (the registry is).
 #ifndef INFERA_GRPC_SHARED_MEMORY_HANDLERS_H_
@@ -37,7 +38,8 @@ absl::Status SystemSharedMemoryUnregister(
 
 absl::Status CudaSharedMemoryStatus(const inference::CudaSharedMemoryStatusRequest& request);
 // UNIMPLEMENTED, for Register and Unregister.
-absl::Status CudaSharedMemoryUnsupported();
+absl::Status CudaSharedMemoryRegister(const inference::CudaSharedMemoryRegisterRequest& request);
+absl::Status CudaSharedMemoryUnregister(const inference::CudaSharedMemoryUnregisterRequest& request);
 
 }  // namespace infera
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/str_cat.h"
+#include "grpc/admin_audit.h"
 #include "grpc/api_key_check.h"
 #include "security/api_key_meter.h"
 #include "grpc/arena_infer_request.h"
@@ -33,6 +34,13 @@ void StreamInferCall::OnMatched(bool ok) {
     absl::MutexLock lock(&mu_);
     ++active_;
     draining_ = draining;
+    // A restricted `inference` category without its header ends the stream at once, as
+    // Triton's (api/admin_guard.h).
+    if (context_.guard != nullptr) {
+      absl::Status restricted =
+          context_.guard->CheckRestricted(ApiCategory::kInference, MetadataLookup(server_context_));
+      if (!restricted.ok()) BreakLocked(std::move(restricted));
+    }
     // A stream without a valid key ends at once, UNAUTHENTICATED (grpc/api_key_check.h).
     if (context_.api_keys != nullptr) {
       absl::Status key = context_.api_keys->CheckRight(GrpcAuthorization(server_context_), kRightInfer);

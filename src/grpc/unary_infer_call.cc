@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "grpc/admin_audit.h"
 #include "grpc/api_key_check.h"
 #include "security/api_key_meter.h"
 #include "grpc/arena_infer_request.h"
@@ -37,6 +38,15 @@ void UnaryInferCall::OnMatched(bool ok) {
     return Respond(std::move(result));
   }
   const inference::ModelInferRequest& request = *message;
+  if (context_.guard != nullptr) {  // a restricted `inference` category (api/admin_guard.h)
+    absl::Status restricted =
+        context_.guard->CheckRestricted(ApiCategory::kInference, MetadataLookup(server_context_));
+    if (!restricted.ok()) {
+      InferCallResult result;
+      result.status = std::move(restricted);
+      return Respond(std::move(result));
+    }
+  }
   absl::StatusOr<ApiKeyGrantPtr> key = AuthorizeGrpcCall(context_.api_keys, server_context_, request);
   if (!key.ok()) {
     InferCallResult result;

@@ -83,5 +83,47 @@ TEST(AdminAccessTest, RefusalsAndOutcomesAreAuditedWithoutTheSecret) {
   EXPECT_THAT(lines, ::testing::Not(::testing::HasSubstr("wrong")));
 }
 
+// Triton's protocol categories of the routes (http_restricted_api_test.py's groups).
+TEST(AdminAccessTest, ProtocolCategoriesOfTheRoutes) {
+  using C = ApiCategory;
+  const std::pair<const char*, std::optional<C>> cases[] = {
+      {"/v2", C::kMetadata},
+      {"/v2/health/live", C::kHealth},
+      {"/v2/health/ready", C::kHealth},
+      {"/v2/models/m/ready", C::kHealth},
+      {"/v2/models/m/versions/2/ready", C::kHealth},
+      {"/v2/models/m", C::kMetadata},
+      {"/v2/models/m/versions/2", C::kMetadata},
+      {"/v2/models/m/config", C::kModelConfig},
+      {"/v2/models/stats", C::kStatistics},
+      {"/v2/models/m/stats", C::kStatistics},
+      {"/v2/models/m/versions/1/diagnosis", C::kStatistics},
+      {"/v2/models/m/infer", C::kInference},
+      {"/v2/models/m/versions/1/generate_stream", C::kInference},
+      {"//v2//models/m/infer", C::kInference},  // empty segments ignored, as the routes do
+      {"/v1/chat/completions", C::kInference},
+      {"/v1/models", C::kMetadata},
+      {"/v2/models/m/trace/setting", std::nullopt},  // the trace category, its handler's
+      {"/v2/repository/index", std::nullopt},
+      {"/v2/logging", std::nullopt},
+      {"/v2/systemsharedmemory/status", std::nullopt},
+      {"/metrics", std::nullopt},
+      {"/", std::nullopt},
+  };
+  for (const auto& [path, expected] : cases) EXPECT_EQ(HttpProtocolCategory(path), expected) << path;
+
+  AdminGuard::Options options;
+  options.restrictions.push_back(*ParseApiRestriction("inference,metadata:infer-key=v"));
+  const AdminGuard guard = *AdminGuard::Create(options);
+  HttpRequest infer{"POST", "/v2/models/m/infer", {}, "", {}, ""};
+  absl::Status refused = CheckHttpProtocolRestriction(guard, infer);
+  EXPECT_EQ(ErrorResponse(refused).status, 403);
+  EXPECT_EQ(refused.message(), "This API is restricted, expecting header 'infer-key'");
+  infer.headers = {{"infer-key", "v"}};
+  EXPECT_TRUE(CheckHttpProtocolRestriction(guard, infer).ok());
+  HttpRequest stats{"GET", "/v2/models/m/stats", {}, "", {}, ""};
+  EXPECT_TRUE(CheckHttpProtocolRestriction(guard, stats).ok());  // not in a group
+}
+
 }  // namespace
 }  // namespace infera

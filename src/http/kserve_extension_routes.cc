@@ -34,7 +34,8 @@ absl::StatusOr<bool> ParseIndexRequest(std::string_view body) {
   auto ready = doc.FindMember("ready");
   if (ready == doc.MemberEnd()) return false;
   if (!ready->value.IsBool()) {
-    return absl::InvalidArgumentError("repository index \"ready\" must be true or false");
+    return absl::InvalidArgumentError(
+        "Invalid value for 'ready': expected a boolean (repository index \"ready\" must be true or false)");
   }
   return ready->value.GetBool();
 }

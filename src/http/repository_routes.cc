@@ -86,6 +86,13 @@ void RepositoryRoutes::Handle(HttpRequest request, HttpResponder responder) cons
   const std::string_view audit_action = action == "load"     ? "model.load"
                                         : action == "unload" ? "model.unload"
                                                              : "model.canary_promote";
+  // A restricted category is refused for its header first, as Triton does, then outside
+  // explicit mode, then for the other rules.
+  if (absl::Status denied =
+          CheckAdminRestriction(guard_, ApiCategory::kModelRepository, request, audit_action, *name);
+      !denied.ok()) {
+    return std::move(responder).Send(AdminDeniedResponse(denied));
+  }
   AuditEvent audit = HttpAdminAudit(guard_, ApiCategory::kModelRepository, request, audit_action, *name);
   if (action != "canary/promote") {
     if (absl::Status control = CheckExplicitModelControl(manager_); !control.ok()) {

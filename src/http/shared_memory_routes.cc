@@ -110,10 +110,6 @@ HttpResponse SharedMemoryRoutes::Handle(const HttpRequest& request) const {
   if (!status && action != "register" && action != "unregister") {
     return ErrorResponse(404, StrCat("no route for ", request.path()));
   }
-  if (action == "register" && !name) {
-    return ErrorResponse(404, StrCat("no route for ", request.path(),
-                                     " (register is /v2/", parts[1], "/region/{name}/register)"));
-  }
   if (status ? (request.method != "GET" && request.method != "POST") : request.method != "POST") {
     return MethodNotAllowed(status ? "GET, POST" : "POST");
   }
@@ -131,8 +127,13 @@ HttpResponse SharedMemoryRoutes::Handle(const HttpRequest& request) const {
   }
   if (!status) {
     // Register and unregister change the server: audited with their outcome.
-    HttpResponse response = parts[1] == kCuda ? ErrorResponse(501, "CUDA shared memory is not supported on this build")
-                                              : HandleSystem(request, name ? std::string_view(*name) : "", action);
+    HttpResponse response;
+    if (parts[1] == kCuda) {
+      const absl::Status change = CudaSharedMemoryChange(name ? *name : "", action);
+      response = change.ok() ? Ok("") : ErrorResponse(change);
+    } else {
+      response = HandleSystem(request, name ? std::string_view(*name) : "", action);
+    }
     AuditHttpResponse(HttpAdminAudit(guard_, ApiCategory::kSharedMemory, request, audit_action, audit_target),
                       response);
     return response;
@@ -162,6 +163,7 @@ HttpResponse SharedMemoryRoutes::HandleSystem(const HttpRequest& request, std::s
     }
     return Ok("");
   }
+  if (name.empty()) return ErrorResponse(SharedMemoryRegionNameRequired("system"));
   absl::StatusOr<RegisterBody> body = ParseRegisterBody(request.body);
   if (!body.ok()) return ErrorResponse(body.status());
   if (absl::Status s = registry_.Register(name, body->key, body->offset, body->byte_size); !s.ok()) {

@@ -3,10 +3,14 @@
 //   GET|POST /v2/systemsharedmemory[/region/{name}]/status
 //            -> [{"name","key","offset","byte_size"}...]  (404 for an unknown name)
 //   POST     /v2/systemsharedmemory/region/{name}/register  {"key","offset","byte_size"}
+//            (no name: 400 "'region name' is necessary to register system shared memory
+//            region", Triton's text)
 //   POST     /v2/systemsharedmemory[/region/{name}]/unregister  (no name: every region)
 //   GET|POST /v2/cudasharedmemory[/region/{name}]/status   -> []  (404 for a name)
-//   POST     /v2/cudasharedmemory/.../register|unregister
-//            -> 501 "CUDA shared memory is not supported on this build"
+//   POST     /v2/cudasharedmemory[/region/{name}]/unregister -> 200 (nothing registered)
+//   POST     /v2/cudasharedmemory/region/{name}/register
+//            -> 400 "failed to register CUDA shared memory region: '<name>', GPUs not
+//            supported" (a CPU-only Triton's answers: CudaSharedMemoryChange)
 //
 // The registry is shm/shared_memory_registry.h's (names, keys and ranges validated
 // there); the gRPC counterpart is grpc/shared_memory_handlers.h with the same messages.

@@ -87,22 +87,30 @@ TEST(SharedMemoryRoutesTest, HostileBodiesAndPaths) {
   const std::string ok_body = "{\"key\":\"" + object.key() + "\",\"byte_size\":4}";
   EXPECT_EQ(routes.Handle(Request("POST", "/v2/systemsharedmemory/region/a%2Fb/register", ok_body)).status, 400);
   EXPECT_EQ(routes.Handle(Request("POST", "/v2/systemsharedmemory/region/a%zz/register", ok_body)).status, 400);
-  EXPECT_EQ(routes.Handle(Request("POST", "/v2/systemsharedmemory/register", ok_body)).status, 404);
+  HttpResponse unnamed = routes.Handle(Request("POST", "/v2/systemsharedmemory/register", ok_body));
+  EXPECT_EQ(unnamed.status, 400);
+  EXPECT_THAT(unnamed.body, HasSubstr("'region name' is necessary to register system shared memory region"));
   EXPECT_EQ(routes.Handle(Request("POST", "/v2/systemsharedmemory/region/a/frob", ok_body)).status, 404);
   EXPECT_EQ(routes.Handle(Request("GET", "/v2/systemsharedmemory/region/a/register", ok_body)).status, 405);
   EXPECT_EQ(registry.size(), 0u);
 }
 
-TEST(SharedMemoryRoutesTest, CudaIsNotSupported) {
+TEST(SharedMemoryRoutesTest, CudaAnswersAsACpuOnlyTriton) {
   SharedMemoryRegistry registry;
   SharedMemoryRoutes routes(registry, Guard());
   HttpResponse status = routes.Handle(Request("GET", "/v2/cudasharedmemory/status"));
   EXPECT_EQ(status.status, 200);
   EXPECT_EQ(status.body, "[]");
   HttpResponse reg = routes.Handle(Request("POST", "/v2/cudasharedmemory/region/c/register", "{}"));
-  EXPECT_EQ(reg.status, 501);
-  EXPECT_THAT(reg.body, HasSubstr("CUDA shared memory is not supported on this build"));
-  EXPECT_EQ(routes.Handle(Request("POST", "/v2/cudasharedmemory/unregister")).status, 501);
+  EXPECT_EQ(reg.status, 400);
+  EXPECT_THAT(reg.body, HasSubstr("failed to register CUDA shared memory region: 'c', GPUs not supported"));
+  HttpResponse unnamed = routes.Handle(Request("POST", "/v2/cudasharedmemory/register", "{}"));
+  EXPECT_EQ(unnamed.status, 400);
+  EXPECT_THAT(unnamed.body, HasSubstr("'region name' is necessary to register cuda shared memory region"));
+  // Unregistering (all, or a name) succeeds: nothing is ever registered.
+  EXPECT_EQ(routes.Handle(Request("POST", "/v2/cudasharedmemory/unregister")).status, 200);
+  EXPECT_EQ(routes.Handle(Request("POST", "/v2/cudasharedmemory/region/c/unregister")).status, 200);
+  EXPECT_EQ(routes.Handle(Request("GET", "/v2/cudasharedmemory/region/c/status")).status, 404);
 }
 
 TEST(SharedMemoryRoutesTest, AdminTokenGuardsRegisterNotStatus) {

@@ -73,7 +73,7 @@ absl::Status CheckRequestedOutputs(const inference::ModelConfig& config,
     for (size_t j = 0; j < i; ++j) {
       if (request.outputs[j].name == name) {
         return absl::InvalidArgumentError(
-            StrCat("output '", name, "' is requested more than once"));
+            StrCat("output '", name, "' already exists in request"));
       }
     }
   }
@@ -124,7 +124,7 @@ absl::StatusOr<int64_t> PrepareRequest(const inference::ModelConfig& config,
     }
     for (size_t j = 0; j < i; ++j) {
       if (request.inputs[j].name == name) {
-        return absl::InvalidArgumentError(StrCat("input '", name, "' is given more than once"));
+        return absl::InvalidArgumentError(StrCat("input '", name, "' already exists in request"));
       }
     }
   }

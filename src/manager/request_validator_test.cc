@@ -102,7 +102,7 @@ TEST(RequestValidatorTest, RejectsEveryViolationWithAClearMessage) {
 
   r = GoodRequest();
   r.inputs.push_back(Zeros("A", DataType::kFp32, {2, 2, 5}));
-  EXPECT_THAT(ErrorOf(r), HasSubstr("'A' is given more than once"));
+  EXPECT_THAT(ErrorOf(r), HasSubstr("input 'A' already exists in request"));
 
   r = GoodRequest();
   r.inputs[1] = Zeros("A", DataType::kFp64, {2, 2, 5});
@@ -135,7 +135,7 @@ TEST(RequestValidatorTest, RejectsEveryViolationWithAClearMessage) {
 
   r = GoodRequest();
   r.outputs = {{"X", {}}, {"X", {}}};
-  EXPECT_THAT(ErrorOf(r), HasSubstr("requested more than once"));
+  EXPECT_THAT(ErrorOf(r), HasSubstr("already exists in request"));
 
   EXPECT_THAT(ErrorOf(InferRequest{}), HasSubstr("no inputs"));
 }

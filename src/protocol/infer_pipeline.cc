@@ -162,6 +162,9 @@ void InferPipeline::Deliver(InferResponder& answer, absl::StatusOr<InferResponse
 void InferPipeline::SendFinal(InferResponder& answer, const absl::Status& status, CompletionBatch* batch) {
   InferResponder::PipelineState& state = answer.pipeline_;
   state.finished = true;
+  // The request's shared-memory regions are let go before the answer leaves: a client
+  // that unregistered them while the request ran sees them gone once it has the answer.
+  state.shared_memory = SharedMemoryOutputs();
   // 9. The trace ends with the answer's status, before the answer leaves (its traceparent
   //    goes with it).
   std::string trace_id;

@@ -44,13 +44,15 @@ absl::Status ApplyOne(const std::string& key, const Value& value, LogLevel& leve
     } else if (text == "text" || text == "default") {
       format = LogFormat::kText;
     } else {
-      return absl::InvalidArgumentError("log_format must be 'text' or 'json'");
+      return absl::InvalidArgumentError("log_format must be 'default' (or 'text') or 'json'");
     }
     return absl::OkStatus();
   }
   if (key == "log_file") {
     if (value.parameter_choice_case() != Value::kStringParam || !value.string_param().empty()) {
-      return absl::InvalidArgumentError("log_file is not supported: infera logs to stderr");
+      return absl::InvalidArgumentError(
+          "log file location can not be updated through network protocol (infera logs to stderr; "
+          "log_file must stay \"\")");
     }
     return absl::OkStatus();
   }
@@ -69,7 +71,7 @@ void Current(inference::LogSettingsResponse* response) {
   settings["log_warning"].set_bool_param(level >= LogLevel::kWarning);
   settings["log_error"].set_bool_param(true);
   settings["log_verbose_level"].set_uint32_param(level >= LogLevel::kVerbose ? 1 : 0);
-  settings["log_format"].set_string_param(GetLogFormat() == LogFormat::kJson ? "json" : "text");
+  settings["log_format"].set_string_param(GetLogFormat() == LogFormat::kJson ? "json" : "default");
 }
 
 }  // namespace

@@ -9,7 +9,8 @@
 //     log_warning        bool
 //     log_error          bool, cannot be turned off
 //     log_verbose_level  uint32 (0: off; any value > 0: verbose)
-//     log_format         string "text" (or "default") | "json"
+//     log_format         string "default" (text; "text" accepted) | "json"; read back
+//                        as "default" or "json", as Triton names its text format
 //
 // infera's levels nest (verbose > info > warning > error), so log_info=false means
 // "warnings and errors only", log_warning=false "errors only". An unknown key, a value

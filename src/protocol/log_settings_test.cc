@@ -49,7 +49,7 @@ TEST_F(LogSettingsTest, AnEmptyRequestReadsEverySetting) {
   EXPECT_EQ(Get("log_verbose_level").parameter_choice_case(),
             inference::LogSettingsResponse::SettingValue::kUint32Param);
   EXPECT_EQ(Get("log_verbose_level").uint32_param(), 0u);
-  EXPECT_EQ(Get("log_format").string_param(), "text");
+  EXPECT_EQ(Get("log_format").string_param(), "default");
 }
 
 TEST_F(LogSettingsTest, EachKeyChangesTheLevelOrFormat) {
@@ -105,8 +105,8 @@ TEST_F(LogSettingsTest, WrongTypesUnknownKeysAndUnsupportedValuesNameTheKey) {
       {"log_error", [](auto& v) { v.set_bool_param(false); }, "log_error cannot be turned off"},
       {"log_verbose_level", [](auto& v) { v.set_bool_param(true); }, "log_verbose_level must be an integer"},
       {"log_verbose_level", [](auto&) {}, "log_verbose_level must be an integer"},
-      {"log_format", [](auto& v) { v.set_string_param("xml"); }, "log_format must be 'text' or 'json'"},
-      {"log_format", [](auto& v) { v.set_bool_param(true); }, "log_format must be 'text' or 'json'"},
+      {"log_format", [](auto& v) { v.set_string_param("xml"); }, "log_format must be 'default'"},
+      {"log_format", [](auto& v) { v.set_bool_param(true); }, "log_format must be 'default'"},
       {"log_file", [](auto& v) { v.set_string_param("/tmp/x"); }, "infera logs to stderr"},
       {"log_file", [](auto& v) { v.set_uint32_param(0); }, "infera logs to stderr"},
       {"log_colour", [](auto& v) { v.set_bool_param(true); }, "unknown logging setting 'log_colour'"},

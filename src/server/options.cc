@@ -87,6 +87,13 @@ const std::vector<Flag>& Flags() {
   static const std::vector<Flag> flags = {
       {"model-repository", "DIR", "Triton-layout model repository to serve (required).",
        Text(&ServeOptions::model_repository)},
+      {"id", "NAME",
+       "The server's name in GET /v2 and gRPC ServerMetadata (Triton's --id). Default infera.",
+       [](ServeOptions& o, std::string_view v) -> absl::Status {
+         if (v.empty() || v.size() > 128) return absl::InvalidArgumentError("must be 1 to 128 bytes");
+         o.server_id = std::string(v);
+         return absl::OkStatus();
+       }},
       {"http-address", "ADDR", "Address the HTTP server binds. Default 0.0.0.0.",
        Text(&ServeOptions::http_address)},
       {"http-port", "N", "HTTP port (KServe v2 REST). 0 picks a free port and logs it. Default 8000.",
@@ -302,10 +309,12 @@ const std::vector<Flag>& Flags() {
        Integer(&ServeOptions::exit_timeout_secs, 0, 86400)},
       {"log-verbose", "N", "Verbose logging level; 1 logs every request outcome. Default 0.",
        Integer(&ServeOptions::log_verbose, 0, 10)},
-      {"log-format", "text|json", "Log line format: human text or one JSON object per line.",
+      {"log-format", "text|json", "Log line format: human text (Triton's name: default) or one JSON object per line.",
        [](ServeOptions& o, std::string_view v) -> absl::Status {
-         if (v != "text" && v != "json") return absl::InvalidArgumentError("must be text or json");
-         o.log_format = std::string(v);
+         if (v != "text" && v != "default" && v != "json") {
+           return absl::InvalidArgumentError("must be text (or default) or json");
+         }
+         o.log_format = v == "json" ? "json" : "text";
          return absl::OkStatus();
        }},
       {"model-load-thread-count", "N",

@@ -38,6 +38,7 @@ struct ServeOptions {
   // latency counters (Triton's --metrics-config counter_latencies).
   bool triton_metrics = true;
   bool metrics_counter_latencies = true;
+  std::string server_id = "infera";  // --id: the name GET /v2 and ServerMetadata report
   std::string model_control_mode = "none";  // none | poll | explicit
   int repository_poll_secs = 15;
   std::vector<std::string> load_models;     // explicit mode: loaded at start

@@ -35,7 +35,7 @@ TEST(OptionsTest, ErrorsNameTheFlag) {
   EXPECT_THAT(message({"--model-repository=/m", "--bogus=1"}), HasSubstr("unknown flag --bogus"));
   EXPECT_THAT(message({"--model-repository"}), HasSubstr("needs a value"));
   EXPECT_THAT(message({"--model-repository=/m", "stray"}), HasSubstr("unexpected argument 'stray'"));
-  EXPECT_THAT(message({"--model-repository=/m", "--log-format=xml"}), HasSubstr("text or json"));
+  EXPECT_THAT(message({"--model-repository=/m", "--log-format=xml"}), HasSubstr("text (or default) or json"));
 }
 
 TEST(OptionsTest, TraceRateIsAFiniteFractionOrZero) {
@@ -108,8 +108,11 @@ TEST(OptionsTest, RestrictedApiFlags) {
   auto message = [](std::vector<std::string> args) {
     return std::string(ParseServeOptions(args).status().message());
   };
-  EXPECT_THAT(message({"--model-repository=/m", "--http-restricted-api=inference:k=v"}),
-              HasSubstr("unknown API category 'inference'"));
+  EXPECT_THAT(message({"--model-repository=/m", "--http-restricted-api=infer:k=v"}),
+              HasSubstr("unknown restricted api 'infer'"));
+  EXPECT_TRUE(ParseServeOptions({"--model-repository=/m", "--http-restricted-api=inference,health:k=v",
+                                 "--grpc-restricted-protocol=model-config,statistics:k=v"})
+                  .ok());
   EXPECT_THAT(message({"--model-repository=/m", "--http-restricted-api=logging"}),
               HasSubstr("--http-restricted-api"));
   EXPECT_THAT(message({"--model-repository=/m", "--grpc-restricted-protocol=logging:k=v",
@@ -134,7 +137,7 @@ TEST(OptionsTest, AdminApiIsClosedUntilAFlagOpensIt) {
     return std::string(ParseServeOptions(args).status().message());
   };
   EXPECT_THAT(message({"--model-repository=/m", "--allow-admin-api=inference"}),
-              HasSubstr("--allow-admin-api: unknown API category 'inference'"));
+              HasSubstr("--allow-admin-api: 'inference' has no admin operations to open"));
   EXPECT_THAT(message({"--model-repository=/m", "--allow-admin-api="}), HasSubstr("--allow-admin-api"));
   EXPECT_THAT(message({"--model-repository=/m", "--allow-client-shm=yes"}),
               HasSubstr("--allow-client-shm: must be true or false"));

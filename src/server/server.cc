@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "console/console_readings.h"
+#include "http/admin_access.h"
 #include "http/api_key_access.h"
 #include "http/http_status.h"
 #include "http/logging_routes.h"
@@ -236,6 +237,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   }
 
   KServeRoutes::Options route_options;
+  route_options.server_name = options.server_id;
   route_options.server_version = std::string(kInferaVersion);
   route_options.trace = InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()};
   route_options.shared_memory = &server->shared_memory_;
@@ -324,8 +326,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
     kserve->Handle(std::move(request), std::move(responder));
   };
   ApiKeyStore* keys = server->api_keys_.get();
-  auto http = HttpServer::Start(http_options, [routes = MakeServerRoutes(std::move(handlers)), keys](
+  auto http = HttpServer::Start(http_options, [routes = MakeServerRoutes(std::move(handlers)), keys, guard](
                                                   HttpRequest&& request, HttpResponder responder) {
+    // Triton's protocol categories (health, metadata, ...) when restricted: before anything
+    // else, as Triton checks them first (http/admin_access.h).
+    if (absl::Status denied = CheckHttpProtocolRestriction(*guard, request); !denied.ok()) {
+      return std::move(responder).Send(request.path().starts_with("/v1") ? openai::OpenAiErrorResponse(denied)
+                                                                         : ErrorResponse(denied));
+    }
     // With API keys, one check before the route table (http/api_key_access.h).
     if (keys != nullptr) {
       if (absl::Status denied = CheckHttpApiKey(*keys, request); !denied.ok()) {
@@ -351,6 +359,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.port = options.grpc_port;
   grpc_options.max_message_bytes = options.grpc_max_message_bytes;
   grpc_options.infer_threads = options.grpc_infer_threads > 0 ? options.grpc_infer_threads : std::max(cores, 1);
+  grpc_options.server_name = options.server_id;
   grpc_options.server_version = std::string(kInferaVersion);
   grpc_options.server_ready = [raw] { return raw->IsReady(); };
   grpc_options.admin_token = options.admin_token;

@@ -53,12 +53,18 @@ absl::StatusOr<RegionRange> ResolveRange(const SharedMemoryRegistry* registry,
     return absl::InvalidArgumentError(StrCat(region.status().message(), " (", what, ")"));
   }
   range.region = *std::move(region);
-  const std::optional<int64_t> end =
-      CheckedAdd(static_cast<int64_t>(range.offset), static_cast<int64_t>(range.byte_size));
-  if (!end || static_cast<uint64_t>(*end) > range.region->byte_size()) {
-    return absl::InvalidArgumentError(StrCat(
-        what, ": shared memory offset ", range.offset, " + byte_size ", range.byte_size,
-        " is past the end of region '", *name, "' (", range.region->byte_size(), " bytes)"));
+  // Triton's texts first (clients match them), then the numbers. Both values are
+  // non-negative int64s and offset < size: the sum cannot wrap in uint64.
+  const uint64_t size = range.region->byte_size();
+  if (range.offset >= size) {
+    return absl::InvalidArgumentError(StrCat("Invalid offset for shared memory region: '", *name, "' (", what,
+                                             ": offset ", range.offset, ", the region has ", size,
+                                             " bytes)"));
+  }
+  if (range.offset + range.byte_size > size) {
+    return absl::InvalidArgumentError(StrCat("Invalid offset + byte size for shared memory region: '", *name,
+                                             "' (", what, ": offset ", range.offset, " + byte_size ",
+                                             range.byte_size, " is past the region's ", size, " bytes)"));
   }
   return range;
 }
@@ -111,7 +117,8 @@ absl::Status CopyInput(const RegionRange& range, Tensor& input) {
 
 // Every input naming a region, checked first and then copied, so a request over the
 // registry's byte limit is refused before anything is allocated.
-absl::Status BindInputs(const SharedMemoryRegistry* registry, InferRequest& request) {
+absl::Status BindInputs(const SharedMemoryRegistry* registry, InferRequest& request,
+                        std::vector<std::shared_ptr<const SharedMemoryRegion>>& held) {
   if (request.input_parameters.empty()) return absl::OkStatus();
   if (request.input_parameters.size() != request.inputs.size()) {
     return absl::InternalError("input parameters do not match the inputs");
@@ -132,6 +139,9 @@ absl::Status BindInputs(const SharedMemoryRegistry* registry, InferRequest& requ
     bound.emplace_back(i, std::move(range));
   }
   for (const auto& [index, range] : bound) RETURN_IF_ERROR(CopyInput(range, request.inputs[index]));
+  // The regions stay in use (listed after an unregister) until the request ends, as in
+  // Triton, though their bytes were copied.
+  for (auto& [index, range] : bound) held.push_back(std::move(range.region));
   return absl::OkStatus();
 }
 
@@ -143,8 +153,8 @@ bool NamesSharedMemoryRegion(const Parameters& parameters) {
 
 absl::StatusOr<SharedMemoryOutputs> BindSharedMemory(const SharedMemoryRegistry* registry,
                                                      InferRequest& request) {
-  RETURN_IF_ERROR(BindInputs(registry, request));
   SharedMemoryOutputs outputs;
+  RETURN_IF_ERROR(BindInputs(registry, request, outputs.inputs_held_));
   for (const RequestedOutput& output : request.outputs) {
     if (!NamesSharedMemoryRegion(output.parameters)) continue;
     const std::string what = StrCat("output '", output.name, "'");

@@ -53,10 +53,12 @@ inline constexpr char kShmOffsetParameter[] = "shared_memory_offset";
 bool NamesSharedMemoryRegion(const Parameters& parameters);
 
 // The outputs of one request bound to regions; empty for most requests. Holds each
-// region (its fd) until the answer is written.
+// region the request named, inputs' included (its fd, and its place in the registry's
+// status after an unregister: SharedMemoryRegistry::Unregister), until it is destroyed
+// when the request ends (InferPipeline lets it go before the final answer leaves).
 class SharedMemoryOutputs {
  public:
-  bool empty() const { return bindings_.empty(); }
+  bool empty() const { return bindings_.empty() && inputs_held_.empty(); }
   // See the file comment. Leaves outputs not bound to a region as they are.
   absl::Status WriteInto(InferResponse& response) const;
 
@@ -71,6 +73,7 @@ class SharedMemoryOutputs {
     bool offset_given = false;
   };
   std::vector<Binding> bindings_;
+  std::vector<std::shared_ptr<const SharedMemoryRegion>> inputs_held_;
 };
 
 // Resolves the inputs that name a region (filling their data) and binds the requested

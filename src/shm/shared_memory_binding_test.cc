@@ -122,6 +122,25 @@ TEST_F(BindingTest, InputBytesPerRequestAreBounded) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("limit of 32 bytes per request"));
 }
 
+// A request holds every region it names, inputs' too, until it ends: unregistered
+// meanwhile, the region stays listed (Triton's answer) and goes when the request does.
+TEST_F(BindingTest, RegionStaysRegisteredUntilItsLastRequestEnds) {
+  InferRequest request = Fp32Request({1, 4}, ShmParams("region", 16));
+  absl::StatusOr<SharedMemoryOutputs> bound = BindSharedMemory(&registry_, request);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_FALSE(bound->empty());
+  ASSERT_TRUE(registry_.Unregister("region").ok());
+  EXPECT_EQ(registry_.Status("")->size(), 1u);
+  InferRequest second = Fp32Request({1, 4}, ShmParams("region", 16));
+  absl::StatusOr<SharedMemoryOutputs> also = BindSharedMemory(&registry_, second);
+  ASSERT_TRUE(also.ok()) << also.status();  // still usable, as in Triton
+  bound = SharedMemoryOutputs();
+  EXPECT_EQ(registry_.Status("")->size(), 1u);  // the second request still holds it
+  also = SharedMemoryOutputs();
+  EXPECT_EQ(registry_.Status("region").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry_.size(), 0u);
+}
+
 TEST_F(BindingTest, ByteSizeMustMatchTheShape) {
   InferRequest request = Fp32Request({1, 4}, ShmParams("region", 12));
   absl::Status status = BindSharedMemory(&registry_, request).status();
@@ -133,9 +152,13 @@ TEST_F(BindingTest, RangePastTheRegionIsRefused) {
   InferRequest request = Fp32Request({1, 4}, ShmParams("region", 16, 4090));
   absl::Status status = BindSharedMemory(&registry_, request).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()), HasSubstr("past the end of region 'region'"));
+  // Triton's texts lead (its clients and qa tests match them).
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("Invalid offset + byte size for shared memory region: 'region'"));
   InferRequest huge = Fp32Request({1, 4}, ShmParams("region", 16, INT64_MAX));
-  EXPECT_EQ(BindSharedMemory(&registry_, huge).status().code(), absl::StatusCode::kInvalidArgument);
+  absl::Status past = BindSharedMemory(&registry_, huge).status();
+  EXPECT_EQ(past.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(past.message()), HasSubstr("Invalid offset for shared memory region: 'region'"));
 }
 
 TEST_F(BindingTest, UnknownRegionAndBadParameters) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/checked_math.h"
+#include "common/status.h"
 #include "common/str_cat.h"
 
 namespace infera {
@@ -27,6 +28,31 @@ std::string Quoted(std::string_view text) {
 }
 
 std::string ErrnoText(int error) { return std::strerror(error); }
+
+// The prefix Triton reserves for its Python backend's regions; refused as Triton does
+// (its qa registers such keys and expects the refusal).
+constexpr std::string_view kReservedKeyPrefix = "triton_python_backend_shm_region_";
+
+// Triton's key refusals, with its texts: a key of slashes only, a reserved key.
+absl::Status CheckTritonKeyRules(std::string_view name, std::string_view key) {
+  const size_t first = key.find_first_not_of('/');
+  if (first == std::string_view::npos) {
+    return absl::InvalidArgumentError(StrCat("cannot register shared memory region ", Quoted(name),
+                                             " - invalid shm key ", Quoted(key)));
+  }
+  if (key.substr(first).starts_with(kReservedKeyPrefix)) {
+    return absl::InvalidArgumentError(StrCat("cannot register shared memory region ", Quoted(name),
+                                             " with key ", Quoted(key),
+                                             " as the key contains the reserved prefix '",
+                                             kReservedKeyPrefix, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// Triton's words for a range the object cannot hold, then infera's detail.
+std::string InvalidArgs(const SharedMemoryRegionInfo& info) {
+  return StrCat("failed to register shared memory region ", Quoted(info.name), ": invalid args");
+}
 
 }  // namespace
 
@@ -75,8 +101,7 @@ absl::Status ValidateSharedMemoryKey(std::string_view key) {
 absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> SharedMemoryRegion::Open(
     SharedMemoryRegionInfo info) {
   if (info.byte_size == 0) {
-    return absl::InvalidArgumentError(
-        StrCat("shared memory region ", Quoted(info.name), " has byte_size 0"));
+    return absl::InvalidArgumentError(StrCat(InvalidArgs(info), " (byte_size 0)"));
   }
   if (info.offset > INT64_MAX || info.byte_size > INT64_MAX) {
     return absl::InvalidArgumentError(StrCat("shared memory region ", Quoted(info.name),
@@ -107,9 +132,8 @@ absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> SharedMemoryRegion::Open(
   if (*end > static_cast<int64_t>(st.st_size)) {
     close(fd);
     return absl::InvalidArgumentError(StrCat(
-        "shared memory region ", Quoted(info.name), ": offset ", info.offset, " + byte_size ",
-        info.byte_size, " = ", *end, " is past the end of ", Quoted(info.key), " (", st.st_size,
-        " bytes)"));
+        InvalidArgs(info), " (offset ", info.offset, " + byte_size ", info.byte_size, " = ", *end,
+        " is past the end of ", Quoted(info.key), ", ", st.st_size, " bytes)"));
   }
   return std::shared_ptr<SharedMemoryRegion>(new SharedMemoryRegion(std::move(info), fd));
 }
@@ -192,60 +216,88 @@ absl::Status SharedMemoryRegion::Write(uint64_t offset, const uint8_t* data, siz
 
 absl::Status SharedMemoryRegistry::Register(std::string_view name, std::string_view key,
                                             uint64_t offset, uint64_t byte_size) {
+  if (name.empty()) return SharedMemoryRegionNameRequired("system");
   if (absl::Status s = ValidateSharedMemoryName(name); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckTritonKeyRules(name, key));
   if (absl::Status s = ValidateSharedMemoryKey(key); !s.ok()) return s;
-  {
-    absl::MutexLock lock(&mu_);
-    if (regions_.count(name) > 0) {
-      return absl::AlreadyExistsError(
-          StrCat("shared memory region '", name, "' already in manager"));
-    }
-    if (regions_.size() >= max_regions_) {
-      return absl::ResourceExhaustedError(StrCat("cannot register shared memory region '", name,
-                                                 "': ", max_regions_,
-                                                 " regions are registered, the limit"));
-    }
-  }
-  // Open outside the lock (system calls); the insert below re-checks.
+  RETURN_IF_ERROR(CheckRegistrable(name));
+  // Open outside the lock (system calls); the insert re-checks.
   absl::StatusOr<std::shared_ptr<SharedMemoryRegion>> region = SharedMemoryRegion::Open(
       SharedMemoryRegionInfo{std::string(name), std::string(key), offset, byte_size});
   if (!region.ok()) return region.status();
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckRegistrableLocked(name));
+  regions_.emplace(std::string(name), Entry{*std::move(region), false});
+  return absl::OkStatus();
+}
+
+absl::Status SharedMemoryRegistry::CheckRegistrable(std::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  return CheckRegistrableLocked(name);
+}
+
+absl::Status SharedMemoryRegistry::CheckRegistrableLocked(std::string_view name) const {
+  EraseReleasedLocked();
   if (regions_.count(name) > 0) {
     return absl::AlreadyExistsError(StrCat("shared memory region '", name, "' already in manager"));
   }
   if (regions_.size() >= max_regions_) {
-    return absl::ResourceExhaustedError(StrCat("cannot register shared memory region '", name,
-                                               "': ", max_regions_,
-                                               " regions are registered, the limit"));
+    return absl::ResourceExhaustedError(StrCat("cannot register shared memory region '", name, "': ",
+                                               max_regions_, " regions are registered, the limit"));
   }
-  regions_.emplace(std::string(name), *std::move(region));
   return absl::OkStatus();
+}
+
+bool SharedMemoryRegistry::ReleaseLocked(Entry& entry) {
+  // Only the registry holds it: gone now. Else requests still use it: kept (listed, and
+  // usable by new requests, as Triton's) until the last of them lets it go.
+  if (entry.region.use_count() <= 1) return true;
+  entry.awaiting_unregister = true;
+  return false;
+}
+
+void SharedMemoryRegistry::EraseReleasedLocked() const {
+  for (auto it = regions_.begin(); it != regions_.end();) {
+    // use_count() == 1 under the lock is exact: only Find (under the lock) adds holders.
+    it = it->second.awaiting_unregister && it->second.region.use_count() <= 1 ? regions_.erase(it) : std::next(it);
+  }
 }
 
 absl::Status SharedMemoryRegistry::Unregister(std::string_view name) {
   std::shared_ptr<const SharedMemoryRegion> dropped;  // released after the lock
   absl::MutexLock lock(&mu_);
+  EraseReleasedLocked();
   auto it = regions_.find(name);
   if (it == regions_.end()) return absl::OkStatus();
-  dropped = std::move(it->second);
-  regions_.erase(it);
+  if (ReleaseLocked(it->second)) {
+    dropped = std::move(it->second.region);
+    regions_.erase(it);
+  }
   return absl::OkStatus();
 }
 
 void SharedMemoryRegistry::UnregisterAll() {
-  std::map<std::string, std::shared_ptr<const SharedMemoryRegion>, std::less<>> dropped;
+  std::vector<std::shared_ptr<const SharedMemoryRegion>> dropped;  // released after the lock
   absl::MutexLock lock(&mu_);
-  dropped.swap(regions_);
+  EraseReleasedLocked();
+  for (auto it = regions_.begin(); it != regions_.end();) {
+    if (ReleaseLocked(it->second)) {
+      dropped.push_back(std::move(it->second.region));
+      it = regions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 absl::StatusOr<std::vector<SharedMemoryRegionInfo>> SharedMemoryRegistry::Status(
     std::string_view name) const {
   std::vector<SharedMemoryRegionInfo> out;
   absl::MutexLock lock(&mu_);
+  EraseReleasedLocked();
   if (name.empty()) {
     out.reserve(regions_.size());
-    for (const auto& [unused, region] : regions_) out.push_back(region->info());
+    for (const auto& [unused, entry] : regions_) out.push_back(entry.region->info());
     return out;
   }
   auto it = regions_.find(name);
@@ -253,24 +305,38 @@ absl::StatusOr<std::vector<SharedMemoryRegionInfo>> SharedMemoryRegistry::Status
     return absl::NotFoundError(
         StrCat("Unable to find system shared memory region: ", Quoted(name)));
   }
-  out.push_back(it->second->info());
+  out.push_back(it->second.region->info());
   return out;
 }
 
 absl::StatusOr<std::shared_ptr<const SharedMemoryRegion>> SharedMemoryRegistry::Find(
     std::string_view name) const {
   absl::MutexLock lock(&mu_);
+  EraseReleasedLocked();
   auto it = regions_.find(name);
   if (it == regions_.end()) {
     return absl::InvalidArgumentError(
         StrCat("Unable to find shared memory region: ", Quoted(name)));
   }
-  return it->second;
+  return it->second.region;
 }
 
 size_t SharedMemoryRegistry::size() const {
   absl::MutexLock lock(&mu_);
+  EraseReleasedLocked();
   return regions_.size();
+}
+
+absl::Status SharedMemoryRegionNameRequired(std::string_view kind) {
+  return absl::InvalidArgumentError(
+      StrCat("'region name' is necessary to register ", kind, " shared memory region"));
+}
+
+absl::Status CudaSharedMemoryChange(std::string_view name, std::string_view action) {
+  if (action != "register") return absl::OkStatus();
+  if (name.empty()) return SharedMemoryRegionNameRequired("cuda");
+  return absl::InvalidArgumentError(StrCat("failed to register CUDA shared memory region: ",
+                                           Quoted(name), ", GPUs not supported"));
 }
 
 }  // namespace infera

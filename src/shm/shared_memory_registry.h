@@ -24,9 +24,12 @@
 // time (docs/shared_memory.md has the measurements).
 //
 // Lifetime: each region is a SharedMemoryRegion held by shared_ptr. The registry holds
-// one reference; a request that writes outputs into the region holds another until its
-// answer is written. Unregistering only drops the registry's reference; the fd is closed
-// when the last user is done.
+// one reference; a request that names the region (input or output) holds another until
+// it ends (SharedMemoryOutputs). Unregistering a region no request holds removes it at
+// once. Unregistering one that requests still hold succeeds too, as in Triton: the
+// region stays registered — listed by Status, found by new requests — and is removed
+// when the last holder lets it go (noticed by the next call on the registry, which
+// erases every such released region first). The fd is closed when the last user is done.
 //
 // Contract:
 //   - Names: 1..kMaxNameLength bytes, printable ASCII, no '/', '\\' or NUL.
@@ -38,7 +41,9 @@
 //   - A name already registered is AlreadyExists (Triton: "already in manager"); more
 //     than `max_regions` regions is ResourceExhausted.
 //   - Unregister of an unknown name succeeds (as Triton's); Status of an unknown name is
-//     NotFound.
+//     NotFound "Unable to find system shared memory region: '<name>'". An empty name to
+//     Register is InvalidArgument "'region name' is necessary to register system shared
+//     memory region" (Triton's texts).
 //   - The object must be a regular file (shm objects are; glibc's shm_open does not
 //     follow symlinks).
 //
@@ -147,10 +152,34 @@ class SharedMemoryRegistry {
  private:
   const size_t max_regions_;
   const uint64_t max_request_bytes_;
+  struct Entry {
+    std::shared_ptr<const SharedMemoryRegion> region;
+    bool awaiting_unregister = false;  // unregistered while requests held it
+  };
+  // AlreadyExists / ResourceExhausted, as Register answers.
+  absl::Status CheckRegistrable(std::string_view name) const ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status CheckRegistrableLocked(std::string_view name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True when `entry` may be erased now; else marks it awaiting_unregister.
+  static bool ReleaseLocked(Entry& entry);
+  // Erases the awaiting_unregister regions no request holds any more. Logically const:
+  // they are already unregistered.
+  void EraseReleasedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   mutable absl::Mutex mu_;
-  std::map<std::string, std::shared_ptr<const SharedMemoryRegion>, std::less<>> regions_
-      ABSL_GUARDED_BY(mu_);
+  mutable std::map<std::string, Entry, std::less<>> regions_ ABSL_GUARDED_BY(mu_);
 };
+
+// CUDA shared memory on this CPU-only build, answered as a CPU-only Triton answers (so
+// clients that clean up with unregister_cuda_shared_memory() work): `action`
+// "unregister" (any name, or "" for all) and "status" succeed, nothing being registered;
+// "register" is InvalidArgument "failed to register CUDA shared memory region: '<name>',
+// GPUs not supported" (SharedMemoryRegionNameRequired("cuda") without a name). Both
+// transports answer with this.
+absl::Status CudaSharedMemoryChange(std::string_view name, std::string_view action);
+
+// InvalidArgument "'region name' is necessary to register <kind> shared memory region"
+// (Triton's text for a register call without a name; kind "system" or "cuda").
+absl::Status SharedMemoryRegionNameRequired(std::string_view kind);
 
 }  // namespace infera
 

@@ -36,10 +36,35 @@ TEST(SharedMemoryRegistryTest, RegisterStatusUnregister) {
   uint8_t byte = 0;
   ASSERT_TRUE((*region)->Read(0, 1, &byte).ok());
   EXPECT_EQ(byte, 42);  // region offsets start at the registered offset
+  region->reset();      // no request holds it: unregistering removes it at once
   EXPECT_TRUE(registry.Unregister("in").ok());
   EXPECT_EQ(registry.size(), 0u);
   EXPECT_EQ(registry.Status("in").status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(registry.Unregister("in").ok());  // unknown: OK, as Triton
+}
+
+// Triton's refusals, with its texts (its qa L0_shared_memory matches them).
+TEST(SharedMemoryRegistryTest, TritonKeyRulesAndRangeTexts) {
+  TestShmObject object(64);
+  SharedMemoryRegistry registry;
+  for (const char* key : {"/", "///"}) {
+    EXPECT_THAT(std::string(registry.Register("n", key, 0, 8).message()),
+                HasSubstr(std::string("cannot register shared memory region 'n' - invalid shm key '") + key + "'"))
+        << key;
+  }
+  for (const char* key : {"triton_python_backend_shm_region_x", "///triton_python_backend_shm_region_x"}) {
+    EXPECT_THAT(std::string(registry.Register("n", key, 0, 8).message()),
+                HasSubstr(std::string("cannot register shared memory region 'n' with key '") + key +
+                          "' as the key contains the reserved prefix 'triton_python_backend_shm_region_'"))
+        << key;
+  }
+  EXPECT_THAT(std::string(registry.Register("n", object.key(), 0, 65).message()),
+              HasSubstr("failed to register shared memory region 'n': invalid args"));
+  EXPECT_THAT(std::string(registry.Register("n", object.key(), 65, 0).message()),
+              HasSubstr("failed to register shared memory region 'n': invalid args"));
+  EXPECT_THAT(std::string(registry.Register("", object.key(), 0, 8).message()),
+              HasSubstr("'region name' is necessary to register system shared memory region"));
+  EXPECT_EQ(registry.size(), 0u);
 }
 
 TEST(SharedMemoryRegistryTest, ReadsAndWritesAtTheRegisteredOffset) {
@@ -144,7 +169,13 @@ TEST(SharedMemoryRegistryTest, UnregisterWhileInUseKeepsTheRegionUsable) {
   ASSERT_TRUE(registry.Register("r", object.key(), 0, 4096).ok());
   std::shared_ptr<const SharedMemoryRegion> held = *registry.Find("r");
   ASSERT_TRUE(registry.Unregister("r").ok());
-  EXPECT_FALSE(registry.Find("r").ok());
+  // As Triton's: still registered (listed, usable by new requests, its name taken) while
+  // a request holds it.
+  EXPECT_EQ(registry.Status("r")->size(), 1u);
+  EXPECT_TRUE(registry.Find("r").ok());
+  EXPECT_EQ(registry.Register("r", object.key(), 0, 8).code(), absl::StatusCode::kAlreadyExists);
+  registry.UnregisterAll();  // the same for every region
+  EXPECT_EQ(registry.size(), 1u);
   // The holder's descriptor still reads and writes the object.
   object.data()[100] = 9;
   uint8_t byte = 0;
@@ -153,8 +184,14 @@ TEST(SharedMemoryRegistryTest, UnregisterWhileInUseKeepsTheRegionUsable) {
   const uint8_t eleven = 11;
   ASSERT_TRUE(held->Write(101, &eleven, 1).ok());
   EXPECT_EQ(object.data()[101], 11);
-  // The name is free again.
+  // The last holder lets go: the region is gone without another unregister.
+  held.reset();
+  EXPECT_EQ(registry.Status("r").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry.size(), 0u);
   EXPECT_TRUE(registry.Register("r", object.key(), 0, 8).ok());
+  // Registered again: not awaiting anything, so a later holder keeps nothing alive.
+  EXPECT_TRUE(registry.Find("r").ok());
+  EXPECT_EQ(registry.Status("r")->size(), 1u);
 }
 
 // The client owns the object and may shrink it at any time: reads and writes then fail

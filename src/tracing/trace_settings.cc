@@ -65,7 +65,9 @@ absl::StatusOr<TraceSettings::Level> ParseLevel(const std::vector<std::string>& 
 }  // namespace
 
 TraceSettings::TraceSettings(Initial initial, bool exporter) : exporter_(exporter) {
-  global_.level = exporter ? initial.level : Level::kOff;
+  if (!exporter) initial.level = Level::kOff;
+  start_ = initial;
+  global_.level = initial.level;
   global_.rate = initial.rate;
   global_.count = initial.count;
   global_.log_frequency = initial.log_frequency;
@@ -114,11 +116,7 @@ absl::StatusOr<TraceSettings::Map> TraceSettings::Update(std::string_view model,
         name != kMode) {
       return absl::InvalidArgumentError(StrCat("unknown trace setting '", name, "' (known: ", kKnown, ")"));
     }
-    if (clear) {
-      if (model.empty()) {
-        return absl::InvalidArgumentError(
-            StrCat("global trace setting '", name, "' cannot be cleared (only a model's can)"));
-      }
+    if (clear) {  // a model's follows the global one again; a global one its start value
       cleared.push_back(name);
       continue;
     }
@@ -140,8 +138,8 @@ absl::StatusOr<TraceSettings::Map> TraceSettings::Update(std::string_view model,
       parsed.log_frequency = *frequency;
     } else if (name == kFile) {
       return absl::InvalidArgumentError(
-          "trace setting 'trace_file' cannot be set: infera exports traces over OTLP "
-          "(--trace-endpoint), not to a file");
+          "trace file location can not be updated through network protocol (infera exports "
+          "traces over OTLP, --trace-endpoint, not to a file)");
     } else {  // kMode
       absl::StatusOr<std::string_view> mode = Single(name, *values);
       if (!mode.ok()) return mode.status();
@@ -153,11 +151,17 @@ absl::StatusOr<TraceSettings::Map> TraceSettings::Update(std::string_view model,
   }
   absl::MutexLock lock(&mu_);
   Scope& scope = model.empty() ? global_ : models_[std::string(model)];
+  // Clearing: a model's setting is unset (follows the global one); a global setting
+  // returns to its start value (Triton's trace_endpoint_test resets so).
+  const bool global = model.empty();
   for (std::string_view name : cleared) {
-    if (name == kLevel) scope.level.reset();
-    if (name == kRate) scope.rate.reset();
-    if (name == kCount) scope.count.reset();
-    if (name == kLogFrequency) scope.log_frequency.reset();
+    if (name == kLevel) scope.level = global ? std::optional<Level>(start_.level) : std::nullopt;
+    if (name == kRate) {
+      scope.rate = global ? std::optional<int64_t>(start_.rate) : std::nullopt;
+      scope.seen = 0;
+    }
+    if (name == kCount) scope.count = global ? std::optional<int64_t>(start_.count) : std::nullopt;
+    if (name == kLogFrequency) scope.log_frequency = global ? std::optional<int64_t>(start_.log_frequency) : std::nullopt;
   }
   if (parsed.level) scope.level = parsed.level;
   if (parsed.rate) {

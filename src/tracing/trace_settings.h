@@ -14,7 +14,7 @@
 //
 // A model's settings override the global ones setting by setting; a model setting given
 // no value (JSON null, an empty gRPC value list) is cleared and follows the global one
-// again. The first update of a model copies nothing: unset settings keep following the
+// again; a global setting given no value returns to its value at start (as Triton's). The first update of a model copies nothing: unset settings keep following the
 // global ones, as Triton's "use the current global setting" reads.
 //
 // Sampling (Sample): level OFF traces nothing. Otherwise a request whose traceparent is
@@ -74,8 +74,8 @@ class TraceSettings {
 
   // Applies every change or none. InvalidArgument naming the setting: an unknown name,
   // a malformed or out-of-range value, several values for a single-valued setting,
-  // TENSORS, TIMESTAMPS without an exporter, clearing a global setting, trace_file,
-  // a trace_mode other than opentelemetry. Returns Get(model) afterwards.
+  // TENSORS, TIMESTAMPS without an exporter, trace_file ("trace file location can not be
+  // updated through network protocol ..."), a trace_mode other than opentelemetry. Returns Get(model) afterwards.
   absl::StatusOr<Map> Update(std::string_view model, const std::vector<Change>& changes);
 
   // The trace a request to `model` joins, or nullopt when it is not traced (see above).
@@ -95,6 +95,7 @@ class TraceSettings {
   Map GetLocked(std::string_view model) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const bool exporter_;
+  Initial start_;  // the global settings at start (what clearing one restores); set once
   mutable absl::Mutex mu_;
   Scope global_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Scope, std::less<>> models_ ABSL_GUARDED_BY(mu_);

@@ -123,13 +123,11 @@ TEST(TraceSettingsTest, RejectsWhatItCannotHonourAndChangesNothing) {
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"1", "2"}}})),
               HasSubstr("takes exactly one value, got 2"));
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_file", Values{"/tmp/t.json"}}})),
-              HasSubstr("'trace_file' cannot be set"));
+              HasSubstr("trace file location can not be updated through network protocol"));
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_mode", Values{"triton"}}})),
               HasSubstr("trace_mode 'triton' is not supported"));
   EXPECT_THAT(Message(settings.Update("", {Change{"sample", Values{"1"}}})),
               HasSubstr("unknown trace setting 'sample'"));
-  EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", std::nullopt}})),
-              HasSubstr("cannot be cleared"));
   // All or nothing: a good change next to a bad one is not applied.
   EXPECT_FALSE(settings.Update("", {Change{"trace_count", Values{"5"}}, Change{"trace_rate", Values{"x"}}}).ok());
   EXPECT_THAT(settings.Get("").at("trace_count"), ElementsAre("-1"));
@@ -151,6 +149,26 @@ TEST(TraceSettingsTest, FractionMapsOntoARate) {
   EXPECT_EQ(TraceSettings::FromFraction(0, true).rate, 0);
   EXPECT_EQ(TraceSettings::FromFraction(0.3, true).rate, 3);
   EXPECT_EQ(TraceSettings::FromFraction(0.5, false).level, TraceSettings::Level::kOff);
+}
+
+
+TEST(TraceSettingsTest, ClearingAGlobalSettingRestoresItsStartValue) {
+  TraceSettings settings(On(7), /*exporter=*/true);
+  ASSERT_TRUE(settings.Update("", {Change{"trace_rate", Values{"3"}}, Change{"trace_count", Values{"9"}},
+                                   Change{"log_frequency", Values{"5"}}, Change{"trace_level", Values{"OFF"}}})
+                  .ok());
+  ASSERT_TRUE(settings.Update("m", {Change{"trace_rate", Values{"2"}}}).ok());
+  absl::StatusOr<TraceSettings::Map> cleared =
+      settings.Update("", {Change{"trace_rate", std::nullopt}, Change{"trace_count", std::nullopt},
+                           Change{"log_frequency", Values{}}, Change{"trace_level", std::nullopt},
+                           Change{"trace_file", std::nullopt}, Change{"trace_mode", std::nullopt}});
+  ASSERT_TRUE(cleared.ok()) << cleared.status();
+  EXPECT_THAT(cleared->at("trace_rate"), ElementsAre("7"));
+  EXPECT_THAT(cleared->at("trace_count"), ElementsAre("-1"));
+  EXPECT_THAT(cleared->at("log_frequency"), ElementsAre("0"));
+  EXPECT_THAT(cleared->at("trace_level"), ElementsAre("TIMESTAMPS"));
+  // A model's own setting is untouched by clearing the global one.
+  EXPECT_THAT(settings.Get("m").at("trace_rate"), ElementsAre("2"));
 }
 
 }  // namespace

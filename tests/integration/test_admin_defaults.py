@@ -153,7 +153,7 @@ def test_a_credential_opens_shared_memory_without_a_warning(repo, secret):
 
 
 @pytest.mark.parametrize("flag, value, needle", [
-    ("--allow-admin-api", "inference", "unknown API category 'inference'"),
+    ("--allow-admin-api", "inference", "'inference' has no admin operations to open"),
     ("--allow-admin-api", "", "--allow-admin-api"),
     ("--allow-client-shm", "yes", "must be true or false"),
 ])

@@ -122,7 +122,8 @@ CASES = [
     Case("no inputs", "INVALID_ARGUMENT", inputs=[]),
     Case("unknown input", "INVALID_ARGUMENT", inputs=good_inputs() + [Input("EXTRA", "INT32", [1, 1], [1])],
          message="EXTRA"),
-    Case("duplicate input", "INVALID_ARGUMENT", inputs=good_inputs() + good_inputs()[:1], message="INPUT0"),
+    Case("duplicate input", "INVALID_ARGUMENT", inputs=good_inputs() + good_inputs()[:1],
+         message="input 'INPUT0' already exists in request"),
     Case("wrong datatype", "INVALID_ARGUMENT", inputs=with_input(0, datatype="FP32", values=[0.5] * 16),
          message="INPUT0"),
     Case("unknown datatype", "INVALID_ARGUMENT", inputs=with_input(0, datatype="INT33"), message="INT33"),
@@ -141,7 +142,7 @@ CASES = [
     # --- requested outputs and parameters
     Case("unknown output", "INVALID_ARGUMENT", outputs=[("NOPE", {})], message="NOPE"),
     Case("duplicate output", "INVALID_ARGUMENT", outputs=[("OUTPUT0", {}), ("OUTPUT0", {})],
-         message="requested more than once"),
+         message="output 'OUTPUT0' already exists in request"),
     Case("unknown output parameter", "INVALID_ARGUMENT", outputs=[("OUTPUT0", {"clasification": 2})],
          message="clasification"),
     Case("classification of zero classes", "INVALID_ARGUMENT", outputs=[("OUTPUT0", {"classification": 0})]),

@@ -14,7 +14,7 @@ from infera_server import InferaServer
 from test_grpc import channel_to, expect_error, pb, pb_grpc
 
 DEFAULTS = {"log_file": "", "log_info": True, "log_warning": True, "log_error": True,
-            "log_verbose_level": 0, "log_format": "text"}
+            "log_verbose_level": 0, "log_format": "default"}
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,7 @@ def test_grpc_update_is_what_http_reads_and_back(server, stub):
     ({"log_error": False}, "log_error cannot be turned off"),
     ({"log_verbose_level": True}, "log_verbose_level must be an integer"),
     ({"log_verbose_level": None}, "log_verbose_level must be an integer"),
-    ({"log_format": "xml"}, "log_format must be 'text' or 'json'"),
+    ({"log_format": "xml"}, "log_format must be 'default'"),
     ({"log_file": "/tmp/infera.log"}, "infera logs to stderr"),
     ({"log_verbose_level": 1, "log_format": "json", "log_error": False}, "log_error cannot be turned off"),
     ({"x" * 100000: True}, "unknown logging setting"),

@@ -296,9 +296,8 @@ def test_hostile_trace_settings_are_refused_and_the_server_keeps_serving(repo):
             (b'{"trace_rate": "99999999999999999999999"}', "must be an integer"),
             (b'{"trace_rate": {"a": 1}}', "must be a string, an array of strings or null"),
             (b'{"trace_count": "-2"}', "must be an integer >= -1"),
-            (b'{"trace_file": "/tmp/x"}', "'trace_file' cannot be set"),
+            (b'{"trace_file": "/tmp/x"}', "trace file location can not be updated through network protocol"),
             (b'{"trace_mode": "triton"}', "trace_mode 'triton' is not supported"),
-            (b'{"trace_rate": null}', "cannot be cleared"),
             (b'{"nope": "1"}', "unknown trace setting 'nope'"),
             (b"[" * 5000 + b"]" * 5000, "trace settings"),
         ]
@@ -313,7 +312,6 @@ def test_hostile_trace_settings_are_refused_and_the_server_keeps_serving(repo):
         for request, code, needle in [
             (trace_request(trace_level=["TENSORS"]), grpc.StatusCode.INVALID_ARGUMENT, "TENSORS"),
             (trace_request(trace_rate=["1", "2"]), grpc.StatusCode.INVALID_ARGUMENT, "exactly one value"),
-            (trace_request(trace_rate=[]), grpc.StatusCode.INVALID_ARGUMENT, "cannot be cleared"),
             (trace_request("nope"), grpc.StatusCode.NOT_FOUND, UNKNOWN),
         ]:
             with pytest.raises(grpc.RpcError) as error:
@@ -473,11 +471,11 @@ def test_errors_use_tritons_wording_on_both_transports(repo):
         request.outputs.add(name="OUTPUT0")
         with pytest.raises(grpc.RpcError) as error:
             stub.ModelInfer(request)
-        assert "'OUTPUT0' is requested more than once" in error.value.details()
+        assert "output 'OUTPUT0' already exists in request" in error.value.details()
         body = json.loads(HTTP_BODY)
         body["outputs"] = [{"name": "OUTPUT0"}, {"name": "OUTPUT0"}]
         status, _, answer = server.infer("simple", json.dumps(body).encode())
-        assert status == 400 and "'OUTPUT0' is requested more than once" in json.loads(answer)["error"]
+        assert status == 400 and "output 'OUTPUT0' already exists in request" in json.loads(answer)["error"]
         # Outside explicit mode the repository API is refused: 409 / FAILED_PRECONDITION.
         assert server.request("POST", "/v2/repository/models/simple/unload", "")[0] == 409
         with pytest.raises(grpc.RpcError) as error:

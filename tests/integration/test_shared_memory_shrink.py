@@ -296,9 +296,9 @@ def test_object_unlinked_after_registration(server, shm):
 
 
 @pytest.mark.parametrize("params, needle", [
-    (shm_params("hx", 256, 1), "past the end of region 'hx'"),          # offset + size past the region
-    (shm_params("hx", 256, 2**62), "past the end of region 'hx'"),      # offset far past the object
-    (shm_params("hx", 2**62), "past the end of region 'hx'"),          # a huge size
+    (shm_params("hx", 256, 1), "for shared memory region: 'hx'"),          # offset + size past the region
+    (shm_params("hx", 256, 2**62), "for shared memory region: 'hx'"),      # offset far past the object
+    (shm_params("hx", 2**62), "for shared memory region: 'hx'"),          # a huge size
     (shm_params("hx", 256, -1), "shared_memory_offset"),
 ])
 def test_hostile_ranges_are_400(server, shm, params, needle):
