@@ -115,8 +115,9 @@ void Session::OnReadError(error_code ec) {
     return Close();
   }
   if (ec == http::error::body_limit) {
-    return Fail(413, StrCat("request body exceeds the limit of ", state_->options.max_body_bytes,
-                            " bytes (--http-max-input-size)"));
+    // Triton's words (its qa tests match "exceeds the maximum allowed input size").
+    return Fail(413, StrCat("request body exceeds the maximum allowed input size of ", state_->options.max_body_bytes,
+                            " bytes. Use --http-max-input-size to increase the limit."));
   }
   if (ec == http::error::header_limit) {
     return Fail(431, StrCat("request header exceeds the limit of ", state_->options.max_header_bytes, " bytes"));

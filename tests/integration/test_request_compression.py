@@ -138,7 +138,7 @@ def test_bombs_are_413_and_the_server_still_serves(server):
     # A compressed body over the limit is refused before inflating (the body limit).
     incompressible = gzip.compress(os.urandom(LIMIT + 1024), compresslevel=1)
     status, _, body = post(server, "/v2/models/simple/infer", incompressible, {"Content-Encoding": "gzip"})
-    assert "exceeds the limit" in error_of(status, body, 413)
+    assert "exceeds the maximum allowed input size" in error_of(status, body, 413)
     server.assert_serving()
 
 
