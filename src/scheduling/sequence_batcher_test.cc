@@ -44,7 +44,9 @@ class Recorder {
     return [this](ModelInstance&, ScheduledRequests requests, CompletionBatch&) {
       std::vector<SeenRow> rows;
       for (auto& r : requests) {
-        SeenRow row{r->request.id, r->padding};
+        SeenRow row;
+        row.id = r->request.id;
+        row.padding = r->padding;
         for (const Tensor& t : r->request.inputs) {
           if (t.name == "START") row.start = Int32Of(t);
           if (t.name == "READY") row.ready = Int32Of(t);

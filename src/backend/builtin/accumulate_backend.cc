@@ -71,7 +71,8 @@ class AccumulateInstance : public ModelInstance {
         output_(config.output(0).name()),
         start_(std::move(start)),
         ready_(std::move(ready)),
-        sums_(std::max(1, config.max_batch_size()), 0) {}
+        slots_(std::max(1, config.max_batch_size())),
+        sums_(slots_, 0) {}
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::vector<Tensor> inputs, const ExecutionContext&) override {
     const Tensor* input = Find(inputs, input_);
@@ -85,9 +86,9 @@ class AccumulateInstance : public ModelInstance {
     auto holds_rows = [rows](const Tensor& control) {
       return control.data.size() >= static_cast<size_t>(rows) * (control.dtype == DataType::kBool ? 1 : 4);
     };
-    if (rows < 1 || rows > static_cast<int64_t>(sums_.size()) || input->data.size() != static_cast<size_t>(rows) * 4 ||
+    if (rows < 1 || rows > static_cast<int64_t>(slots_) || input->data.size() != static_cast<size_t>(rows) * 4 ||
         !holds_rows(*start) || !holds_rows(*ready)) {
-      return absl::InvalidArgumentError(StrCat("accumulate: a batch of ", rows, " rows does not fit its ", sums_.size(),
+      return absl::InvalidArgumentError(StrCat("accumulate: a batch of ", rows, " rows does not fit its ", slots_,
                                                " slots and its controls"));
     }
     uint8_t* out = nullptr;
@@ -114,6 +115,7 @@ class AccumulateInstance : public ModelInstance {
   const std::string output_;
   const ControlSpec start_;
   const ControlSpec ready_;
+  const size_t slots_;
   absl::Mutex mu_;  // one worker calls Execute; the lock only documents the state's owner
   std::vector<int32_t> sums_ ABSL_GUARDED_BY(mu_);  // per slot
 };
