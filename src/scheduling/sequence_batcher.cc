@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/completion_batch.h"
+#include "common/retry_after.h"
 #include "common/str_cat.h"
 #include "scheduling/sequence_controls.h"
 #include "scheduling/sequence_request.h"
@@ -70,6 +71,11 @@ void SequenceBatcher::Enqueue(std::unique_ptr<ScheduledRequest> request) {
       absl::StatusOr<int> admitted = slots_.Admit(request, *sequence, now);
       if (!admitted.ok()) {
         refused = admitted.status();
+        if (absl::IsResourceExhausted(refused)) {
+          // A backlog place frees when a slot does: at the latest after a sequence's idle time.
+          const auto idle_s = std::chrono::ceil<std::chrono::seconds>(options_.max_idle).count();
+          refused = WithRetryAfter(std::move(refused), static_cast<int>(std::clamp<int64_t>(idle_s, 1, 60)));
+        }
       } else if (*admitted >= 0) {
         work_available_[*admitted]->Signal();
       }  // else backlogged: it gets a slot when one is freed

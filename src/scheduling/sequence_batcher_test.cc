@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/synchronization/notification.h"
+#include "common/retry_after.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scheduling/scheduling_test_util.h"
@@ -195,6 +196,7 @@ TEST(SequenceBatcherTest, FullBacklogAnswersResourceExhaustedAndShutdownDrainsTh
   EXPECT_EQ(batcher.BacklogSequences(), 2u);
   EXPECT_EQ(outcomes.status_of("s4").code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(outcomes.status_of("s5").code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(RetryAfterSeconds(outcomes.status_of("s4")), 60) << "the idle time (1 h), capped";
   recorder.Release();
   // Sequence 1 never ends: stopping releases its slot at once, so the backlog runs.
   batcher.Shutdown();
