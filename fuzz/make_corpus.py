@@ -188,6 +188,22 @@ version_policy: { all: {} }
 parameters { key: "kv_cache_memory_bytes" value: { string_value: "64MiB" } }
 parameters { key: "num_threads" value: { string_value: "2" } }
 ''',
+    "sequence": '''name: "model"
+backend: "accumulate"
+max_batch_size: 4
+input [ { name: "INPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+sequence_batching {
+  max_sequence_idle_microseconds: 5000000
+  control_input [
+    { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
+    { name: "READY" control [ { kind: CONTROL_SEQUENCE_READY bool_false_true: [ false, true ] } ] },
+    { name: "END" control [ { kind: CONTROL_SEQUENCE_END fp32_false_true: [ 0, 1 ] } ] },
+    { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_STRING } ] }
+  ]
+  oldest { max_candidate_sequences: 4 preferred_batch_size: [ 2 ] max_queue_delay_microseconds: 100 }
+}
+''',
     "bad-field": 'name: "m"\nbackend: "identity"\nmax_batch_size: -1\nnot_a_field: 3\n',
 }
 

@@ -25,6 +25,9 @@ Layout written (DIR is replaced as a whole; do not keep hand-made models in it):
                                     [1000]; max_batch_size 8)
     DIR/simple/config.pbtxt, 1/     backend add_sub (Triton's "simple" example)
     DIR/identity_fp32/config.pbtxt, 1/   backend identity
+    DIR/accumulate_int32/config.pbtxt, 1/  backend accumulate: a stateful sequence model
+                                    (docs/sequence_batching.md): INPUT INT32 [1] ->
+                                    OUTPUT INT32 [1], the running sum of the sequence
 
   The demo pipelines (docs/pipelines.md, "Demo pipelines"): processing-backend models,
   two seeded TorchScript models and three ensembles:
@@ -395,6 +398,19 @@ def make_text_encoder(root):
                      [("OUTPUT__0", "TYPE_FP32", [128])], sample)
 
 
+# Triton's classic sequence controls: START and READY as INT32 0/1, the direct strategy;
+# a sequence idle for 10 s loses its slot.
+ACCUMULATE_SEQUENCE_BATCHING = """sequence_batching {
+  max_sequence_idle_microseconds: 10000000
+  control_input [
+    { name: "START" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
+    { name: "READY" control [ { kind: CONTROL_SEQUENCE_READY int32_false_true: [ 0, 1 ] } ] }
+  ]
+  direct { }
+}
+"""
+
+
 def make_builtin(root):
     simple = os.path.join(root, "simple")
     os.makedirs(os.path.join(simple, "1"))
@@ -407,6 +423,11 @@ def make_builtin(root):
     os.makedirs(os.path.join(identity, "1"))
     write_config(identity, "identity_fp32", "backend: \"identity\"", 0,
                  [("INPUT0", "TYPE_FP32", [-1])], [("OUTPUT0", "TYPE_FP32", [-1])])
+    accumulate = os.path.join(root, "accumulate_int32")
+    os.makedirs(os.path.join(accumulate, "1"))
+    write_config(accumulate, "accumulate_int32", "backend: \"accumulate\"", 8,
+                 [("INPUT", "TYPE_INT32", [1])], [("OUTPUT", "TYPE_INT32", [1])],
+                 extra=ACCUMULATE_SEQUENCE_BATCHING)
 
 
 # ------------------------------------------------------- pipelines (docs/pipelines.md)

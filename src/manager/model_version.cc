@@ -17,6 +17,8 @@
 #include "scheduling/batch_assembler.h"
 #include "scheduling/dynamic_batcher.h"
 #include "scheduling/scheduling_options.h"
+#include "scheduling/sequence_batcher.h"
+#include "scheduling/sequence_options.h"
 
 namespace infera {
 namespace {
@@ -272,6 +274,16 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   }
   scheduling->run_inline = options.backend->RunsInline();
   ModelVersion* raw = version.get();
+  if (config.has_sequence_batching()) {
+    auto sequence = SequenceBatchingOptionsFromConfig(config, options.max_queue_size);
+    if (!sequence.ok()) return absl::Status(sequence.status().code(), StrCat(where, ": ", sequence.status().message()));
+    version->scheduler_ = std::make_unique<SequenceBatcher>(
+        std::move(*sequence), std::move(instances),
+        [raw](ModelInstance& instance, ScheduledRequests requests, CompletionBatch& completions) {
+          raw->RunBatch(instance, std::move(requests), completions);
+        });
+    return version;
+  }
   version->scheduler_ = std::make_unique<DynamicBatcher>(
       std::move(*scheduling), std::move(instances),
       [raw](ModelInstance& instance, ScheduledRequests requests, CompletionBatch& completions) {
@@ -393,6 +405,9 @@ void ModelVersion::RefreshMetrics() {
 }
 
 void ModelVersion::DropStopped(ScheduledRequests& requests, ResponseDelivery delivery) {
+  // A sequence model's rows are its slots: the SequenceBatcher answers cancelled requests
+  // itself (a padding row takes their place), and a dropped row would shift the slots.
+  if (config_->has_sequence_batching()) return;
   const SteadyClock::time_point now = SteadyClock::now();
   auto stopped = [now](const std::unique_ptr<ScheduledRequest>& r) {
     return (r->request.cancellation && r->request.cancellation->IsCancelled()) || (r->deadline && *r->deadline <= now);
@@ -419,7 +434,9 @@ void ModelVersion::RunBatch(ModelInstance& instance, ScheduledRequests requests,
   if (requests.empty()) return;
   if (decoupled_) return RunDecoupled(instance, std::move(requests));
   BatchExecution batch = ExecuteBatch(instance, requests);
-  if (requests.size() > 1 && batch.status.code() == absl::StatusCode::kInvalidArgument) {
+  // (Not for a sequence model: a row run alone would leave its slot, the model's state.)
+  if (requests.size() > 1 && batch.status.code() == absl::StatusCode::kInvalidArgument &&
+      !config_->has_sequence_batching()) {
     // The backend blames an input, but which request's? Run each alone so that only the
     // one at fault gets the error. The failed batch did run: it counts as an execution
     // of its size (its time was spent), but no request's compute time.
@@ -472,7 +489,8 @@ void ModelVersion::RunEachAlone(ModelInstance& instance, ScheduledRequests reque
 void ModelVersion::Complete(ScheduledRequests& requests, BatchExecution& execution,
                             SteadyClock::time_point left_queue, ResponseDelivery delivery) {
   if (execution.status.ok()) {
-    statistics_.RecordExecution(requests.size(), execution.rows, NanosBetween(execution.start, execution.input_done),
+    const auto padding = std::count_if(requests.begin(), requests.end(), [](const auto& r) { return r->padding; });
+    statistics_.RecordExecution(requests.size() - static_cast<size_t>(padding), execution.rows, NanosBetween(execution.start, execution.input_done),
                                 NanosBetween(execution.input_done, execution.infer_done),
                                 NanosBetween(execution.infer_done, execution.end));
   } else if (execution.status.code() == absl::StatusCode::kInvalidArgument) {
@@ -486,6 +504,7 @@ void ModelVersion::Complete(ScheduledRequests& requests, BatchExecution& executi
   }
   for (size_t i = 0; i < requests.size(); ++i) {
     ScheduledRequest& r = *requests[i];
+    if (r.padding) continue;  // a sequence batcher's idle slot: no request, no statistics
     if (!execution.status.ok()) {
       r.callback(execution.status, delivery);
       continue;

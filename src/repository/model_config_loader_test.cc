@@ -143,7 +143,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"ShapeTensor",
                   "input [ { name: \"a\" data_type: TYPE_INT32 dims: [1] is_shape_tensor: true } ]",
                   {"is_shape_tensor"}},
-        BadConfig{"UnsupportedScheduling", "sequence_batching { }", {"sequence_batching"}},
+        // Sequence batching is served (docs/sequence_batching.md), implicit state is not.
+        BadConfig{"UnsupportedSequenceState", "sequence_batching { state [ { input_name: \"x\" } ] }",
+                  {"sequence_batching", "state"}},
         // Bounds (config_limits.h): each names the field and the limit.
         BadConfig{"MaxBatchSizeHuge", "max_batch_size: 2147483647",
                   {"max_batch_size", "2147483647", "limit of 65536"}},

@@ -40,6 +40,9 @@ struct ScheduledRequest {
   // Set by the scheduler's queue on admission.
   int priority_level = 1;  // 1 = highest
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // A sequence batcher's row for an idle slot (sequence_controls.h): executed for its
+  // position only; its result is dropped and it is no request in the statistics.
+  bool padding = false;
 };
 
 using ScheduledRequests = std::vector<std::unique_ptr<ScheduledRequest>>;

@@ -119,6 +119,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   std::unique_ptr<Server> server(new Server(options));
   server->backends_.Register(CreateTorchBackend(), {std::string(kTorchPlatformName)});
   server->backends_.Register(CreateAddSubBackend());
+  server->backends_.Register(CreateAccumulateBackend());
   server->backends_.Register(CreateIdentityBackend());
   server->backends_.Register(CreateImagePreprocessBackend());
   server->backends_.Register(CreateClassifyBackend());

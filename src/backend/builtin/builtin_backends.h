@@ -26,6 +26,8 @@ std::unique_ptr<Backend> CreateIdentityBackend();
 std::unique_ptr<Backend> CreateAddSubBackend();
 std::unique_ptr<Backend> CreateFaultInjectionBackend();
 std::unique_ptr<Backend> CreateRepeatBackend();
+// The sequence batcher's demo stateful model (accumulate_backend.cc).
+std::unique_ptr<Backend> CreateAccumulateBackend();
 
 }  // namespace infera
 

@@ -191,5 +191,43 @@ TEST(FaultInjectionBackendTest, EchoesOrFailsAsConfigured) {
   }
 }
 
+// accumulate (the sequence batcher's demo): one running sum per slot (= row), reset by
+// START, untouched by rows that are not READY.
+TEST(AccumulateBackendTest, KeepsARunningSumPerSlot) {
+  inference::ModelConfig config;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "name: 'acc' backend: 'accumulate' max_batch_size: 3 "
+      "input [ { name: 'INPUT' data_type: TYPE_INT32 dims: [1] } ] "
+      "output [ { name: 'OUTPUT' data_type: TYPE_INT32 dims: [1] } ] "
+      "sequence_batching { control_input [ "
+      "  { name: 'START' control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [0, 1] } ] },"
+      "  { name: 'READY' control [ { kind: CONTROL_SEQUENCE_READY int32_false_true: [0, 1] } ] } ] }",
+      &config));
+  auto backend = CreateAccumulateBackend();
+  ASSERT_TRUE(backend->ValidateConfig(config).ok());
+  ModelLoadContext context{&config, 1, {}, {}};
+  auto model = backend->Load(context);
+  ASSERT_TRUE(model.ok());
+  auto instance = (*model)->CreateInstance(InstanceOptions{});
+  ASSERT_TRUE(instance.ok());
+  auto run = [&](std::vector<int32_t> input, std::vector<int32_t> start, std::vector<int32_t> ready) {
+    const int64_t rows = static_cast<int64_t>(input.size());
+    std::vector<Tensor> inputs;
+    for (auto [name, values] : {std::pair{"INPUT", &input}, std::pair{"START", &start}, std::pair{"READY", &ready}}) {
+      inputs.push_back(Tensor{name, DataType::kInt32, {rows, 1}, Buffer::Copy(values->data(), values->size() * 4)});
+    }
+    auto outputs = (*instance)->Execute(std::move(inputs));
+    EXPECT_TRUE(outputs.ok()) << outputs.status();
+    return outputs.ok() ? Values<int32_t>((*outputs)[0]) : std::vector<int32_t>{};
+  };
+  EXPECT_EQ(run({5, 7}, {1, 1}, {1, 1}), (std::vector<int32_t>{5, 7}));
+  EXPECT_EQ(run({1, 9, 4}, {0, 0, 1}, {1, 0, 1}), (std::vector<int32_t>{6, 0, 4}));  // slot 1 idle
+  EXPECT_EQ(run({2, 1}, {0, 1}, {1, 1}), (std::vector<int32_t>{8, 1}));            // slot 1 restarts
+  EXPECT_FALSE((*instance)->Execute({}).ok()) << "without its controls it is not served by the sequence batcher";
+  inference::ModelConfig plain = config;
+  plain.clear_sequence_batching();
+  EXPECT_THAT(backend->ValidateConfig(plain).message(), ::testing::HasSubstr("needs sequence_batching"));
+}
+
 }  // namespace
 }  // namespace infera
