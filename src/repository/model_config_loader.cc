@@ -467,6 +467,12 @@ absl::Status ValidateModelConfig(std::string_view source, std::string_view model
                       StrCat("Response Cache does not currently support model ", config.name(),
                              " with 'decoupled' transaction policy. Please disable the response cache."));
   }
+  // Nor a stateful model's: its answer depends on the sequence's earlier requests.
+  if (config.response_cache().enable() && config.has_sequence_batching()) {
+    return FieldError(source, "response_cache.enable",
+                      StrCat("Response Cache does not currently support model ", config.name(),
+                             " with sequence batching scheduler. Please disable the response cache."));
+  }
   return absl::OkStatus();
 }
 

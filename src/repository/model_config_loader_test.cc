@@ -336,8 +336,8 @@ TEST(ModelConfigLoaderTest, EnsembleStepCountIsBounded) {
 }
 
 // The response cache (docs/response_cache.md): accepted, except with a decoupled
-// transaction policy, which Triton refuses with these words.
-TEST(ModelConfigLoaderTest, ResponseCacheIsRefusedOnlyForDecoupledModels) {
+// transaction policy or a sequence batcher, which Triton refuses with these words.
+TEST(ModelConfigLoaderTest, ResponseCacheIsRefusedOnlyForDecoupledAndSequenceModels) {
   auto cached = ParseAndValidate(std::string(kSimple) + "response_cache { enable: true }");
   ASSERT_TRUE(cached.ok()) << cached.status();
   EXPECT_TRUE(cached->response_cache().enable());
@@ -348,6 +348,10 @@ TEST(ModelConfigLoaderTest, ResponseCacheIsRefusedOnlyForDecoupledModels) {
   EXPECT_THAT(Message(decoupled), HasSubstr("Response Cache does not currently support model simple with "
                                             "'decoupled' transaction policy. Please disable the response cache."));
   EXPECT_TRUE(ParseAndValidate(std::string(kSimple) + "model_transaction_policy { decoupled: true }").ok());
+  auto stateful = ParseAndValidate(std::string(kSimple) + "response_cache { enable: true } sequence_batching { }");
+  EXPECT_EQ(stateful.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Message(stateful), HasSubstr("Response Cache does not currently support model simple with "
+                                           "sequence batching scheduler. Please disable the response cache."));
 }
 
 }  // namespace
