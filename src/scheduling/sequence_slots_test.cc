@@ -19,7 +19,9 @@ class SequenceSlotsTest : public ::testing::Test {
   absl::StatusOr<int> Admit(SequenceSlots& slots, const std::string& name, SequenceId id, bool start, bool end) {
     auto request = testing::MakeRequest(name, 1, outcomes_.Callback(name), 1);
     absl::StatusOr<int> admitted = slots.Admit(request, SequenceRequest{std::move(id), start, end}, now_);
-    if (!admitted.ok()) EXPECT_NE(request, nullptr) << "a refused request stays with the caller";
+    if (!admitted.ok()) {
+      EXPECT_NE(request, nullptr) << "a refused request stays with the caller";
+    }
     return admitted;
   }
   // (slot, request id) of the next batch of `instance`.
