@@ -4,6 +4,10 @@
 #
 #   scripts/fuzz.sh [seconds-per-target] [target...]     default: 300 s, every target
 #
+# Targets run FUZZ_JOBS at a time (default: the number of CPUs): each libFuzzer process is
+# single-threaded, so on a 2-core CI machine two at once halve the stage's wall time
+# without shortening any target's own time budget.
+#
 # New inputs go to build-fuzz/fuzz-work/<target>/ (the committed corpus is only read);
 # a crash, leak, timeout or sanitizer report stops that target, leaves the input in
 # build-fuzz/fuzz-artifacts/ and makes the script exit non-zero after the other targets.
@@ -24,33 +28,58 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-"halt_on_error=1:print_stacktrace=1:suppre
 export LSAN_OPTIONS=${LSAN_OPTIONS:-"suppressions=$SUPP/lsan.supp"}
 
 mkdir -p "$BUILD/fuzz-artifacts"
-failed=()
-summary=()
-for target in "${targets[@]}"; do
-  binary="$BUILD/fuzz/$target"
+JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+results="$BUILD/fuzz-artifacts/results"
+rm -rf "$results" && mkdir -p "$results"
+
+# Runs one target; writes its summary line to $results/<target>.summary and, when it fails,
+# $results/<target>.failed (the parent collects both once every target has ended).
+run_target() {
+  local target=$1
+  local binary="$BUILD/fuzz/$target"
   if [ ! -x "$binary" ]; then
     echo "fuzz: $binary is missing (build it: scripts/hardening_checks.sh fuzz-build)" >&2
-    failed+=("$target"); continue
+    touch "$results/$target.failed"; return
   fi
-  work="$BUILD/fuzz-work/$target"
+  local work="$BUILD/fuzz-work/$target"
   mkdir -p "$work"
-  log="$BUILD/fuzz-artifacts/$target.log"
+  local log="$BUILD/fuzz-artifacts/$target.log"
   echo "== fuzz: $target for ${SECONDS_PER_TARGET}s"
   # -timeout: one input running 10 s is a hang; -rss_limit_mb: an input may not make the
   # process grow past 2 GiB (libFuzzer's default, stated).
   "$binary" "$work" "fuzz/corpus/$target" -max_total_time="$SECONDS_PER_TARGET" \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$BUILD/fuzz-artifacts/$target-" >"$log" 2>&1
-  rc=$?
+  local rc=$?
+  local execs rate cov
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-  summary+=("$(printf '%-22s execs %-10s execs/s %-7s %s rc %s' "$target" "${execs:-?}" "${rate:-?}" "${cov:-}" "$rc")")
+  printf '%-22s execs %-10s execs/s %-7s %s rc %s\n' "$target" "${execs:-?}" "${rate:-?}" \
+    "${cov:-}" "$rc" >"$results/$target.summary"
   if [ $rc -ne 0 ]; then
-    echo "fuzz: $target FAILED (exit $rc); its log: $log" >&2
-    grep -A40 -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|==ERROR' "$log" >&2 || tail -40 "$log" >&2
-    failed+=("$target")
+    {
+      echo "fuzz: $target FAILED (exit $rc); its log: $log"
+      grep -A40 -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|==ERROR' "$log" ||
+        tail -40 "$log"
+    } >&2
+    touch "$results/$target.failed"
   fi
+}
+
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+  run_target "$target" &
+  running=$((running + 1))
+done
+wait
+
+failed=()
+summary=()
+for target in "${targets[@]}"; do
+  [ -f "$results/$target.summary" ] && summary+=("$(cat "$results/$target.summary")")
+  [ -f "$results/$target.failed" ] && failed+=("$target")
 done
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -ne 0 ]; then
