@@ -30,7 +30,7 @@ constexpr char kUsage[] =
     "\n"
     "Commands:\n"
     "  serve     Serve a model repository: infera serve --model-repository DIR\n"
-    "  bench     Load-test a KServe v2 or OpenAI endpoint (perf_analyzer's flags)\n"
+    "  bench     Load-test a KServe v2 or OpenAI endpoint, as perf_analyzer does\n"
     "  analyze   Find the model configuration that meets a latency or throughput objective\n"
     "  diagnose  Where a served model's time goes, and what to change\n"
     "  api-key   Create an API key for --api-key-file: infera api-key create --id ID\n"
