@@ -74,7 +74,8 @@ class GrpcServer {
     int infer_threads = 1;
     std::string server_name = "infera";
     std::string server_version;
-    // Whether the server as a whole is ready (models loaded, not draining).
+    // Whether the server as a whole is ready (Server::IsReady: started, not draining, and
+    // under --strict-readiness every model ready).
     std::function<bool()> server_ready;
     // When set, RepositoryModelLoad/Unload need metadata "authorization: Bearer <token>".
     std::string admin_token;

@@ -2,7 +2,8 @@
 // grpc_health_probe and load balancers.
 //
 //   service ""  or "inference.GRPCInferenceService"  ->  SERVING when the server is
-//   ready (every model loaded, not draining), else NOT_SERVING
+//   ready (Server::IsReady: every model loaded unless --strict-readiness=false, not
+//   draining), else NOT_SERVING
 //   any other service name                            ->  NOT_FOUND
 //
 // Watch is not implemented (UNIMPLEMENTED with no message, what gRPC answers for an

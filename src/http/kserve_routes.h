@@ -1,7 +1,8 @@
 // KServe v2 (Open Inference Protocol) REST endpoints.
 //
 //   GET  /v2/health/live                               200 while the process serves
-//   GET  /v2/health/ready                              200 when every model is ready
+//   GET  /v2/health/ready                              200 when the server is ready (every
+//                                                      model, unless --strict-readiness=false)
 //   GET  /v2                                           server metadata
 //   GET  /v2/models/{m}[/versions/{v}]                 model metadata
 //   GET  /v2/models/{m}[/versions/{v}]/ready           200 ready, 400 not ready
@@ -45,7 +46,8 @@ class KServeRoutes {
     std::string server_version;
     // Upper bound on elements in one request's JSON tensors (hostile-input guard).
     size_t max_input_elements = 64 << 20;
-    // Whether the server as a whole is ready (models loaded, not draining).
+    // Whether the server as a whole is ready (Server::IsReady: started, not draining, and
+    // under --strict-readiness every model ready).
     std::function<bool()> server_ready;
     // Where sampled requests are traced (both null: tracing off; they outlive the
     // routes and their requests).

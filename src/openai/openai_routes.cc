@@ -9,6 +9,7 @@
 #include "backend/text_generator.h"
 #include "common/str_cat.h"
 #include "http/url_path.h"
+#include "openai/embeddings_request.h"
 #include "openai/generation_job.h"
 #include "openai/generation_requests.h"
 #include "openai/openai_errors.h"
@@ -35,50 +36,71 @@ absl::StatusOr<OpenAiRoutes::Llm> OpenAiRoutes::FindLlm(std::string_view name) c
   return Llm{std::move(*version), model};
 }
 
+absl::StatusOr<OpenAiRoutes::ListedModel> OpenAiRoutes::DescribeModel(std::string_view name, bool ready) const {
+  if (!ready) return ListedModel{std::string(name), "llm", 0, std::nullopt, false};  // an LLM loading
+  auto version = manager_.GetModelVersion(name, std::nullopt);
+  if (!version.ok()) {
+    if (version.status().code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(StrCat("The model `", name, "` does not exist."));
+    }
+    return version.status();
+  }
+  if (const TextGenerator* llm = (*version)->text_generator()) {
+    return ListedModel{std::string(name), "llm", llm->created_unix_seconds(), llm->max_model_len(), true};
+  }
+  // The test /v1/embeddings applies (embeddings_request.h): the list shows what it serves.
+  if (EmbeddingDimension((*version)->config()).ok()) {
+    return ListedModel{std::string(name), "embedding", 0, std::nullopt, true};
+  }
+  return absl::NotFoundError(StrCat("The model `", name,
+                                    "` is not served by the OpenAI API: it is neither an LLM (backend \"llm\") "
+                                    "nor an embedding model (one TYPE_STRING input, one TYPE_FP32 output); "
+                                    "use KServe v2 (/v2/models/", name, "/infer)."));
+}
+
 HttpResponse OpenAiRoutes::ListModels(std::string_view only, const ApiKeyGrantPtr& key) const {
   rapidjson::StringBuffer b;
   rapidjson::Writer<rapidjson::StringBuffer> w(b);
-  // A ready LLM (m set), or one still loading (only its name is known).
-  auto write_model = [&](std::string_view name, const Llm* m) {
+  auto write_model = [&](const ListedModel& m) {
     w.StartObject();
     w.Key("id");
-    w.String(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+    w.String(m.name.data(), static_cast<rapidjson::SizeType>(m.name.size()));
     w.Key("object");
     w.String("model");
     w.Key("created");
-    w.Int64(m ? m->model->created_unix_seconds() : 0);
+    w.Int64(m.created);
     w.Key("owned_by");
     w.String("infera");
-    if (m) {
+    if (m.max_model_len) {
       w.Key("max_model_len");
-      w.Int64(m->model->max_model_len());
+      w.Int64(*m.max_model_len);
     }
+    w.Key("infera_kind");  // infera's field: which /v1 routes serve it
+    w.String(m.kind);
     w.Key("status");  // infera's field: "ready" or "loading"
-    w.String(m ? "ready" : "loading");
+    w.String(m.ready ? "ready" : "loading");
     w.EndObject();
   };
-  // The LLMs by name: ready (any version serves) or else loading.
-  std::vector<std::pair<std::string, bool>> llms;  // name, ready
+  // The candidates by name: ready (any version serves) or an LLM still loading (its
+  // config's backend is known before its versions serve).
+  std::vector<std::pair<std::string, bool>> names;  // name, ready
   for (const ModelIndexEntry& entry : manager_.Index()) {
     if (!only.empty() && entry.name != only) continue;
     if (key != nullptr && !key->entry.AllowsModel(entry.name)) continue;  // the key's models only
     const bool ready = entry.state == ModelState::kReady;
     const bool loading = entry.state == ModelState::kLoading && entry.backend == "llm";
     if (!ready && !loading) continue;
-    if (!llms.empty() && llms.back().first == entry.name) {
-      llms.back().second = llms.back().second || ready;
+    if (!names.empty() && names.back().first == entry.name) {
+      names.back().second = names.back().second || ready;
     } else {
-      llms.emplace_back(entry.name, ready);
+      names.emplace_back(entry.name, ready);
     }
   }
   if (!only.empty()) {
-    if (llms.empty() || llms[0].second) {  // ready, or not an LLM at all: the usual lookup
-      auto m = FindLlm(only);
-      if (!m.ok()) return OpenAiErrorResponse(m.status());
-      write_model(only, &*m);
-    } else {
-      write_model(only, nullptr);
-    }
+    // Neither ready nor loading: the lookup's own answer (unknown 404, unavailable 503).
+    auto m = DescribeModel(only, names.empty() || names[0].second);
+    if (!m.ok()) return OpenAiErrorResponse(m.status());
+    write_model(*m);
     return HttpResponse{200, "application/json", std::string(b.GetString(), b.GetSize()), {}};
   }
   w.StartObject();
@@ -86,12 +108,10 @@ HttpResponse OpenAiRoutes::ListModels(std::string_view only, const ApiKeyGrantPt
   w.String("list");
   w.Key("data");
   w.StartArray();
-  for (const auto& [name, ready] : llms) {
-    if (!ready) {
-      write_model(name, nullptr);
-    } else if (auto m = FindLlm(name); m.ok()) {
-      write_model(name, &*m);
-    }
+  for (const auto& [name, ready] : names) {
+    // A model the /v1 routes do not serve (a tensor model) is left out, as is one that
+    // stopped serving since the index was read.
+    if (auto m = DescribeModel(name, ready); m.ok()) write_model(*m);
   }
   w.EndArray();
   w.EndObject();

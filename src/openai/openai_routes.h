@@ -1,7 +1,9 @@
 // OpenAI-compatible endpoints for the LLMs in the repository (models whose version has a
 // text generator: backend "llm").
 //
-//   GET  /v1/models                 the LLMs (the OpenAI model id is the model's name)
+//   GET  /v1/models                 the models the /v1 routes serve: the LLMs and the
+//                                   embedding models (the OpenAI model id is the model's
+//                                   name; infera's field infera_kind: "llm" / "embedding")
 //   GET  /v1/models/{id}
 //   POST /v1/completions            prompt: a string, a list of token ids, or a batch
 //                                   (list) of either; n choices per prompt
@@ -9,7 +11,7 @@
 //   (POST /v1/embeddings is EmbeddingsRoutes': embedding models, not LLMs.)
 //
 // GET /v1/models lists the ready LLMs and those still loading, each with infera's
-// `status` field ("ready" / "loading"). Completions for a loading model answer 503
+// `status` field ("ready" / "loading"), and the ready embedding models. Completions for a loading model answer 503
 // ServiceUnavailableError with Retry-After. Response ids are `cmpl-` / `chatcmpl-` and
 // 128 random bits (NewResponseId).
 //
@@ -37,7 +39,9 @@
 #ifndef INFERA_OPENAI_OPENAI_ROUTES_H_
 #define INFERA_OPENAI_OPENAI_ROUTES_H_
 
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -70,7 +74,20 @@ class OpenAiRoutes {
     TextGenerator* model = nullptr;  // the version's text generation
   };
   absl::StatusOr<Llm> FindLlm(std::string_view name) const;
-  // `key`: the request's API key (null: keys off): only its models are listed.
+  // A model as GET /v1/models shows it.
+  struct ListedModel {
+    std::string name;
+    const char* kind;  // infera_kind: "llm" or "embedding"
+    int64_t created = 0;
+    std::optional<int64_t> max_model_len;  // a ready LLM's
+    bool ready = true;                     // false: an LLM still loading
+  };
+  // What the /v1 routes serve as `name` (`ready`: false for an LLM still loading);
+  // NotFound naming why for a model they do not serve, the lookup's error otherwise.
+  absl::StatusOr<ListedModel> DescribeModel(std::string_view name, bool ready) const;
+  // GET /v1/models (`only` empty) or /v1/models/{only}: the LLMs and the embedding models
+  // (those /v1/embeddings serves). `key`: the request's API key (null: keys off): only
+  // its models are listed.
   HttpResponse ListModels(std::string_view only, const ApiKeyGrantPtr& key) const;
   void Completions(HttpRequest request, HttpResponder responder) const;
   void ChatCompletions(HttpRequest request, HttpResponder responder) const;

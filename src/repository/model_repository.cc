@@ -19,6 +19,12 @@ absl::StatusOr<ModelRepository> ModelRepository::Open(const fs::path& root) {
     return absl::FailedPreconditionError(
         StrCat("model repository '", root.string(), "' is not a directory"));
   }
+  // A directory the server may not list fails here, at start, rather than serving an
+  // empty repository.
+  if (fs::directory_iterator(root, ec); ec) {
+    return absl::PermissionDeniedError(
+        StrCat("cannot read model repository '", root.string(), "': ", ec.message()));
+  }
   return ModelRepository(fs::absolute(root, ec));
 }
 

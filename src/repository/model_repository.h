@@ -23,7 +23,8 @@ namespace infera {
 
 class ModelRepository {
  public:
-  // NotFound / FailedPrecondition when `root` is missing or not a directory.
+  // NotFound / FailedPrecondition when `root` is missing or not a directory,
+  // PermissionDenied when it cannot be listed.
   static absl::StatusOr<ModelRepository> Open(const std::filesystem::path& root);
 
   const std::filesystem::path& root() const { return root_; }

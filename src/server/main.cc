@@ -1,7 +1,8 @@
 // infera: one binary, subcommands.
 //   infera serve --model-repository DIR [flags]
-//   infera bench -m MODEL [flags]       (the load generator, tools/bench)
-//   infera analyze --repository DIR -m MODEL --objective ...   (tools/analyze)
+//   infera bench ...       (the load generator, tools/bench)
+//   infera analyze ...     (the configuration search, tools/analyze)
+//   infera diagnose ...    (where a model's time goes, tools/diagnose)
 //   infera api-key create --id ID ...                          (security/api_key_command.h)
 //   infera --help | --version
 #include <iostream>
@@ -20,16 +21,23 @@
 namespace {
 
 constexpr char kUsage[] =
-    "infera — an inference server for image, text, ranking models over KServe v2.\n\n"
-    "Usage: infera <command> [flags]\n\n"
+    "infera: an inference server. It serves a Triton-layout model repository (image, text,\n"
+    "ranking models, pipelines and LLMs) over KServe v2 HTTP and gRPC, the OpenAI API\n"
+    "(/v1/chat/completions, /v1/completions, /v1/embeddings, /v1/models) and a web console\n"
+    "at http://HOST:8000/console.\n"
+    "\n"
+    "Usage: infera <command> [flags]\n"
+    "\n"
     "Commands:\n"
-    "  serve     Serve a model repository (infera serve --help for its flags).\n"
-    "  bench     Load-test a KServe v2 server (infera bench --help for its flags).\n"
-    "  analyze   Find the best model configuration for a latency objective (infera analyze --help).\n"
-    "  diagnose  Where a model's time goes (infera diagnose --help for its flags).\n"
-    "  api-key   Create an API key for --api-key-file (infera api-key create --id ID).\n"
-    "  version   Print the version.\n"
-    "  help      Show this text.\n";
+    "  serve     Serve a model repository: infera serve --model-repository DIR\n"
+    "  bench     Load-test a KServe v2 or OpenAI endpoint, as perf_analyzer does\n"
+    "  analyze   Find the model configuration that meets a latency or throughput objective\n"
+    "  diagnose  Where a served model's time goes, and what to change\n"
+    "  api-key   Create an API key for --api-key-file: infera api-key create --id ID\n"
+    "  version   Print the version\n"
+    "  help      Show this text\n"
+    "\n"
+    "Each command's flags: infera <command> --help\n";
 
 }  // namespace
 
@@ -51,8 +59,10 @@ int main(int argc, char** argv) {
   if (args[0] == "serve") {
     auto options = infera::ParseServeOptions({args.begin() + 1, args.end()});
     if (!options.ok()) {
-      std::cerr << "infera serve: " << options.status().message() << "\n\n"
-                << infera::ServeHelpText();
+      // One line naming the problem and where the flags are: the whole help would scroll
+      // the error out of sight.
+      std::cerr << "infera serve: " << options.status().message() << "\n"
+                << "see 'infera serve --help'\n";
       return 2;
     }
     if (options->help) {
@@ -65,6 +75,7 @@ int main(int argc, char** argv) {
   if (args[0] == "analyze") return infera::analyze::RunAnalyzeCommand({args.begin() + 1, args.end()});
   if (args[0] == "api-key") return infera::RunApiKeyCommand({args.begin() + 1, args.end()}, std::cout, std::cerr);
   if (args[0] == "diagnose") return infera::diagnose::RunDiagnoseCommand({args.begin() + 1, args.end()});
-  std::cerr << "infera: unknown command '" << args[0] << "'\n\n" << kUsage;
+  std::cerr << "infera: unknown command '" << args[0] << "'\n"
+            << "see 'infera --help'\n";
   return 2;
 }

@@ -1,6 +1,7 @@
 #include "server/options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -46,8 +47,7 @@ std::function<absl::Status(ServeOptions&, std::string_view)> Integer(T ServeOpti
 
 std::function<absl::Status(ServeOptions&, std::string_view)> Bool(bool ServeOptions::*field) {
   return [=](ServeOptions& o, std::string_view value) -> absl::Status {
-    if (value != "true" && value != "false") return absl::InvalidArgumentError("must be true or false");
-    o.*field = value == "true";
+    ASSIGN_OR_RETURN(o.*field, ParseBoolFlagValue(value));
     return absl::OkStatus();
   };
 }
@@ -103,6 +103,12 @@ const std::vector<Flag>& Flags() {
        "port does; every other path 404), for kubelet probes when the HTTP port requires "
        "client certificates (docs/tls.md). 0 picks a free port and logs it. Default: off.",
        Integer(&ServeOptions::http_health_port, 0, 65535)},
+      {"strict-readiness", "true|false",
+       "Triton's flag. true: /v2/health/ready, gRPC ServerReady and grpc.health.v1 say ready "
+       "only when every model is ready (one failed load takes the server out of a load "
+       "balancer). false: ready once the server has started and is not draining, even if "
+       "models failed to load; /v2/models/NAME/ready still tells each model. Default true.",
+       Bool(&ServeOptions::strict_readiness)},
       {"http-thread-count", "N",
        "HTTP I/O threads (each serves many connections). Default: one per core, at most 4.",
        Integer(&ServeOptions::http_thread_count, 0, 256)},
@@ -154,10 +160,9 @@ const std::vector<Flag>& Flags() {
          if (key != "counter_latencies") {
            return absl::InvalidArgumentError(StrCat("'", v, "': infera supports only counter_latencies=true|false"));
          }
-         if (value != "true" && value != "false") {
-           return absl::InvalidArgumentError(StrCat("'", v, "': counter_latencies must be true or false"));
-         }
-         o.metrics_counter_latencies = value == "true";
+         absl::StatusOr<bool> on = ParseBoolFlagValue(value);
+         if (!on.ok()) return absl::InvalidArgumentError(StrCat("'", v, "': counter_latencies: ", on.status().message()));
+         o.metrics_counter_latencies = *on;
          return absl::OkStatus();
        }},
       {"trace-endpoint", "URL",
@@ -245,10 +250,10 @@ const std::vector<Flag>& Flags() {
        "--allow-admin-api=shared-memory; with --admin-token or a restricted shared-memory group "
        "their holders may register anyway). Default false.",
        [](ServeOptions& o, std::string_view v) -> absl::Status {
-         if (v != "true" && v != "false") return absl::InvalidArgumentError("must be true or false");
+         ASSIGN_OR_RETURN(const bool allow, ParseBoolFlagValue(v));
          auto it = std::find(o.allow_admin_api.begin(), o.allow_admin_api.end(), ApiCategory::kSharedMemory);
-         if (v == "true" && it == o.allow_admin_api.end()) o.allow_admin_api.push_back(ApiCategory::kSharedMemory);
-         if (v == "false" && it != o.allow_admin_api.end()) o.allow_admin_api.erase(it);
+         if (allow && it == o.allow_admin_api.end()) o.allow_admin_api.push_back(ApiCategory::kSharedMemory);
+         if (!allow && it != o.allow_admin_api.end()) o.allow_admin_api.erase(it);
          return absl::OkStatus();
        }},
       {"http-restricted-api", "CATEGORIES:KEY=VALUE",
@@ -375,7 +380,7 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& a
       if (name == f.name) flag = &f;
     }
     if (flag == nullptr) {
-      return absl::InvalidArgumentError(StrCat("unknown flag --", name, " (see infera serve --help)"));
+      return absl::InvalidArgumentError(StrCat("unknown flag --", name));
     }
     if (!value && flag->value_name != nullptr) {
       if (i + 1 >= args.size()) {
@@ -407,6 +412,14 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& a
   return options;
 }
 
+absl::StatusOr<bool> ParseBoolFlagValue(std::string_view value) {
+  std::string lower(value);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower == "true" || lower == "on" || lower == "1") return true;
+  if (lower == "false" || lower == "off" || lower == "0") return false;
+  return absl::InvalidArgumentError(StrCat("must be true or false (or 1, 0, on, off), not '", value, "'"));
+}
+
 absl::StatusOr<uint64_t> ParseCacheConfig(std::string_view value) {
   const size_t comma = value.find(',');
   const std::string_view cache = value.substr(0, comma);
@@ -435,15 +448,55 @@ int LoadThreads(const ServeOptions& options, int cpus) {
   return std::clamp(cpus, 1, 8);
 }
 
+namespace {
+
+// `text` as lines of at most `width` characters (words are never split; a word longer
+// than `width` gets a line of its own).
+std::vector<std::string> WrapWords(std::string_view text, size_t width) {
+  std::vector<std::string> lines(1);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t space = text.find(' ', pos);
+    const std::string_view word = text.substr(pos, space == text.npos ? text.npos : space - pos);
+    pos = space == text.npos ? text.size() : space + 1;
+    if (word.empty()) continue;
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back();
+    if (!lines.back().empty()) lines.back() += ' ';
+    lines.back() += word;
+  }
+  return lines;
+}
+
+}  // namespace
+
 std::string ServeHelpText() {
+  // Each flag: "  --name VALUE" in the left column, its description wrapped beside it
+  // (below it when the name does not fit), continuation lines indented to the column.
+  constexpr size_t kColumn = 36;
   std::string text =
-      "Usage: infera serve --model-repository DIR [flags]\n\n"
-      "Serves every model in a Triton-layout repository over KServe v2 HTTP/REST and gRPC.\n\n"
+      "Usage: infera serve --model-repository DIR [flags]\n"
+      "\n"
+      "Serves every model of a Triton-layout repository, on one HTTP port (--http-port):\n"
+      "  KServe v2 REST    /v2/models/NAME/infer, /v2/health/ready, ... (Triton's API)\n"
+      "  OpenAI API        /v1/chat/completions, /v1/completions for LLMs (backend \"llm\"),\n"
+      "                    /v1/embeddings for embedding models, /v1/models lists both\n"
+      "  web console       http://HOST:HTTP_PORT/console (models, live charts, playground, chat)\n"
+      "and KServe v2 gRPC on --grpc-port, Prometheus metrics on --metrics-port.\n"
+      "Boolean flags take true|false (or 1|0); --flag=VALUE and --flag VALUE both work.\n"
+      "\n"
       "Flags:\n";
   for (const Flag& f : Flags()) {
-    std::string left = StrCat("  --", f.name, f.value_name ? StrCat(" ", f.value_name) : "");
-    if (left.size() < 34) left.resize(34, ' ');
-    text += StrCat(left, " ", f.help, "\n");
+    const std::string left = StrCat("  --", f.name, f.value_name ? StrCat(" ", f.value_name) : "");
+    const std::vector<std::string> lines = WrapWords(f.help, kHelpColumns - kColumn);
+    const std::string indent(kColumn, ' ');
+    size_t first = 0;
+    if (left.size() + 2 <= kColumn) {  // two spaces at least between name and text
+      text += StrCat(left, std::string(kColumn - left.size(), ' '), lines[0], "\n");
+      first = 1;
+    } else {
+      text += left + "\n";
+    }
+    for (size_t i = first; i < lines.size(); ++i) text += StrCat(indent, lines[i], "\n");
   }
   return text;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -65,6 +66,10 @@ struct ServeOptions {
   std::string grpc_root_cert;
   // What the gRPC port serves: Triton's flags when any is given, else `tls`.
   TlsConfig grpc_tls;
+  // Triton's --strict-readiness: true, the server is ready only when every model is
+  // (one failed load takes it out); false, ready once it has started and is not draining,
+  // whatever its models' states (each model's own readiness still says which serve).
+  bool strict_readiness = true;
   int shutdown_delay_secs = 0;
   std::string trace_endpoint;  // empty: tracing off
   double trace_rate = 0.01;
@@ -81,8 +86,13 @@ struct ServeOptions {
 };
 
 // Parses the arguments after `infera serve`. InvalidArgument naming the flag for an
-// unknown flag, a missing or malformed value, or a missing --model-repository.
+// unknown flag, a missing or malformed value, or a missing --model-repository: one line,
+// which `infera serve` prints followed by a pointer to --help (not the whole help).
 absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& args);
+
+// A boolean flag's value as Triton parses it: true/on/1 or false/off/0, any case.
+// InvalidArgument quoting the value otherwise.
+absl::StatusOr<bool> ParseBoolFlagValue(std::string_view value);
 
 // Triton's --cache-config value "<cache>,<key>=<value>": only the `local` cache and its
 // `size` key (bytes). InvalidArgument naming what is wrong.
@@ -93,8 +103,14 @@ absl::StatusOr<uint64_t> ParseCacheConfig(std::string_view value);
 // deserialised and optimised copies: the cap bounds the memory peak of a start).
 int LoadThreads(const ServeOptions& options, int cpus);
 
-// The `infera serve --help` text: every flag, its default, what it does.
+// The `infera serve --help` text: what infera serves, then every flag, its default and
+// what it does, no line over kHelpColumns. Each flag's line starts "  --NAME [VALUE]"; its
+// description goes on over lines indented deeper (tests/deploy/deploy_checks.py reads the
+// flags and their "Default N" from it).
 std::string ServeHelpText();
+
+// The widest line of every --help and usage text (an 100-column terminal shows them unwrapped).
+inline constexpr size_t kHelpColumns = 100;
 
 }  // namespace infera
 

@@ -1,6 +1,10 @@
 #include "server/options.h"
 
 #include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/str_cat.h"
 #include "gmock/gmock.h"
@@ -274,8 +278,98 @@ TEST(OptionsTest, TritonMetricsFlags) {
         ParseServeOptions({"--model-repository=/m", std::string("--metrics-config=") + bad}).status().message());
     EXPECT_THAT(message, HasSubstr("--metrics-config")) << bad;
   }
-  EXPECT_THAT(std::string(ParseServeOptions({"--model-repository=/m", "--triton-metrics=1"}).status().message()),
+  EXPECT_THAT(std::string(ParseServeOptions({"--model-repository=/m", "--triton-metrics=yes"}).status().message()),
               HasSubstr("--triton-metrics"));
+}
+
+TEST(OptionsTest, StrictReadinessIsTritonsBooleanFlag) {
+  auto defaults = ParseServeOptions({"--model-repository=/m"});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->strict_readiness);  // Triton's default: one failed model, not ready
+  // Both forms, and every spelling Triton's boolean flags take.
+  for (const auto& [args, expected] : std::vector<std::pair<std::vector<std::string>, bool>>{
+           {{"--strict-readiness=false"}, false},
+           {{"--strict-readiness", "false"}, false},
+           {{"--strict-readiness=0"}, false},
+           {{"--strict-readiness", "off"}, false},
+           {{"--strict-readiness=FALSE"}, false},
+           {{"--strict-readiness=true"}, true},
+           {{"--strict-readiness", "1"}, true},
+           {{"--strict-readiness=On"}, true},
+           {{"--strict-readiness=false", "--strict-readiness=true"}, true},  // the last one wins
+       }) {
+    std::vector<std::string> all = {"--model-repository=/m"};
+    all.insert(all.end(), args.begin(), args.end());
+    auto options = ParseServeOptions(all);
+    ASSERT_TRUE(options.ok()) << args[0] << ": " << options.status();
+    EXPECT_EQ(options->strict_readiness, expected) << args[0] << (args.size() > 1 ? " " + args[1] : "");
+  }
+  auto message = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "--model-repository=/m");
+    return std::string(ParseServeOptions(args).status().message());
+  };
+  EXPECT_EQ(message({"--strict-readiness=maybe"}),
+            "--strict-readiness: must be true or false (or 1, 0, on, off), not 'maybe'");
+  EXPECT_EQ(message({"--strict-readiness="}), "--strict-readiness: must be true or false (or 1, 0, on, off), not ''");
+  EXPECT_EQ(message({"--strict-readiness"}), "--strict-readiness needs a value (true|false)");
+  // The other boolean flags take the same spellings.
+  auto shm = ParseServeOptions({"--model-repository=/m", "--allow-client-shm", "1"});
+  ASSERT_TRUE(shm.ok()) << shm.status();
+  EXPECT_EQ(shm->allow_admin_api, std::vector<ApiCategory>{ApiCategory::kSharedMemory});
+  EXPECT_THAT(message({"--allow-client-shm=yes"}), HasSubstr("--allow-client-shm: must be true or false"));
+}
+
+// `infera serve` prints the message on one line, then "see 'infera serve --help'": the
+// parser's message must be one line that names the problem, with no pointer of its own.
+TEST(OptionsTest, ErrorsAreOneLine) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--bogus"},
+           {"--model-repository=/m", "--bogus"},
+           {"--model-repository=/m", "--http-port", "abc"},
+           {"--model-repository=/m", "--http-port"},
+           {"--model-repository=/m", "stray"},
+           {"--model-repository=/m", "--model-control-mode=sometimes"},
+           {"--model-repository=/m", "--strict-readiness=perhaps"},
+           {},
+       }) {
+    const absl::Status status = ParseServeOptions(args).status();
+    ASSERT_FALSE(status.ok());
+    const std::string message(status.message());
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_EQ(message.find("--help"), std::string::npos) << message;
+    EXPECT_LE(message.size() + std::string("infera serve: ").size(), kHelpColumns) << message;
+  }
+  EXPECT_EQ(std::string(ParseServeOptions({"--model-repository=/m", "--bogus"}).status().message()),
+            "unknown flag --bogus");
+  EXPECT_EQ(std::string(ParseServeOptions({"--model-repository=/m", "--http-port", "abc"}).status().message()),
+            "--http-port: 'abc' is not an integer in [0, 65535]");
+}
+
+// Columns of a UTF-8 line: its code points (the help has no wide characters).
+size_t Columns(std::string_view line) {
+  size_t n = 0;
+  for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+TEST(OptionsTest, HelpFitsAHundredColumnsAndSaysWhatIsServed) {
+  const std::string help = ServeHelpText();
+  size_t start = 0, lines = 0;
+  while (start < help.size()) {
+    const size_t end = help.find('\n', start);
+    const std::string_view line = std::string_view(help).substr(start, end - start);
+    EXPECT_LE(Columns(line), kHelpColumns) << line;
+    start = end + 1;
+    ++lines;
+  }
+  EXPECT_GT(lines, 60u);
+  for (const char* served : {"KServe v2", "gRPC", "OpenAI", "/v1/chat/completions", "/v1/embeddings",
+                             "/console", "--strict-readiness"}) {
+    EXPECT_THAT(help, HasSubstr(served));
+  }
+  // Each flag's first line starts "  --NAME" (tests/deploy/deploy_checks.py reads them).
+  EXPECT_THAT(help, HasSubstr("\n  --http-port N"));
+  EXPECT_THAT(help, HasSubstr("\n  --strict-readiness true|false"));
 }
 
 }  // namespace

@@ -400,7 +400,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
     }
   }
   LogStartupSummary(uptime_at_start, transports_up - start, loads, std::chrono::steady_clock::now() - start);
-  INFERA_LOG(INFO) << "server is " << (server->IsReady() ? "ready" : "NOT ready (a model failed to load)");
+  if (server->manager_->AllModelsReady()) {
+    INFERA_LOG(INFO) << "server is ready";
+  } else if (server->IsReady()) {
+    INFERA_LOG(INFO) << "server is ready (--strict-readiness=false; a model failed to load)";
+  } else {
+    INFERA_LOG(INFO) << "server is NOT ready (a model failed to load; --strict-readiness=false "
+                        "would report ready)";
+  }
+  server->started_ = true;
   return server;
 }
 
@@ -492,14 +500,20 @@ void Server::AppendCacheMetrics(std::string& text) const {
 }
 
 bool Server::IsReady() const {
-  return models_loaded_.load() && !draining_.load() && manager_->AllModelsReady();
+  if (!models_loaded_.load() || draining_.load()) return false;
+  return !options_.strict_readiness || manager_->AllModelsReady();
 }
 
 void Server::Shutdown() {
   draining_ = true;
   if (shut_down_.exchange(true)) return;
-  INFERA_LOG(INFO) << "shutting down: finishing in-flight requests (up to "
-                   << options_.exit_timeout_secs << " s)";
+  // A start that failed tears down what it built without a word: the error that stopped
+  // it is the last thing the operator should read, not "shutdown complete".
+  const bool started = started_.load();
+  if (started) {
+    INFERA_LOG(INFO) << "shutting down: finishing in-flight requests (up to "
+                     << options_.exit_timeout_secs << " s)";
+  }
   // Open console streams would hold the HTTP drain until its timeout: end them first.
   if (console_stream_) console_stream_->Shutdown();
   const std::chrono::seconds grace(options_.exit_timeout_secs);
@@ -533,7 +547,7 @@ void Server::Shutdown() {
   if (health_http_) health_http_->Shutdown(std::chrono::seconds(0));
   health_http_.reset();
   http_.reset();
-  INFERA_LOG(INFO) << "shutdown complete";
+  if (started) INFERA_LOG(INFO) << "shutdown complete";
 }
 
 int RunServe(const ServeOptions& options) {

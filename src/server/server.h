@@ -50,6 +50,9 @@ class Server {
   static absl::StatusOr<std::unique_ptr<Server>> Start(const ServeOptions& options);
   ~Server();
 
+  // The server's readiness (HTTP /v2/health/ready, gRPC ServerReady and health Check,
+  // the console): started and not draining, and with --strict-readiness (the default)
+  // every model ready too.
   bool IsReady() const;
   // First step of a graceful stop: readiness turns false; requests are still served.
   void BeginDrain() { draining_ = true; }
@@ -100,6 +103,7 @@ class Server {
   std::atomic<bool> models_loaded_{false};
   std::atomic<bool> draining_{false};   // readiness false (BeginDrain or Shutdown)
   std::atomic<bool> shut_down_{false};  // Shutdown() has run
+  std::atomic<bool> started_{false};    // Start() succeeded (else Shutdown() is silent)
 };
 
 // Runs `infera serve` until SIGTERM/SIGINT; returns the process exit code.

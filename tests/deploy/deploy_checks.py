@@ -112,14 +112,23 @@ def infera_binary():
 
 
 def parse_serve_help(text):
-    """`infera serve --help` -> {flag: default or None}."""
-    flags = {}
+    """`infera serve --help` -> {flag: default or None}. A flag's line starts "  --NAME"
+    (two spaces); its description may go on over lines indented deeper."""
+    descriptions = {}
+    current = None
     for line in text.splitlines():
-        m = re.match(r"^\s+--([a-z0-9][a-z0-9-]*)(?:\s+(\S+))?(?:\s{2,}(.*))?$", line)
-        if not m:
-            continue
-        default = re.search(r"Default:?\s+(\d+)(?=\.?(?:\s|$))", m.group(3) or "")
-        flags[m.group(1)] = int(default.group(1)) if default else None
+        m = re.match(r"^  --([a-z0-9][a-z0-9-]*)(?:\s+(\S+))?(?:\s{2,}(.*))?$", line)
+        if m:
+            current = m.group(1)
+            descriptions[current] = m.group(3) or ""
+        elif current and re.match(r"^ {4,}\S", line):
+            descriptions[current] += " " + line.strip()
+        else:
+            current = None
+    flags = {}
+    for flag, description in descriptions.items():
+        default = re.search(r"Default:?\s+(\d+)(?=\.?(?:\s|$))", description)
+        flags[flag] = int(default.group(1)) if default else None
     return flags
 
 

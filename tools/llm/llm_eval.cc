@@ -43,6 +43,7 @@
 #include "llm/llama_model_runner.h"
 #include "llm/llm_model_options.h"
 #include "text/tokenizer.h"
+#include "tools/llm/tool_cli.h"
 
 namespace {
 
@@ -56,25 +57,53 @@ struct Flags {
   int threads = 1;
 };
 
+constexpr char kUsage[] =
+    "Usage: llm_eval --model DIR --text FILE [flags]\n"
+    "\n"
+    "Accuracy of an LLM configuration against a reference configuration of the same weights\n"
+    "(docs/llm.md, \"Weight quantisation\"): perplexity on FILE and greedy agreement, as JSON.\n"
+    "Runs the paged model runner directly, no server.\n"
+    "\n"
+    "Flags:\n"
+    "  --model DIR               the model folder (config.json, weights, tokenizer) (required)\n"
+    "  --text FILE               the evaluation text (required)\n"
+    "  --param KEY=VALUE         a config.pbtxt parameter of the model under test, e.g.\n"
+    "                            quantization=int8 (repeatable)\n"
+    "  --reference-param K=V     a parameter of the reference (repeatable). Default: none\n"
+    "  --reference-model DIR     the reference's folder (same architecture and tokenizer).\n"
+    "                            Default: --model\n"
+    "  --max-tokens N            tokens of FILE evaluated. Default 1024\n"
+    "  --window N                perplexity window (<= max_position_embeddings). Default 256\n"
+    "  --prompts N               greedy-agreement prompts taken from FILE. Default 8\n"
+    "  --prompt-tokens N         tokens per prompt. Default 16\n"
+    "  --agreement-tokens N      greedy tokens generated per prompt. Default 32\n"
+    "  --threads N               intra-op threads. Default 1\n"
+    "  -h, --help                show this help\n"
+    "\n"
+    "Exit 2 on a bad flag, 1 on a load or run error.\n";
+
 [[noreturn]] void Fail(int code, const std::string& message) {
+  if (code == 2) infera::llm_tools::FlagError("llm_eval", message);
   std::cerr << "llm_eval: " << message << "\n";
   std::exit(code);
 }
 
 int64_t ParsePositive(const std::string& flag, const std::string& v, int64_t max) {
-  try {
-    size_t used = 0;
-    const long long n = std::stoll(v, &used);
-    if (used == v.size() && n >= 1 && n <= max) return n;
-  } catch (const std::exception&) {
-  }
-  Fail(2, StrCat(flag, ": '", v, "' is not an integer in [1, ", max, "]"));
+  return infera::llm_tools::IntegerFlag("llm_eval", flag, v, 1, max);
 }
 
 Flags ParseFlags(int argc, char** argv) {
+  infera::llm_tools::HandleHelp(argc, argv, kUsage);
   Flags f;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag.rfind("--", 0) != 0) Fail(2, StrCat("unexpected argument '", flag, "' (flags start with --)"));
+    static const char* const kKnown[] = {"--model",    "--text",    "--reference-model", "--param",
+                                         "--reference-param", "--max-tokens", "--window", "--prompts",
+                                         "--prompt-tokens", "--agreement-tokens", "--threads"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), flag) == std::end(kKnown)) {
+      Fail(2, StrCat("unknown flag ", flag));
+    }
     if (i + 1 >= argc) Fail(2, StrCat(flag, " needs a value"));
     const std::string v = argv[++i];
     if (flag == "--model") f.model = v;

@@ -17,8 +17,30 @@
 
 #include "common/str_cat.h"
 #include "llm/llama_model_runner.h"
+#include "tools/llm/tool_cli.h"
 
 namespace {
+
+constexpr char kUsage[] =
+    "Usage: llm_logits --model DIR --prompt IDS [--prompt IDS ...] [flags]\n"
+    "\n"
+    "Runs the paged model runner directly (no scheduler, no server) and prints next-token\n"
+    "logits as JSON: {\"sequences\": [{\"positions\", \"logits\", \"generated\"}]}\n"
+    "(tests/integration/test_llm.py compares them with PyTorch).\n"
+    "\n"
+    "Flags:\n"
+    "  --model DIR               the model folder (required)\n"
+    "  --prompt IDS              comma-separated token ids, e.g. 1,2,3 (repeat: one per sequence)\n"
+    "  --chunk C                 prefill chunk in tokens (all prompts in the same steps).\n"
+    "                            Default: the whole prompt\n"
+    "  --block-size B            KV-cache block size in tokens. Default 4\n"
+    "  --threads N               intra-op threads. Default 1\n"
+    "  --generate K              greedy tokens decoded after the prompts, batched. Default 0\n"
+    "  --matmul packed|blas      the matmul kernel. Default packed\n"
+    "  --kv-cache-dtype fp32|bf16|fp16   the KV cache's element type. Default fp32\n"
+    "  -h, --help                show this help\n";
+
+constexpr char kTool[] = "llm_logits";
 
 std::vector<int32_t> ParseIds(const std::string& text) {
   std::vector<int32_t> ids;
@@ -26,7 +48,8 @@ std::vector<int32_t> ParseIds(const std::string& text) {
   while (pos < text.size()) {
     size_t comma = text.find(',', pos);
     if (comma == std::string::npos) comma = text.size();
-    ids.push_back(std::stoi(text.substr(pos, comma - pos)));
+    ids.push_back(static_cast<int32_t>(
+        infera::llm_tools::IntegerFlag(kTool, "--prompt", text.substr(pos, comma - pos), 0, INT32_MAX)));
     pos = comma + 1;
   }
   return ids;
@@ -52,22 +75,33 @@ int main(int argc, char** argv) {
   int threads = 1;
   MatmulKernel kernel = MatmulKernel::kPacked;
   KvCacheDtype kv_dtype = KvCacheDtype::kFloat32;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i], value = argv[i + 1];
+  using infera::llm_tools::FlagError;
+  using infera::llm_tools::IntegerFlag;
+  infera::llm_tools::HandleHelp(argc, argv, kUsage);
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag != "--model" && flag != "--prompt" && flag != "--chunk" && flag != "--block-size" &&
+        flag != "--threads" && flag != "--generate" && flag != "--matmul" && flag != "--kv-cache-dtype") {
+      FlagError(kTool, "unknown flag " + flag);
+    }
+    if (i + 1 >= argc) FlagError(kTool, flag + " needs a value");
+    const std::string value = argv[i + 1];
     if (flag == "--model") model = value;
     else if (flag == "--prompt") { seqs.emplace_back(); seqs.back().tokens = ParseIds(value); }
-    else if (flag == "--chunk") chunk = std::stoll(value);
-    else if (flag == "--block-size") block_size = std::stoll(value);
-    else if (flag == "--threads") threads = std::stoi(value);
-    else if (flag == "--generate") generate = std::stoll(value);
-    else if (flag == "--matmul") kernel = value == "blas" ? MatmulKernel::kBlas : MatmulKernel::kPacked;
-    else if (flag == "--kv-cache-dtype") {
+    else if (flag == "--chunk") chunk = IntegerFlag(kTool, flag, value, 1, int64_t{1} << 30);
+    else if (flag == "--block-size") block_size = IntegerFlag(kTool, flag, value, 1, 1 << 16);
+    else if (flag == "--threads") threads = static_cast<int>(IntegerFlag(kTool, flag, value, 1, 1024));
+    else if (flag == "--generate") generate = IntegerFlag(kTool, flag, value, 0, 1 << 20);
+    else if (flag == "--matmul") {
+      if (value != "packed" && value != "blas") FlagError(kTool, "--matmul: '" + value + "' is not packed or blas");
+      kernel = value == "blas" ? MatmulKernel::kBlas : MatmulKernel::kPacked;
+    } else {
       auto dtype = ParseKvCacheDtype(value);
-      if (!dtype) { std::cerr << "--kv-cache-dtype: '" << value << "' is not fp32, bf16 or fp16\n"; return 2; }
+      if (!dtype) FlagError(kTool, "--kv-cache-dtype: '" + value + "' is not fp32, bf16 or fp16");
       kv_dtype = *dtype;
     }
-    else { std::cerr << "unknown flag " << flag << "\n"; return 2; }
   }
+  if (model.empty() || seqs.empty()) FlagError(kTool, "--model and at least one --prompt are required");
   auto runner = LlamaModelRunner::Load(model, threads, kernel);
   if (!runner.ok()) { std::cerr << runner.status() << "\n"; return 1; }
   int64_t max_tokens = 0;

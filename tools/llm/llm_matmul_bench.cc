@@ -14,12 +14,35 @@
 #include <vector>
 
 #include "llm/packed_matmul.h"
+#include "tools/llm/tool_cli.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "Usage: llm_matmul_bench [--reps N]\n"
+    "\n"
+    "The packed-matmul kernels alone on the bench model's projection shapes, one thread:\n"
+    "every weight type (f32, bf16, int8, int4) x M = 1, 8, 16 x each kernel this CPU runs.\n"
+    "Prints one JSON line per case: the median of N calls and the bytes streamed per ms\n"
+    "(docs/benchmarks.md, \"LLM weight quantisation\").\n"
+    "\n"
+    "Flags:\n"
+    "  --reps N      calls per case (the median is reported). Default 15\n"
+    "  -h, --help    show this help\n";
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace infera::llm;
   using Clock = std::chrono::steady_clock;
   int reps = 15;
-  if (argc == 3 && std::string(argv[1]) == "--reps") reps = std::max(1, std::atoi(argv[2]));
+  infera::llm_tools::HandleHelp(argc, argv, kUsage);
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag != "--reps") infera::llm_tools::FlagError("llm_matmul_bench", "unknown flag " + flag);
+    if (i + 1 >= argc) infera::llm_tools::FlagError("llm_matmul_bench", "--reps needs a value");
+    reps = static_cast<int>(infera::llm_tools::IntegerFlag("llm_matmul_bench", flag, argv[i + 1], 1, 1 << 20));
+  }
   struct Shape {
     const char* name;
     int64_t k, n;

@@ -16,23 +16,45 @@
 #include "text/tokenizer.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
+#include "tools/llm/tool_cli.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "Usage: llm_tokenize DIR [--no-special] [--max-ids N | --truncate N]\n"
+    "\n"
+    "Encodes and decodes with the tokenizer of the model folder DIR. Reads one JSON string\n"
+    "per stdin line and prints one line per input:\n"
+    "  {\"ids\": [...], \"decoded\": \"...\", \"seconds\": s}   (seconds: the encoding's wall time)\n"
+    "\n"
+    "Flags:\n"
+    "  --no-special    encode without the tokenizer's special tokens\n"
+    "  --max-ids N     encode within a budget of N ids ({\"ids\": null} past it)\n"
+    "  --truncate N    keep the first N ids\n"
+    "  -h, --help      show this help\n";
+
+constexpr char kTool[] = "llm_tokenize";
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace infera::text;
-  if (argc < 2) {
-    std::cerr << "usage: llm_tokenize DIR [--no-special]\n";
-    return 2;
-  }
+  using infera::llm_tools::FlagError;
+  using infera::llm_tools::IntegerFlag;
+  infera::llm_tools::HandleHelp(argc, argv, kUsage);
+  if (argc < 2 || std::string_view(argv[1]).starts_with("--")) FlagError(kTool, "the model folder DIR comes first");
   bool special = true;
   std::optional<size_t> max_ids, truncate;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--no-special") special = false;
-    else if (arg == "--max-ids" && i + 1 < argc) max_ids = std::stoul(argv[++i]);
-    else if (arg == "--truncate" && i + 1 < argc) truncate = std::stoul(argv[++i]);
-    else {
-      std::cerr << "unknown argument " << arg << "\n";
-      return 2;
+    if (arg == "--no-special") {
+      special = false;
+    } else if (arg == "--max-ids" || arg == "--truncate") {
+      if (i + 1 >= argc) FlagError(kTool, arg + " needs a value");
+      const auto n = static_cast<size_t>(IntegerFlag(kTool, arg, argv[++i], 0, int64_t{1} << 40));
+      (arg == "--max-ids" ? max_ids : truncate) = n;
+    } else {
+      FlagError(kTool, "unknown argument " + arg);
     }
   }
   auto tokenizer = Tokenizer::Load(argv[1]);
