@@ -58,6 +58,33 @@ absl::Status SetText(std::string& field, std::string_view value) {
   return absl::OkStatus();
 }
 
+// Triton's summary_quantiles: "Q:E,Q:E,..." (quantile and its allowed error, each in
+// [0, 1]). Checked although infera does not export summaries, so that a typo in a Triton
+// command line is reported here rather than by Triton later.
+absl::Status CheckSummaryQuantiles(std::string_view value) {
+  if (value.empty()) return absl::InvalidArgumentError("summary_quantiles needs Q:E[,Q:E...]");
+  auto in_unit_interval = [](std::string_view text) {
+    double parsed = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    return ec == std::errc() && end == text.data() + text.size() && parsed >= 0 && parsed <= 1;
+  };
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    const std::string_view pair = value.substr(0, comma);
+    const size_t colon = pair.find(':');
+    if (colon == pair.npos || !in_unit_interval(pair.substr(0, colon)) ||
+        !in_unit_interval(pair.substr(colon + 1))) {
+      return absl::InvalidArgumentError(StrCat(
+          "summary_quantiles: '", pair, "' is not QUANTILE:ERROR with both in [0, 1]"));
+    }
+    value = comma == value.npos ? std::string_view() : value.substr(comma + 1);
+    if (comma != std::string_view::npos && value.empty()) {
+      return absl::InvalidArgumentError("summary_quantiles: trailing ','");
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Resolves which TLS files the gRPC port serves and checks both configurations.
 absl::Status FinishTlsOptions(ServeOptions& options) {
   RETURN_IF_ERROR(ValidateTlsConfig(options.tls, "--tls-"));
@@ -152,18 +179,33 @@ const std::vector<Flag>& Flags() {
        "nv_inference_queue_duration_us, ...) so Triton's dashboards work. Default true.",
        Bool(&ServeOptions::triton_metrics)},
       {"metrics-config", "KEY=VALUE",
-       "Triton's metrics settings; infera knows counter_latencies=true|false (the "
-       "nv_inference_*_duration_us counters). Default counter_latencies=true.",
+       "Triton's metrics settings: counter_latencies=true|false (the "
+       "nv_inference_*_duration_us counters; default true). Triton's summary_latencies, "
+       "summary_quantiles and histogram_latencies are accepted with a warning (infera "
+       "exports its own latency histograms).",
        [](ServeOptions& o, std::string_view v) -> absl::Status {
          const size_t eq = v.find('=');
          const std::string_view key = v.substr(0, eq), value = eq == v.npos ? "" : v.substr(eq + 1);
-         if (key != "counter_latencies") {
-           return absl::InvalidArgumentError(StrCat("'", v, "': infera supports only counter_latencies=true|false"));
+         if (key == "counter_latencies") {
+           absl::StatusOr<bool> on = ParseBoolFlagValue(value);
+           if (!on.ok()) return absl::InvalidArgumentError(StrCat("'", v, "': counter_latencies: ", on.status().message()));
+           o.metrics_counter_latencies = *on;
+           return absl::OkStatus();
          }
-         absl::StatusOr<bool> on = ParseBoolFlagValue(value);
-         if (!on.ok()) return absl::InvalidArgumentError(StrCat("'", v, "': counter_latencies: ", on.status().message()));
-         o.metrics_counter_latencies = *on;
-         return absl::OkStatus();
+         if (key == "summary_latencies" || key == "histogram_latencies") {
+           absl::StatusOr<bool> on = ParseBoolFlagValue(value);
+           if (!on.ok()) return absl::InvalidArgumentError(StrCat("'", v, "': ", key, ": ", on.status().message()));
+           o.metrics_config_ignored.push_back(std::string(v));
+           return absl::OkStatus();
+         }
+         if (key == "summary_quantiles") {
+           RETURN_IF_ERROR(CheckSummaryQuantiles(value));
+           o.metrics_config_ignored.push_back(std::string(v));
+           return absl::OkStatus();
+         }
+         return absl::InvalidArgumentError(StrCat(
+             "'", v, "': unknown key (infera knows counter_latencies, summary_latencies, "
+             "summary_quantiles, histogram_latencies)"));
        }},
       {"trace-endpoint", "URL",
        "OTLP/HTTP (JSON) traces endpoint, e.g. http://collector:4318/v1/traces. Empty: no "

@@ -39,6 +39,9 @@ struct ServeOptions {
   // latency counters (Triton's --metrics-config counter_latencies).
   bool triton_metrics = true;
   bool metrics_counter_latencies = true;
+  // Triton --metrics-config settings infera accepts but does not act on (summaries,
+  // histograms): one start-up warning each, so a Triton command line still starts.
+  std::vector<std::string> metrics_config_ignored;
   std::string server_id = "infera";  // --id: the name GET /v2 and ServerMetadata report
   std::string model_control_mode = "none";  // none | poll | explicit
   int repository_poll_secs = 15;

@@ -272,8 +272,20 @@ TEST(OptionsTest, TritonMetricsFlags) {
   ASSERT_TRUE(off.ok()) << off.status();
   EXPECT_FALSE(off->triton_metrics);
   EXPECT_FALSE(off->metrics_counter_latencies);
+  // Triton's other keys start the server (with a warning logged by Server::Start), their
+  // values checked as Triton would.
+  auto triton_keys = ParseServeOptions({"--model-repository=/m", "--metrics-config=summary_latencies=true",
+                                        "--metrics-config", "summary_quantiles=0.5:0.05,0.99:0.001",
+                                        "--metrics-config=histogram_latencies=false"});
+  ASSERT_TRUE(triton_keys.ok()) << triton_keys.status();
+  EXPECT_THAT(triton_keys->metrics_config_ignored,
+              ::testing::ElementsAre("summary_latencies=true", "summary_quantiles=0.5:0.05,0.99:0.001",
+                                     "histogram_latencies=false"));
+  EXPECT_TRUE(triton_keys->metrics_counter_latencies);
   for (const char* bad : {"counter_latencies", "counter_latencies=", "counter_latencies=yes",
-                          "summary_latencies=true", "=true", ""}) {
+                          "summary_latencies=maybe", "summary_quantiles=", "summary_quantiles=0.5",
+                          "summary_quantiles=0.5:2", "summary_quantiles=0.5:0.1,", "nonsense=true",
+                          "=true", ""}) {
     const std::string message(
         ParseServeOptions({"--model-repository=/m", std::string("--metrics-config=") + bad}).status().message());
     EXPECT_THAT(message, HasSubstr("--metrics-config")) << bad;

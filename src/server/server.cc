@@ -236,6 +236,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
       INFERA_LOG(WARNING) << warning;
     }
   }
+  for (const std::string& setting : options.metrics_config_ignored) {
+    INFERA_LOG(WARNING) << "--metrics-config " << setting
+                        << ": accepted for Triton compatibility and not acted on (infera "
+                           "exports its latencies as histograms and nv_inference_* counters)";
+  }
 
   KServeRoutes::Options route_options;
   route_options.server_name = options.server_id;
