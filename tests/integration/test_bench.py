@@ -214,6 +214,14 @@ def test_image_pipeline_gets_the_demo_photos_by_default(server, out_dir):
     report = json.load(open(report_path))
     assert report["totals"]["ok"] > 0 and report["totals"]["errors"] == 0, report["totals"]
     assert "IMAGE: the 8 images of " in result.stdout and ".images" in result.stdout
+    # Over gRPC too (the configuration comes from gRPC's ModelConfig).
+    grpc = subprocess.run([BINARY, "bench", "-i", "grpc", "-u", f"127.0.0.1:{server.grpc_port}", *FAST,
+                           "--images", os.path.join(demo_repo(), ".images"), "-m", "resnet18_classify",
+                           "--duration", "0.5", "--json", report_path],
+                          capture_output=True, text=True, timeout=180)
+    assert grpc.returncode == 0, grpc.stdout + grpc.stderr
+    assert json.load(open(report_path))["totals"]["errors"] == 0
+    assert "IMAGE: the 8 images of " in grpc.stdout
     # Without any image folder: one clear line, not a run of failures.
     missing = run_bench(server.port, "-m", "resnet18_classify", "--images", os.path.join(out_dir, "none"))
     assert missing.returncode == 2 and missing.stderr.startswith("infera bench: --images: "), missing.stderr

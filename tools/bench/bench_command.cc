@@ -148,10 +148,15 @@ absl::StatusOr<std::unique_ptr<BenchSharedMemory>> SetUpSharedMemory(const Bench
                                    std::move(unregister_region));
 }
 
-// Triton's model configuration extension, over HTTP (gRPC runs read it from the HTTP
-// port only when -u names it; otherwise no image input is recognised).
+// Triton's model configuration extension (HTTP, or gRPC's ModelConfig) as JSON.
 std::optional<std::string> FetchConfigJson(const BenchOptions& o, const std::string& model) {
-  if (o.protocol != "http") return std::nullopt;
+#ifdef INFERA_BENCH_HAS_GRPC
+  if (o.protocol == "grpc") {
+    auto target = TargetOfGrpc(o);
+    if (!target.ok()) return std::nullopt;
+    return FetchGrpcModelConfigJson(*target, model, kControlTimeoutMs);
+  }
+#endif
   auto reply = SimpleHttpGet(o.host, o.port, ModelPath(model, "") + "/config", kControlTimeoutMs);
   if (!reply.ok() || reply->status != 200) return std::nullopt;
   return reply->body;
