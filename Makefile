@@ -29,6 +29,9 @@ demo-models: deps
 	@$(PYTHON) scripts/make_demo_repo.py --out $(DEMO_REPO)
 	@$(PYTHON) scripts/make_llm_demo.py --out $(DEMO_REPO)
 
+# Ports: INFERA_HTTP_PORT (8000), INFERA_GRPC_PORT (8001), INFERA_METRICS_PORT (8002), from
+# the environment or the command line (`make run INFERA_HTTP_PORT=9000 ...`); the script
+# prints the console URL and requests once GET /v2/health/ready answers (README).
 run: build demo-models
 	@scripts/run_demo.sh $(BUILD_DIR)/infera $(DEMO_REPO)
 

@@ -193,3 +193,101 @@ def test_openai_streaming_reports_ttft_and_tpot(out_dir):
         assert totals["sent"] == totals["ok"] + totals["errors"]
     finally:
         srv.stop()
+
+
+def bench_in_demo_parent(port, *args):
+    """Runs bench from the folder holding the demo repository, so that its default image
+    folder (demo-models/.images under the current directory) is the demo's photos."""
+    repo = demo_repo()
+    extra = [] if os.path.basename(repo) == "demo-models" else ["--images", os.path.join(repo, ".images")]
+    return subprocess.run([BINARY, "bench", "-u", f"127.0.0.1:{port}", *FAST, *extra, *args],
+                          capture_output=True, text=True, timeout=180, cwd=os.path.dirname(repo))
+
+
+def test_image_pipeline_gets_the_demo_photos_by_default(server, out_dir):
+    """The JPEG pipeline's BYTES input gets real images, not random bytes: no errors, and
+    the output says which images."""
+    report_path = os.path.join(out_dir, "r.json")
+    result = bench_in_demo_parent(server.port, "-m", "resnet18_classify", "--duration", "1",
+                                  "--json", report_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.load(open(report_path))
+    assert report["totals"]["ok"] > 0 and report["totals"]["errors"] == 0, report["totals"]
+    assert "IMAGE: the 8 images of " in result.stdout and ".images" in result.stdout
+    # Over gRPC too (the configuration comes from gRPC's ModelConfig).
+    grpc = subprocess.run([BINARY, "bench", "-i", "grpc", "-u", f"127.0.0.1:{server.grpc_port}", *FAST,
+                           "--images", os.path.join(demo_repo(), ".images"), "-m", "resnet18_classify",
+                           "--duration", "0.5", "--json", report_path],
+                          capture_output=True, text=True, timeout=180)
+    assert grpc.returncode == 0, grpc.stdout + grpc.stderr
+    assert json.load(open(report_path))["totals"]["errors"] == 0
+    assert "IMAGE: the 8 images of " in grpc.stdout
+    # Without any image folder: one clear line, not a run of failures.
+    missing = run_bench(server.port, "-m", "resnet18_classify", "--images", os.path.join(out_dir, "none"))
+    assert missing.returncode == 2 and missing.stderr.startswith("infera bench: --images: "), missing.stderr
+
+
+def test_table_printed_once_with_labelled_client_cpu(server):
+    result = run_bench(server.port, "-m", "simple", "--concurrency-range", "1:2", "--duration", "0.3")
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert out.count("infera bench: model simple") == 1, out
+    headers = [line for line in out.splitlines() if "p99" in line and "req/s" in line]
+    assert len(headers) == 1, out
+    assert "client cpu" in headers[0] and "client us/req" in headers[0]
+    rows = [line for line in out.splitlines() if line.split() and line.split()[0] in ("1", "2")
+            and len(line.split()) >= 12]
+    assert [row.split()[0] for row in rows] == ["1", "2"], out  # each level's row once
+    assert out.count("total:") == 1
+
+
+def test_count_windows_and_verbose(server, out_dir):
+    report_path = os.path.join(out_dir, "r.json")
+    result = run_bench(server.port, "-m", "simple", "--measurement-mode", "count_windows",
+                       "--measurement-request-count", "1000", "-p", "50", "-v", "--max-trials", "3",
+                       "--json", report_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    windows = [line for line in result.stderr.splitlines() if ": window " in line]
+    assert windows, result.stderr
+    for line in windows:  # "c=1: window 1: 0.412 s, 1003 ok + 0 errors, ..."
+        ok, errors = line.split(", ")[1].split(" ok + ")
+        assert int(ok) + int(errors.split()[0]) >= 1000, line
+    level = json.load(open(report_path))["levels"][0]
+    assert level["ok"] >= 1000 * level["windows"]
+
+
+def test_string_data_sync_async_and_max_threads(server):
+    result = run_bench(server.port, "-m", "text_embed", "--string-data", "The quick brown fox.",
+                       "--sync", "--async", "--max-threads", "8", "--duration", "0.5")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 errors" in result.stdout.split("total:")[1]
+    notes = [line for line in result.stderr.splitlines() if "no effect" in line]
+    assert len(notes) == 2, result.stderr  # once for --sync/--async, once for --max-threads
+    assert all(line.startswith("infera bench: --") for line in notes)
+
+
+def test_request_intervals_set_the_gaps(server, out_dir):
+    gaps = os.path.join(out_dir, "gaps.txt")
+    with open(gaps, "w") as f:
+        f.write("5000\n15000\n")  # 10 ms on average: 100 requests/s
+    report_path = os.path.join(out_dir, "r.json")
+    result = run_bench(server.port, "-m", "simple", "--request-intervals", gaps,
+                       "--measurement-interval", "1000", "--duration", "2", "--json", report_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    level = json.load(open(report_path))["levels"][0]
+    assert level["request_rate"] == 100 and level["distribution"] == "intervals"
+    assert level["send_rate_per_s"] == pytest.approx(100, rel=0.1)
+
+
+def test_bad_flag_or_value_is_two_lines_and_exit_2(server):
+    for args, problem in ((["-m", "simple", "--measurement-mode", "windows"],
+                           "--measurement-mode: 'windows' must be time_windows or count_windows"),
+                          (["-m", "simple", "--no-such-flag"], "unknown flag '--no-such-flag'"),
+                          (["-m", "simple", "-b", "two"], "--batch-size: 'two' is not a number")):
+        result = run_bench(server.port, *args)
+        assert result.returncode == 2, result.stderr
+        assert result.stdout == ""
+        lines = result.stderr.splitlines()
+        assert len(lines) == 2, result.stderr
+        assert lines[0].startswith(f"infera bench: {problem}"), lines[0]
+        assert lines[1] == "see 'infera bench --help'"

@@ -2,7 +2,9 @@
 //
 // Constant: arrival k is due at k / rate seconds. Poisson: the gaps are independent
 // exponential draws with mean 1 / rate (a Poisson process, vLLM bench serve's
-// default), from a seeded generator, so a run is reproducible. Offsets are computed
+// default), from a seeded generator, so a run is reproducible. Intervals
+// (perf_analyzer's --request-intervals): the gaps are given, in order, and start over
+// at the end of the list; arrival 0 is due at offset 0. Offsets are computed
 // from the start (not by adding rounded gaps), so a long constant run does not drift.
 //
 // Not thread-safe; owned by one driver.
@@ -17,10 +19,11 @@
 #include <random>
 #include <string_view>
 #include <optional>
+#include <vector>
 
 namespace infera::bench {
 
-enum class ArrivalDistribution { kConstant, kPoisson };
+enum class ArrivalDistribution { kConstant, kPoisson, kIntervals };
 
 std::string_view ArrivalDistributionName(ArrivalDistribution distribution);
 std::optional<ArrivalDistribution> ParseArrivalDistribution(std::string_view name);
@@ -29,6 +32,8 @@ class ArrivalSchedule {
  public:
   // REQUIRES: rate_per_s > 0.
   ArrivalSchedule(double rate_per_s, ArrivalDistribution distribution, uint64_t seed);
+  // kIntervals: the gaps in ns. REQUIRES: non-empty, each >= 0, their sum > 0.
+  explicit ArrivalSchedule(std::vector<int64_t> gaps_ns);
 
   // Offset in ns from the start of the run of the next arrival; non-decreasing.
   int64_t Next();
@@ -42,6 +47,8 @@ class ArrivalSchedule {
   std::exponential_distribution<double> exponential_;
   int64_t index_ = 0;          // constant: arrivals handed out so far
   double poisson_offset_s_ = 0;  // Poisson: the running sum of gaps
+  std::vector<int64_t> gaps_ns_;  // intervals
+  int64_t intervals_offset_ns_ = 0;
 };
 
 }  // namespace infera::bench

@@ -64,3 +64,18 @@ TEST(ArrivalScheduleTest, NamesParse) {
 
 }  // namespace
 }  // namespace infera::bench
+
+namespace infera::bench {
+namespace {
+
+TEST(ArrivalScheduleTest, IntervalsAreFollowedInOrderAndStartOver) {
+  ArrivalSchedule schedule(std::vector<int64_t>{100, 300, 200});
+  EXPECT_DOUBLE_EQ(schedule.rate_per_s(), 3 * 1e9 / 600);
+  std::vector<int64_t> offsets;
+  for (int i = 0; i < 7; ++i) offsets.push_back(schedule.Next());
+  EXPECT_EQ(offsets, (std::vector<int64_t>{0, 100, 400, 600, 700, 1000, 1200}));
+  EXPECT_EQ(ArrivalDistributionName(ArrivalDistribution::kIntervals), "intervals");
+}
+
+}  // namespace
+}  // namespace infera::bench

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 
 #include "common/str_cat.h"
@@ -12,6 +13,7 @@
 #include "tools/bench/bench_runner.h"
 #include "tools/bench/bench_shared_memory.h"
 #include "tools/bench/http_client.h"
+#include "tools/bench/image_inputs.h"
 #include "tools/bench/kserve_http_payload.h"
 #include "tools/bench/openai_payload.h"
 #include "tools/bench/plot_command.h"
@@ -146,12 +148,63 @@ absl::StatusOr<std::unique_ptr<BenchSharedMemory>> SetUpSharedMemory(const Bench
                                    std::move(unregister_region));
 }
 
+// Triton's model configuration extension (HTTP, or gRPC's ModelConfig) as JSON.
+std::optional<std::string> FetchConfigJson(const BenchOptions& o, const std::string& model) {
+#ifdef INFERA_BENCH_HAS_GRPC
+  if (o.protocol == "grpc") {
+    auto target = TargetOfGrpc(o);
+    if (!target.ok()) return std::nullopt;
+    return FetchGrpcModelConfigJson(*target, model, kControlTimeoutMs);
+  }
+#endif
+  auto reply = SimpleHttpGet(o.host, o.port, ModelPath(model, "") + "/config", kControlTimeoutMs);
+  if (!reply.ok() || reply->status != 200) return std::nullopt;
+  return reply->body;
+}
+
+std::string SelfExecutable() {
+  std::error_code error;
+  std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string() : path.string();
+}
+
+// Random or zero data for inputs that take encoded images would fail every request: they
+// get real images (--images, else the demo photos). Returns the input data options and
+// appends what was chosen to `*described` (printed in the report's title).
+absl::StatusOr<InputDataOptions> WithImages(const BenchOptions& o, std::string* described) {
+  InputDataOptions input = o.input;
+  if (input.mode == InputDataMode::kFile) return input;
+  input.image_inputs = EncodedImageInputs(o.model, [&o](const std::string& m) { return FetchConfigJson(o, m); });
+  if (input.image_inputs.empty()) return input;
+  std::vector<std::string> dirs = o.images_dir.empty() ? DefaultImageDirs(SelfExecutable())
+                                                        : std::vector<std::string>{o.images_dir};
+  std::string tried;
+  for (const std::string& dir : dirs) {
+    auto images = ReadImageFiles(dir);
+    if (images.ok()) {
+      input.images = std::move(*images);
+      *described += StrCat("; ", StrJoin(std::vector<std::string>(input.image_inputs.begin(), input.image_inputs.end()), ", "),
+                           ": the ", input.images.size(), " images of ", dir);
+      return input;
+    }
+    if (!o.images_dir.empty()) return absl::NotFoundError(StrCat("--images: ", images.status().message()));
+    tried += StrCat(tried.empty() ? "" : ", ", dir);
+  }
+  return absl::NotFoundError(StrCat("input ", *input.image_inputs.begin(),
+                                    " takes encoded images and random bytes would fail every request, but no "
+                                    "demo photos were found (looked in ", tried,
+                                    "; `make demo-models` writes them): give --images DIR or --input-data FILE"));
+}
+
 // Payload tensors, with the expected outputs attached when checking.
-absl::StatusOr<std::vector<PayloadData>> MakePayloads(const BenchOptions& o, const ModelMetadata& metadata) {
+absl::StatusOr<std::vector<PayloadData>> MakePayloads(const BenchOptions& o, const ModelMetadata& metadata,
+                                                      std::string* described) {
   const bool from_file = o.input.mode == InputDataMode::kFile;
   auto inputs = ResolveInputShapes(metadata, o.shapes, o.batch_size, from_file);
   if (!inputs.ok()) return inputs.status();
-  auto payloads = MakePayloadData(*inputs, metadata.outputs, ModelBatches(metadata, o.shapes), o.batch_size, o.input);
+  auto input = WithImages(o, described);
+  if (!input.ok()) return input.status();
+  auto payloads = MakePayloadData(*inputs, metadata.outputs, ModelBatches(metadata, o.shapes), o.batch_size, *input);
   if (!payloads.ok()) return payloads.status();
   if (!o.check) return payloads;
   for (PayloadData& p : *payloads) {
@@ -295,11 +348,13 @@ absl::StatusOr<RunReport> RunKServeSweep(const BenchOptions& o, const std::atomi
   }
   auto metadata = FetchMetadata(o);
   if (!metadata.ok()) return metadata.status();
-  auto payloads = MakePayloads(o, *metadata);
+  std::string described;
+  auto payloads = MakePayloads(o, *metadata, &described);
   if (!payloads.ok()) return payloads.status();
   auto factory = MakeClientFactory(o, *payloads, ConnectionsPerShard(o));
   if (!factory.ok()) return factory.status();
   RunReport report = ReportHeader(o, *metadata, payloads->size(), {"(in-process)"});
+  report.input_data += described;
   report.server_stats_available = FetchStats(o).has_value();
   std::vector<std::unique_ptr<LoadShard>> shards;
   for (int i = 0; i < o.client_threads; ++i) {
@@ -318,12 +373,13 @@ absl::StatusOr<RunReport> RunKServeSweep(const BenchOptions& o, const std::atomi
 int RunBenchCommand(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "plot") return RunPlotCommand({args.begin() + 1, args.end()});
   auto options = ParseBenchOptions(args);
-  if (!options.ok()) return Fail(StrCat(options.status().message(), "\n\n", BenchHelpText()), 2);
+  if (!options.ok()) return Fail(StrCat(options.status().message(), "\nsee 'infera bench --help'"), 2);
   if (options->help) {
     std::cout << BenchHelpText();
     return 0;
   }
   const BenchOptions& o = *options;
+  for (const std::string& note : o.notes) std::cerr << "infera bench: " << note << "\n";
   RaiseFileLimit();
   RunReport report;
   ClientFactory factory;
@@ -336,7 +392,8 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   } else {
     auto metadata = FetchMetadata(o);
     if (!metadata.ok()) return Fail(StrCat(metadata.status().message()), 2);
-    auto payloads = MakePayloads(o, *metadata);
+    std::string described;
+    auto payloads = MakePayloads(o, *metadata, &described);
     if (!payloads.ok()) return Fail(StrCat(payloads.status().message()), 2);
     if (o.shared_memory == "system") {
       auto shm = SetUpSharedMemory(o, *metadata, *payloads);
@@ -347,6 +404,7 @@ int RunBenchCommand(const std::vector<std::string>& args) {
     if (!made.ok()) return Fail(StrCat(made.status().message()), 2);
     factory = std::move(*made);
     report = ReportHeader(o, *metadata, payloads->size(), args);
+    report.input_data += described;
     report.server_stats_available = FetchStats(o).has_value();
   }
   std::vector<std::unique_ptr<LoadShard>> shards;
@@ -359,10 +417,10 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   ProgressLine progress(stdout, o.progress);
   RunnerHooks hooks;
   if (report.server_stats_available) hooks.fetch_stats = [&o] { return FetchStats(o); };
-  bool header_printed = false;
+  // The table once: its title and header now, each level's row as it finishes (a long
+  // sweep shows progress), the summary at the end.
+  std::cout << FormatTableTitle(report) << FormatLevelHeader(report) << "\n" << std::flush;
   hooks.on_level = [&](const LevelResult& level) {
-    if (!header_printed) std::cout << FormatLevelHeader(report) << "\n";
-    header_printed = true;
     std::cout << FormatLevelLine(report, level) << "\n" << std::flush;
   };
   g_stop.store(false);
@@ -371,7 +429,7 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   std::signal(SIGINT, previous);
   shards.clear();
 
-  std::cout << "\n" << FormatTable(report) << std::flush;
+  std::cout << FormatTableSummary(report) << std::flush;
   if (absl::Status s = WriteOutputs(o, report); !s.ok()) return Fail(StrCat(s.message()), 1);
   bool check_failed = false;
   for (const LevelResult& l : report.levels) check_failed |= l.error_counts.count("check") > 0;

@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "common/str_cat.h"
 
@@ -126,6 +128,55 @@ absl::Status SetIntRange(BenchOptions& o, std::string_view v) {
   return absl::OkStatus();
 }
 
+Setter Switch(bool BenchOptions::*field) {
+  return [=](BenchOptions& o, std::string_view) {
+    o.*field = true;
+    return absl::OkStatus();
+  };
+}
+
+// A perf_analyzer flag that has no meaning for infera's client: accepted, and said so once.
+Setter NoEffect(std::string note) {
+  return [=](BenchOptions& o, std::string_view) {
+    for (const std::string& n : o.notes) {
+      if (n == note) return absl::OkStatus();
+    }
+    o.notes.push_back(note);
+    return absl::OkStatus();
+  };
+}
+
+constexpr const char* kSyncAsyncNote =
+    "--sync/--async have no effect: infera's client always sends asynchronously on event loops, "
+    "each concurrency slot waiting for its response before sending the next (perf_analyzer's "
+    "closed loop in either mode)";
+
+// perf_analyzer's --request-intervals: one gap in microseconds per line.
+absl::Status SetRequestIntervals(BenchOptions& o, std::string_view v) {
+  if (v.empty()) return absl::InvalidArgumentError("needs a file");
+  std::ifstream file{std::string(v)};
+  if (!file) return absl::NotFoundError(StrCat("cannot read ", v));
+  std::string line;
+  int64_t sum = 0;
+  std::vector<int64_t> gaps;
+  for (int number = 1; std::getline(file, line); ++number) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    if (line.empty()) continue;
+    int64_t us = 0;
+    if (!ParseNumber<int64_t>(line, 0, int64_t{3600} * 1000000, &us).ok()) {
+      return absl::InvalidArgumentError(StrCat(v, " line ", number, ": '", line.substr(0, 40),
+                                               "' is not a gap in microseconds (0 to 3600000000)"));
+    }
+    if (gaps.size() >= 10000000) return absl::InvalidArgumentError(StrCat(v, ": more than 10000000 gaps"));
+    gaps.push_back(us * 1000);
+    sum += us;
+  }
+  if (gaps.empty() || sum == 0) return absl::InvalidArgumentError(StrCat(v, ": no gap above 0 microseconds"));
+  o.request_gaps_ns = std::move(gaps);
+  o.request_intervals_file = std::string(v);
+  return absl::OkStatus();
+}
+
 const std::vector<Flag>& Flags() {
   static const std::vector<Flag> flags = {
       {"-m", "model-name", "MODEL", "Model to load-test (required).", Text(&BenchOptions::model)},
@@ -192,8 +243,44 @@ const std::vector<Flag>& Flags() {
        Number(&BenchOptions::max_connections, 1, 65536)},
       {"", "client-threads", "N", "Load generator threads (event loops). Default 1.",
        Number(&BenchOptions::client_threads, 1, 64)},
-      {"-p", "measurement-interval", "MS", "Length of one measurement window. Default 2000.",
-       Number<int64_t>(&BenchOptions::measurement_interval_ms, 10, 3600000)},
+      {"", "request-intervals", "FILE",
+       "Open loop with the given gaps: one gap in microseconds per line, sent in order and "
+       "started over at the end (perf_analyzer's custom load); one level at their mean rate. "
+       "Not with --concurrency-range or --request-rate-range.",
+       SetRequestIntervals},
+      {"", "max-threads", "N",
+       "Accepted for perf_analyzer scripts, no effect: the client needs no thread per request "
+       "(--client-threads sets its event loops).",
+       [](BenchOptions& o, std::string_view v) -> absl::Status {
+         int n = 0;
+         if (absl::Status s = ParseNumber(v, 1, 65536, &n); !s.ok()) return s;
+         return NoEffect(
+             "--max-threads has no effect: infera's client needs no thread per request "
+             "(--client-threads sets its event loops)")(o, v);
+       }},
+      {"", "sync", nullptr, "Accepted for perf_analyzer scripts, no effect (the client is asynchronous).",
+       NoEffect(kSyncAsyncNote)},
+      {"", "async", nullptr, "Accepted for perf_analyzer scripts, no effect (the client is asynchronous).",
+       NoEffect(kSyncAsyncNote)},
+      {"-p", "measurement-interval", "MS",
+       "Length of one measurement window (count_windows: its minimum). Default 2000 (count_windows: "
+       "1000).",
+       [](BenchOptions& o, std::string_view v) {
+         o.measurement_interval_given = true;
+         return ParseNumber<int64_t>(v, 10, 3600000, &o.measurement_interval_ms);
+       }},
+      {"", "measurement-mode", "time_windows|count_windows",
+       "time_windows: each window lasts --measurement-interval. count_windows: each window lasts "
+       "until --measurement-request-count requests completed (at least 1 s). Default time_windows.",
+       [](BenchOptions& o, std::string_view v) -> absl::Status {
+         auto mode = ParseMeasurementMode(v);
+         if (!mode) return absl::InvalidArgumentError(StrCat("'", v, "' must be time_windows or count_windows"));
+         o.measurement_mode = *mode;
+         return absl::OkStatus();
+       }},
+      {"", "measurement-request-count", "N",
+       "count_windows: requests to complete in each window. Default 50.",
+       Number<int64_t>(&BenchOptions::measurement_request_count, 1, 100000000)},
       {"-s", "stability-percentage", "P",
        "Stable when the last 3 windows' throughput and latency are within P % of their "
        "mean. Default 10.",
@@ -218,6 +305,13 @@ const std::vector<Flag>& Flags() {
        "Input values: random, zeros, or perf_analyzer's JSON format ({\"data\": [...], "
        "optional \"validation_data\"}). Default random.",
        SetInputData},
+      {"", "images", "DIR",
+       "JPEG/PNG files for inputs that take encoded images (an image_preprocess input, or an "
+       "ensemble input feeding one), cycled through. Default: the demo photos, "
+       "demo-models/.images (make demo-models).",
+       Text(&BenchOptions::images_dir)},
+      {"", "string-data", "TEXT", "Every BYTES element of random or zero data is TEXT.",
+       [](BenchOptions& o, std::string_view v) { return SetText(o.input.string_data, v); }},
       {"", "shape", "NAME:D1,D2", "Dimensions (batch excluded) of an input with variable ones; repeatable.",
        [](BenchOptions& o, std::string_view v) { return ParseShapeOverride(v, &o.shapes); }},
       {"", "num-payloads", "N", "Different random payloads, sent round-robin. Default 8.",
@@ -256,6 +350,8 @@ const std::vector<Flag>& Flags() {
        Text(&BenchOptions::plot_file)},
       {"", "server-pid", "PID", "Also report the CPU use per request of process PID and its children (the server).",
        OptionalNumber<int>(&BenchOptions::server_pid, 1, 1 << 30)},
+      {"-v", "verbose", nullptr, "Print each measurement window on stderr as it ends.",
+       Switch(&BenchOptions::verbose)},
       {"", "progress", "auto|on|off", "Live progress line. Default auto (when stdout is a terminal).",
        [](BenchOptions& o, std::string_view v) -> absl::Status {
          if (v != "auto" && v != "on" && v != "off") return absl::InvalidArgumentError("auto, on or off");
@@ -268,6 +364,10 @@ const std::vector<Flag>& Flags() {
 
 absl::Status Validate(const BenchOptions& o) {
   if (o.model.empty()) return absl::InvalidArgumentError("-m MODEL is required");
+  if (!o.request_gaps_ns.empty() && (o.concurrency_range || o.request_rate_range)) {
+    return absl::InvalidArgumentError(
+        "--request-intervals is a load of its own: not with --concurrency-range or --request-rate-range");
+  }
   if (o.concurrency_range && o.request_rate_range) {
     return absl::InvalidArgumentError("give --concurrency-range or --request-rate-range, not both");
   }
@@ -336,7 +436,7 @@ absl::StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& a
       }
       if (flag && arg.size() > 2) value = arg.substr(2);  // -msimple
     }
-    if (!flag) return absl::InvalidArgumentError(StrCat("unknown flag '", arg, "' (see infera bench --help)"));
+    if (!flag) return absl::InvalidArgumentError(StrCat("unknown flag '", arg, "'"));
     if (!flag->value_name) {
       if (value) return absl::InvalidArgumentError(StrCat("--", flag->name, " takes no value"));
     } else if (!value) {
@@ -350,34 +450,90 @@ absl::StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& a
     }
   }
   if (absl::Status s = Validate(options); !s.ok()) return s;
+  if (!options.request_gaps_ns.empty()) {  // one open-loop level at the gaps' mean rate
+    const double rate = ArrivalSchedule(options.request_gaps_ns).rate_per_s();
+    options.request_rate_range = RangeSpec{rate, rate, RangeSpec::StepKind::kAdd, 1};
+    options.distribution = ArrivalDistribution::kIntervals;
+  }
   if (options.protocol == "grpc" && !options.url_given) options.port = 8001;  // Triton's ports
   return options;
 }
+
+WindowRule MeasurementWindowRule(const BenchOptions& o) {
+  WindowRule rule;
+  rule.mode = o.measurement_mode;
+  rule.request_count = o.measurement_request_count;
+  rule.min_ms = o.measurement_mode == MeasurementMode::kCountWindows && !o.measurement_interval_given
+                    ? 1000
+                    : o.measurement_interval_ms;
+  return rule;
+}
+
+namespace {
+
+constexpr size_t kHelpWidth = 100;
+constexpr size_t kFlagColumn = 34;
+
+// `text` wrapped into lines of at most kHelpWidth, each after `indent` spaces (the first
+// line's start is `first`, already `indent` wide).
+std::string Wrap(std::string first, std::string_view text, size_t indent) {
+  std::string out;
+  std::string line = std::move(first);
+  size_t start = 0;
+  bool empty = true;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    if (!empty && line.size() + 1 + word.size() > kHelpWidth) {
+      out += line + "\n";
+      line = std::string(indent, ' ');
+      empty = true;
+    }
+    line += empty ? std::string(word) : StrCat(" ", word);
+    empty = false;
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+}  // namespace
 
 std::string BenchHelpText() {
   std::string text =
       "Usage: infera bench -m MODEL [flags]\n"
       "       infera bench plot -o OUT.svg [--title T] NAME=REPORT.json...   (compare saved runs)\n\n"
-      "Load-tests a KServe v2 server (infera, Triton, ...) in the spirit of perf_analyzer:\n"
-      "closed-loop concurrency or open-loop request-rate sweeps, each level measured in\n"
-      "windows until stable, every response checked. Prints a table; -f/--json/--plot\n"
+      "Load-tests a KServe v2 server (infera, Triton, ...) or an OpenAI-compatible LLM server in\n"
+      "the spirit of perf_analyzer (same flag names): closed-loop concurrency or open-loop\n"
+      "request-rate sweeps, each level measured in windows until stable, every response checked.\n"
+      "Prints one table (the client cpu columns are this process's CPU use); -f/--json/--plot\n"
       "write CSV, JSON and an SVG plot. Bounded: --max-duration caps the run.\n\n"
-      "Examples:\n"
+      "Examples (against `make run`):\n"
       "  infera bench -m simple --concurrency-range 1:64:x2\n"
-      "  infera bench -m resnet18 --input-tensor-format binary --request-rate-range 10:40:+10 \\\n"
-      "      --request-distribution poisson -f resnet.csv --plot resnet.svg\n"
+      "  infera bench -m resnet18_classify --concurrency-range 1:4:x2      (sends the demo photos)\n"
+      "  infera bench -m ranker -b 4 --request-rate-range 10:40:+10 --request-distribution poisson \\\n"
+      "      --input-tensor-format binary -f ranker.csv --plot ranker.svg\n"
       "  infera bench -m fortune --service-kind openai --input-tokens 64 --output-tokens 64 \\\n"
       "      --concurrency-range 1:8:x2\n\n"
+      "Input data files (--input-data FILE, perf_analyzer's JSON: one entry per request row):\n"
+      "  image pipeline, a JPEG as base64 (input IMAGE of resnet18_classify):\n"
+      "    printf '{\"data\": [{\"IMAGE\": {\"b64\": \"%s\"}}]}' \"$(base64 -w0 cat.jpg)\" > image.json\n"
+      "    infera bench -m resnet18_classify --input-data image.json\n"
+      "  text pipeline, sentences (input TEXT of text_embed):\n"
+      "    echo '{\"data\": [{\"TEXT\": [\"The quick brown fox.\"]}, {\"TEXT\": [\"Hello there.\"]}]}' \\\n"
+      "      > text.json\n"
+      "    infera bench -m text_embed --input-data text.json\n\n"
       "Flags:\n";
   for (const Flag& f : Flags()) {
     std::string left = StrCat("  ", *f.short_name ? StrCat(f.short_name, ", ") : std::string("    "),
                               "--", f.name, f.value_name ? StrCat(" ", f.value_name) : std::string());
-    if (left.size() < 36) {
-      left.resize(36, ' ');
+    if (left.size() < kFlagColumn) {
+      left.resize(kFlagColumn, ' ');
     } else {
-      left += "\n" + std::string(36, ' ');
+      text += left + "\n";
+      left = std::string(kFlagColumn, ' ');
     }
-    text += left + f.help + "\n";
+    text += Wrap(left, f.help, kFlagColumn);
   }
   return text;
 }

@@ -3,8 +3,11 @@
 // --concurrency-range, --request-rate-range, --request-distribution,
 // --measurement-interval, --stability-percentage, --max-trials, --percentile,
 // --latency-threshold, --input-data, --shape, --input-tensor-format,
-// --output-tensor-format, -f, --ssl-grpc-*); the rest are infera's. BenchHelpText() lists them
-// all.
+// --output-tensor-format, -f, --ssl-grpc-*, --measurement-mode, --measurement-request-count,
+// -v, --string-data, --request-intervals); the rest are infera's. perf_analyzer's --sync,
+// --async and --max-threads are accepted and have no effect (infera's client is
+// asynchronous on event loops): BenchOptions::notes says so. BenchHelpText() lists them
+// all, wrapped to 100 columns.
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_TOOLS_BENCH_BENCH_OPTIONS_H_
@@ -20,6 +23,7 @@
 #include "api/tensor.h"
 #include "tools/bench/arrival_schedule.h"
 #include "tools/bench/input_data.h"
+#include "tools/bench/measurement_window.h"
 #include "tools/bench/range_spec.h"
 
 namespace infera::bench {
@@ -58,6 +62,13 @@ struct BenchOptions {
 
   // Measurement.
   int64_t measurement_interval_ms = 2000;
+  bool measurement_interval_given = false;  // count_windows: the minimum, else 1000 ms
+  MeasurementMode measurement_mode = MeasurementMode::kTimeWindows;
+  int64_t measurement_request_count = 50;   // count_windows
+  // --request-intervals FILE: open loop with these gaps between arrivals (ns), a single
+  // level at their mean rate (request_rate_range is set to it).
+  std::vector<int64_t> request_gaps_ns;
+  std::string request_intervals_file;
   double stability_percentage = 10;
   int max_trials = 10;
   std::optional<double> percentile;  // latency used for stability/threshold; else avg
@@ -69,6 +80,7 @@ struct BenchOptions {
 
   // Data.
   InputDataOptions input;
+  std::string images_dir;  // --images: encoded images for image inputs (image_inputs.h)
   std::string input_data_text = "random";
   std::map<std::string, Shape> shapes;
   bool binary_inputs = false;
@@ -84,7 +96,14 @@ struct BenchOptions {
   std::string plot_file;
   std::optional<int> server_pid;
   int progress = -1;  // -1: when stdout is a terminal; 0 off; 1 on
+  bool verbose = false;  // -v: each measurement window on stderr
+
+  // perf_analyzer flags accepted without effect, one sentence each for stderr.
+  std::vector<std::string> notes;
 };
+
+// The window rule of --measurement-mode (measurement_window.h).
+WindowRule MeasurementWindowRule(const BenchOptions& options);
 
 absl::StatusOr<BenchOptions> ParseBenchOptions(const std::vector<std::string>& args);
 std::string BenchHelpText();

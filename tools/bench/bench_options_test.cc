@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace infera::bench {
 namespace {
 
@@ -179,6 +182,90 @@ TEST(BenchOptionsTest, PerfAnalyzersGrpcTlsFlags) {
     ASSERT_FALSE(parsed.ok()) << c.needle;
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(parsed.status().message(), HasSubstr(c.needle)) << parsed.status();
+  }
+}
+
+}  // namespace
+}  // namespace infera::bench
+
+namespace infera::bench {
+namespace {
+
+std::string ErrorOf(std::vector<std::string> args) {
+  auto o = ParseBenchOptions(args);
+  return o.ok() ? std::string("(parsed)") : std::string(o.status().message());
+}
+
+TEST(BenchOptionsTest, MeasurementModeFlags) {
+  auto o = ParseBenchOptions({"-m", "m", "--measurement-mode", "count_windows", "--measurement-request-count", "20"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->measurement_mode, MeasurementMode::kCountWindows);
+  EXPECT_EQ(o->measurement_request_count, 20);
+  EXPECT_FALSE(o->measurement_interval_given);
+  EXPECT_THAT(ErrorOf({"-m", "m", "--measurement-mode", "windows"}),
+              HasSubstr("--measurement-mode: 'windows' must be time_windows or count_windows"));
+  EXPECT_THAT(ErrorOf({"-m", "m", "--measurement-request-count", "0"}), HasSubstr("--measurement-request-count"));
+}
+
+TEST(BenchOptionsTest, VerboseStringDataImages) {
+  auto o = ParseBenchOptions({"-m", "m", "-v", "--string-data", "hello world", "--images", "photos"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->verbose);
+  EXPECT_EQ(o->input.string_data, "hello world");
+  EXPECT_EQ(o->images_dir, "photos");
+  EXPECT_THAT(ErrorOf({"-m", "m", "--string-data="}), HasSubstr("--string-data: needs a non-empty value"));
+}
+
+TEST(BenchOptionsTest, SyncAsyncAndMaxThreadsAreAcceptedWithOneNoteEach) {
+  auto o = ParseBenchOptions({"-m", "m", "--sync", "--async", "--max-threads", "16", "--max-threads=4"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_EQ(o->notes.size(), 2u);  // one for --sync/--async, one for --max-threads
+  EXPECT_THAT(o->notes[0], HasSubstr("--sync/--async have no effect"));
+  EXPECT_THAT(o->notes[1], HasSubstr("--max-threads has no effect"));
+  EXPECT_THAT(ErrorOf({"-m", "m", "--max-threads", "0"}), HasSubstr("--max-threads: '0' is not a number"));
+  EXPECT_THAT(ErrorOf({"-m", "m", "--sync=yes"}), HasSubstr("--sync takes no value"));
+}
+
+TEST(BenchOptionsTest, RequestIntervalsAreOneOpenLoopLevelAtTheirMeanRate) {
+  const std::string path = ::testing::TempDir() + "/intervals.txt";
+  std::ofstream(path) << "1000\n3000\r\n\n2000\n";  // 2 ms on average: 500 req/s
+  auto o = ParseBenchOptions({"-m", "m", "--request-intervals", path});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->request_gaps_ns, (std::vector<int64_t>{1000000, 3000000, 2000000}));
+  ASSERT_TRUE(o->request_rate_range.has_value());
+  EXPECT_EQ(o->request_rate_range->Levels(), (std::vector<double>{500}));
+  EXPECT_EQ(o->distribution, ArrivalDistribution::kIntervals);
+
+  EXPECT_THAT(ErrorOf({"-m", "m", "--request-intervals", path, "--concurrency-range", "4"}),
+              HasSubstr("not with --concurrency-range"));
+  EXPECT_THAT(ErrorOf({"-m", "m", "--request-intervals", "/no/such/file"}), HasSubstr("cannot read /no/such/file"));
+  std::ofstream(path) << "1000\nsoon\n";
+  EXPECT_THAT(ErrorOf({"-m", "m", "--request-intervals", path}), HasSubstr("line 2: 'soon' is not a gap"));
+  std::ofstream(path) << "0\n0\n";
+  EXPECT_THAT(ErrorOf({"-m", "m", "--request-intervals", path}), HasSubstr("no gap above 0"));
+}
+
+TEST(BenchOptionsTest, ErrorsAreOneLine) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"-m", "m", "--nope"},
+                                                                 {"-m", "m", "-b", "zero"},
+                                                                 {"-m", "m", "--measurement-mode", "x"},
+                                                                 {"-m", "m", "-u"}}) {
+    const std::string error = ErrorOf(args);
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    EXPECT_EQ(error.find("--help"), std::string::npos) << error;  // the command adds "see ... --help"
+  }
+}
+
+TEST(BenchOptionsTest, HelpFitsOneHundredColumnsAndShowsInputDataExamples) {
+  const std::string help = BenchHelpText();
+  std::istringstream lines(help);
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_LE(line.size(), 100u) << line;
+  for (const char* text : {"--measurement-mode", "--measurement-request-count", "-v, --verbose", "--max-threads",
+                           "--string-data", "--request-intervals", "--sync", "--async", "--images",
+                           "\"IMAGE\": {\"b64\"", "\"TEXT\": [\"The quick brown fox.\"]", "resnet18_classify",
+                           "text_embed"}) {
+    EXPECT_THAT(help, HasSubstr(text));
   }
 }
 

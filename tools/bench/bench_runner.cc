@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/str_cat.h"
+#include "tools/bench/measurement_window.h"
 #include "tools/bench/process_cpu.h"
 #include "tools/bench/stability.h"
 
@@ -79,6 +80,32 @@ class LevelRun {
     }
   }
 
+  // Sleeps until the window that began at `start` is over (measurement_window.h); false
+  // if stopped or past the run's deadline first.
+  bool WaitForWindowEnd(SteadyTime start, const std::string& status) const {
+    const WindowRule rule = MeasurementWindowRule(options_);
+    if (!SleepUntil(start + std::chrono::milliseconds(rule.min_ms), status)) return false;
+    while (true) {
+      const auto now = std::chrono::steady_clock::now();
+      const int64_t elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
+      int64_t completed = 0;
+      if (rule.mode == MeasurementMode::kCountWindows) {
+        for (const auto& shard : shards_) completed += shard->CompletedInWindow();
+      }
+      if (WindowComplete(rule, elapsed_ms, completed)) return true;
+      if (!SleepUntil(now + std::chrono::milliseconds(20), status)) return false;
+    }
+  }
+
+  // -v: one line per window on stderr.
+  void PrintWindow(const std::string& name, size_t index, const WindowStats& w) const {
+    std::fprintf(stderr, "%s: window %zu: %.3f s, %lld ok + %lld errors, %.1f req/s, p50 %.3f ms, p99 %.3f ms\n",
+                 name.c_str(), index, w.duration_s(), static_cast<long long>(w.ok),
+                 static_cast<long long>(w.errors), w.Throughput(),
+                 static_cast<double>(w.latency.Percentile(50)) / 1e6,
+                 static_cast<double>(w.latency.Percentile(99)) / 1e6);
+  }
+
   LevelResult Summarize(double value, const std::vector<WindowStats>& windows, size_t first,
                         const Boundary& begin, const Boundary& end, bool stable) const;
 
@@ -96,7 +123,6 @@ LevelResult LevelRun::Run(double value, DriverTotals* totals, bool* cut_short) {
   const std::vector<LoadSpec> specs = SplitLevel(options_, value, shards_.size());
   for (size_t i = 0; i < shards_.size(); ++i) shards_[i]->StartLevel(specs[i]);
 
-  const auto interval = std::chrono::milliseconds(options_.measurement_interval_ms);
   bool ok = SleepUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.warmup_ms),
                        StrCat(name, ": warming up"));
   TakeAll();  // discard the warm-up
@@ -113,10 +139,11 @@ LevelResult LevelRun::Run(double value, DriverTotals* totals, bool* cut_short) {
                                       windows.empty() ? std::string() :
                                       StrCat("  ", Fixed(windows.back().Throughput(), 1), " req/s  p99 ",
                                              Fixed(windows.back().latency.Percentile(99) / 1e6, 3), " ms"));
-    ok = SleepUntil(marks.back().time + interval, status);
+    ok = WaitForWindowEnd(marks.back().time, status);
     if (!ok && windows.size() > 0) break;  // keep what was measured
     windows.push_back(TakeAll());
     marks.push_back(Mark());
+    if (options_.verbose) PrintWindow(name, windows.size(), windows.back());
     stability.Add(windows.back().Throughput(), Metric(windows.back()));
     stable = !options_.duration_s && stability.Stable();
   }
@@ -217,6 +244,9 @@ std::vector<LoadSpec> SplitLevel(const BenchOptions& options, double value, size
       spec.mode = LoadSpec::Mode::kRequestRate;
       spec.request_rate = value / static_cast<double>(num_shards);
       spec.distribution = options.distribution;
+      // --request-intervals: each of n shards sends every arrival of the list, n times
+      // further apart, so together they keep the list's rate.
+      for (int64_t gap : options.request_gaps_ns) spec.gaps_ns.push_back(gap * static_cast<int64_t>(num_shards));
     } else {
       spec.mode = LoadSpec::Mode::kConcurrency;
       spec.concurrency = concurrency / static_cast<int>(num_shards) +

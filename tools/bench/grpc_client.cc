@@ -1,5 +1,6 @@
 #include "tools/bench/grpc_client.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 
 #include <boost/asio/io_context.hpp>
@@ -184,6 +185,22 @@ absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const GrpcTarget& target, c
     metadata.max_batch_size = config.config().max_batch_size();
   }
   return metadata;
+}
+
+std::optional<std::string> FetchGrpcModelConfigJson(const GrpcTarget& target, const std::string& model,
+                                                    int timeout_ms) {
+  auto stub = GRPCInferenceService::NewStub(MakeBenchChannel(target));
+  grpc::ClientContext context;
+  SetDeadline(context, int64_t{timeout_ms} * kNsPerMs);
+  inference::ModelConfigRequest request;
+  request.set_name(model);
+  inference::ModelConfigResponse response;
+  if (!stub->ModelConfig(&context, request, &response).ok()) return std::nullopt;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;  // Triton's JSON: max_batch_size, input_map, ...
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(response.config(), &json, options).ok()) return std::nullopt;
+  return json;
 }
 
 std::optional<ServerStats> FetchGrpcModelStats(const GrpcTarget& target, const std::string& model,

@@ -67,6 +67,9 @@ class GrpcInferClient final : public InferClient {
 // ModelMetadata (and ModelConfig's max_batch_size) over gRPC.
 absl::StatusOr<ModelMetadata> FetchGrpcModelMetadata(const GrpcTarget& target, const std::string& model,
                                                      const std::string& version, int timeout_ms);
+// ModelConfig over gRPC as Triton's JSON (proto field names); nullopt when unavailable.
+std::optional<std::string> FetchGrpcModelConfigJson(const GrpcTarget& target, const std::string& model,
+                                                    int timeout_ms);
 // ModelStatistics over gRPC; nullopt when unavailable.
 std::optional<ServerStats> FetchGrpcModelStats(const GrpcTarget& target, const std::string& model,
                                                const std::string& version, int timeout_ms);

@@ -282,7 +282,19 @@ absl::StatusOr<std::vector<PayloadData>> MakePayloadData(const std::vector<Tenso
     std::mt19937_64 rng(options.seed * 1000003 + static_cast<uint64_t>(k));
     for (const TensorSpec& spec : inputs) {
       const int64_t n = ElementCount(spec.shape).value_or(0);
-      payloads[k].inputs.push_back(MakeTensor(spec, MakeElements(spec.dtype, n, random ? &rng : nullptr, options)));
+      if (spec.dtype == DataType::kBytes && options.image_inputs.count(spec.name) && !options.images.empty()) {
+        std::string bytes;
+        for (int64_t i = 0; i < n; ++i) {
+          AppendBytesElement(bytes, options.images[static_cast<size_t>(k * n + i) % options.images.size()]);
+        }
+        payloads[k].inputs.push_back(MakeTensor(spec, std::move(bytes)));
+      } else if (spec.dtype == DataType::kBytes && !options.string_data.empty()) {
+        std::string bytes;
+        for (int64_t i = 0; i < n; ++i) AppendBytesElement(bytes, options.string_data);
+        payloads[k].inputs.push_back(MakeTensor(spec, std::move(bytes)));
+      } else {
+        payloads[k].inputs.push_back(MakeTensor(spec, MakeElements(spec.dtype, n, random ? &rng : nullptr, options)));
+      }
     }
   }
   return payloads;

@@ -7,6 +7,9 @@
 //           type (default [0, 100): valid ids for embedding models); BOOL 0/1; BYTES
 //           random lowercase strings of `string_length`.
 //   zero    one payload of zeros (BYTES: the string "0").
+//           With either, BYTES inputs named in `image_inputs` cycle through `images`
+//           (encoded JPEG/PNG files, image_inputs.h), and other BYTES inputs are
+//           `string_data` when set (perf_analyzer's --string-data).
 //   FILE    {"data": [{"INPUT0": [1, 2, ...], "INPUT1": {"content": [...], "shape": [16]}},
 //                     ...],
 //            "validation_data": [{"OUTPUT0": [...]}, ...]}       (optional)
@@ -25,6 +28,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +50,9 @@ struct InputDataOptions {
   int64_t int_low = 0;
   int64_t int_high = 100;
   int64_t string_length = 16;
+  std::string string_data;             // non-empty: every BYTES element (random and zero)
+  std::set<std::string> image_inputs;  // BYTES inputs that take encoded images ...
+  std::vector<std::string> images;     // ... and the image files they cycle through
 };
 
 // Where a tensor lives in a registered shared-memory region (--shared-memory system).

@@ -142,3 +142,34 @@ TEST(InputDataTest, FileErrorsNameTheProblem) {
 
 }  // namespace
 }  // namespace infera::bench
+
+namespace infera::bench {
+namespace {
+
+std::vector<std::string> Elements(const Tensor& t) {
+  auto views = SplitBytesElements(std::string_view(reinterpret_cast<const char*>(t.data.data()), t.data.size()));
+  EXPECT_TRUE(views.ok());
+  return views.ok() ? std::vector<std::string>(views->begin(), views->end()) : std::vector<std::string>{};
+}
+
+TEST(InputDataTest, ImageInputsCycleThroughTheImagesOtherBytesInputsTakeStringData) {
+  InputDataOptions options;
+  options.num_random_payloads = 3;
+  options.image_inputs = {"IMAGE"};
+  options.images = {"jpeg-a", "jpeg-b"};
+  options.string_data = "The quick brown fox.";
+  auto p = MakePayloadData({{"IMAGE", DataType::kBytes, {2, 1}}, {"TEXT", DataType::kBytes, {2, 1}}}, {}, true, 2,
+                           options);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->size(), 3u);
+  EXPECT_EQ(Elements((*p)[0].inputs[0]), (std::vector<std::string>{"jpeg-a", "jpeg-b"}));
+  EXPECT_EQ(Elements((*p)[1].inputs[0]), (std::vector<std::string>{"jpeg-a", "jpeg-b"}));
+  EXPECT_EQ(Elements((*p)[0].inputs[1]), (std::vector<std::string>{"The quick brown fox.", "The quick brown fox."}));
+  options.images = {"a", "b", "c"};  // odd count: payloads start at different images
+  p = MakePayloadData({{"IMAGE", DataType::kBytes, {2, 1}}}, {}, true, 2, options);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(Elements((*p)[1].inputs[0]), (std::vector<std::string>{"c", "a"}));
+}
+
+}  // namespace
+}  // namespace infera::bench

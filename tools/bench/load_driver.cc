@@ -8,7 +8,11 @@ namespace infera::bench {
 LoadDriver::LoadDriver(const LoadSpec& spec, InferClient& client, const Clock& clock)
     : spec_(spec), client_(client), clock_(clock) {
   if (spec_.mode == LoadSpec::Mode::kRequestRate) {
-    schedule_.emplace(spec_.request_rate, spec_.distribution, spec_.seed);
+    if (spec_.distribution == ArrivalDistribution::kIntervals) {
+      schedule_.emplace(spec_.gaps_ns);
+    } else {
+      schedule_.emplace(spec_.request_rate, spec_.distribution, spec_.seed);
+    }
   }
   const size_t payloads = std::max<size_t>(1, client_.num_payloads());
   next_payload_ = spec_.first_payload % payloads;

@@ -36,6 +36,8 @@
 #include <deque>
 #include <optional>
 
+#include <vector>
+
 #include "tools/bench/arrival_schedule.h"
 #include "tools/bench/bench_clock.h"
 #include "tools/bench/infer_client.h"
@@ -49,6 +51,7 @@ struct LoadSpec {
   int concurrency = 1;     // closed loop
   double request_rate = 0;  // open loop, requests per second
   ArrivalDistribution distribution = ArrivalDistribution::kConstant;
+  std::vector<int64_t> gaps_ns;  // kIntervals: the gaps between arrivals
   uint64_t seed = 1;
   size_t first_payload = 0;  // where the round-robin starts (shards use different ones)
 };
@@ -75,6 +78,8 @@ class LoadDriver {
   void Stop();
 
   int64_t in_flight() const { return in_flight_; }
+  // Completions (ok or failed) in the current window so far.
+  int64_t completed_in_window() const { return window_.ok + window_.errors; }
   size_t backlog() const { return backlog_.size(); }
   const DriverTotals& totals() const { return totals_; }
 

@@ -49,6 +49,10 @@ class LoadShard::Impl {
     return Call([this] { return driver_ ? driver_->TakeWindow() : WindowStats(); });
   }
 
+  int64_t CompletedInWindow() {
+    return Call([this] { return driver_ ? driver_->completed_in_window() : int64_t{0}; });
+  }
+
   int64_t InFlight() {
     return Call([this] { return driver_ ? driver_->in_flight() : int64_t{0}; });
   }
@@ -100,6 +104,7 @@ LoadShard::~LoadShard() = default;
 void LoadShard::StartLevel(const LoadSpec& spec) { impl_->StartLevel(spec); }
 WindowStats LoadShard::TakeWindow() { return impl_->TakeWindow(); }
 int64_t LoadShard::InFlight() { return impl_->InFlight(); }
+int64_t LoadShard::CompletedInWindow() { return impl_->CompletedInWindow(); }
 DriverTotals LoadShard::StopLevel(std::chrono::milliseconds timeout) { return impl_->StopLevel(timeout); }
 
 }  // namespace infera::bench

@@ -47,6 +47,8 @@ class LoadShard {
   void StartLevel(const LoadSpec& spec);
   WindowStats TakeWindow();
   int64_t InFlight();
+  // Requests completed (ok or failed) in the current window so far.
+  int64_t CompletedInWindow();
   // Stops sending and waits for outstanding requests (up to `timeout`; then the
   // client's connections are closed, failing what is left). Returns the level's totals.
   DriverTotals StopLevel(std::chrono::milliseconds timeout);

@@ -1,4 +1,6 @@
-// FormatTable / FormatLevelLine: the human-readable report.
+// FormatTable / FormatLevelLine: the human-readable report. `infera bench` prints it
+// in three parts so that it appears once: the title before the sweep, each level's row
+// as the level finishes, the summary (server side, streaming, errors, totals) at the end.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,7 +41,7 @@ std::string FormatLevelLine(const RunReport& report, const LevelResult& l) {
     line += " " + Pad(Ms(us), 8);
   }
   line += " " + Pad(StrCat(l.errors), 7) + " " + Pad(l.stable ? "yes" : "no", 6) + " " +
-          Pad(Fixed(l.client_cpu_pct, 0) + "%", 6) + " " + Pad(Fixed(l.client_cpu_us_per_request, 1), 8);
+          Pad(Fixed(l.client_cpu_pct, 0) + "%", 10) + " " + Pad(Fixed(l.client_cpu_us_per_request, 1), 13);
   if (report.mode == "request_rate") {
     line += " " + Pad(Fixed(l.send_rate, 1), 9) + " " + Pad(Ms(l.send_lag.p99_us), 8);
   }
@@ -50,12 +52,12 @@ std::string FormatLevelHeader(const RunReport& r) {
   std::string out = StrCat(Pad(r.mode == "concurrency" ? "conc" : "rate/s", 8), " ", Pad("req/s", 10), " ",
                            Pad("infer/s", 10), " ", Pad("p50", 8), " ", Pad("p90", 8), " ", Pad("p95", 8),
                            " ", Pad("p99", 8), " ", Pad("avg", 8), " ", Pad("errors", 7), " ",
-                           Pad("stable", 6), " ", Pad("cpu", 6), " ", Pad("cpu us/r", 8));
+                           Pad("stable", 6), " ", Pad("client cpu", 10), " ", Pad("client us/req", 13));
   if (r.mode == "request_rate") out += " " + Pad("sent/s", 9) + " " + Pad("lag p99", 8);
   return out;
 }
 
-std::string FormatTable(const RunReport& r) {
+std::string FormatTableTitle(const RunReport& r) {
   std::string out = StrCat("infera bench: model ", r.model, r.model_version.empty() ? "" : " v",
                            r.model_version, r.platform.empty() ? "" : StrCat(" (", r.platform, ")"),
                            " at ", r.url, ", ", r.protocol, r.streaming ? " streaming" : "", " ", r.service_kind, ", ", r.input_format,
@@ -65,8 +67,11 @@ std::string FormatTable(const RunReport& r) {
   out += StrCat(r.mode == "concurrency" ? "closed loop (concurrency)" : "open loop (request rate)",
                 "; latency in ms", r.mode == "request_rate" ? " from each request's scheduled time" : "",
                 "; stability on ", r.latency_metric, " latency\n\n");
-  out += FormatLevelHeader(r) + "\n";
-  for (const LevelResult& l : r.levels) out += FormatLevelLine(r, l) + "\n";
+  return out;
+}
+
+std::string FormatTableSummary(const RunReport& r) {
+  std::string out;
 
   bool any_server = false;
   for (const LevelResult& l : r.levels) any_server |= l.server.has_value() || l.server_cpu_pct.has_value();
@@ -127,6 +132,12 @@ std::string FormatTable(const RunReport& r) {
   }
   if (!r.stop_reason.empty()) out += StrCat("stopped early: ", r.stop_reason, "\n");
   return out;
+}
+
+std::string FormatTable(const RunReport& r) {
+  std::string out = FormatTableTitle(r) + FormatLevelHeader(r) + "\n";
+  for (const LevelResult& l : r.levels) out += FormatLevelLine(r, l) + "\n";
+  return out + FormatTableSummary(r);
 }
 
 }  // namespace infera::bench

@@ -21,7 +21,12 @@
 
 namespace infera::bench {
 
+// The whole table: FormatTableTitle, the level header and rows, FormatTableSummary.
 std::string FormatTable(const RunReport& report);
+// What the run measures (model, protocol, data, mode), ending in a blank line.
+std::string FormatTableTitle(const RunReport& report);
+// After the level rows: the server side, streaming and error sections and the totals.
+std::string FormatTableSummary(const RunReport& report);
 // The column header and one row of the level table (printed as each level finishes).
 std::string FormatLevelHeader(const RunReport& report);
 std::string FormatLevelLine(const RunReport& report, const LevelResult& level);
