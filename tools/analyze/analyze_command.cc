@@ -60,12 +60,12 @@ class SignalScope {
 };
 
 // One line per measured point: medians, spread, verdict.
-std::string Summary(const PointResult& r) {
+std::string Summary(const Objective& objective, const PointResult& r) {
   if (!r.loaded) return r.error;
   char line[256];
   std::snprintf(line, sizeof(line), "%.1f req/s, p50 %.2f ms, p99 %.2f ms (c=%d), median of %d, spread %.1f %%%s, objective %s",
-                r.throughput_rps, r.p50_ms, r.p99_ms, r.concurrency, r.repeats, r.SpreadPct(),
-                r.SpreadPct() > kLargeSpreadPct ? " (large)" : "", VerdictName(r.verdict));
+                r.throughput_rps, r.p50_ms, r.p99_ms, r.concurrency, r.repeats, r.SpreadPct(objective),
+                r.SpreadPct(objective) > kLargeSpreadPct ? " (large)" : "", VerdictName(r.verdict));
   return line;
 }
 
@@ -162,7 +162,7 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
     const int n = ++counter;
     std::cout << "[" << n << "] " << label << ": measuring\n" << std::flush;
     result = MeasurePoint(settings, *body, g_stop);
-    std::cout << "[" << n << "] -> " << Summary(result) << "\n";
+    std::cout << "[" << n << "] -> " << Summary(o.objective, result) << "\n";
     std::cout << std::flush;
     if (!result.loaded && result.error.find("refused") != std::string::npos) {
       // A refused connection is most often the server going away: give its exit a moment
@@ -183,7 +183,7 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
     if (!body.ok()) return Fail(std::string(body.status().message()), 1);
     std::cout << "[0] the model's own config.pbtxt: measuring\n" << std::flush;
     run.baseline = MeasurePoint(settings, *body, g_stop);
-    std::cout << "[0] -> " << Summary(*run.baseline) << "\n" << std::flush;
+    std::cout << "[0] -> " << Summary(o.objective, *run.baseline) << "\n" << std::flush;
   }
   run.search = RunSearch(dimensions, context, o.objective, SearchOptions{o.min_gain_pct, o.max_points, o.patience}, measure, stop);
   run.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -34,9 +34,9 @@ std::string WithRange(double median, const Spread& spread, int decimals) {
   return StrCat(Fixed(median, decimals), " (", Fixed(spread.min, decimals), "–", Fixed(spread.max, decimals), ")");
 }
 
-std::string SpreadCell(const PointResult& r) {
+std::string SpreadCell(const Objective& objective, const PointResult& r) {
   if (r.repeats < 2) return StrCat("n=", r.repeats, ", unknown");
-  const double pct = r.SpreadPct();
+  const double pct = r.SpreadPct(objective);
   return StrCat(Fixed(pct, pct < 10 ? 1 : 0), " %", pct > kLargeSpreadPct ? " ⚠" : "");
 }
 
@@ -91,24 +91,26 @@ std::string FormatReport(const AnalyzeRun& run) {
                     "- | - | - | ", verdict, " |\n");
       continue;
     }
-    if (r.SpreadPct() > kLargeSpreadPct) {
-      warnings.push_back(StrCat("- ⚠ #", number, " (", m.label, "): its measurements spread ", Fixed(r.SpreadPct(), 0),
-                                " % (more than ", Fixed(kLargeSpreadPct, 0),
-                                " %): its rank among close points is uncertain; a longer --time-per-point or more "
-                                "--repeats narrow it\n"));
+    if (r.SpreadPct(run.objective) > kLargeSpreadPct) {
+      warnings.push_back(StrCat("#", number, " (", Fixed(r.SpreadPct(run.objective), 0), " %)"));
     }
     const bool p50_judged = run.objective.percentile == 50, p99_judged = run.objective.percentile == 99;
     out += StrCat("| ", number, " | ", m.label, " | ", m.dimension, " | ",
                   WithRange(r.throughput_rps, r.throughput_spread, 1), " | ",
                   p50_judged ? WithRange(r.p50_ms, r.latency_spread, 2) : Fixed(r.p50_ms, 2), " | ",
                   p99_judged ? WithRange(r.p99_ms, r.latency_spread, 2) : Fixed(r.p99_ms, 2), " | ",
-                  extra ? WithRange(r.objective_latency_ms, r.latency_spread, 2) + " | " : "", SpreadCell(r), " | ",
+                  extra ? WithRange(r.objective_latency_ms, r.latency_spread, 2) + " | " : "", SpreadCell(run.objective, r), " | ",
                   r.concurrency > 0 ? std::to_string(r.concurrency) : "open loop", " | ",
                   r.server_cpu_us_per_request ? Fixed(*r.server_cpu_us_per_request, 0) : "-", " | ", verdict, " |\n");
   }
   out += "\n";
-  for (const std::string& w : warnings) out += w;
-  if (!warnings.empty()) out += "\n";
+  if (!warnings.empty()) {
+    out += StrCat("⚠ Measurements spread more than ", Fixed(kLargeSpreadPct, 0), " % (max − min over the median of the ",
+                  run.objective.kind == Objective::Kind::kMaxThroughput ? "throughput" : "latency", ") at ",
+                  StrJoin(warnings, ", "),
+                  ": their rank among close points is uncertain; a longer --time-per-point or more --repeats "
+                  "narrow it.\n\n");
+  }
   if (s.best < 0 || !s.measured[s.best].result.loaded) {
     out += "No configuration could be measured.\n";
     return out;

@@ -1,7 +1,7 @@
 // The report of an `infera analyze` run: a Markdown table of every measured point
 // (configuration, median throughput and latencies with their min-max over the repeats,
 // the relative spread, server CPU per request, the verdict: met / within noise / not
-// met), a warning per point whose spread is above kLargeSpreadPct, the search summary
+// met), a warning naming the points whose spread is above kLargeSpreadPct, the search summary
 // (points measured vs the full grid, time taken, why it stopped), the best
 // configuration, and exactly what the written config.pbtxt changes (field: before ->
 // after; when --allow-api-change narrowed the API, which requests clients can no longer

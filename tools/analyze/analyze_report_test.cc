@@ -40,7 +40,7 @@ AnalyzeRun SampleRun() {
 TEST(AnalyzeReportTest, TableHasEveryPointAndTheSummary) {
   const std::string report = FormatReport(SampleRun());
   EXPECT_THAT(report, HasSubstr("measured 2 points of a full grid of 38 in 12.5 s"));
-  EXPECT_THAT(report, HasSubstr("| 1 | instances=1 batch=off | start | 1000.0 (990.0–1010.0) | 0.50 | 1.50 (1.40–1.52) | 8.0 % | 4 | 420 | met **(best)** |"));
+  EXPECT_THAT(report, HasSubstr("| 1 | instances=1 batch=off | start | 1000.0 (990.0–1010.0) | 0.50 | 1.50 (1.40–1.52) | 2.0 % | 4 | 420 | met **(best)** |"));
   EXPECT_THAT(report, HasSubstr("| 2 | instances=2 batch=off | instances | - |"));
   EXPECT_THAT(report, HasSubstr("failed: load refused (HTTP 400): bad   value more"));  // cell kept on one row
   EXPECT_THAT(report, HasSubstr("Best: `instances=1 batch=off`"));
@@ -52,7 +52,7 @@ TEST(AnalyzeReportTest, OtherPercentilesGetTheirOwnColumn) {
   run.search.measured[0].result.objective_latency_ms = 1.25;
   const std::string report = FormatReport(run);
   EXPECT_THAT(report, HasSubstr("| P99 (ms) | P95 (ms) | spread | concurrency |"));
-  EXPECT_THAT(report, HasSubstr("| 0.50 | 1.50 | 1.25 (1.40–1.52) | 8.0 % | 4 |"));
+  EXPECT_THAT(report, HasSubstr("| 0.50 | 1.50 | 1.25 (1.40–1.52) | 2.0 % | 4 |"));
   EXPECT_THAT(report, HasSubstr("| - | - | - | - | - | - | - | failed"));
 }
 
@@ -97,11 +97,13 @@ TEST(AnalyzeReportTest, SpreadsVerdictsAndWarnings) {
   r.met = false;
   r.verdict = Verdict::kWithinNoise;
   r.throughput_spread = SpreadOf({800, 1000, 1100});  // 30 %: warned
+  r.latency_spread = SpreadOf({1, 1.5, 9});  // far below the bound: ranks nothing, not warned
   const std::string report = FormatReport(run);
   EXPECT_THAT(report, HasSubstr("measurements per point: 3"));
   EXPECT_THAT(report, HasSubstr("| 30 % ⚠ |"));
   EXPECT_THAT(report, HasSubstr("within noise **(best)**"));
-  EXPECT_THAT(report, HasSubstr("⚠ #1 (instances=1 batch=off): its measurements spread 30 % (more than 10 %)"));
+  EXPECT_THAT(report, HasSubstr("⚠ Measurements spread more than 10 % (max − min over the median of the throughput) "
+                                "at #1 (30 %): their rank"));
   EXPECT_THAT(report, HasSubstr("(objective within noise: the median meets it, not every measurement)"));
   r.repeats = 1;
   EXPECT_THAT(FormatReport(run), HasSubstr("| n=1, unknown |"));

@@ -149,8 +149,9 @@ Verdict JudgeAtMost(const Spread& m, double bound) {
   return m.max <= bound ? Verdict::kMet : Verdict::kWithinNoise;
 }
 
-double PointResult::SpreadPct() const {
-  return std::max(throughput_spread.RelativePct(), latency_spread.RelativePct());
+double PointResult::SpreadPct(const Objective& objective) const {
+  return objective.kind == Objective::Kind::kMaxThroughput ? throughput_spread.RelativePct()
+                                                           : latency_spread.RelativePct();
 }
 
 namespace {

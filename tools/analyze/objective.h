@@ -93,8 +93,11 @@ struct PointResult {
   std::optional<double> server_cpu_us_per_request;
   // ... and their spreads (throughput, and the objective's latency percentile).
   Spread throughput_spread, latency_spread;
-  // The larger relative spread of the two, in percent.
-  double SpreadPct() const;
+  // The relative spread (%) of the figure points are ranked by when the bound holds:
+  // throughput for max-throughput, the latency percentile for min-latency. (The other
+  // figure's range is reported too; a sub-millisecond P99 far below its bound can vary
+  // by several times without changing anything.)
+  double SpreadPct(const Objective& objective) const;
   // Every measured level, for the plot: (throughput req/s, objective latency ms).
   std::vector<std::pair<double, double>> curve;
 };

@@ -164,7 +164,8 @@ TEST(ObjectiveTest, WithinNoiseRanksBetweenMetAndNotMet) {
   PointResult r;
   r.throughput_spread = SpreadOf({90, 100, 110});
   r.latency_spread = SpreadOf({1, 1, 1.05});
-  EXPECT_DOUBLE_EQ(r.SpreadPct(), 20);
+  EXPECT_DOUBLE_EQ(r.SpreadPct(throughput), 20);  // throughput ranks max-throughput points
+  EXPECT_NEAR(r.SpreadPct(*ParseObjective("min-latency:rate>=100")), 5, 1e-9);  // latency ranks min-latency ones
 }
 
 }  // namespace

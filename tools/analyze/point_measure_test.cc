@@ -89,7 +89,7 @@ TEST(ReduceSweepsTest, RepeatsGiveMediansAndSpreads) {
   EXPECT_DOUBLE_EQ(r.latency_spread.min, 4);
   EXPECT_DOUBLE_EQ(r.latency_spread.max, 6);
   EXPECT_DOUBLE_EQ(r.score, 190);
-  EXPECT_NEAR(r.SpreadPct(), 40, 1e-9);  // latency 4..6 around 5
+  EXPECT_NEAR(r.SpreadPct(o), 20.0 / 190 * 100, 1e-9);  // throughput 180..200 around 190
   ASSERT_EQ(r.curve.size(), 2u);
   EXPECT_DOUBLE_EQ(r.curve[1].first, 190);
 }
