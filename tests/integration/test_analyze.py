@@ -88,7 +88,7 @@ def test_end_to_end_writes_a_config_that_loads(repo):
         m = SPREAD.match(c[3])
         assert m and float(m.group(2)) <= float(m.group(1)) <= float(m.group(3)), row
         assert SPREAD.match(c[5]), row  # P99, the judged figure, with its range
-        assert re.match(r"^\d+(\.\d)? %( ⚠)?$", c[6]), row
+        assert re.match(r"^\d+(\.\d)? %( ⚠)?( \([12] of 3 reached it\))?$", c[6]), row
         assert re.match(r"^(met|within noise|not met)( \*\*\(best\)\*\*)?$", c[-1]), row
         if c[6].endswith("⚠"):  # a large spread is warned about
             assert re.search(rf"⚠ Measurements spread more than 10 % .* at (.*, )?#{c[0]} \(", report), report

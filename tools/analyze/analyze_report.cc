@@ -37,7 +37,11 @@ std::string WithRange(double median, const Spread& spread, int decimals) {
 std::string SpreadCell(const Objective& objective, const PointResult& r) {
   if (r.repeats < 2) return StrCat("n=", r.repeats, ", unknown");
   const double pct = r.SpreadPct(objective);
-  return StrCat(Fixed(pct, pct < 10 ? 1 : 0), " %", pct > kLargeSpreadPct ? " ⚠" : "");
+  // A level some repeats did not reach (their sweep stopped below it) counts against the
+  // bound: say how many measured it.
+  const int measured = r.throughput_spread.n;
+  return StrCat(Fixed(pct, pct < 10 ? 1 : 0), " %", pct > kLargeSpreadPct ? " ⚠" : "",
+                measured < r.repeats ? StrCat(" (", measured, " of ", r.repeats, " reached it)") : "");
 }
 
 std::string VerdictText(const PointResult& r) {

@@ -105,6 +105,8 @@ TEST(AnalyzeReportTest, SpreadsVerdictsAndWarnings) {
   EXPECT_THAT(report, HasSubstr("⚠ Measurements spread more than 10 % (max − min over the median of the throughput) "
                                 "at #1 (30 %): their rank"));
   EXPECT_THAT(report, HasSubstr("(objective within noise: the median meets it, not every measurement)"));
+  r.throughput_spread = SpreadOf({1000, 1100});  // one repeat's sweep stopped below this level
+  EXPECT_THAT(FormatReport(run), HasSubstr("| 9.5 % (2 of 3 reached it) |"));
   r.repeats = 1;
   EXPECT_THAT(FormatReport(run), HasSubstr("| n=1, unknown |"));
 }
