@@ -1091,7 +1091,7 @@ def scenario_analyze():
     for model, p99_ms in cases:
         repo = bench_repo([model])
         out = os.path.join(ARGS.out, f"analyze-{model}")
-        cmd = [ARGS.infera, "analyze", "--repository", repo, "-m", model, "--objective",
+        cmd = [ARGS.infera, "analyze", "--model-repository", repo, "-m", model, "--objective",
                f"max-throughput:p99<={p99_ms:g}ms", "--out", out, "--time-per-point", point_s,
                "--concurrency", "1:16:x2"]
         started = time.time()

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "common/str_cat.h"
 #include "tools/analyze/analyze_options.h"
 #include "tools/analyze/analyze_report.h"
+#include "tools/analyze/config_edit.h"
 #include "tools/analyze/config_render.h"
 #include "tools/analyze/dimensions.h"
 #include "tools/analyze/point_measure.h"
@@ -57,6 +59,16 @@ class SignalScope {
   struct sigaction previous_term_ {};
 };
 
+// One line per measured point: medians, spread, verdict.
+std::string Summary(const Objective& objective, const PointResult& r) {
+  if (!r.loaded) return r.error;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%.1f req/s, p50 %.2f ms, p99 %.2f ms (c=%d), median of %d, spread %.1f %%%s, objective %s",
+                r.throughput_rps, r.p50_ms, r.p99_ms, r.concurrency, r.repeats, r.SpreadPct(objective),
+                r.SpreadPct(objective) > kLargeSpreadPct ? " (large)" : "", VerdictName(r.verdict));
+  return line;
+}
+
 std::vector<Dimension> SelectedDimensions(const AnalyzeOptions& o) {
   std::vector<Dimension> selected;
   for (const Dimension& d : Dimensions()) {
@@ -72,7 +84,7 @@ std::vector<Dimension> SelectedDimensions(const AnalyzeOptions& o) {
 
 int RunAnalyzeCommand(const std::vector<std::string>& args) {
   auto options = ParseAnalyzeOptions(args);
-  if (!options.ok()) return Fail(StrCat(options.status().message(), "\n\n", AnalyzeHelpText()), 2);
+  if (!options.ok()) return Fail(StrCat(options.status().message(), "\nsee 'infera analyze --help'"), 2);
   if (options->help) {
     std::cout << AnalyzeHelpText();
     return 0;
@@ -81,6 +93,9 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
   const std::filesystem::path model_dir = std::filesystem::path(o.repository) / o.model;
   auto base = ReadBaseConfig(model_dir);
   if (!base.ok()) return Fail(StrCat(base.status().message()), 2);
+  auto base_text = ReadBaseConfigText(model_dir);
+  if (!base_text.ok()) return Fail(StrCat(base_text.status().message()), 2);
+  const ApplyRules rules{o.allow_api_change};
 
   SearchContext context;
   context.cores = o.max_instances > 0 ? o.max_instances
@@ -108,6 +123,7 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
   settings.model = o.model;
   settings.objective = o.objective;
   settings.time_per_point_s = o.time_per_point_s;
+  settings.repeats = o.repeats;
   settings.concurrency = o.concurrency;
   settings.server_pid = (*server)->pid();
 
@@ -117,6 +133,9 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
   run.objective = o.objective;
   run.cores = context.cores;
   run.time_per_point_s = o.time_per_point_s;
+  run.repeats = o.repeats;
+  run.allow_api_change = o.allow_api_change;
+  run.original_max_batch_size = base->max_batch_size();
 
   auto server_died = [&]() -> bool {
     if (!run.error.empty()) return true;
@@ -129,7 +148,7 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
   int counter = 0;
   const MeasureFn measure = [&](const ConfigPoint& point) {
     PointResult result;
-    auto config = ApplyPoint(*base, point, dimensions);
+    auto config = ApplyPoint(*base, point, dimensions, rules);
     if (!config.ok()) {
       result.error = std::string(config.status().message());
       return result;
@@ -143,16 +162,7 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
     const int n = ++counter;
     std::cout << "[" << n << "] " << label << ": measuring\n" << std::flush;
     result = MeasurePoint(settings, *body, g_stop);
-    std::cout << "[" << n << "] -> ";
-    if (!result.loaded) {
-      std::cout << result.error << "\n";
-    } else {
-      char line[160];
-      std::snprintf(line, sizeof(line), "%.1f req/s, p50 %.2f ms, p99 %.2f ms (c=%d), objective %s\n",
-                    result.throughput_rps, result.p50_ms, result.p99_ms, result.concurrency,
-                    result.met ? "met" : "not met");
-      std::cout << line;
-    }
+    std::cout << "[" << n << "] -> " << Summary(o.objective, result) << "\n";
     std::cout << std::flush;
     if (!result.loaded && result.error.find("refused") != std::string::npos) {
       // A refused connection is most often the server going away: give its exit a moment
@@ -173,17 +183,31 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
     if (!body.ok()) return Fail(std::string(body.status().message()), 1);
     std::cout << "[0] the model's own config.pbtxt: measuring\n" << std::flush;
     run.baseline = MeasurePoint(settings, *body, g_stop);
-    char line[160];
-    std::snprintf(line, sizeof(line), "%.1f req/s, p50 %.2f ms, p99 %.2f ms (c=%d), objective %s",
-                  run.baseline->throughput_rps, run.baseline->p50_ms, run.baseline->p99_ms,
-                  run.baseline->concurrency, run.baseline->met ? "met" : "not met");
-    std::cout << "[0] -> " << (run.baseline->loaded ? std::string(line) : run.baseline->error) << "\n" << std::flush;
+    std::cout << "[0] -> " << Summary(o.objective, *run.baseline) << "\n" << std::flush;
   }
   run.search = RunSearch(dimensions, context, o.objective, SearchOptions{o.min_gain_pct, o.max_points, o.patience}, measure, stop);
   run.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (g_stop.load()) run.search.stop_reason = "interrupted";
   server_died();
   server->reset();  // stop the child before writing (Ctrl-C: as soon as possible)
+
+  // The best point's config: the model's own text with the changed fields edited.
+  const int best = run.search.best;
+  std::optional<std::string> config_text;
+  if (best >= 0 && run.search.measured[best].result.loaded) {
+    const MeasuredPoint& m = run.search.measured[best];
+    auto config = ApplyPoint(*base, m.point, dimensions, rules);
+    if (!config.ok()) return Fail(std::string(config.status().message()), 1);
+    run.changes = ConfigChanges(*base, *config);
+    run.have_best_config = true;
+    auto text = RenderEditedConfig(
+        *base_text, *base, *config,
+        StrCat("infera analyze: ", m.label, " for ", o.objective.ToString(),
+               m.result.met ? "" : m.result.verdict == Verdict::kWithinNoise ? " (objective within noise)"
+                                                                             : " (objective not met: best effort)"));
+    if (!text.ok()) return Fail(std::string(text.status().message()), 1);
+    config_text = *text;
+  }
 
   const std::filesystem::path out(o.out);
   const std::string report = FormatReport(run);
@@ -194,15 +218,8 @@ int RunAnalyzeCommand(const std::vector<std::string>& args) {
   if (absl::Status s = bench::WriteTextFile((out / "latency_throughput.svg").string(), FormatPlot(run)); !s.ok()) {
     return Fail(std::string(s.message()), 1);
   }
-  const int best = run.search.best;
-  if (best >= 0 && run.search.measured[best].result.loaded) {
-    const MeasuredPoint& m = run.search.measured[best];
-    auto config = ApplyPoint(*base, m.point, dimensions);
-    if (!config.ok()) return Fail(std::string(config.status().message()), 1);
-    auto text = RenderConfigText(*config, StrCat("infera analyze: ", m.label, " for ", o.objective.ToString(),
-                                                 m.result.met ? "" : " (objective not met: best effort)"));
-    if (!text.ok()) return Fail(std::string(text.status().message()), 1);
-    if (absl::Status s = bench::WriteTextFile((out / "config.pbtxt").string(), *text); !s.ok()) {
+  if (config_text) {
+    if (absl::Status s = bench::WriteTextFile((out / "config.pbtxt").string(), *config_text); !s.ok()) {
       return Fail(std::string(s.message()), 1);
     }
     std::cout << "wrote " << (out / "config.pbtxt").string() << ", " << (out / "report.md").string() << ", "

@@ -46,35 +46,45 @@ std::vector<std::string> SplitList(const std::string& value) {
 
 std::string AnalyzeHelpText() {
   return
-      "Usage: infera analyze --repository DIR -m MODEL --objective OBJECTIVE [flags]\n\n"
-      "Finds the model configuration that best meets OBJECTIVE: starts its own server\n"
-      "(explicit model control, loopback, ephemeral ports), loads MODEL under a series of\n"
-      "configurations (instances x dynamic batching x queue delay [x precision]) chosen by\n"
-      "coordinate descent, measures each with the bench engine, and writes the best\n"
-      "config.pbtxt, report.md and latency_throughput.svg to --out (docs/analyze.md).\n\n"
+      "Usage: infera analyze --model-repository DIR -m MODEL --objective OBJECTIVE [flags]\n\n"
+      "Finds the model configuration that best meets OBJECTIVE: starts its own server (explicit\n"
+      "model control, loopback, ephemeral ports), loads MODEL under a series of configurations\n"
+      "(instances x dynamic batching x queue delay [x precision]) chosen by coordinate descent,\n"
+      "measures each --repeats times with the bench engine, and writes to --out: config.pbtxt (the\n"
+      "model's own file with only the changed fields edited, comments kept), report.md (medians,\n"
+      "spreads, what changed) and latency_throughput.svg (docs/analyze.md).\n\n"
+      "It never narrows what clients may send: max_batch_size and the inputs stay the model's\n"
+      "unless --allow-api-change is given.\n\n"
       "Objectives:\n"
-      "  max-throughput:p99<=X[ms]   highest throughput with P99 <= X ms (p50/p90/p95 too)\n"
-      "  min-latency:rate>=Y         lowest P99 while serving >= Y req/s\n\n"
+      "  max-throughput:p99<=X[ms]  highest throughput with P99 <= X ms (p50/p90/p95 too)\n"
+      "  min-latency:rate>=Y        lowest P99 while serving >= Y req/s\n"
+      "A bound is met only when every measurement of a point meets it; \"within noise\" when only\n"
+      "the median does.\n\n"
       "Flags:\n"
-      "  --repository DIR          the model repository (required)\n"
-      "  -m, --model MODEL         the model (required)\n"
+      "  --model-repository DIR    the model repository (required)\n"
+      "  -m, --model-name MODEL    the model (required)\n"
       "  --objective OBJECTIVE     (required)\n"
       "  --out DIR                 output folder (default analyze-MODEL)\n"
-      "  --time-per-point S        measurement time of one configuration (default 5)\n"
+      "  --time-per-point S        time of one measurement of a configuration (default 3)\n"
+      "  --repeats N               measurements per configuration, 1-20 (default 3); the report\n"
+      "                            gives their median and spread and warns above 10 %\n"
       "  --max-points N            configurations measured at most (default 40)\n"
-      "  --concurrency RANGE       closed-loop sweep per configuration, max-throughput\n"
-      "                            objectives (default 1:16:x2; bench's RANGE syntax)\n"
+      "  --concurrency RANGE       closed-loop sweep per configuration, max-throughput objectives\n"
+      "                            (default 1:16:x2; bench's RANGE syntax)\n"
       "  --min-gain PCT            a step must improve the objective by PCT % to be taken\n"
       "                            (default 5)\n"
-      "  --patience N              values tried past one that did not help before a\n"
-      "                            dimension stops (default 1)\n"
+      "  --patience N              values tried past one that did not help before a dimension\n"
+      "                            stops (default 1)\n"
       "  --max-queue-delay-us US   largest queue delay tried (default 2000)\n"
       "  --max-instances N         largest instance count tried (default: cores)\n"
-      "  --dimensions LIST         dimensions searched (default all: " + DimensionNames() + ")\n"
+      "  --dimensions LIST         dimensions searched (default all:\n"
+      "                            " + DimensionNames() + ")\n"
+      "  --allow-api-change        let the batch dimension lower max_batch_size too (clients\n"
+      "                            sending more rows are then refused; the report says so)\n"
       "  --precisions LIST         pytorch PRECISION values to try (fp32, bf16, fp16,\n"
-      "                            int8_dynamic; default fp32,bf16,int8_dynamic; non-fp32\n"
-      "                            points load with VALIDATE_PRECISION, so one below the\n"
-      "                            backend's accuracy floors is refused, not measured)\n"
+      "                            int8_dynamic; default fp32,bf16,int8_dynamic; non-fp32 points\n"
+      "                            load with VALIDATE_PRECISION, so one below the backend's\n"
+      "                            accuracy floors is refused, not measured)\n"
       "  --binary PATH             the infera binary to serve with (default this one)\n"
       "  --baseline                also measure the model's own config.pbtxt first (row 0)\n";
 }
@@ -99,12 +109,15 @@ absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string
       o.help = true;
       continue;
     }
-    if (flag == "--baseline" && !has_value) {
-      o.baseline = true;
+    if ((flag == "--baseline" || flag == "--allow-api-change") && !has_value) {
+      (flag == "--baseline" ? o.baseline : o.allow_api_change) = true;
       continue;
     }
-    static const char* const kWithValue[] = {"--repository", "-m", "--model", "--objective", "--out",
-                                             "--time-per-point", "--max-points", "--concurrency", "--min-gain", "--patience",
+    if (flag == "--baseline" || flag == "--allow-api-change") {
+      return absl::InvalidArgumentError(StrCat(flag, " takes no value"));
+    }
+    static const char* const kWithValue[] = {"--model-repository", "--repository", "-m", "--model-name", "--model",
+                                             "--objective", "--out", "--time-per-point", "--repeats", "--max-points", "--concurrency", "--min-gain", "--patience",
                                              "--max-queue-delay-us", "--max-instances", "--dimensions",
                                              "--precisions", "--binary"};
     if (std::find(std::begin(kWithValue), std::end(kWithValue), flag) == std::end(kWithValue)) {
@@ -114,9 +127,9 @@ absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string
       if (i + 1 >= args.size()) return absl::InvalidArgumentError(StrCat(flag, " needs a value"));
       value = args[++i];
     }
-    if (flag == "--repository") {
+    if (flag == "--model-repository" || flag == "--repository") {
       o.repository = value;
-    } else if (flag == "-m" || flag == "--model") {
+    } else if (flag == "-m" || flag == "--model-name" || flag == "--model") {
       o.model = value;
     } else if (flag == "--objective") {
       auto objective = ParseObjective(value);
@@ -129,6 +142,10 @@ absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string
       auto v = ParseNumber(flag, value, 0.2, 600);
       if (!v.ok()) return v.status();
       o.time_per_point_s = *v;
+    } else if (flag == "--repeats") {
+      auto v = ParseInteger(flag, value, 1, 20);
+      if (!v.ok()) return v.status();
+      o.repeats = static_cast<int>(*v);
     } else if (flag == "--max-points") {
       auto v = ParseInteger(flag, value, 1, 1000);
       if (!v.ok()) return v.status();
@@ -158,7 +175,8 @@ absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string
       o.max_instances = static_cast<int>(*v);
     } else if (flag == "--dimensions") {
       o.dimensions = SplitList(value);
-      for (const std::string& d : o.dimensions) {
+      for (std::string& d : o.dimensions) {
+        d = CanonicalDimensionName(d);
         const auto& all = Dimensions();
         if (std::none_of(all.begin(), all.end(), [&d](const Dimension& x) { return x.name == d; })) {
           return absl::InvalidArgumentError(
@@ -177,8 +195,8 @@ absl::StatusOr<AnalyzeOptions> ParseAnalyzeOptions(const std::vector<std::string
     }
   }
   if (o.help) return o;
-  if (o.repository.empty()) return absl::InvalidArgumentError("--repository is required");
-  if (o.model.empty()) return absl::InvalidArgumentError("-m MODEL is required");
+  if (o.repository.empty()) return absl::InvalidArgumentError("--model-repository DIR is required");
+  if (o.model.empty()) return absl::InvalidArgumentError("-m/--model-name MODEL is required");
   if (o.model.find('/') != std::string::npos || o.model == "." || o.model == "..") {
     return absl::InvalidArgumentError(StrCat("-m: '", o.model, "' is not a model directory name"));
   }

@@ -1,7 +1,11 @@
 // AnalyzeOptions: the command line of `infera analyze` (AnalyzeHelpText() lists the
 // flags). Every value is checked here, before any server starts: a malformed objective,
 // a number out of range, an unknown dimension or precision is an InvalidArgument that
-// names the flag.
+// names the flag (one line; the command adds "see 'infera analyze --help'").
+//
+// Names follow Triton / perf_analyzer where they exist, as in every infera subcommand:
+// --model-repository DIR (--repository accepted, not shown), -m/--model-name (--model
+// accepted).
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_TOOLS_ANALYZE_ANALYZE_OPTIONS_H_
@@ -22,7 +26,9 @@ struct AnalyzeOptions {
   std::string model;
   Objective objective;
   std::string out;                // default: analyze-<model>
-  double time_per_point_s = 5;    // (0, 600]
+  double time_per_point_s = 3;    // one measurement of a point, [0.2, 600]
+  int repeats = 3;                // measurements per point, [1, 20]
+  bool allow_api_change = false;  // the batch dimension may lower max_batch_size
   int max_points = 40;            // [1, 1000]
   bench::RangeSpec concurrency;   // default 1:16:x2
   double min_gain_pct = 5;        // [0, 1000]

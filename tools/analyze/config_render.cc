@@ -7,6 +7,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "repository/model_config_loader.h"
+#include "tools/analyze/config_edit.h"
 
 namespace infera::analyze {
 
@@ -14,6 +15,10 @@ absl::StatusOr<inference::ModelConfig> ReadBaseConfig(const std::filesystem::pat
   auto text = ReadModelConfigText(model_dir);
   if (!text.ok()) return text.status();
   return ParseModelConfig(*text, (model_dir / kModelConfigFilename).string());
+}
+
+absl::StatusOr<std::string> ReadBaseConfigText(const std::filesystem::path& model_dir) {
+  return ReadModelConfigText(model_dir);
 }
 
 absl::StatusOr<std::string> LoadOverrideBody(const inference::ModelConfig& config) {
@@ -40,6 +45,18 @@ absl::StatusOr<std::string> RenderConfigText(const inference::ModelConfig& confi
   std::string out;
   if (!comment.empty()) out = StrCat("# ", comment, "\n");
   return out + text;
+}
+
+}  // namespace infera::analyze
+
+namespace infera::analyze {
+
+absl::StatusOr<std::string> RenderEditedConfig(const std::string& original_text, const inference::ModelConfig& base,
+                                               const inference::ModelConfig& chosen, const std::string& comment) {
+  auto edited = EditConfigText(original_text, base, chosen);
+  if (edited.ok()) return StrCat("# ", comment, "\n", *edited);
+  return RenderConfigText(chosen, StrCat(comment, "\n# (the model's config.pbtxt could not be edited in place: ",
+                                         edited.status().message(), "; written whole, its comments lost)"));
 }
 
 }  // namespace infera::analyze

@@ -31,13 +31,13 @@ inference::ModelConfig Base() {
 }
 
 TEST(ConfigRenderTest, ApplyPointChangesOnlyTheChosenFields) {
-  const ConfigPoint point = {{"instances", "3"}, {"max_batch", "4"}, {"queue_delay_us", "200"}};
+  const ConfigPoint point = {{"instances", "3"}, {"batch", "4"}, {"queue_delay_us", "200"}};
   auto config = ApplyPoint(Base(), point, Dimensions());
   ASSERT_TRUE(config.ok()) << config.status();
   ASSERT_EQ(config->instance_group_size(), 1);
   EXPECT_EQ(config->instance_group(0).count(), 3);
   EXPECT_EQ(config->instance_group(0).kind(), inference::ModelInstanceGroup::KIND_CPU);
-  EXPECT_EQ(config->max_batch_size(), 4);
+  EXPECT_EQ(config->max_batch_size(), 8);  // the model's: clients may still send 8 rows
   ASSERT_TRUE(config->has_dynamic_batching());
   EXPECT_THAT(config->dynamic_batching().preferred_batch_size(), ::testing::ElementsAre(4));
   EXPECT_EQ(config->dynamic_batching().max_queue_delay_microseconds(), 200u);
@@ -48,12 +48,12 @@ TEST(ConfigRenderTest, ApplyPointChangesOnlyTheChosenFields) {
 TEST(ConfigRenderTest, BatchingOffDropsDynamicBatchingAndIgnoresTheDelay) {
   inference::ModelConfig base = Base();
   base.mutable_dynamic_batching()->set_max_queue_delay_microseconds(500);
-  const ConfigPoint point = {{"instances", "1"}, {"max_batch", "off"}, {"queue_delay_us", "800"}};
+  const ConfigPoint point = {{"instances", "1"}, {"batch", "off"}, {"queue_delay_us", "800"}};
   auto config = ApplyPoint(base, point, Dimensions());
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_FALSE(config->has_dynamic_batching());
   EXPECT_EQ(config->max_batch_size(), 8);
-  EXPECT_EQ(DescribePoint(point, Dimensions()), "instances=1 max_batch=off");
+  EXPECT_EQ(DescribePoint(point, Dimensions()), "instances=1 batch=off");
 }
 
 TEST(ConfigRenderTest, PrecisionIsAParameter) {
@@ -93,12 +93,12 @@ TEST(ConfigRenderTest, HostilePointsNameTheProblem) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_THAT(r.status().message(), HasSubstr("dimension instances")) << bad;
   }
-  EXPECT_FALSE(ApplyPoint(Base(), {{"max_batch", "-4"}}, Dimensions()).ok());
-  EXPECT_FALSE(ApplyPoint(Base(), {{"max_batch", "4"}, {"queue_delay_us", "-1"}}, Dimensions()).ok());
+  EXPECT_FALSE(ApplyPoint(Base(), {{"batch", "-4"}}, Dimensions()).ok());
+  EXPECT_FALSE(ApplyPoint(Base(), {{"batch", "4"}, {"queue_delay_us", "-1"}}, Dimensions()).ok());
 }
 
 TEST(ConfigRenderTest, LoadOverrideBodyCarriesTheConfigAsJson) {
-  auto config = ApplyPoint(Base(), {{"instances", "2"}, {"max_batch", "8"}, {"queue_delay_us", "100"}}, Dimensions());
+  auto config = ApplyPoint(Base(), {{"instances", "2"}, {"batch", "8"}, {"queue_delay_us", "100"}}, Dimensions());
   ASSERT_TRUE(config.ok());
   auto body = LoadOverrideBody(*config);
   ASSERT_TRUE(body.ok()) << body.status();
@@ -112,9 +112,9 @@ TEST(ConfigRenderTest, LoadOverrideBodyCarriesTheConfigAsJson) {
 }
 
 TEST(ConfigRenderTest, RenderedTextLoadsAndValidates) {
-  auto config = ApplyPoint(Base(), {{"instances", "2"}, {"max_batch", "4"}, {"queue_delay_us", "400"}}, Dimensions());
+  auto config = ApplyPoint(Base(), {{"instances", "2"}, {"batch", "4"}, {"queue_delay_us", "400"}}, Dimensions());
   ASSERT_TRUE(config.ok());
-  auto text = RenderConfigText(*config, "infera analyze: instances=2 max_batch=4");
+  auto text = RenderConfigText(*config, "infera analyze: instances=2 batch=4");
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(text->rfind("# infera analyze", 0), 0u);
   auto parsed = ParseModelConfig(*text, "out/config.pbtxt");
@@ -127,6 +127,22 @@ TEST(ConfigRenderTest, ReadBaseConfigNamesAMissingFile) {
   auto missing = ReadBaseConfig("/nonexistent/model");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("/nonexistent/model"));
+}
+
+TEST(ConfigRenderTest, RenderEditedConfigKeepsTheUsersTextAndComments) {
+  const std::string original = std::string("# the ranker, tuned by hand\n") + kSimple + "# end of file\n";
+  auto base = ParseModelConfig(original, "config.pbtxt");
+  ASSERT_TRUE(base.ok()) << base.status();
+  auto config = ApplyPoint(*base, {{"instances", "2"}, {"batch", "4"}, {"queue_delay_us", "400"}}, Dimensions());
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto text = RenderEditedConfig(original, *base, *config, "infera analyze: instances=2 batch=4");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->rfind("# infera analyze: instances=2 batch=4\n# the ranker, tuned by hand\n", 0), 0u) << *text;
+  EXPECT_THAT(*text, HasSubstr("# end of file"));
+  EXPECT_THAT(*text, HasSubstr("max_batch_size: 8\n"));
+  auto parsed = ParseModelConfig(*text, "out/config.pbtxt");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->SerializeAsString(), config->SerializeAsString());
 }
 
 }  // namespace

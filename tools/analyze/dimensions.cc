@@ -23,7 +23,7 @@ absl::StatusOr<int64_t> ParseInt(const std::string& name, const std::string& val
 }
 
 bool BatchingOn(const ConfigPoint& point) {
-  auto it = point.find("max_batch");
+  auto it = point.find("batch");
   return it != point.end() && it->second != "off";
 }
 
@@ -36,7 +36,7 @@ std::vector<Dimension> MakeDimensions() {
                  return v;
                },
                [](const ConfigPoint&) { return true; },
-               [](const std::string& value, inference::ModelConfig& config) -> absl::Status {
+               [](const std::string& value, const ApplyRules&, inference::ModelConfig& config) -> absl::Status {
                  auto n = ParseInt("instances", value, 1, 1024);
                  if (!n.ok()) return n.status();
                  if (config.instance_group_size() == 0) {
@@ -46,23 +46,32 @@ std::vector<Dimension> MakeDimensions() {
                  config.mutable_instance_group(0)->set_count(static_cast<int32_t>(*n));
                  return absl::OkStatus();
                }});
-  d.push_back({"max_batch", SearchStrategy::kGreedyAscending,
+  d.push_back({"batch", SearchStrategy::kGreedyAscending,
                [](const SearchContext& c) {
                  std::vector<std::string> v;
                  if (c.model_max_batch_size <= 0) return v;
                  v.push_back("off");
-                 for (int64_t b = 2; b <= c.model_max_batch_size; b *= 2) v.push_back(std::to_string(b));
+                 int64_t b = 2;
+                 for (; b <= c.model_max_batch_size; b *= 2) v.push_back(std::to_string(b));
+                 // The model's own maximum is a candidate too when it is no power of two.
+                 if (b / 2 != c.model_max_batch_size && c.model_max_batch_size > 1) {
+                   v.push_back(std::to_string(c.model_max_batch_size));
+                 }
                  return v;
                },
                [](const ConfigPoint&) { return true; },
-               [](const std::string& value, inference::ModelConfig& config) -> absl::Status {
+               [](const std::string& value, const ApplyRules& rules, inference::ModelConfig& config) -> absl::Status {
                  if (value == "off") {
                    config.clear_dynamic_batching();
                    return absl::OkStatus();
                  }
-                 auto n = ParseInt("max_batch", value, 1, 1 << 20);
+                 auto n = ParseInt("batch", value, 1, 1 << 20);
                  if (!n.ok()) return n.status();
-                 config.set_max_batch_size(static_cast<int32_t>(*n));
+                 // The batch the batcher aims for; the largest accepted stays the model's
+                 // unless the API may change.
+                 if (rules.allow_api_change || *n > config.max_batch_size()) {
+                   config.set_max_batch_size(static_cast<int32_t>(*n));
+                 }
                  auto* batching = config.mutable_dynamic_batching();
                  batching->clear_preferred_batch_size();
                  batching->add_preferred_batch_size(static_cast<int32_t>(*n));
@@ -77,7 +86,7 @@ std::vector<Dimension> MakeDimensions() {
                  return v;
                },
                BatchingOn,
-               [](const std::string& value, inference::ModelConfig& config) -> absl::Status {
+               [](const std::string& value, const ApplyRules&, inference::ModelConfig& config) -> absl::Status {
                  auto us = ParseInt("queue_delay_us", value, 0, 10'000'000);
                  if (!us.ok()) return us.status();
                  config.mutable_dynamic_batching()->set_max_queue_delay_microseconds(static_cast<uint64_t>(*us));
@@ -88,7 +97,7 @@ std::vector<Dimension> MakeDimensions() {
                  return c.platform == kPytorchPlatform ? c.precisions : std::vector<std::string>{};
                },
                [](const ConfigPoint&) { return true; },
-               [](const std::string& value, inference::ModelConfig& config) -> absl::Status {
+               [](const std::string& value, const ApplyRules&, inference::ModelConfig& config) -> absl::Status {
                  if (value.empty()) return absl::InvalidArgumentError("dimension precision: empty value");
                  (*config.mutable_parameters())[kPrecisionKey].set_string_value(value);
                  // A reduced precision is compared with fp32 at load: below the backend's
@@ -112,8 +121,24 @@ std::string DimensionNames() {
   return StrJoin(names, ", ");
 }
 
+std::string CanonicalDimensionName(const std::string& name) { return name == "max_batch" ? "batch" : name; }
+
+std::string NarrowsApi(const inference::ModelConfig& base, const inference::ModelConfig& config) {
+  if (config.max_batch_size() < base.max_batch_size()) {
+    return StrCat("max_batch_size ", base.max_batch_size(), " -> ", config.max_batch_size(), ": clients sending more than ",
+                  std::max<int64_t>(1, config.max_batch_size()), " rows would be refused");
+  }
+  if (config.input_size() != base.input_size()) return "the inputs would change";
+  for (int i = 0; i < base.input_size(); ++i) {
+    if (config.input(i).SerializeAsString() != base.input(i).SerializeAsString()) {
+      return StrCat("input '", base.input(i).name(), "' would change");
+    }
+  }
+  return "";
+}
+
 absl::StatusOr<inference::ModelConfig> ApplyPoint(const inference::ModelConfig& base, const ConfigPoint& point,
-                                                  const std::vector<Dimension>& dimensions) {
+                                                  const std::vector<Dimension>& dimensions, const ApplyRules& rules) {
   for (const auto& [name, value] : point) {
     const bool known = std::any_of(dimensions.begin(), dimensions.end(),
                                    [&name = name](const Dimension& d) { return d.name == name; });
@@ -125,7 +150,12 @@ absl::StatusOr<inference::ModelConfig> ApplyPoint(const inference::ModelConfig& 
   for (const Dimension& d : dimensions) {
     auto it = point.find(d.name);
     if (it == point.end() || !d.applies(point)) continue;
-    if (absl::Status s = d.apply(it->second, config); !s.ok()) return s;
+    if (absl::Status s = d.apply(it->second, rules, config); !s.ok()) return s;
+  }
+  if (!rules.allow_api_change) {
+    if (std::string why = NarrowsApi(base, config); !why.empty()) {
+      return absl::FailedPreconditionError(StrCat("refused to narrow the API (", why, "); --allow-api-change allows it"));
+    }
   }
   return config;
 }

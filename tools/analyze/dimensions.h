@@ -4,12 +4,17 @@
 // matters, and how it edits an inference::ModelConfig.
 //
 //   instances        instance_group count: 1 .. cores               greedy ascending
-//   max_batch        off, then dynamic batching with max_batch_size    greedy ascending
-//                    = preferred_batch_size = 2, 4, 8, ... <= the model's max_batch_size
+//   batch            off, then dynamic batching with                   greedy ascending
+//                    preferred_batch_size = 2, 4, 8, ... <= the model's max_batch_size
+//                    (and max_batch_size = the same, only with --allow-api-change)
 //   queue_delay_us   dynamic_batching.max_queue_delay_microseconds:    bisection
 //                    0, 100, 200, 400, ... <= --max-queue-delay-us (only with batching on)
 //   precision        the pytorch backend's PRECISION parameter         exhaustive
 //                    (pytorch_libtorch models, values from --precisions)
+//
+// What clients may send is never narrowed unless asked: without allow_api_change the
+// model's max_batch_size (and its inputs) are kept, and ApplyPoint refuses a config that
+// would lower or change them (NarrowsApi), whatever a dimension does.
 //
 // Thread-safe (immutable data, pure functions).
 #ifndef INFERA_TOOLS_ANALYZE_DIMENSIONS_H_
@@ -37,6 +42,13 @@ enum class SearchStrategy {
   kExhaustive,       // every value (categorical)
 };
 
+// How a point may edit the config.
+struct ApplyRules {
+  // --allow-api-change: the batch dimension also lowers max_batch_size to its value
+  // (clients sending more rows are then refused).
+  bool allow_api_change = false;
+};
+
 // What the candidate lists depend on.
 struct SearchContext {
   int cores = 1;
@@ -54,7 +66,8 @@ struct Dimension {
   // Whether the dimension matters at `point` (queue delay needs batching on).
   std::function<bool(const ConfigPoint&)> applies;
   // Sets `value` in `config`.
-  std::function<absl::Status(const std::string& value, inference::ModelConfig& config)> apply;
+  std::function<absl::Status(const std::string& value, const ApplyRules& rules, inference::ModelConfig& config)>
+      apply;
 };
 
 // The dimensions, in search order.
@@ -63,13 +76,23 @@ const std::vector<Dimension>& Dimensions();
 // Names of the known dimensions, comma-separated (for error messages).
 std::string DimensionNames();
 
+// Names accepted for a dimension besides its own ("max_batch", the old name of batch).
+// Returns the dimension's name; `name` itself when it is no alias.
+std::string CanonicalDimensionName(const std::string& name);
+
+// Why `config` accepts fewer requests than `base` (max_batch_size lowered, inputs
+// changed), or empty when it accepts at least the same.
+std::string NarrowsApi(const inference::ModelConfig& base, const inference::ModelConfig& config);
+
 // `base` with every applicable dimension of `point` applied (in Dimensions() order).
-// InvalidArgument for an unknown dimension name or a malformed value.
+// InvalidArgument for an unknown dimension name or a malformed value; FailedPrecondition
+// when the result would narrow the API and `rules` do not allow it.
 absl::StatusOr<inference::ModelConfig> ApplyPoint(const inference::ModelConfig& base,
                                                   const ConfigPoint& point,
-                                                  const std::vector<Dimension>& dimensions);
+                                                  const std::vector<Dimension>& dimensions,
+                                                  const ApplyRules& rules = {});
 
-// "instances=2 max_batch=8 queue_delay_us=100": the applicable values, in order; the
+// "instances=2 batch=8 queue_delay_us=100": the applicable values, in order; the
 // identity of a point (two points with the same description load the same config).
 std::string DescribePoint(const ConfigPoint& point, const std::vector<Dimension>& dimensions);
 

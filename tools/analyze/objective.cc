@@ -1,5 +1,6 @@
 #include "tools/analyze/objective.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -109,23 +110,76 @@ absl::StatusOr<Objective> ParseObjective(std::string_view text) {
   return absl::InvalidArgumentError(StrCat("objective '", s, "': unknown goal '", goal, "'; ", kGrammar));
 }
 
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kMet:
+      return "met";
+    case Verdict::kWithinNoise:
+      return "within noise";
+    case Verdict::kNotMet:
+      break;
+  }
+  return "not met";
+}
+
+double Spread::RelativePct() const {
+  if (n < 2 || median == 0 || !std::isfinite(max) || !std::isfinite(min)) return 0;
+  return (max - min) / std::fabs(median) * 100;
+}
+
+Spread SpreadOf(std::vector<double> values) {
+  Spread s;
+  s.n = static_cast<int>(values.size());
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.min = values.front();
+  s.max = values.back();
+  const size_t mid = values.size() / 2;
+  s.median = values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+  return s;
+}
+
+Verdict JudgeAtLeast(const Spread& m, double bound) {
+  if (m.n == 0 || !(m.median >= bound)) return Verdict::kNotMet;
+  return m.min >= bound ? Verdict::kMet : Verdict::kWithinNoise;
+}
+
+Verdict JudgeAtMost(const Spread& m, double bound) {
+  if (m.n == 0 || !(m.median <= bound)) return Verdict::kNotMet;
+  return m.max <= bound ? Verdict::kMet : Verdict::kWithinNoise;
+}
+
+double PointResult::SpreadPct(const Objective& objective) const {
+  return objective.kind == Objective::Kind::kMaxThroughput ? throughput_spread.RelativePct()
+                                                           : latency_spread.RelativePct();
+}
+
+namespace {
+
+// Met and within noise score the objective's own figure; not met the best-effort one.
+bool HigherIsBetter(const Objective& objective, Verdict verdict) {
+  return (objective.kind == Objective::Kind::kMaxThroughput) == (verdict != Verdict::kNotMet);
+}
+
+}  // namespace
+
 bool Better(const Objective& objective, const PointResult& a, const PointResult& b) {
   if (a.loaded != b.loaded) return a.loaded;
   if (!a.loaded) return false;
-  if (a.met != b.met) return a.met;
+  if (a.verdict != b.verdict) return a.verdict > b.verdict;
   // Met: throughput up (max-throughput) or latency down (min-latency). Unmet: latency
   // down (max-throughput) or throughput up (min-latency).
-  const bool higher_is_better = (objective.kind == Objective::Kind::kMaxThroughput) == a.met;
+  const bool higher_is_better = HigherIsBetter(objective, a.verdict);
   return higher_is_better ? a.score > b.score : a.score < b.score;
 }
 
 double GainPercent(const Objective& objective, const PointResult& a, const PointResult& b) {
-  if (a.loaded != b.loaded || a.met != b.met) {
-    const bool a_first = a.loaded != b.loaded ? a.loaded : a.met;
+  if (a.loaded != b.loaded || a.verdict != b.verdict) {
+    const bool a_first = a.loaded != b.loaded ? a.loaded : a.verdict > b.verdict;
     return a_first ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
   }
   if (!a.loaded) return 0;
-  const bool higher_is_better = (objective.kind == Objective::Kind::kMaxThroughput) == a.met;
+  const bool higher_is_better = HigherIsBetter(objective, a.verdict);
   if (b.score <= 0) return a.score > 0 && higher_is_better ? std::numeric_limits<double>::infinity() : 0;
   const double change = (a.score - b.score) / b.score * 100;
   return higher_is_better ? change : -change;

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace infera::analyze {
 namespace {
 
@@ -71,6 +74,7 @@ PointResult Met(double score) {
   PointResult r;
   r.loaded = true;
   r.met = true;
+  r.verdict = Verdict::kMet;
   r.score = score;
   return r;
 }
@@ -78,6 +82,14 @@ PointResult Met(double score) {
 PointResult Unmet(double score) {
   PointResult r = Met(score);
   r.met = false;
+  r.verdict = Verdict::kNotMet;
+  return r;
+}
+
+PointResult WithinNoise(double score) {
+  PointResult r = Met(score);
+  r.met = false;
+  r.verdict = Verdict::kWithinNoise;
   return r;
 }
 
@@ -104,6 +116,56 @@ TEST(ObjectiveTest, GainIsRelativeImprovement) {
   EXPECT_TRUE(std::isinf(GainPercent(throughput, Met(1), Unmet(1))));
   EXPECT_GT(GainPercent(throughput, Met(1), Unmet(1)), 0);
   EXPECT_LT(GainPercent(throughput, PointResult{}, Met(1)), 0);
+}
+
+TEST(ObjectiveTest, SpreadIsMedianAndRange) {
+  const Spread odd = SpreadOf({3, 1, 2});
+  EXPECT_EQ(odd.n, 3);
+  EXPECT_DOUBLE_EQ(odd.min, 1);
+  EXPECT_DOUBLE_EQ(odd.median, 2);
+  EXPECT_DOUBLE_EQ(odd.max, 3);
+  EXPECT_DOUBLE_EQ(odd.RelativePct(), 100);
+  EXPECT_DOUBLE_EQ(SpreadOf({4, 1, 2, 3}).median, 2.5);
+  EXPECT_DOUBLE_EQ(SpreadOf({5}).RelativePct(), 0);  // one measurement: no spread known
+  EXPECT_EQ(SpreadOf({}).n, 0);
+}
+
+TEST(ObjectiveTest, ARateBoundIsMetOnlyBeyondTheNoise) {
+  // 199.9 req/s does not meet rate>=200, however close (the old rule allowed 5 % short).
+  EXPECT_EQ(JudgeAtLeast(SpreadOf({199.9, 199.9, 199.9}), 200), Verdict::kNotMet);
+  EXPECT_EQ(JudgeAtLeast(SpreadOf({199.9}), 200), Verdict::kNotMet);
+  // Every measurement at or above the bound: met.
+  EXPECT_EQ(JudgeAtLeast(SpreadOf({200.0, 204.5, 210.2}), 200), Verdict::kMet);
+  // The median above, one measurement below: the bound is inside the spread.
+  EXPECT_EQ(JudgeAtLeast(SpreadOf({199.9, 203, 205}), 200), Verdict::kWithinNoise);
+  // The median below: not met, even when one measurement is above.
+  EXPECT_EQ(JudgeAtLeast(SpreadOf({150, 199.9, 230}), 200), Verdict::kNotMet);
+  EXPECT_EQ(JudgeAtLeast(Spread{}, 200), Verdict::kNotMet);
+  EXPECT_STREQ(VerdictName(Verdict::kWithinNoise), "within noise");
+  EXPECT_STREQ(VerdictName(Verdict::kMet), "met");
+  EXPECT_STREQ(VerdictName(Verdict::kNotMet), "not met");
+}
+
+TEST(ObjectiveTest, ALatencyBoundIsMetOnlyBeyondTheNoise) {
+  EXPECT_EQ(JudgeAtMost(SpreadOf({9.0, 9.5, 10.0}), 10), Verdict::kMet);
+  EXPECT_EQ(JudgeAtMost(SpreadOf({9.0, 9.5, 10.1}), 10), Verdict::kWithinNoise);
+  EXPECT_EQ(JudgeAtMost(SpreadOf({10.1, 10.1, 10.1}), 10), Verdict::kNotMet);
+  const double inf = std::numeric_limits<double>::infinity();  // a repeat with errors
+  EXPECT_EQ(JudgeAtMost(SpreadOf({5, 5, inf}), 10), Verdict::kWithinNoise);
+  EXPECT_EQ(JudgeAtMost(SpreadOf({5, inf, inf}), 10), Verdict::kNotMet);
+}
+
+TEST(ObjectiveTest, WithinNoiseRanksBetweenMetAndNotMet) {
+  const Objective throughput = *ParseObjective("max-throughput:p99<=10");
+  EXPECT_TRUE(Better(throughput, Met(100), WithinNoise(500)));
+  EXPECT_TRUE(Better(throughput, WithinNoise(100), Unmet(1)));
+  EXPECT_TRUE(Better(throughput, WithinNoise(200), WithinNoise(100)));  // more req/s
+  EXPECT_TRUE(std::isinf(GainPercent(throughput, Met(1), WithinNoise(1))));
+  PointResult r;
+  r.throughput_spread = SpreadOf({90, 100, 110});
+  r.latency_spread = SpreadOf({1, 1, 1.05});
+  EXPECT_DOUBLE_EQ(r.SpreadPct(throughput), 20);  // throughput ranks max-throughput points
+  EXPECT_NEAR(r.SpreadPct(*ParseObjective("min-latency:rate>=100")), 5, 1e-9);  // latency ranks min-latency ones
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
 
 #include "common/str_cat.h"
 #include "tools/bench/bench_command.h"
@@ -17,13 +20,55 @@ double PercentileMs(const bench::LatencySummary& s, double percentile) {
   return s.p99_us / 1e3;
 }
 
-void FillFromLevel(const Objective& objective, const bench::LevelResult& level, PointResult* r) {
-  r->throughput_rps = level.throughput_rps;
-  r->p50_ms = level.latency.p50_us / 1e3;
-  r->p99_ms = level.latency.p99_us / 1e3;
-  r->objective_latency_ms = PercentileMs(level.latency, objective.percentile);
-  r->concurrency = level.concurrency;
-  r->server_cpu_us_per_request = level.server_cpu_us_per_request;
+// One load level (a concurrency, or the open loop's rate) across the repeats.
+struct LevelSamples {
+  int concurrency = 0;
+  std::vector<const bench::LevelResult*> levels;  // the repeats that measured it (ok > 0)
+  int clean = 0;                                   // of which without errors
+};
+
+double Median(std::vector<double> values) { return SpreadOf(std::move(values)).median; }
+
+// The level's figures and verdict, as a PointResult (score not set).
+PointResult ReduceLevel(const Objective& objective, const LevelSamples& samples, int repeats) {
+  PointResult r;
+  r.loaded = true;
+  r.repeats = repeats;
+  r.concurrency = samples.concurrency;
+  std::vector<double> throughput, latency, p50, p99, cpu;
+  for (const bench::LevelResult* level : samples.levels) {
+    throughput.push_back(level->throughput_rps);
+    latency.push_back(PercentileMs(level->latency, objective.percentile));
+    p50.push_back(level->latency.p50_us / 1e3);
+    p99.push_back(level->latency.p99_us / 1e3);
+    if (level->server_cpu_us_per_request) cpu.push_back(*level->server_cpu_us_per_request);
+  }
+  r.throughput_spread = SpreadOf(throughput);
+  r.latency_spread = SpreadOf(latency);
+  r.throughput_rps = r.throughput_spread.median;
+  r.objective_latency_ms = r.latency_spread.median;
+  r.p50_ms = Median(p50);
+  r.p99_ms = Median(p99);
+  if (!cpu.empty()) r.server_cpu_us_per_request = Median(cpu);
+  // The judged values: a repeat that did not measure this level cleanly (errors, or the
+  // sweep stopped before it) is on the wrong side of the bound.
+  std::vector<double> judged;
+  if (objective.kind == Objective::Kind::kMaxThroughput) {
+    for (const bench::LevelResult* level : samples.levels) {
+      judged.push_back(level->errors == 0 ? PercentileMs(level->latency, objective.percentile)
+                                          : std::numeric_limits<double>::infinity());
+    }
+    judged.resize(static_cast<size_t>(repeats), std::numeric_limits<double>::infinity());
+    r.verdict = JudgeAtMost(SpreadOf(judged), objective.latency_limit_ms);
+  } else {
+    for (const bench::LevelResult* level : samples.levels) {
+      judged.push_back(level->errors == 0 ? level->throughput_rps : 0);
+    }
+    judged.resize(static_cast<size_t>(repeats), 0);
+    r.verdict = JudgeAtLeast(SpreadOf(judged), objective.min_rate);
+  }
+  r.met = r.verdict == Verdict::kMet;
+  return r;
 }
 
 }  // namespace
@@ -39,41 +84,54 @@ absl::Status LoadWithOverride(const MeasureSettings& s, const std::string& overr
   return absl::OkStatus();
 }
 
-PointResult ReduceSweep(const Objective& objective, const bench::RunReport& report) {
-  PointResult r;
-  r.loaded = true;
-  const bench::LevelResult* best = nullptr;      // the score's level
-  const bench::LevelResult* fallback = nullptr;  // best effort: lowest latency
-  for (const bench::LevelResult& level : report.levels) {
-    if (level.ok == 0) continue;
-    const double latency = PercentileMs(level.latency, objective.percentile);
-    r.curve.emplace_back(level.throughput_rps, latency);
+PointResult ReduceSweeps(const Objective& objective, const std::vector<bench::RunReport>& reports) {
+  std::map<int, LevelSamples> by_level;  // by concurrency (0: the open loop)
+  bool any_level = false;
+  std::string stop_reason;
+  for (const bench::RunReport& report : reports) {
+    if (!report.stop_reason.empty()) stop_reason = report.stop_reason;
+    for (const bench::LevelResult& level : report.levels) {
+      any_level = true;
+      if (level.ok == 0) continue;
+      LevelSamples& samples = by_level[level.concurrency];
+      samples.concurrency = level.concurrency;
+      samples.levels.push_back(&level);
+      if (level.errors == 0) ++samples.clean;
+    }
+  }
+  const int repeats = static_cast<int>(reports.size());
+  std::optional<PointResult> best;      // the best verdict, then the score's figure
+  std::optional<PointResult> fallback;  // best effort
+  std::vector<std::pair<double, double>> curve;
+  for (const auto& [concurrency, samples] : by_level) {
+    PointResult level = ReduceLevel(objective, samples, repeats);
+    curve.emplace_back(level.throughput_rps, level.objective_latency_ms);
     if (objective.kind == Objective::Kind::kMaxThroughput) {
-      if (latency <= objective.latency_limit_ms && level.errors == 0 &&
-          (!best || level.throughput_rps > best->throughput_rps)) {
-        best = &level;
+      if (level.verdict != Verdict::kNotMet &&
+          (!best || level.verdict > best->verdict ||
+           (level.verdict == best->verdict && level.throughput_rps > best->throughput_rps))) {
+        best = level;
       }
-      if (!fallback || latency < PercentileMs(fallback->latency, objective.percentile)) fallback = &level;
+      if (!fallback || level.objective_latency_ms < fallback->objective_latency_ms) fallback = level;
     } else {
-      const bool rate_met = level.throughput_rps >= 0.95 * objective.min_rate && level.errors == 0;
-      if (rate_met && (!best || latency < PercentileMs(best->latency, objective.percentile))) best = &level;
-      if (!fallback || level.throughput_rps > fallback->throughput_rps) fallback = &level;
+      if (level.verdict != Verdict::kNotMet) best = level;
+      if (!fallback || level.throughput_rps > fallback->throughput_rps) fallback = level;
     }
   }
   if (!fallback) {
-    r.loaded = false;
-    r.error = report.levels.empty() ? StrCat("nothing measured", report.stop_reason.empty() ? "" : ": " + report.stop_reason)
-                                    : "every request failed";
-    return r;
+    PointResult failed;
+    failed.repeats = repeats;
+    failed.error = !any_level ? StrCat("nothing measured", stop_reason.empty() ? "" : ": " + stop_reason)
+                              : "every request failed";
+    return failed;
   }
-  r.met = best != nullptr;
-  const bench::LevelResult& level = best ? *best : *fallback;
-  FillFromLevel(objective, level, &r);
+  PointResult r = best ? *best : *fallback;
   if (objective.kind == Objective::Kind::kMaxThroughput) {
-    r.score = r.met ? level.throughput_rps : r.objective_latency_ms;
+    r.score = best ? r.throughput_rps : r.objective_latency_ms;
   } else {
-    r.score = r.met ? r.objective_latency_ms : level.throughput_rps;
+    r.score = best ? r.objective_latency_ms : r.throughput_rps;
   }
+  r.curve = std::move(curve);
   return r;
 }
 
@@ -112,7 +170,7 @@ PointResult MeasurePoint(const MeasureSettings& s, const std::string& override_b
       return failed;
     }
   }
-  const double total_ms = s.time_per_point_s * 1000 * 4 / 5;
+  const double total_ms = s.time_per_point_s * 1000;
   double level_ms = total_ms;
   if (s.objective.kind == Objective::Kind::kMaxThroughput) {
     o.concurrency_range = s.concurrency;
@@ -120,7 +178,7 @@ PointResult MeasurePoint(const MeasureSettings& s, const std::string& override_b
     level_ms = total_ms / static_cast<double>(std::max<size_t>(1, s.concurrency.Levels().size()));
   } else {
     bench::RangeSpec rate;
-    rate.start = rate.end = s.objective.min_rate;
+    rate.start = rate.end = s.objective.min_rate * kRateHeadroom;
     o.request_rate_range = rate;
     o.max_connections = 256;
   }
@@ -128,12 +186,16 @@ PointResult MeasurePoint(const MeasureSettings& s, const std::string& override_b
   o.measurement_interval_ms = static_cast<int64_t>(std::max(200.0, level_ms - static_cast<double>(o.warmup_ms)));
   o.duration_s = static_cast<double>(o.measurement_interval_ms) / 1000;  // one window per level
   o.max_duration_s = s.time_per_point_s * 2 + 30;  // a bound; the levels end first
-  auto report = bench::RunKServeSweep(o, stop);
-  if (!report.ok()) {
-    failed.error = StrCat("measurement: ", report.status().message());
-    return failed;
+  std::vector<bench::RunReport> reports;
+  for (int i = 0; i < std::max(1, s.repeats) && !stop.load(); ++i) {
+    auto report = bench::RunKServeSweep(o, stop);
+    if (!report.ok()) {
+      failed.error = StrCat("measurement: ", report.status().message());
+      return failed;
+    }
+    reports.push_back(*std::move(report));
   }
-  return ReduceSweep(s.objective, *report);
+  return ReduceSweeps(s.objective, reports);
 }
 
 }  // namespace infera::analyze

@@ -36,8 +36,8 @@ struct FakeModel {
       return r;
     }
     const int instances = Int(p, "instances", 1);
-    const int batch = Int(p, "max_batch", 1);
-    const bool batching = p.count("max_batch") && p.at("max_batch") != "off";
+    const int batch = Int(p, "batch", 1);
+    const bool batching = p.count("batch") && p.at("batch") != "off";
     const int delay = batching ? Int(p, "queue_delay_us", 0) : 0;
     double throughput = 100.0 * std::min(instances, useful_instances) * std::min(batch, useful_batch);
     if (batching) throughput *= 1.0 + 0.3 / (1.0 + std::abs(delay - best_delay_us) / 100.0);
@@ -47,6 +47,7 @@ struct FakeModel {
     r.p99_ms = p99_per_batch_ms * batch + delay / 1000.0;
     r.objective_latency_ms = r.p99_ms;
     r.met = r.p99_ms <= 10;
+    r.verdict = r.met ? Verdict::kMet : Verdict::kNotMet;
     r.score = r.met ? throughput : r.p99_ms;
     return r;
   }
@@ -97,7 +98,7 @@ TEST(SearchTest, FindsBatchAndDelayWithFewerPointsThanTheGrid) {
   const SearchResult r = RunFake(model, Context(2, 64));
   const MeasuredPoint& best = Best(r);
   EXPECT_EQ(best.point.at("instances"), "2");
-  EXPECT_EQ(best.point.at("max_batch"), "8");
+  EXPECT_EQ(best.point.at("batch"), "8");
   EXPECT_EQ(best.point.at("queue_delay_us"), "400");
   EXPECT_TRUE(best.result.met);
   EXPECT_LT(static_cast<int64_t>(r.measured.size()), r.full_grid / 3)
@@ -110,9 +111,10 @@ TEST(SearchTest, PatienceLooksPastAPlateau) {
     std::vector<std::string> measured;
     PointResult operator()(const ConfigPoint& p) {
       measured.push_back(DescribePoint(p, Dimensions()));
-      const int batch = Int(p, "max_batch", 1);
+      const int batch = Int(p, "batch", 1);
       PointResult r;
       r.loaded = r.met = true;
+      r.verdict = Verdict::kMet;
       r.score = r.throughput_rps = batch >= 4 ? 100.0 * batch : 100;
       return r;
     }
@@ -122,12 +124,12 @@ TEST(SearchTest, PatienceLooksPastAPlateau) {
   options.max_points = 20;
   const SearchResult found = RunSearch(Dimensions(), Context(1, 8), kThroughput, options,
                                        [&](const ConfigPoint& p) { return patient(p); }, [] { return false; });
-  EXPECT_EQ(found.measured.at(found.best).point.at("max_batch"), "8");
+  EXPECT_EQ(found.measured.at(found.best).point.at("batch"), "8");
   Plateau hasty;
   options.patience = 0;
   const SearchResult missed = RunSearch(Dimensions(), Context(1, 8), kThroughput, options,
                                         [&](const ConfigPoint& p) { return hasty(p); }, [] { return false; });
-  EXPECT_EQ(missed.measured.at(missed.best).point.at("max_batch"), "off");
+  EXPECT_EQ(missed.measured.at(missed.best).point.at("batch"), "off");
 }
 
 TEST(SearchTest, BrokenSloStopsTheBatchDimension) {
@@ -135,9 +137,9 @@ TEST(SearchTest, BrokenSloStopsTheBatchDimension) {
   model.useful_batch = 64;
   model.p99_per_batch_ms = 3;  // batch 4: 12 ms > 10 ms
   const SearchResult r = RunFake(model, Context(1, 64));
-  EXPECT_EQ(Best(r).point.at("max_batch"), "2");
+  EXPECT_EQ(Best(r).point.at("batch"), "2");
   for (const std::string& label : model.measured) {
-    EXPECT_THAT(label, ::testing::Not(HasSubstr("max_batch=8"))) << "searched past the broken SLO";
+    EXPECT_THAT(label, ::testing::Not(HasSubstr("batch=8"))) << "searched past the broken SLO";
   }
 }
 
@@ -145,7 +147,7 @@ TEST(SearchTest, RefusedLoadIsRecordedAndSkipped) {
   FakeModel model;
   model.useful_instances = 1;
   model.useful_batch = 4;
-  model.refuse = "instances=1 max_batch=2 queue_delay_us=0";
+  model.refuse = "instances=1 batch=2 queue_delay_us=0";
   const SearchResult r = RunFake(model, Context(1, 8));
   bool recorded = false;
   for (const MeasuredPoint& m : r.measured) {
@@ -158,7 +160,7 @@ TEST(SearchTest, RefusedLoadIsRecordedAndSkipped) {
   EXPECT_TRUE(recorded);
   // The next value of the dimension is still tried.
   EXPECT_TRUE(Best(r).result.loaded);
-  EXPECT_EQ(Best(r).point.at("max_batch"), "4");
+  EXPECT_EQ(Best(r).point.at("batch"), "4");
 }
 
 TEST(SearchTest, MaxPointsAndStopEndTheSearch) {
@@ -185,7 +187,7 @@ TEST(SearchTest, UnreachableObjectiveReportsBestEffort) {
   const SearchResult r = RunFake(model, Context(2, 8));
   ASSERT_GE(r.best, 0);
   EXPECT_FALSE(Best(r).result.met);
-  EXPECT_EQ(Best(r).point.at("max_batch"), "off");  // the lowest latency seen
+  EXPECT_EQ(Best(r).point.at("batch"), "off");  // the lowest latency seen
 }
 
 TEST(SearchTest, MinLatencyPicksTheLowestLatency) {
@@ -195,11 +197,12 @@ TEST(SearchTest, MinLatencyPicksTheLowestLatency) {
   auto measure = [&model](const ConfigPoint& p) {
     PointResult r = model(p);
     r.met = r.throughput_rps >= 50;
+    r.verdict = r.met ? Verdict::kMet : Verdict::kNotMet;
     r.score = r.met ? r.p99_ms : r.throughput_rps;
     return r;
   };
   const SearchResult r = RunSearch(Dimensions(), Context(2, 8), latency, SearchOptions{}, measure, [] { return false; });
-  EXPECT_EQ(Best(r).point.at("max_batch"), "off");  // batching only adds latency here
+  EXPECT_EQ(Best(r).point.at("batch"), "off");  // batching only adds latency here
   EXPECT_DOUBLE_EQ(Best(r).result.p99_ms, 1);
 }
 
@@ -216,6 +219,74 @@ TEST(SearchTest, PrecisionIsOneMoreDimensionForPytorchModels) {
   EXPECT_EQ(Best(r).point.at("precision"), "bf16");
   EXPECT_EQ(r.full_grid, 3);
   EXPECT_EQ(r.measured.size(), 3u);
+}
+
+TEST(SearchTest, BatchDimensionNeverLowersMaxBatchSizeWithoutTheFlag) {
+  // The ranker's case: max_batch_size 256. Every batch candidate keeps 256 (clients may
+  // still send up to 256 rows); only the preferred batch size varies.
+  inference::ModelConfig base;
+  base.set_max_batch_size(256);
+  const SearchContext context = Context(1, 256);
+  const auto active = ActiveDimensions(Dimensions(), context);
+  std::vector<std::string> batches;
+  for (const auto& [d, values] : active) {
+    if (d->name == "batch") batches = values;
+  }
+  ASSERT_EQ(batches, (std::vector<std::string>{"off", "2", "4", "8", "16", "32", "64", "128", "256"}));
+  for (const std::string& b : batches) {
+    auto config = ApplyPoint(base, {{"instances", "1"}, {"batch", b}}, Dimensions());
+    ASSERT_TRUE(config.ok()) << b << ": " << config.status();
+    EXPECT_EQ(config->max_batch_size(), 256) << b;
+    if (b != "off") {
+      EXPECT_THAT(config->dynamic_batching().preferred_batch_size(), ::testing::ElementsAre(std::stoi(b)));
+    }
+  }
+  // With --allow-api-change the batch dimension sets max_batch_size too, and says why
+  // that narrows the API.
+  auto narrowed = ApplyPoint(base, {{"batch", "16"}}, Dimensions(), ApplyRules{true});
+  ASSERT_TRUE(narrowed.ok()) << narrowed.status();
+  EXPECT_EQ(narrowed->max_batch_size(), 16);
+  EXPECT_THAT(NarrowsApi(base, *narrowed), HasSubstr("clients sending more than 16 rows would be refused"));
+  // A 12-row maximum is a candidate of its own (no power of two).
+  std::vector<std::string> twelve;
+  for (const auto& [d, values] : ActiveDimensions(Dimensions(), Context(1, 12))) {
+    if (d->name == "batch") twelve = values;
+  }
+  EXPECT_EQ(twelve, (std::vector<std::string>{"off", "2", "4", "8", "12"}));
+}
+
+TEST(SearchTest, ApplyPointRefusesANarrowerApiWithoutTheFlag) {
+  // Whatever a dimension does, the result is checked: here a base whose max_batch_size
+  // is below a point's value is fine (wider), a lower one is refused.
+  inference::ModelConfig base;
+  base.set_max_batch_size(8);
+  base.add_input()->set_name("INPUT0");
+  EXPECT_TRUE(ApplyPoint(base, {{"batch", "8"}}, Dimensions()).ok());
+  inference::ModelConfig narrower = base;
+  narrower.set_max_batch_size(4);
+  EXPECT_THAT(NarrowsApi(base, narrower), HasSubstr("max_batch_size 8 -> 4"));
+  inference::ModelConfig other_input = base;
+  other_input.mutable_input(0)->add_dims(3);
+  EXPECT_THAT(NarrowsApi(base, other_input), HasSubstr("input 'INPUT0'"));
+  EXPECT_EQ(NarrowsApi(base, base), "");
+}
+
+TEST(SearchTest, SearchWithTheRealDimensionsKeepsMaxBatchSize) {
+  // The whole search over a 256-row model: every measured config keeps max_batch_size.
+  inference::ModelConfig base;
+  base.set_max_batch_size(256);
+  FakeModel model;
+  model.useful_batch = 16;
+  SearchOptions options;
+  options.max_points = 40;
+  const SearchResult r = RunSearch(Dimensions(), Context(2, 256), kThroughput, options,
+                                   [&](const ConfigPoint& p) { return model(p); }, [] { return false; });
+  ASSERT_GE(r.best, 0);
+  for (const MeasuredPoint& m : r.measured) {
+    auto config = ApplyPoint(base, m.point, Dimensions());
+    ASSERT_TRUE(config.ok()) << m.label;
+    EXPECT_EQ(config->max_batch_size(), 256) << m.label;
+  }
 }
 
 }  // namespace
