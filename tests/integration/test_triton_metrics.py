@@ -188,3 +188,30 @@ def test_docs_list_exactly_the_triton_families_exported(server):
     exported = {name: kind for name, kind in
                 (line.split(" ")[2:4] for line in server.metrics_text().splitlines() if line.startswith("# TYPE nv_"))}
     assert documented == exported
+
+
+def test_tritons_other_metrics_config_keys_start_with_a_warning_each():
+    """A Triton command line with summary/histogram settings starts; the log names each
+    setting infera does not act on, and the counters it does act on are still exported."""
+    repo = tempfile.mkdtemp(prefix="infera-triton-metrics-config-")
+    write_model(repo, MODEL, SIMPLE_CONFIG)
+    s = InferaServer(repo, "--metrics-config=summary_latencies=true",
+                     "--metrics-config", "summary_quantiles=0.5:0.05,0.9:0.01",
+                     "--metrics-config=histogram_latencies=true")
+    try:
+        s.wait_ready()
+        log = s.log()
+        for setting in ("summary_latencies=true", "summary_quantiles=0.5:0.05,0.9:0.01",
+                        "histogram_latencies=true"):
+            assert f"--metrics-config {setting}: accepted for Triton compatibility and not acted on" in log
+        assert "nv_inference_request_duration_us" in s.metrics_text()
+    finally:
+        s.stop()
+
+
+def test_unknown_metrics_config_key_is_refused_in_one_line(tmp_path):
+    result = subprocess.run([os.environ["INFERA_BINARY"], "serve", "--model-repository", str(tmp_path),
+                             "--metrics-config=no_such_key=1"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "unknown key" in result.stderr and "--metrics-config" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2, result.stderr
