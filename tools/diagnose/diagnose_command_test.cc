@@ -21,10 +21,48 @@ TEST(DiagnoseCommandTest, ParsesFlags) {
   EXPECT_EQ(DiagnosisPath(*defaults), "/v2/models/m/diagnosis");
 }
 
+// The shared CLI convention: perf_analyzer's -u HOST:PORT, -m/--model-name (--model kept),
+// -x/--model-version, --flag=value.
+TEST(DiagnoseCommandTest, ParsesTheSharedConvention) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-u", "localhost:8123", "-m", "fortune", "-x", "2"},
+        {"--url", "http://localhost:8123", "--model-name", "fortune", "--model-version", "2"},
+        {"--url=localhost:8123", "--model=fortune", "--model-version=2"}}) {
+    auto options = ParseDiagnoseArgs(args);
+    ASSERT_TRUE(options.ok()) << options.status();
+    EXPECT_EQ(options->host, "localhost");
+    EXPECT_EQ(options->port, 8123);
+    EXPECT_EQ(DiagnosisPath(*options), "/v2/models/fortune/versions/2/diagnosis");
+  }
+  auto v6 = ParseDiagnoseArgs({"-u", "[::1]:8000", "-m", "m"});
+  ASSERT_TRUE(v6.ok()) << v6.status();
+  EXPECT_EQ(v6->host, "::1");
+}
+
+TEST(DiagnoseCommandTest, HelpFitsOneHundredColumns) {
+  const std::string help = DiagnoseHelp();
+  size_t start = 0;
+  while (start < help.size()) {
+    const size_t end = help.find('\n', start);
+    const std::string line = help.substr(start, end - start);
+    EXPECT_LE(line.size(), 100u) << line;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  EXPECT_THAT(help, HasSubstr("-u, --url HOST:PORT"));
+  EXPECT_THAT(help, HasSubstr("-m, --model-name NAME"));
+  EXPECT_THAT(help, HasSubstr("LLMs"));
+}
+
 TEST(DiagnoseCommandTest, BadFlagsNameTheFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{}, "-m MODEL"},
+      {{}, "-m/--model-name MODEL is required"},
       {{"-m", "m", "--url", "https://h:1"}, "--url"},
+      {{"-m", "m", "-u", "h"}, "HOST:PORT"},
+      {{"-m", "m", "-u", "h:99999"}, "1..65535"},
+      {{"-m", ""}, "-m needs a model name"},
+      {{"-m", "m", "--json=1"}, "--json takes no value"},
+      {{"-m", "m", "stray"}, "unexpected argument 'stray'"},
       {{"-m", "m", "--url", "http://h"}, "--url"},
       {{"-m", "m", "--url", "http://h:0"}, "--url"},
       {{"-m", "m", "--url", "http://h:1/x"}, "--url"},

@@ -52,8 +52,9 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
   }
   std::ostringstream out;
   out << "model " << StringAt(doc, "model") << " version " << StringAt(doc, "version") << ": last "
-      << Fixed(NumberAt(doc, "window_seconds"), 1) << " s, " << Fixed(NumberAt(doc, "requests"), 0)
-      << " requests (" << Fixed(NumberAt(doc, "rate_per_second"), 1) << " req/s, concurrency "
+      << Fixed(NumberAt(doc, "window_seconds"), 1) << " s (" << Fixed(NumberAt(doc, "traffic_seconds"), 1)
+      << " s with traffic), " << Fixed(NumberAt(doc, "requests"), 0) << " requests ("
+      << Fixed(NumberAt(doc, "rate_per_second"), 1) << " req/s while traffic ran, concurrency "
       << Fixed(NumberAt(doc, "concurrency"), 2) << ")\n\n";
   out << "BOTTLENECK  " << StringAt(bottleneck, "class") << "\n  " << StringAt(bottleneck, "summary") << "\n";
   const rapidjson::Value& evidence = MemberAt(doc, "evidence");
@@ -96,17 +97,28 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
   out << "  (mean " << Fixed(NumberAt(doc, "mean_batch_size"), 2) << ")\n";
   const rapidjson::Value& instances = MemberAt(doc, "instances");
   out << "INSTANCES    " << Fixed(NumberAt(instances, "count"), 0) << ", utilisation "
-      << Fixed(NumberAt(instances, "utilisation") * 100, 0) << " %\n";
+      << Fixed(NumberAt(instances, "utilisation") * 100, 0) << " % over the seconds with traffic\n";
   const rapidjson::Value& client = MemberAt(doc, "client");
   out << "FAILURES     rejected " << Fixed(NumberAt(doc, "rejections"), 0) << ", timeouts "
       << Fixed(NumberAt(doc, "timeouts"), 0) << ", cancelled " << Fixed(NumberAt(client, "cancelled"), 0)
       << ", write failures " << Fixed(NumberAt(client, "write_failures"), 0) << "\n";
   const rapidjson::Value& llm = MemberAt(doc, "llm");
   if (llm.IsObject()) {
-    out << "LLM          preemptions " << Fixed(NumberAt(llm, "preemptions"), 0) << ", KV cache "
-        << Fixed(NumberAt(llm, "kv_cache_usage") * 100, 0) << " %, running " << Fixed(NumberAt(llm, "num_running"), 0)
-        << ", waiting " << Fixed(NumberAt(llm, "num_waiting"), 0) << ", "
-        << Fixed(NumberAt(llm, "tokens_per_second"), 1) << " tokens/s\n";
+    out << "LLM          TTFT " << Fixed(NumberAt(llm, "ttft_ms"), 1) << " ms (p90 "
+        << Fixed(NumberAt(llm, "ttft_p90_ms"), 1) << "), TPOT " << Fixed(NumberAt(llm, "tpot_ms"), 1) << " ms (p90 "
+        << Fixed(NumberAt(llm, "tpot_p90_ms"), 1) << "), " << Fixed(NumberAt(llm, "tokens_per_second"), 1)
+        << " tokens/s\n             KV cache peak " << Fixed(NumberAt(llm, "kv_cache_usage_peak") * 100, 0)
+        << " %, running peak " << Fixed(NumberAt(llm, "num_running_peak"), 0) << " of "
+        << Fixed(NumberAt(llm, "max_num_seqs"), 0) << ", waiting peak " << Fixed(NumberAt(llm, "num_waiting_peak"), 0)
+        << ", preemptions " << Fixed(NumberAt(llm, "preemptions"), 0) << "\n";
+  }
+  const rapidjson::Value& steps = MemberAt(doc, "steps");
+  if (steps.IsArray() && !steps.Empty()) {
+    out << "STEPS        (slowest: " << StringAt(doc, "slowest_step") << ")\n";
+    for (const auto& step : steps.GetArray()) {
+      out << "  " << Pad(StringAt(step, "model"), 24) << Fixed(NumberAt(step, "mean_latency_us") / 1000.0, 2)
+          << " ms  " << Fixed(NumberAt(step, "requests"), 0) << " requests  " << StringAt(step, "class") << "\n";
+    }
   }
   return out.str();
 }
