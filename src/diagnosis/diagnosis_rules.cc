@@ -68,6 +68,10 @@ std::optional<Diagnosis> ClientBound(const WindowSummary& w);
 
 // The engine queue's share of a generation's end-to-end time.
 double EngineQueueShare(const WindowSummary::Llm& llm) { return llm.e2e_ms > 0 ? llm.queue_ms / llm.e2e_ms : 0; }
+// Requests wait for the engine long enough to matter.
+bool EngineQueues(const WindowSummary::Llm& llm) {
+  return EngineQueueShare(llm) >= kQueueShare && llm.queue_ms >= kMinEngineQueueMs;
+}
 double PrefillShare(const WindowSummary::Llm& llm) { return llm.e2e_ms > 0 ? llm.prefill_ms / llm.e2e_ms : 0; }
 
 std::string SeqsDetail(const WindowSummary::Llm& llm) {
@@ -138,7 +142,7 @@ std::optional<Diagnosis> KvCacheBound(const WindowSummary& w) {
 std::optional<Diagnosis> DecodeBound(const WindowSummary& w) {
   const WindowSummary::Llm& llm = *w.llm;
   const bool full_batch = llm.max_num_seqs > 0 && llm.num_running_peak >= llm.max_num_seqs;
-  if (!full_batch || EngineQueueShare(llm) < kQueueShare) return std::nullopt;
+  if (!full_batch || !EngineQueues(llm)) return std::nullopt;
   Diagnosis d;
   d.bottleneck_class = "decode_bound";
   d.summary = StrCat("the engine's batch is full: ", llm.num_running_peak, " sequences (max_num_seqs ",
@@ -166,7 +170,7 @@ std::optional<Diagnosis> DecodeBound(const WindowSummary& w) {
 // per-step token budget (max_num_batched_tokens) admits only so many prompt tokens.
 std::optional<Diagnosis> LlmQueueing(const WindowSummary& w) {
   const WindowSummary::Llm& llm = *w.llm;
-  if (EngineQueueShare(llm) < kQueueShare) return std::nullopt;
+  if (!EngineQueues(llm)) return std::nullopt;
   Diagnosis d;
   d.bottleneck_class = "queueing";
   d.summary = StrCat("requests wait ", Percent(EngineQueueShare(llm)), " of their time (", Fixed(llm.queue_ms, 1),

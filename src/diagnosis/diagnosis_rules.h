@@ -24,9 +24,11 @@ inline constexpr uint64_t kMinLlmRequests = 8;
 inline constexpr double kKvCacheFull = 0.90;
 inline constexpr double kKvRoomForMore = 0.50;
 // LLM queueing / decode_bound: the engine queue (arrival -> first scheduled) at or
-// above kQueueShare of the end-to-end time. prefill_bound: TTFT minus the queue (the
+// above kQueueShare of the end-to-end time and at least kMinEngineQueueMs (a tiny model's
+// generations take milliseconds: a wake-up of the engine loop is no bottleneck). prefill_bound: TTFT minus the queue (the
 // prompt's computation) at or above kPrefillShare of the end-to-end time.
 inline constexpr double kPrefillShare = 0.40;
+inline constexpr double kMinEngineQueueMs = 5.0;
 // Adding instances is offered only at this utilisation (over the seconds with traffic)
 // or above, and instances are called saturated only at kBusyUtilisation or above
 // (CheckConsistency enforces both).

@@ -364,6 +364,13 @@ TEST(DiagnosisRulesTest, DecodeBoundWhenTheBatchIsFullAndRequestsWait) {
   w.llm->queue_ms = 0.3 * w.llm->e2e_ms;
   w.llm->num_running_peak = 7;
   EXPECT_EQ(ClassOf(w), "queueing");
+  // A tiny model's few-millisecond generations: a 4 ms wait is no bottleneck.
+  w.llm->num_running_peak = 8;
+  w.llm->e2e_ms = 10;
+  w.llm->queue_ms = kMinEngineQueueMs - 1;
+  w.llm->ttft_ms = w.llm->queue_ms + 0.5;
+  w.llm->prefill_ms = 0.5;
+  EXPECT_EQ(ClassOf(w), "healthy");
 }
 
 TEST(DiagnosisRulesTest, LlmQueueingWithFreeSlotsAndFreeKv) {
