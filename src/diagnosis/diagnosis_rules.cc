@@ -281,7 +281,7 @@ std::optional<Diagnosis> Queueing(const WindowSummary& w) {
   d.claims_saturation = busy;
   d.summary = StrCat(busy ? "instances are saturated: requests wait " : "requests wait ",
                      Percent(InstanceWaitShare(w)), " of their server time for a free instance (utilisation ",
-                     Percent(w.utilisation), " over the ", Fixed(w.traffic_seconds, 0), " s with traffic)",
+                     Percent(w.utilisation), " over the ", Fixed(w.traffic_seconds, 1), " s with traffic)",
                      busy || w.utilisation >= kAddInstanceUtilisation
                          ? ""
                          : ": the instances idle between requests that arrive in bursts",

@@ -93,7 +93,7 @@ TEST(DiagnoseCommandTest, RendersTheTable) {
   auto table = RenderDiagnosisTable(json);
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_THAT(*table, HasSubstr("BOTTLENECK  queueing"));
-  EXPECT_THAT(*table, HasSubstr("instance_utilisation  97 %"));
+  EXPECT_THAT(*table, HasSubstr("instance_utilisation      97 %"));
   EXPECT_THAT(*table, HasSubstr("20.0 req/s"));
   EXPECT_THAT(*table, HasSubstr("1. add 1 instance\n     -> utilisation 97 % -> about 48 %"));
   EXPECT_THAT(*table, HasSubstr("620.0  62 %"));

@@ -37,8 +37,9 @@ const rapidjson::Value& MemberAt(const rapidjson::Value& object, const char* key
   return it != object.MemberEnd() ? it->value : kNull;
 }
 
+// `text` padded to `width`, and at least one space after it.
 std::string Pad(std::string text, size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
+  text.append(text.size() < width ? width - text.size() : 1, ' ');
   return text;
 }
 }  // namespace
@@ -64,7 +65,7 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
       const std::string unit = StringAt(e, "unit");
       const double value = NumberAt(e, "value");
       const std::string shown = unit == "ratio" ? Fixed(value * 100, 0) + " %" : Fixed(value, 1) + " " + unit;
-      out << "  " << Pad(StringAt(e, "name"), 22) << Pad(shown, 16) << StringAt(e, "detail") << "\n";
+      out << "  " << Pad(StringAt(e, "name"), 26) << Pad(shown, 16) << StringAt(e, "detail") << "\n";
     }
   }
   const rapidjson::Value& actions = MemberAt(doc, "actions");
@@ -76,7 +77,9 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
     }
   }
   const rapidjson::Value& stages = MemberAt(doc, "stages");
+  const rapidjson::Value& llm = MemberAt(doc, "llm");
   out << "\nSTAGES (mean per request)          us   share\n";
+  if (llm.IsObject()) out << "  (an LLM: queue = the engine's wait for a batch slot, compute_infer = its generation)\n";
   for (const char* stage : {"decode", "queue", "compute_input", "compute_infer", "compute_output", "encode",
                             "write"}) {
     const rapidjson::Value& s = MemberAt(stages, stage);
@@ -87,22 +90,24 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
   const std::string server_us = Fixed(NumberAt(stages, "server_us"), 1);
   out << "  " << Pad("server time", 24) << std::string(server_us.size() < 14 ? 14 - server_us.size() : 0, ' ')
       << server_us << "\n";
-  out << "\nBATCH SIZES ";
-  const rapidjson::Value& sizes = MemberAt(doc, "batch_sizes");
-  if (sizes.IsObject()) {
-    for (const auto& m : sizes.GetObject()) {
-      if (m.value.IsNumber()) out << " " << m.name.GetString() << ": " << Fixed(m.value.GetDouble(), 0);
+  out << "\n";
+  if (!llm.IsObject()) {  // an LLM's engine batches sequences itself, past the instances
+    out << "BATCH SIZES ";
+    const rapidjson::Value& sizes = MemberAt(doc, "batch_sizes");
+    if (sizes.IsObject()) {
+      for (const auto& m : sizes.GetObject()) {
+        if (m.value.IsNumber()) out << " " << m.name.GetString() << ": " << Fixed(m.value.GetDouble(), 0);
+      }
     }
+    out << "  (mean " << Fixed(NumberAt(doc, "mean_batch_size"), 2) << ")\n";
+    const rapidjson::Value& instances = MemberAt(doc, "instances");
+    out << "INSTANCES    " << Fixed(NumberAt(instances, "count"), 0) << ", utilisation "
+        << Fixed(NumberAt(instances, "utilisation") * 100, 0) << " % over the seconds with traffic\n";
   }
-  out << "  (mean " << Fixed(NumberAt(doc, "mean_batch_size"), 2) << ")\n";
-  const rapidjson::Value& instances = MemberAt(doc, "instances");
-  out << "INSTANCES    " << Fixed(NumberAt(instances, "count"), 0) << ", utilisation "
-      << Fixed(NumberAt(instances, "utilisation") * 100, 0) << " % over the seconds with traffic\n";
   const rapidjson::Value& client = MemberAt(doc, "client");
   out << "FAILURES     rejected " << Fixed(NumberAt(doc, "rejections"), 0) << ", timeouts "
       << Fixed(NumberAt(doc, "timeouts"), 0) << ", cancelled " << Fixed(NumberAt(client, "cancelled"), 0)
       << ", write failures " << Fixed(NumberAt(client, "write_failures"), 0) << "\n";
-  const rapidjson::Value& llm = MemberAt(doc, "llm");
   if (llm.IsObject()) {
     out << "LLM          TTFT " << Fixed(NumberAt(llm, "ttft_ms"), 1) << " ms (p90 "
         << Fixed(NumberAt(llm, "ttft_p90_ms"), 1) << "), TPOT " << Fixed(NumberAt(llm, "tpot_ms"), 1) << " ms (p90 "
