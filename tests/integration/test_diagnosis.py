@@ -48,6 +48,8 @@ MODELS = {
 
 # The demo LLM with one sequence at a time: concurrent requests wait for the batch slot.
 NARROW = 'key: "max_num_seqs" value: { string_value: "1" }'
+# ... with a per-step token budget of 16: a long prompt holds it for many steps.
+BUDGET = 'key: "max_num_batched_tokens" value: { string_value: "16" }'
 NO_PREFIX_CACHE = '\nparameters { key: "enable_prefix_caching" value: { string_value: "false" } }\n'
 
 
@@ -74,6 +76,9 @@ def server():
     copy_model(demo_repo(), "fortune", repo, new_name="llm_narrow",
                config_edit=lambda text: text.replace('key: "max_num_seqs" value: { string_value: "8" }', NARROW))
     copy_model(demo_repo(), "fortune", repo, new_name="llm_prompts", config_edit=lambda text: text + NO_PREFIX_CACHE)
+    copy_model(demo_repo(), "fortune", repo, new_name="llm_budget",
+               config_edit=lambda text: text.replace('key: "max_num_batched_tokens" value: { string_value: "512" }',
+                                                     BUDGET) + NO_PREFIX_CACHE)
     s = InferaServer(repo, "--model-control-mode", "explicit")
     s.wait_ready()
     yield s
@@ -305,35 +310,59 @@ def test_healthy_llm_after_openai_traffic(server):
     assert d["evidence"][0]["name"] == "ttft_ms"
 
 
+def load_until(server, model, clients, work, wanted, timeout=30):
+    """Runs `clients` threads calling work(i, k) until `model`'s diagnosis has class
+    `wanted` (the engine's gauges are sampled once a second), then stops them."""
+    stop = threading.Event()
+    errors = []
+
+    def client(i):
+        k = 0
+        try:
+            while not stop.is_set():
+                work(i, k)
+                k += 1
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    try:
+        return wait_for(lambda: (lambda d: d if d["bottleneck"]["class"] == wanted else None)(
+            diagnosis(server, model)), timeout=timeout)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=60)
+        assert not errors, errors
+
+
 # One sequence at a time and six clients: the batch is full and requests queue for it.
 # The statistics' queue stage is long here (the old rules said "add an instance"); the
 # engine's figures say decode_bound. Clients send until the diagnosis has seen the full
 # batch (the gauges are sampled once a second), then stop.
 def test_decode_bound_llm_with_a_full_batch(server):
     load(server, "llm_narrow")
-    stop = threading.Event()
-
-    def client(i):
-        k = 0
-        while not stop.is_set():
-            completion(server, "llm_narrow", f"fortune {i} {k} says", 32)
-            k += 1
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    try:
-        d = wait_for(lambda: (lambda d: d if d["bottleneck"]["class"] == "decode_bound" else None)(
-            diagnosis(server, "llm_narrow")), timeout=30)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join(timeout=60)
+    d = load_until(server, "llm_narrow", 6, lambda i, k: completion(server, "llm_narrow", f"fortune {i} {k} says", 32),
+                   "decode_bound")
     assert d["llm"]["num_running_peak"] == 1 == d["llm"]["max_num_seqs"], d["llm"]
     assert no_instances_advised(d), d["actions"]
     assert any("raise max_num_seqs from 1 to 2" in a["action"] for a in d["actions"]), d["actions"]
     stats = d["stages"]
     assert stats["queue"]["share"] >= 0.3  # what the old rules misread as instance saturation
+
+
+# Free batch slots and KV blocks, but a token budget of 16 per step: six clients' long
+# prompts enter the batch one chunk at a time and the others queue for the budget.
+def test_queueing_llm_held_by_its_token_budget(server):
+    load(server, "llm_budget")
+    d = load_until(server, "llm_budget", 6,
+                   lambda i, k: completion(server, "llm_budget", f"fortune {i} {k} " + "you will find a new friend " * 20,
+                                           8), "queueing")
+    assert d["llm"]["num_running_peak"] < d["llm"]["max_num_seqs"], d["llm"]
+    assert any("raise max_num_batched_tokens from 16 to 32" in a["action"] for a in d["actions"]), d["actions"]
+    assert no_instances_advised(d), d["actions"]
 
 
 # Long prompts, two tokens generated: the time to first token is the prompt's computation.
