@@ -48,6 +48,8 @@ MODELS = {
 
 # The demo LLM with one sequence at a time: concurrent requests wait for the batch slot.
 NARROW = 'key: "max_num_seqs" value: { string_value: "1" }'
+# The demo text pipeline (an ensemble) and its steps.
+EMBED_STEPS = ["text_tokenize", "text_embed_encoder", "text_pool"]
 # ... with a per-step token budget of 16: a long prompt holds it for many steps.
 BUDGET = 'key: "max_num_batched_tokens" value: { string_value: "16" }'
 NO_PREFIX_CACHE = '\nparameters { key: "enable_prefix_caching" value: { string_value: "false" } }\n'
@@ -79,6 +81,8 @@ def server():
     copy_model(demo_repo(), "fortune", repo, new_name="llm_budget",
                config_edit=lambda text: text.replace('key: "max_num_batched_tokens" value: { string_value: "512" }',
                                                      BUDGET) + NO_PREFIX_CACHE)
+    for name in EMBED_STEPS + ["text_embed"]:
+        copy_model(demo_repo(), name, repo)
     s = InferaServer(repo, "--model-control-mode", "explicit")
     s.wait_ready()
     yield s
@@ -410,6 +414,25 @@ def test_burst_judged_on_its_busy_seconds(server):
     assert d["actions"][0]["action"].startswith("add "), d["actions"]
     # Whatever the summary says, it says it with its figure: "saturated" at 80 % or more.
     assert ("instances are saturated" in d["bottleneck"]["summary"]) == (d["instances"]["utilisation"] >= 0.8)
+
+
+# An ensemble does no work of its own: judged by its slowest step, named in the verdict.
+def test_ensemble_judged_by_its_slowest_step(server):
+    for name in EMBED_STEPS + ["text_embed"]:
+        load(server, name)
+    for i in range(25):
+        body = json.dumps({"model": "text_embed", "input": [f"a sentence number {i}"]})
+        status, _, data = server.request("POST", "/v1/embeddings", body, {"Content-Type": "application/json"})
+        assert status == 200, data
+    d = diagnosis(server, "text_embed")
+    steps = {s["model"]: s for s in d["steps"]}
+    assert sorted(steps) == sorted(EMBED_STEPS), d["steps"]
+    assert all(s["requests"] == 25 for s in steps.values()), d["steps"]
+    slowest = max(steps.values(), key=lambda s: s["mean_latency_us"])
+    assert d["slowest_step"] == slowest["model"]
+    assert d["bottleneck"]["summary"].startswith(f"the slowest step is '{slowest['model']}'"), d["bottleneck"]
+    assert d["bottleneck"]["class"] == slowest["class"]
+    assert all(a["action"].startswith(f"in '{slowest['model']}': ") for a in d["actions"]), d["actions"]
 
 
 def test_idle_without_traffic(server):
