@@ -7,6 +7,7 @@ namespace infera::diagnose {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(DiagnoseCommandTest, ParsesFlags) {
   auto options = ParseDiagnoseArgs({"--url", "http://10.0.0.2:8123/", "-m", "my model", "--model-version", "3",
@@ -99,6 +100,24 @@ TEST(DiagnoseCommandTest, RendersTheTable) {
   EXPECT_THAT(*table, HasSubstr("620.0  62 %"));
   EXPECT_THAT(*table, HasSubstr("1: 1000 2: 100  (mean 1.09)"));
   EXPECT_THAT(*table, HasSubstr("rejected 2, timeouts 0, cancelled 1"));
+}
+
+TEST(DiagnoseCommandTest, RendersAnLlmAndAnEnsemble) {
+  auto llm = RenderDiagnosisTable(R"({"bottleneck":{"class":"decode_bound","summary":"s"},"batch_sizes":{"1":3},
+    "llm":{"ttft_ms":55.6,"ttft_p90_ms":97.7,"tpot_ms":0.4,"tpot_p90_ms":9,"tokens_per_second":3247,
+           "kv_cache_usage_peak":0.02,"num_running_peak":2,"max_num_seqs":2,"num_waiting_peak":4,"preemptions":0}})");
+  ASSERT_TRUE(llm.ok()) << llm.status();
+  EXPECT_THAT(*llm, HasSubstr("TTFT 55.6 ms (p90 97.7), TPOT 0.4 ms (p90 9.0), 3247.0 tokens/s"));
+  EXPECT_THAT(*llm, HasSubstr("KV cache peak 2 %, running peak 2 of 2, waiting peak 4, preemptions 0"));
+  EXPECT_THAT(*llm, HasSubstr("queue = the engine's wait for a batch slot"));
+  EXPECT_THAT(*llm, Not(HasSubstr("INSTANCES")));  // the engine batches past the instances
+  auto ensemble = RenderDiagnosisTable(R"({"bottleneck":{"class":"compute_bound","summary":"s"},
+    "slowest_step":"enc","steps":[{"model":"tok","mean_latency_us":160,"requests":25,"class":"healthy"},
+                                  {"model":"enc","mean_latency_us":80000,"requests":25,"class":"compute_bound"}]})");
+  ASSERT_TRUE(ensemble.ok()) << ensemble.status();
+  EXPECT_THAT(*ensemble, HasSubstr("STEPS        (slowest: enc)"));
+  EXPECT_THAT(*ensemble, HasSubstr("  enc                     80.00 ms  25 requests  compute_bound"));
+  EXPECT_THAT(*ensemble, Not(HasSubstr("INSTANCES")));
 }
 
 TEST(DiagnoseCommandTest, RefusesWhatIsNotADiagnosis) {

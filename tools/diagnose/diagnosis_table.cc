@@ -91,7 +91,10 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
   out << "  " << Pad("server time", 24) << std::string(server_us.size() < 14 ? 14 - server_us.size() : 0, ' ')
       << server_us << "\n";
   out << "\n";
-  if (!llm.IsObject()) {  // an LLM's engine batches sequences itself, past the instances
+  const rapidjson::Value& steps = MemberAt(doc, "steps");
+  const bool ensemble = steps.IsArray() && !steps.Empty();
+  // An LLM's engine batches sequences itself, past the instances; an ensemble has none.
+  if (!llm.IsObject() && !ensemble) {
     out << "BATCH SIZES ";
     const rapidjson::Value& sizes = MemberAt(doc, "batch_sizes");
     if (sizes.IsObject()) {
@@ -117,8 +120,7 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
         << Fixed(NumberAt(llm, "max_num_seqs"), 0) << ", waiting peak " << Fixed(NumberAt(llm, "num_waiting_peak"), 0)
         << ", preemptions " << Fixed(NumberAt(llm, "preemptions"), 0) << "\n";
   }
-  const rapidjson::Value& steps = MemberAt(doc, "steps");
-  if (steps.IsArray() && !steps.Empty()) {
+  if (ensemble) {
     out << "STEPS        (slowest: " << StringAt(doc, "slowest_step") << ")\n";
     for (const auto& step : steps.GetArray()) {
       out << "  " << Pad(StringAt(step, "model"), 24) << Fixed(NumberAt(step, "mean_latency_us") / 1000.0, 2)
