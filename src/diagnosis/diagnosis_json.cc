@@ -40,6 +40,8 @@ std::string DiagnosisJson(std::string_view model, int64_t version, const WindowS
   WriteString(w, std::to_string(version));
   Key(w, "window_seconds");
   Number(w, window.seconds);
+  Key(w, "traffic_seconds");
+  Number(w, window.traffic_seconds);
   Key(w, "requests");
   w.Uint64(window.requests);
   Key(w, "bottleneck");
@@ -116,6 +118,8 @@ std::string DiagnosisJson(std::string_view model, int64_t version, const WindowS
   Number(w, window.utilisation);
   Key(w, "busy_seconds");
   Number(w, window.busy_seconds);
+  Key(w, "traffic_seconds");
+  Number(w, window.traffic_seconds);
   w.EndObject();
   Key(w, "rejections");
   w.Uint64(window.failures.rejected);
@@ -146,21 +150,62 @@ std::string DiagnosisJson(std::string_view model, int64_t version, const WindowS
   Number(w, window.write.share);
   w.EndObject();
   if (window.llm) {
+    const WindowSummary::Llm& llm = *window.llm;
     Key(w, "llm");
     w.StartObject();
-    Key(w, "preemptions");
-    w.Uint64(window.llm->preemptions);
-    Key(w, "tokens_per_second");
-    Number(w, window.llm->tokens_per_second);
-    Key(w, "kv_cache_usage");
-    Number(w, window.llm->kv_cache_usage);
-    Key(w, "num_running");
-    w.Int64(window.llm->num_running);
-    Key(w, "num_waiting");
-    w.Int64(window.llm->num_waiting);
-    Key(w, "max_num_seqs");
-    w.Int64(window.llm->max_num_seqs);
+    auto integer = [&](std::string_view key, int64_t value) {
+      Key(w, key);
+      w.Int64(value);
+    };
+    auto number = [&](std::string_view key, double value) {
+      Key(w, key);
+      Number(w, value);
+    };
+    integer("preemptions", static_cast<int64_t>(llm.preemptions));
+    integer("finished", static_cast<int64_t>(llm.finished));
+    number("tokens_per_second", llm.tokens_per_second);
+    number("prompt_tokens_per_request", llm.prompt_tokens_per_request);
+    number("output_tokens_per_request", llm.output_tokens_per_request);
+    number("ttft_ms", llm.ttft_ms);
+    number("ttft_p90_ms", llm.ttft_p90_ms);
+    number("tpot_ms", llm.tpot_ms);
+    number("tpot_p90_ms", llm.tpot_p90_ms);
+    number("queue_ms", llm.queue_ms);
+    number("prefill_ms", llm.prefill_ms);
+    number("decode_ms", llm.decode_ms);
+    number("e2e_ms", llm.e2e_ms);
+    number("kv_cache_usage_peak", llm.kv_cache_usage_peak);
+    number("kv_cache_usage_mean", llm.kv_cache_usage_mean);
+    integer("num_running_peak", llm.num_running_peak);
+    number("num_running_mean", llm.num_running_mean);
+    integer("num_waiting_peak", llm.num_waiting_peak);
+    number("num_waiting_mean", llm.num_waiting_mean);
+    integer("max_num_seqs", llm.max_num_seqs);
+    number("kv_cache_usage", llm.kv_cache_usage);
+    integer("num_running", llm.num_running);
+    integer("num_waiting", llm.num_waiting);
     w.EndObject();
+  }
+  if (!diagnosis.steps.empty()) {
+    Key(w, "slowest_step");
+    WriteString(w, diagnosis.slowest_step);
+    Key(w, "steps");
+    w.StartArray();
+    for (const StepVerdict& step : diagnosis.steps) {
+      w.StartObject();
+      Key(w, "model");
+      WriteString(w, step.model);
+      Key(w, "version");
+      WriteString(w, std::to_string(step.version));
+      Key(w, "requests");
+      w.Uint64(step.requests);
+      Key(w, "mean_latency_us");
+      Number(w, step.mean_latency_us);
+      Key(w, "class");
+      WriteString(w, step.bottleneck_class);
+      w.EndObject();
+    }
+    w.EndArray();
   }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());

@@ -15,8 +15,8 @@ Evidence Figure(std::string name, double value, std::string unit, std::string de
 
 Evidence UtilisationEvidence(const WindowSummary& w) {
   return Figure("instance_utilisation", w.utilisation, "ratio",
-                StrCat(Fixed(w.busy_seconds, 2), " s busy over ", Fixed(w.seconds, 1), " s × ", w.instances,
-                       " instance(s)"));
+                StrCat(Fixed(w.busy_seconds, 2), " s busy over the ", Fixed(w.traffic_seconds, 1),
+                       " s with traffic (of ", Fixed(w.seconds, 1), " s) × ", w.instances, " instance(s)"));
 }
 
 // The part of the queue wait that is waiting for a free instance: the batcher holds a
@@ -44,40 +44,90 @@ Evidence QueueEvidence(const WindowSummary& w) {
 
 Evidence RateEvidence(const WindowSummary& w) {
   return Figure("request_rate", w.rate_per_second, "req/s",
-                StrCat(w.requests, " requests in ", Fixed(w.seconds, 1), " s"));
+                StrCat(w.requests, " requests in the ", Fixed(w.traffic_seconds, 1), " s with traffic (of ",
+                       Fixed(w.seconds, 1), " s)"));
 }
+
+uint64_t MinRequests(const WindowSummary& w) { return w.facts.llm ? kMinLlmRequests : kMinRequests; }
 
 Diagnosis Idle(const WindowSummary& w) {
   Diagnosis d;
   d.bottleneck_class = "idle";
   d.summary = StrCat("only ", w.requests, " requests in the last ", Fixed(w.seconds, 0), " s (fewer than ",
-                     kMinRequests, "): too little traffic to find a bottleneck");
+                     MinRequests(w), "): too little traffic to find a bottleneck");
   d.evidence.push_back(RateEvidence(w));
   return d;
 }
 
-std::optional<Diagnosis> MemoryBound(const WindowSummary& w) {
+std::optional<Diagnosis> ClientBound(const WindowSummary& w);
+
+// ---- LLMs: the engine's own signals -------------------------------------------------
+// An LLM's requests bypass the instances (one engine batches every sequence), and its
+// statistics' "queue" is the engine's wait for a batch slot: the tensor rules' figures
+// (instance wait, utilisation, batch sizes) say nothing about it.
+
+// The engine queue's share of a generation's end-to-end time.
+double EngineQueueShare(const WindowSummary::Llm& llm) { return llm.e2e_ms > 0 ? llm.queue_ms / llm.e2e_ms : 0; }
+// Requests wait for the engine long enough to matter.
+bool EngineQueues(const WindowSummary::Llm& llm) {
+  return EngineQueueShare(llm) >= kQueueShare && llm.queue_ms >= kMinEngineQueueMs;
+}
+double PrefillShare(const WindowSummary::Llm& llm) { return llm.e2e_ms > 0 ? llm.prefill_ms / llm.e2e_ms : 0; }
+
+std::string SeqsDetail(const WindowSummary::Llm& llm) {
+  return StrCat("peak ", llm.num_running_peak, " running (mean ", Fixed(llm.num_running_mean, 1), "), max_num_seqs ",
+                llm.max_num_seqs);
+}
+
+void LlmEvidence(const WindowSummary& w, Diagnosis& d) {
+  const WindowSummary::Llm& llm = *w.llm;
+  d.evidence.push_back(Figure("ttft_ms", llm.ttft_ms, "ms",
+                              StrCat("time to first token, p90 ", Fixed(llm.ttft_p90_ms, 1), " ms: engine queue ",
+                                     Fixed(llm.queue_ms, 1), " ms + prefill ", Fixed(llm.prefill_ms, 1), " ms")));
+  d.evidence.push_back(Figure("tpot_ms", llm.tpot_ms, "ms",
+                              StrCat("time per output token, p90 ", Fixed(llm.tpot_p90_ms, 1), " ms; ",
+                                     Fixed(llm.tokens_per_second, 0), " tokens/s over the traffic seconds")));
+  d.evidence.push_back(Figure("engine_queue_share", EngineQueueShare(llm), "ratio",
+                              StrCat("waiting for a batch slot: ", Fixed(llm.queue_ms, 1), " ms of ",
+                                     Fixed(llm.e2e_ms, 1), " ms end to end per generation")));
+  d.evidence.push_back(Figure("kv_cache_usage_peak", llm.kv_cache_usage_peak, "ratio",
+                              StrCat("KV-cache blocks in use at the busiest second (mean ",
+                                     Percent(llm.kv_cache_usage_mean), ")")));
+  d.evidence.push_back(Figure("running_sequences_peak", static_cast<double>(llm.num_running_peak), "sequences",
+                              SeqsDetail(llm)));
+  d.evidence.push_back(Figure("waiting_sequences_peak", static_cast<double>(llm.num_waiting_peak), "sequences",
+                              StrCat("mean ", Fixed(llm.num_waiting_mean, 1), " while traffic ran")));
+  d.evidence.push_back(Figure("preemptions", static_cast<double>(llm.preemptions), "sequences",
+                              "sequences evicted from the KV cache and recomputed"));
+  d.evidence.push_back(Figure("prompt_tokens_per_request", llm.prompt_tokens_per_request, "tokens",
+                              StrCat(Fixed(llm.output_tokens_per_request, 1), " generated per request, ", llm.finished,
+                                     " generations finished")));
+}
+
+std::optional<Diagnosis> KvCacheBound(const WindowSummary& w) {
   if (!w.llm) return std::nullopt;
   const WindowSummary::Llm& llm = *w.llm;
   const bool preempting = llm.preemptions > 0;
-  const bool full = llm.kv_cache_usage >= kKvCacheFull && llm.num_waiting > 0;
+  const bool full = llm.kv_cache_usage_peak >= kKvCacheFull && llm.num_waiting_peak > 0;
   if (!preempting && !full) return std::nullopt;
   Diagnosis d;
-  d.bottleneck_class = "memory_bound";
+  d.bottleneck_class = "kv_cache_bound";
   d.summary = preempting ? StrCat("the KV cache is too small: ", llm.preemptions,
                                   " sequences were preempted (their tokens recomputed) in the window")
-                         : StrCat("the KV cache is ", Percent(llm.kv_cache_usage), " full with ", llm.num_waiting,
-                                  " sequences waiting for room");
-  d.evidence.push_back(Figure("preemptions", static_cast<double>(llm.preemptions), "sequences",
-                              "sequences evicted from the KV cache and recomputed"));
-  d.evidence.push_back(Figure("kv_cache_usage", llm.kv_cache_usage, "ratio", "KV-cache blocks in use now"));
-  d.evidence.push_back(Figure("waiting_sequences", static_cast<double>(llm.num_waiting), "sequences",
-                              StrCat(llm.num_running, " running, max_num_seqs ", llm.max_num_seqs)));
-  d.evidence.push_back(Figure("tokens_per_second", llm.tokens_per_second, "tokens/s", "generated tokens"));
-  d.actions.push_back({"double the KV-cache budget (parameters kv_cache_memory_bytes)",
+                         : StrCat("the KV cache is ", Percent(llm.kv_cache_usage_peak), " full with up to ",
+                                  llm.num_waiting_peak, " sequences waiting for room");
+  LlmEvidence(w, d);
+  std::swap(d.evidence[0], d.evidence[6]);  // preemptions first
+  std::swap(d.evidence[1], d.evidence[3]);  // then KV use
+  d.actions.push_back({StrCat("double the KV-cache budget (parameters kv_cache_memory_bytes",
+                              w.facts.kv_cache_memory.empty() ? "" : StrCat(" ", w.facts.kv_cache_memory), ")"),
                        StrCat("room for about twice the resident tokens: the ", llm.preemptions,
                               " preemptions (each recomputes a whole sequence) should stop, and waiting "
                               "sequences start sooner")});
+  if (w.facts.kv_cache_dtype.empty() || w.facts.kv_cache_dtype == "fp32") {
+    d.actions.push_back({"or store the cache in 16 bits (parameters kv_cache_dtype fp16 or bf16)",
+                         "twice the tokens in the same memory, for a small loss of precision"});
+  }
   if (llm.max_num_seqs > 1) {
     const int64_t seqs = std::max<int64_t>(1, llm.max_num_seqs / 2);
     d.actions.push_back({StrCat("or lower max_num_seqs from ", llm.max_num_seqs, " to ", seqs),
@@ -85,6 +135,102 @@ std::optional<Diagnosis> MemoryBound(const WindowSummary& w) {
                          "recomputation"});
   }
   return d;
+}
+
+// The batch is full and requests wait for a slot: every step decodes max_num_seqs
+// sequences, so throughput is the step time.
+std::optional<Diagnosis> DecodeBound(const WindowSummary& w) {
+  const WindowSummary::Llm& llm = *w.llm;
+  const bool full_batch = llm.max_num_seqs > 0 && llm.num_running_peak >= llm.max_num_seqs;
+  if (!full_batch || !EngineQueues(llm)) return std::nullopt;
+  Diagnosis d;
+  d.bottleneck_class = "decode_bound";
+  d.summary = StrCat("the engine's batch is full: ", llm.num_running_peak, " sequences (max_num_seqs ",
+                     llm.max_num_seqs, ") decode at ", Fixed(llm.tpot_ms, 1), " ms per token while requests wait ",
+                     Percent(EngineQueueShare(llm)), " of their time for a slot");
+  LlmEvidence(w, d);
+  std::swap(d.evidence[0], d.evidence[4]);  // running first
+  std::swap(d.evidence[1], d.evidence[2]);  // then the queue
+  if (llm.kv_cache_usage_peak < kKvRoomForMore) {
+    const int64_t more = llm.max_num_seqs * 2;
+    d.actions.push_back({StrCat("raise max_num_seqs from ", llm.max_num_seqs, " to ", more),
+                         StrCat("the KV cache peaked at ", Percent(llm.kv_cache_usage_peak),
+                                ": room for twice the sequences per step, so waiting requests start at once; each "
+                                "step grows, so TPOT (", Fixed(llm.tpot_ms, 1), " ms) rises somewhat"),
+                         ActionKind::kRaiseMaxNumSeqs});
+  }
+  d.actions.push_back({"make each step cheaper: more engine threads (parameters num_threads), weight "
+                       "quantization (parameters quantization int8) or a smaller model",
+                       StrCat("TPOT ", Fixed(llm.tpot_ms, 1), " ms is the step time: a faster step serves the ",
+                              "queue (", Fixed(llm.queue_ms, 1), " ms per request) sooner")});
+  return d;
+}
+
+// Requests wait although the batch has free slots and the KV cache free blocks: the
+// per-step token budget (max_num_batched_tokens) admits only so many prompt tokens.
+std::optional<Diagnosis> LlmQueueing(const WindowSummary& w) {
+  const WindowSummary::Llm& llm = *w.llm;
+  if (!EngineQueues(llm)) return std::nullopt;
+  Diagnosis d;
+  d.bottleneck_class = "queueing";
+  d.summary = StrCat("requests wait ", Percent(EngineQueueShare(llm)), " of their time (", Fixed(llm.queue_ms, 1),
+                     " ms) to enter the engine's batch although it ran at most ", llm.num_running_peak, " of ",
+                     llm.max_num_seqs, " sequences with the KV cache at most ", Percent(llm.kv_cache_usage_peak),
+                     " full");
+  LlmEvidence(w, d);
+  std::swap(d.evidence[0], d.evidence[2]);  // the queue first
+  const int64_t budget = w.facts.max_num_batched_tokens;
+  d.actions.push_back({budget > 0 ? StrCat("raise max_num_batched_tokens from ", budget, " to ", budget * 2)
+                                  : "raise max_num_batched_tokens",
+                       StrCat("each step admits prompt tokens up to that budget; prompts of ",
+                              Fixed(llm.prompt_tokens_per_request, 0),
+                              " tokens enter in fewer steps and the queue shrinks (the step that prefills them "
+                              "is longer)")});
+  return d;
+}
+
+// Time to first token is mostly the prompt's computation.
+std::optional<Diagnosis> PrefillBound(const WindowSummary& w) {
+  const WindowSummary::Llm& llm = *w.llm;
+  if (PrefillShare(llm) < kPrefillShare) return std::nullopt;
+  Diagnosis d;
+  d.bottleneck_class = "prefill_bound";
+  d.summary = StrCat("computing the prompts takes ", Percent(PrefillShare(llm)), " of a generation's time (prefill ",
+                     Fixed(llm.prefill_ms, 1), " ms of TTFT ", Fixed(llm.ttft_ms, 1), " ms) for prompts of ",
+                     Fixed(llm.prompt_tokens_per_request, 0), " tokens and ",
+                     Fixed(llm.output_tokens_per_request, 0), " generated");
+  LlmEvidence(w, d);
+  if (!w.facts.prefix_caching) {
+    d.actions.push_back({"enable prefix caching (parameters enable_prefix_caching true)",
+                         "prompts that share a prefix (a system prompt, few-shot examples) compute it once: "
+                         "TTFT falls by the shared part's prefill"});
+  }
+  d.actions.push_back({"shorten the prompts (fewer examples, less context)",
+                       StrCat("prefill grows with the prompt: ", Fixed(llm.prefill_ms, 1), " ms for ",
+                              Fixed(llm.prompt_tokens_per_request, 0), " tokens now")});
+  return d;
+}
+
+Diagnosis LlmHealthy(const WindowSummary& w) {
+  const WindowSummary::Llm& llm = *w.llm;
+  Diagnosis d;
+  d.bottleneck_class = "healthy";
+  d.summary = StrCat("the engine keeps up: TTFT ", Fixed(llm.ttft_ms, 1), " ms, TPOT ", Fixed(llm.tpot_ms, 1),
+                     " ms, queue ", Percent(EngineQueueShare(llm)), " of a generation, KV cache at most ",
+                     Percent(llm.kv_cache_usage_peak), ", at most ", llm.num_running_peak, " of ",
+                     llm.max_num_seqs, " sequences running");
+  LlmEvidence(w, d);
+  return d;
+}
+
+Diagnosis DiagnoseLlm(const WindowSummary& w) {
+  // Preemptions are evidence on their own, however few requests finished.
+  if (std::optional<Diagnosis> d = KvCacheBound(w)) return *std::move(d);
+  if (w.requests < kMinLlmRequests) return Idle(w);
+  for (auto rule : {ClientBound, DecodeBound, LlmQueueing, PrefillBound}) {
+    if (std::optional<Diagnosis> d = rule(w)) return *std::move(d);
+  }
+  return LlmHealthy(w);
 }
 
 std::optional<Diagnosis> ClientBound(const WindowSummary& w) {
@@ -126,13 +272,19 @@ std::optional<Diagnosis> Queueing(const WindowSummary& w) {
       static_cast<double>(w.failures.rejected) / static_cast<double>(std::max<uint64_t>(w.requests, 1));
   // Utilisation is evidence, not a condition: over a window with idle stretches it is
   // diluted, while requests waiting for an instance are saturation by definition.
-  const bool saturated = InstanceWaitShare(w) >= kQueueShare;
+  const bool waiting_for_instances = InstanceWaitShare(w) >= kQueueShare;
   const bool rejecting = rejected_ratio >= kRejectedRatio;
-  if (!saturated && !rejecting) return std::nullopt;
+  if (!waiting_for_instances && !rejecting) return std::nullopt;
   Diagnosis d;
   d.bottleneck_class = "queueing";
-  d.summary = StrCat("instances are saturated: requests wait ", Percent(InstanceWaitShare(w)),
-                     " of their server time for a free instance (utilisation ", Percent(w.utilisation), ")",
+  const bool busy = w.utilisation >= kBusyUtilisation;
+  d.claims_saturation = busy;
+  d.summary = StrCat(busy ? "instances are saturated: requests wait " : "requests wait ",
+                     Percent(InstanceWaitShare(w)), " of their server time for a free instance (utilisation ",
+                     Percent(w.utilisation), " over the ", Fixed(w.traffic_seconds, 1), " s with traffic)",
+                     busy || w.utilisation >= kAddInstanceUtilisation
+                         ? ""
+                         : ": the instances idle between requests that arrive in bursts",
                      rejecting ? StrCat(", ", Percent(rejected_ratio), " rejected (queue full)") : "");
   d.evidence.push_back(UtilisationEvidence(w));
   d.evidence.push_back(QueueEvidence(w));
@@ -143,15 +295,23 @@ std::optional<Diagnosis> Queueing(const WindowSummary& w) {
                               "expired in the queue"));
   d.evidence.push_back(RateEvidence(w));
   const size_t n = std::max<size_t>(w.instances, 1);
-  // Instances to bring utilisation to 70 % at the same load.
-  const double needed = std::ceil(w.utilisation * static_cast<double>(n) / 0.70);
-  const size_t add = std::max<size_t>(1, needed > n ? static_cast<size_t>(needed) - n : 1);
-  const double after = w.utilisation * static_cast<double>(n) / static_cast<double>(n + add);
-  d.actions.push_back({StrCat("add ", add, " instance", add > 1 ? "s" : "", " (instance_group count ", n, " -> ",
-                              n + add, ")"),
-                       StrCat("utilisation ", Percent(w.utilisation), " -> about ", Percent(after),
-                              " at this load; the queue (", Percent(w.queue.share),
-                              " of server time) shrinks — needs free CPU cores or accelerators for them")});
+  if (w.utilisation >= kAddInstanceUtilisation) {
+    // Instances to bring utilisation to 70 % at the same load.
+    const double needed = std::ceil(w.utilisation * static_cast<double>(n) / 0.70);
+    const size_t add = std::max<size_t>(1, needed > n ? static_cast<size_t>(needed) - n : 1);
+    const double after = w.utilisation * static_cast<double>(n) / static_cast<double>(n + add);
+    d.actions.push_back({StrCat("add ", add, " instance", add > 1 ? "s" : "", " (instance_group count ", n,
+                                " -> ", n + add, ")"),
+                         StrCat("utilisation ", Percent(w.utilisation), " -> about ", Percent(after),
+                                " at this load; the queue (", Percent(w.queue.share),
+                                " of server time) shrinks — needs free CPU cores or accelerators for them"),
+                         ActionKind::kAddInstances});
+  } else {
+    d.actions.push_back({"spread the clients' requests over time, or accept the wait",
+                         StrCat("the instances are busy only ", Percent(w.utilisation),
+                                " of the seconds with traffic: requests queue in bursts, and more instances "
+                                "would mostly idle")});
+  }
   if (w.facts.max_batch_size > 1 && !w.facts.dynamic_batching) {
     d.actions.push_back({"enable dynamic_batching",
                          StrCat("queued requests run together: up to ", w.facts.max_batch_size,
@@ -263,11 +423,13 @@ std::optional<Diagnosis> ComputeBound(const WindowSummary& w) {
                               " us per request is the floor of every request's time")});
   if (w.utilisation >= kBusyUtilisation) {
     d.actions.push_back({"add instances if CPU cores are free",
-                         StrCat("utilisation ", Percent(w.utilisation), ": more throughput, not lower latency")});
+                         StrCat("utilisation ", Percent(w.utilisation), ": more throughput, not lower latency"),
+                         ActionKind::kAddInstances});
   } else {
     d.actions.push_back({"keep the instance count",
                          StrCat("utilisation ", Percent(w.utilisation),
-                                ": instances are free, so more of them would not cut latency")});
+                                ": instances are free, so more of them would not cut latency"),
+                         ActionKind::kKeepInstances});
   }
   return d;
 }
@@ -295,14 +457,92 @@ std::string Fixed(double value, int digits) {
 
 std::string Percent(double ratio) { return StrCat(Fixed(ratio * 100.0, 0), " %"); }
 
-Diagnosis Diagnose(const WindowSummary& window) {
-  // Preemptions are evidence on their own, however few requests finished.
-  if (std::optional<Diagnosis> d = MemoryBound(window)) return *std::move(d);
+std::vector<std::string> CheckConsistency(const WindowSummary& w, const Diagnosis& d) {
+  std::vector<std::string> faults;
+  for (const Action& a : d.actions) {
+    if (a.kind == ActionKind::kAddInstances && w.facts.llm) {
+      faults.push_back(StrCat("'", a.action, "' for an LLM: one engine batches the sequences of every instance"));
+    } else if (a.kind == ActionKind::kAddInstances && w.utilisation < kAddInstanceUtilisation) {
+      faults.push_back(StrCat("'", a.action, "' at utilisation ", Percent(w.utilisation), " (below ",
+                              Percent(kAddInstanceUtilisation), ")"));
+    }
+    if (a.kind == ActionKind::kKeepInstances && w.utilisation >= kBusyUtilisation) {
+      faults.push_back(StrCat("'", a.action, "' at utilisation ", Percent(w.utilisation)));
+    }
+    if (a.kind == ActionKind::kRaiseMaxNumSeqs && w.llm && w.llm->kv_cache_usage_peak >= kKvRoomForMore) {
+      faults.push_back(StrCat("'", a.action, "' with the KV cache at ", Percent(w.llm->kv_cache_usage_peak)));
+    }
+  }
+  if (d.claims_saturation && w.utilisation < kBusyUtilisation) {
+    faults.push_back(StrCat("'saturated' at utilisation ", Percent(w.utilisation), " (below ",
+                            Percent(kBusyUtilisation), ")"));
+  }
+  if ((d.bottleneck_class == "healthy" || d.bottleneck_class == "idle") && w.llm && w.llm->preemptions > 0) {
+    faults.push_back(StrCat("'", d.bottleneck_class, "' with ", w.llm->preemptions, " preemptions"));
+  }
+  return faults;
+}
+
+namespace {
+
+Diagnosis DiagnoseUnchecked(const WindowSummary& window) {
+  if (window.llm || window.facts.llm) {
+    if (!window.llm) return Idle(window);  // an LLM whose engine reported nothing
+    return DiagnoseLlm(window);
+  }
   if (window.requests < kMinRequests) return Idle(window);
   for (auto rule : {ClientBound, Queueing, BatchingIneffective, SerialisationBound, ComputeBound}) {
     if (std::optional<Diagnosis> d = rule(window)) return *std::move(d);
   }
   return Healthy(window);
+}
+
+}  // namespace
+
+Diagnosis Diagnose(const WindowSummary& window) {
+  Diagnosis d = DiagnoseUnchecked(window);
+  // The rules are written not to contradict their figures (tested); should one slip, an
+  // action a figure in the same report refutes is withheld, and the report says so.
+  std::vector<std::string> faults = CheckConsistency(window, d);
+  if (faults.empty()) return d;
+  Diagnosis vetted = d;
+  vetted.actions.clear();
+  for (const Action& a : d.actions) {
+    Diagnosis one = d;
+    one.actions = {a};
+    one.claims_saturation = false;
+    if (CheckConsistency(window, one).empty()) vetted.actions.push_back(a);
+  }
+  for (const std::string& fault : faults) vetted.evidence.push_back(Figure("withheld", 0, "", fault));
+  return vetted;
+}
+
+Diagnosis DiagnoseEnsemble(const WindowSummary& ensemble, std::vector<StepVerdict> steps, size_t slowest,
+                           const Diagnosis& slowest_diagnosis) {
+  Diagnosis d;
+  if (ensemble.requests < kMinRequests || slowest >= steps.size()) {
+    d = Idle(ensemble);
+    d.steps = std::move(steps);
+    return d;
+  }
+  const StepVerdict& step = steps[slowest];
+  d.bottleneck_class = slowest_diagnosis.bottleneck_class;
+  d.slowest_step = step.model;
+  d.summary = StrCat("the slowest step is '", step.model, "' (", Fixed(step.mean_latency_us / 1000.0, 1),
+                     " ms of the pipeline's ", Fixed(ensemble.mean_latency_us / 1000.0, 1), " ms per request): ",
+                     slowest_diagnosis.summary);
+  for (const StepVerdict& s : steps) {
+    d.evidence.push_back(Figure(StrCat("step ", s.model), s.mean_latency_us / 1000.0, "ms",
+                                StrCat(s.requests, " requests, ", s.bottleneck_class)));
+  }
+  for (const Evidence& e : slowest_diagnosis.evidence) {
+    d.evidence.push_back(Figure(StrCat(step.model, ".", e.name), e.value, e.unit, e.detail));
+  }
+  for (const Action& a : slowest_diagnosis.actions) {
+    d.actions.push_back({StrCat("in '", step.model, "': ", a.action), a.expected_effect, ActionKind::kOther});
+  }
+  d.steps = std::move(steps);
+  return d;
 }
 
 }  // namespace infera::diagnosis

@@ -15,10 +15,24 @@
 
 namespace infera::diagnosis {
 
-// Fewer requests than this in the window: "idle" (too little to judge).
+// Fewer requests than this in the window: "idle" (too little to judge); for an LLM,
+// whose requests are long generations, fewer than kMinLlmRequests.
 inline constexpr uint64_t kMinRequests = 20;
-// memory_bound (LLM): KV-cache use at or above this with sequences waiting.
+inline constexpr uint64_t kMinLlmRequests = 8;
+// kv_cache_bound (LLM): KV-cache use at its peak at or above this with sequences waiting
+// (or any preemption). max_num_seqs is worth raising only below kKvRoomForMore.
 inline constexpr double kKvCacheFull = 0.90;
+inline constexpr double kKvRoomForMore = 0.50;
+// LLM queueing / decode_bound: the engine queue (arrival -> first scheduled) at or
+// above kQueueShare of the end-to-end time and at least kMinEngineQueueMs (a tiny model's
+// generations take milliseconds: a wake-up of the engine loop is no bottleneck). prefill_bound: TTFT minus the queue (the
+// prompt's computation) at or above kPrefillShare of the end-to-end time.
+inline constexpr double kPrefillShare = 0.40;
+inline constexpr double kMinEngineQueueMs = 5.0;
+// Adding instances is offered only at this utilisation (over the seconds with traffic)
+// or above, and instances are called saturated only at kBusyUtilisation or above
+// (CheckConsistency enforces both).
+inline constexpr double kAddInstanceUtilisation = 0.50;
 // client_bound: disconnects (write failures + cancellations) per request at or above
 // kClientGoneRatio; or slow reads: write time's share of server + write time at or
 // above kWriteShare (the client takes at least as long to read the answer as the server
@@ -55,21 +69,56 @@ struct Evidence {
   std::string detail;
 };
 
+// What an action changes, where a figure could contradict it (CheckConsistency).
+enum class ActionKind { kOther, kAddInstances, kRaiseMaxNumSeqs, kKeepInstances };
+
 struct Action {
   std::string action;
   std::string expected_effect;
+  ActionKind kind = ActionKind::kOther;
+};
+
+// One step of an ensemble as its own diagnosis judged it over the same window.
+struct StepVerdict {
+  std::string model;
+  int64_t version = 0;
+  uint64_t requests = 0;
+  double mean_latency_us = 0;
+  std::string bottleneck_class;
 };
 
 struct Diagnosis {
-  // "idle", "memory_bound", "client_bound", "queueing", "batching_ineffective",
-  // "serialisation_bound", "compute_bound", "healthy".
+  // Tensor models: "idle", "client_bound", "queueing", "batching_ineffective",
+  // "serialisation_bound", "compute_bound", "healthy". LLMs: "idle", "kv_cache_bound",
+  // "client_bound", "decode_bound", "queueing", "prefill_bound", "healthy". An
+  // ensemble: its slowest step's class.
   std::string bottleneck_class;
   std::string summary;
   std::vector<Evidence> evidence;
   std::vector<Action> actions;
+  // The summary says the instances are saturated (CheckConsistency checks the figure).
+  bool claims_saturation = false;
+  // An ensemble's steps and which one decided the verdict (empty otherwise).
+  std::vector<StepVerdict> steps;
+  std::string slowest_step;
 };
 
+// The diagnosis of a window: an LLM by its engine's signals, any other model by its
+// stages, instances and batches. Never returns a diagnosis CheckConsistency faults.
 Diagnosis Diagnose(const WindowSummary& window);
+
+// An ensemble judged by its slowest step: `steps` are its steps' verdicts over the same
+// window, `slowest` the diagnosis of the one with the longest mean latency (its index
+// in `steps`). With too few requests the ensemble is idle.
+Diagnosis DiagnoseEnsemble(const WindowSummary& ensemble, std::vector<StepVerdict> steps, size_t slowest,
+                           const Diagnosis& slowest_diagnosis);
+
+// The ways `d` contradicts a figure of `w` (empty: none): instances added at a
+// utilisation below kAddInstanceUtilisation or to an LLM (one engine serves all its
+// instances), "saturated" below kBusyUtilisation, "keep the instance count" at
+// kBusyUtilisation or above, max_num_seqs raised with the KV cache full, "healthy" or
+// "idle" with preemptions.
+std::vector<std::string> CheckConsistency(const WindowSummary& w, const Diagnosis& d);
 
 // `value` with `digits` decimals (the rules' and the table's one number format).
 std::string Fixed(double value, int digits);

@@ -1,5 +1,6 @@
 #include "diagnosis/diagnosis_sampler.h"
 
+#include <cstdlib>
 #include <set>
 
 #include "common/status.h"
@@ -38,6 +39,19 @@ ModelFacts DiagnosisSampler::FactsOf(const ModelVersionSnapshot& version) {
   facts.dynamic_batching = config.has_dynamic_batching();
   if (facts.dynamic_batching) facts.max_queue_delay_us = config.dynamic_batching().max_queue_delay_microseconds();
   facts.llm = config.backend() == "llm";
+  if (facts.llm) {
+    auto parameter = [&](const char* key) -> std::string {
+      auto it = config.parameters().find(key);
+      return it == config.parameters().end() ? "" : it->second.string_value();
+    };
+    facts.max_num_batched_tokens = std::atoll(parameter("max_num_batched_tokens").c_str());
+    facts.kv_cache_memory = parameter("kv_cache_memory_bytes");
+    facts.kv_cache_dtype = parameter("kv_cache_dtype");
+    facts.prefix_caching = parameter("enable_prefix_caching") != "false";  // on by default
+  }
+  for (const auto& step : config.ensemble_scheduling().step()) {
+    facts.ensemble_steps.push_back({step.model_name(), step.model_version()});
+  }
   return facts;
 }
 
@@ -46,10 +60,8 @@ DiagnosisSample DiagnosisSampler::Sample(const ModelVersionSnapshot& version) {
   sample.time = version.taken;
   sample.stats = version.statistics;
   sample.load = version.load;
-  if (const std::optional<GenerationMetrics>& g = version.generation) {
-    sample.llm = LlmSample{g->preemptions, g->generation_tokens, g->kv_cache_usage,
-                           g->num_running, g->num_waiting, g->max_num_seqs};
-  }
+  sample.in_flight = version.in_flight;
+  sample.llm = version.generation;
   return sample;
 }
 
@@ -89,6 +101,12 @@ void DiagnosisSampler::SampleAll() {
 absl::StatusOr<DiagnosisSampler::Answer> DiagnosisSampler::Diagnose(const std::string& name,
                                                                     std::optional<int64_t> version,
                                                                     int window_seconds) const {
+  return DiagnoseAt(name, version, window_seconds, 0);
+}
+
+absl::StatusOr<DiagnosisSampler::Answer> DiagnosisSampler::DiagnoseAt(const std::string& name,
+                                                                      std::optional<int64_t> version,
+                                                                      int window_seconds, int depth) const {
   if (window_seconds < 1 || window_seconds > kMaxWindowSeconds) {
     return absl::InvalidArgumentError(
         StrCat("window must be 1..", kMaxWindowSeconds, " seconds, got ", window_seconds));
@@ -108,19 +126,46 @@ absl::StatusOr<DiagnosisSampler::Answer> DiagnosisSampler::Diagnose(const std::s
     absl::MutexLock lock(&mu_);
     auto it = rings_.find(Key(answer.model, answer.version));
     const DiagnosisSample* older = nullptr;
+    std::vector<const DiagnosisSample*> between;  // the ring's samples after `older`
     if (it != rings_.end() && it->second.created == created) {
       for (const DiagnosisSample& sample : it->second.samples) {
-        if (sample.time >= window_start) {
+        if (older != nullptr) {
+          between.push_back(&sample);
+        } else if (sample.time >= window_start) {
           older = &sample;
-          break;
         }
       }
       if (older == nullptr) older = &it->second.samples.back();  // all older than the window
     }
     // Not sampled yet (loaded since the last pass): its whole life, from zero counters.
-    answer.window = older ? Summarize(older, fresh, created, facts) : Summarize(nullptr, fresh, created, facts);
+    answer.window = Summarize(older, fresh, created, facts, between);
   }
-  answer.diagnosis = ::infera::diagnosis::Diagnose(answer.window);
+  if (facts.ensemble_steps.empty() || depth >= kMaxEnsembleDepth) {
+    answer.diagnosis = ::infera::diagnosis::Diagnose(answer.window);
+    return answer;
+  }
+  // An ensemble does no work of its own: judged by its slowest step (by mean latency
+  // over the same window), each step diagnosed as a model of its own.
+  std::vector<StepVerdict> steps;
+  std::vector<Diagnosis> diagnoses;
+  std::set<std::pair<std::string, int64_t>> seen;
+  for (const ModelFacts::Step& step : facts.ensemble_steps) {
+    if (!seen.insert({step.model, step.version}).second) continue;
+    const std::optional<int64_t> step_version =
+        step.version > 0 ? std::optional<int64_t>(step.version) : std::nullopt;
+    absl::StatusOr<Answer> inner = DiagnoseAt(step.model, step_version, window_seconds, depth + 1);
+    if (!inner.ok()) continue;  // unloaded since: judged without it
+    steps.push_back({inner->model, inner->version, inner->window.requests, inner->window.mean_latency_us,
+                     inner->diagnosis.bottleneck_class});
+    diagnoses.push_back(std::move(inner->diagnosis));
+  }
+  size_t slowest = steps.size();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (slowest == steps.size() || steps[i].mean_latency_us > steps[slowest].mean_latency_us) slowest = i;
+  }
+  static const Diagnosis kNone;
+  const Diagnosis& verdict = slowest < diagnoses.size() ? diagnoses[slowest] : kNone;
+  answer.diagnosis = DiagnoseEnsemble(answer.window, std::move(steps), slowest, verdict);
   return answer;
 }
 

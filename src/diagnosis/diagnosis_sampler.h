@@ -45,7 +45,7 @@ class DiagnosisSampler {
     std::chrono::milliseconds period{1000};
     size_t depth = kMaxWindowSeconds + 1;
     bool start_thread = true;
-    std::function<void()> after_pass;  // called after each of the thread's passes (tests); may be empty  // false: samples only when SampleAll() is called (tests)
+    std::function<void()> after_pass;  // called after each of the thread's passes (tests); may be empty
   };
   struct Answer {
     std::string model;
@@ -61,8 +61,9 @@ class DiagnosisSampler {
   DiagnosisSampler& operator=(const DiagnosisSampler&) = delete;
 
   // The diagnosis of `name` (`version`, or the version an unversioned infer would get)
-  // over the last `window_seconds` (1..kMaxWindowSeconds). The manager's errors for an
-  // unknown or unready model; InvalidArgument for a window out of range.
+  // over the last `window_seconds` (1..kMaxWindowSeconds); an ensemble's is its slowest
+  // step's. The manager's errors for an unknown or unready model; InvalidArgument for a
+  // window out of range.
   absl::StatusOr<Answer> Diagnose(const std::string& name, std::optional<int64_t> version,
                                   int window_seconds) const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -84,6 +85,10 @@ class DiagnosisSampler {
   void Append(const Key& key, std::chrono::steady_clock::time_point created, DiagnosisSample sample)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Diagnose() at ensemble nesting `depth` (steps of steps, up to kMaxEnsembleDepth).
+  absl::StatusOr<Answer> DiagnoseAt(const std::string& name, std::optional<int64_t> version, int window_seconds,
+                                    int depth) const ABSL_LOCKS_EXCLUDED(mu_);
+  static constexpr int kMaxEnsembleDepth = 4;
 
   const ModelManager& manager_;
   const Options options_;

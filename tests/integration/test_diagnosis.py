@@ -42,7 +42,22 @@ MODELS = {
     "unbatched": dict(max_batch=8, instances=1, delay=20, extra="dynamic_batching { }"),
     # 200 ms per execution: clients that hang up get their requests cancelled.
     "abandoned": dict(max_batch=0, instances=1, delay=200, extra=""),
+    # 1 instance, 30 ms per execution: a short burst after idle seconds.
+    "bursty": dict(max_batch=0, instances=1, delay=30, extra=""),
 }
+
+# The demo LLM with one sequence at a time: concurrent requests wait for the batch slot.
+NARROW = 'key: "max_num_seqs" value: { string_value: "1" }'
+# The demo text pipeline (an ensemble) and its steps.
+EMBED_STEPS = ["text_tokenize", "text_embed_encoder", "text_pool"]
+# ... with a per-step token budget of 16: a long prompt holds it for many steps.
+BUDGET = 'key: "max_num_batched_tokens" value: { string_value: "16" }'
+NO_PREFIX_CACHE = '\nparameters { key: "enable_prefix_caching" value: { string_value: "false" } }\n'
+
+
+def no_instances_advised(d):
+    """No action of an LLM's diagnosis touches instances (one engine serves them all)."""
+    return not any("instance" in a["action"] for a in d["actions"])
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +74,15 @@ def server():
                config_edit=lambda text: text.replace('"64MiB"', '"480KiB"').replace(
                    'key: "max_model_len" value: { string_value: "512" }',
                    'key: "max_model_len" value: { string_value: "128" }'))
+    copy_model(demo_repo(), "fortune", repo, new_name="llm_ok")
+    copy_model(demo_repo(), "fortune", repo, new_name="llm_narrow",
+               config_edit=lambda text: text.replace('key: "max_num_seqs" value: { string_value: "8" }', NARROW))
+    copy_model(demo_repo(), "fortune", repo, new_name="llm_prompts", config_edit=lambda text: text + NO_PREFIX_CACHE)
+    copy_model(demo_repo(), "fortune", repo, new_name="llm_budget",
+               config_edit=lambda text: text.replace('key: "max_num_batched_tokens" value: { string_value: "512" }',
+                                                     BUDGET) + NO_PREFIX_CACHE)
+    for name in EMBED_STEPS + ["text_embed"]:
+        copy_model(demo_repo(), name, repo)
     s = InferaServer(repo, "--model-control-mode", "explicit")
     s.wait_ready()
     yield s
@@ -244,7 +268,15 @@ def test_client_bound_when_a_client_reads_slowly(server):
     assert d["client"]["write_share"] >= 0.5
 
 
-def test_memory_bound_llm_with_tiny_kv_cache(server):
+def completion(server, model, prompt, max_tokens):
+    body = json.dumps({"model": model, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0,
+                       "ignore_eos": True})
+    status, _, data = server.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+    assert status == 200, data
+    return json.loads(data)
+
+
+def test_kv_cache_bound_llm_with_tiny_kv_cache(server):
     load(server, "tinykv")
 
     def client(i):
@@ -255,9 +287,152 @@ def test_memory_bound_llm_with_tiny_kv_cache(server):
 
     run_clients(8, client)
     d = diagnosis(server, "tinykv")
-    assert d["bottleneck"]["class"] == "memory_bound", d
+    assert d["bottleneck"]["class"] == "kv_cache_bound", d
     assert d["llm"]["preemptions"] > 0
     assert any("kv_cache_memory_bytes" in a["action"] for a in d["actions"])
+    assert no_instances_advised(d), d["actions"]
+
+
+# Regression (issue 30): after OpenAI traffic the LLM was "queueing, add 1 instance" at 0 %
+# utilisation. Two clients well under max_num_seqs: the engine keeps up (128 tokens a
+# generation, so a wake-up of the engine's loop stays a small share of it).
+def test_healthy_llm_after_openai_traffic(server):
+    load(server, "llm_ok")
+
+    def client(i):
+        for k in range(6):
+            completion(server, "llm_ok", f"fortune {i} {k} says", 128)
+
+    run_clients(2, client)
+    # The engine counts a generation finished just after its answer went out.
+    d = wait_for(lambda: (lambda d: d if d["llm"]["finished"] == 12 else None)(diagnosis(server, "llm_ok")))
+    assert d["bottleneck"]["class"] == "healthy", d
+    assert no_instances_advised(d), d["actions"]
+    assert d["requests"] == 12 and d["llm"]["finished"] == 12
+    assert d["llm"]["ttft_ms"] > 0 and d["llm"]["tpot_ms"] > 0
+    assert d["llm"]["output_tokens_per_request"] == 128
+    assert d["evidence"][0]["name"] == "ttft_ms"
+
+
+def load_until(server, model, clients, work, wanted, timeout=30):
+    """Runs `clients` threads calling work(i, k) until `model`'s diagnosis has class
+    `wanted` (the engine's gauges are sampled once a second), then stops them."""
+    stop = threading.Event()
+    errors = []
+
+    def client(i):
+        k = 0
+        try:
+            while not stop.is_set():
+                work(i, k)
+                k += 1
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    try:
+        return wait_for(lambda: (lambda d: d if d["bottleneck"]["class"] == wanted else None)(
+            diagnosis(server, model)), timeout=timeout)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=60)
+        assert not errors, errors
+
+
+# One sequence at a time and six clients: the batch is full and requests queue for it.
+# The statistics' queue stage is long here (the old rules said "add an instance"); the
+# engine's figures say decode_bound. Clients send until the diagnosis has seen the full
+# batch (the gauges are sampled once a second), then stop.
+def test_decode_bound_llm_with_a_full_batch(server):
+    load(server, "llm_narrow")
+    d = load_until(server, "llm_narrow", 6, lambda i, k: completion(server, "llm_narrow", f"fortune {i} {k} says", 32),
+                   "decode_bound")
+    assert d["llm"]["num_running_peak"] == 1 == d["llm"]["max_num_seqs"], d["llm"]
+    assert no_instances_advised(d), d["actions"]
+    assert any("raise max_num_seqs from 1 to 2" in a["action"] for a in d["actions"]), d["actions"]
+    stats = d["stages"]
+    assert stats["queue"]["share"] >= 0.3  # what the old rules misread as instance saturation
+
+
+# Free batch slots and KV blocks, but a token budget of 16 per step: six clients' long
+# prompts enter the batch one chunk at a time and the others queue for the budget.
+def test_queueing_llm_held_by_its_token_budget(server):
+    load(server, "llm_budget")
+    d = load_until(server, "llm_budget", 6,
+                   lambda i, k: completion(server, "llm_budget", f"fortune {i} {k} " + "you will find a new friend " * 20,
+                                           8), "queueing")
+    assert d["llm"]["num_running_peak"] < d["llm"]["max_num_seqs"], d["llm"]
+    assert any("raise max_num_batched_tokens from 16 to 32" in a["action"] for a in d["actions"]), d["actions"]
+    assert no_instances_advised(d), d["actions"]
+
+
+# Long prompts, two tokens generated: the time to first token is the prompt's computation.
+def test_prefill_bound_llm_with_long_prompts(server):
+    load(server, "llm_prompts")
+    prompt_tokens = []
+    for i in range(10):
+        reply = completion(server, "llm_prompts", f"fortune {i} " + "you will find a new friend " * 40, 2)
+        prompt_tokens.append(reply["usage"]["prompt_tokens"])
+    assert min(prompt_tokens) >= 100, prompt_tokens
+    d = diagnosis(server, "llm_prompts")
+    assert d["bottleneck"]["class"] == "prefill_bound", d
+    assert d["llm"]["prefill_ms"] > d["llm"]["queue_ms"]
+    assert any("enable_prefix_caching" in a["action"] for a in d["actions"]), d["actions"]
+    assert no_instances_advised(d), d["actions"]
+
+
+# Regression (issue 30): a short burst in the default 60 s window read "instances are
+# saturated (utilisation 10 %)". Idle seconds, a burst of 160 requests of 30 ms from 8
+# clients on one instance (4.8 s of work), idle seconds again: utilisation is over the
+# seconds that carried traffic. Those are whole sampler seconds, so the burst's first and
+# last count whole: 4.8 s busy reads over 5 to 7 s, never over the whole window.
+def test_burst_judged_on_its_busy_seconds(server):
+    load(server, "bursty")
+    wait_for(lambda: diagnosis(server, "bursty")["window_seconds"] >= 6, timeout=30)
+
+    def client(_):
+        conn = server.connection()
+        for _ in range(20):
+            infer_fault(server, "bursty", conn)
+        conn.close()
+
+    run_clients(8, client)
+    burst_end = diagnosis(server, "bursty")["window_seconds"]
+    d = wait_for(lambda: (lambda d: d if d["window_seconds"] >= burst_end + 4 else None)(diagnosis(server, "bursty")),
+                 timeout=30)
+    assert d["requests"] == 160
+    busy, traffic = d["instances"]["busy_seconds"], d["traffic_seconds"]
+    assert d["window_seconds"] >= 14
+    assert busy <= traffic <= busy + 2.5, d
+    assert d["instances"]["utilisation"] >= 0.6, d["instances"]
+    # The whole window's reading would have been about 4.8 s of 14+: below 40 %.
+    assert busy / d["window_seconds"] < 0.4
+    assert d["bottleneck"]["class"] == "queueing", d
+    assert d["actions"][0]["action"].startswith("add "), d["actions"]
+    # Whatever the summary says, it says it with its figure: "saturated" at 80 % or more.
+    assert ("instances are saturated" in d["bottleneck"]["summary"]) == (d["instances"]["utilisation"] >= 0.8)
+
+
+# An ensemble does no work of its own: judged by its slowest step, named in the verdict.
+def test_ensemble_judged_by_its_slowest_step(server):
+    for name in EMBED_STEPS + ["text_embed"]:
+        load(server, name)
+    for i in range(25):
+        body = json.dumps({"model": "text_embed", "input": [f"a sentence number {i}"]})
+        status, _, data = server.request("POST", "/v1/embeddings", body, {"Content-Type": "application/json"})
+        assert status == 200, data
+    d = diagnosis(server, "text_embed")
+    steps = {s["model"]: s for s in d["steps"]}
+    assert sorted(steps) == sorted(EMBED_STEPS), d["steps"]
+    assert all(s["requests"] == 25 for s in steps.values()), d["steps"]
+    slowest = max(steps.values(), key=lambda s: s["mean_latency_us"])
+    assert d["slowest_step"] == slowest["model"]
+    assert d["bottleneck"]["summary"].startswith(f"the slowest step is '{slowest['model']}'"), d["bottleneck"]
+    assert d["bottleneck"]["class"] == slowest["class"]
+    assert all(a["action"].startswith(f"in '{slowest['model']}': ") for a in d["actions"]), d["actions"]
 
 
 def test_idle_without_traffic(server):
@@ -270,8 +445,9 @@ def test_idle_without_traffic(server):
 
 def test_cli_table_and_json(server):
     url = f"http://127.0.0.1:{server.port}"
-    table = subprocess.run([BINARY, "diagnose", "--url", url, "-m", "computed"], capture_output=True, text=True,
-                           timeout=30)
+    # perf_analyzer's form (-u HOST:PORT, --model-name); http://HOST:PORT is accepted too.
+    table = subprocess.run([BINARY, "diagnose", "-u", f"127.0.0.1:{server.port}", "--model-name", "computed"],
+                           capture_output=True, text=True, timeout=30)
     assert table.returncode == 0, table.stderr
     assert "BOTTLENECK  compute_bound" in table.stdout
     assert "STAGES (mean per request)" in table.stdout and "ACTIONS" in table.stdout
@@ -282,9 +458,23 @@ def test_cli_table_and_json(server):
     missing = subprocess.run([BINARY, "diagnose", "--url", url, "-m", "nope"], capture_output=True, text=True,
                              timeout=30)
     assert missing.returncode == 1 and "404" in missing.stderr
-    bad = subprocess.run([BINARY, "diagnose", "--url", url, "-m", "computed", "--window", "0"], capture_output=True,
+    # A bad flag: one line naming it, then where help is; no help dump.
+    for args, named in ((["--window", "0"], "--window"), (["--bogus"], "--bogus"), (["-u", "nowhere"], "HOST:PORT")):
+        bad = subprocess.run([BINARY, "diagnose", "-u", url, "-m", "computed"] + args, capture_output=True, text=True,
+                             timeout=30)
+        assert bad.returncode == 2, bad
+        lines = bad.stderr.splitlines()
+        assert len(lines) == 2 and lines[0].startswith("infera diagnose: ") and named in lines[0], lines
+        assert lines[1] == "see 'infera diagnose --help'"
+        assert bad.stdout == ""
+    helped = subprocess.run([BINARY, "diagnose", "--help"], capture_output=True, text=True, timeout=30)
+    assert helped.returncode == 0 and "-u, --url HOST:PORT" in helped.stdout
+    assert max(len(line) for line in helped.stdout.splitlines()) <= 100
+    # An LLM's table shows the engine's figures.
+    llm = subprocess.run([BINARY, "diagnose", "-u", url, "--model", "llm_ok", "--window", "300"], capture_output=True,
                          text=True, timeout=30)
-    assert bad.returncode == 2 and "--window" in bad.stderr
+    assert llm.returncode == 0, llm.stderr
+    assert "TTFT" in llm.stdout and "TPOT" in llm.stdout and "KV cache peak" in llm.stdout
 
 
 def test_hostile_requests(server):

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "common/status.h"
@@ -14,14 +15,24 @@ namespace infera::diagnose {
 namespace {
 
 constexpr char kHelp[] =
-    "infera diagnose: where a model's time goes, from the server's own timings.\n\n"
-    "Usage: infera diagnose --url http://HOST:PORT -m MODEL [flags]\n\n"
-    "  --url URL             the server's HTTP endpoint (default http://127.0.0.1:8000)\n"
-    "  -m, --model NAME      the model to diagnose (required)\n"
-    "  --model-version V     a version (default: the one an unversioned request gets)\n"
-    "  --window S            seconds of history, 1..300 (server default 60)\n"
-    "  --json                print the server's JSON instead of the table\n"
-    "  -h, --help            this text\n";
+    "infera diagnose: where a model's time goes and what would change it, from a running\n"
+    "server's own timings (GET /v2/models/MODEL/diagnosis). Tensor models are judged by their\n"
+    "stages, instances and batches; LLMs by TTFT, time per output token, KV-cache use,\n"
+    "running/waiting sequences and preemptions; ensembles by their slowest step.\n"
+    "\n"
+    "Usage: infera diagnose -m MODEL [-u HOST:PORT] [flags]\n"
+    "\n"
+    "  -u, --url HOST:PORT       the server's HTTP endpoint (http://HOST:PORT also accepted;\n"
+    "                            default 127.0.0.1:8000)\n"
+    "  -m, --model-name NAME     the model to diagnose (required; --model is the same)\n"
+    "  -x, --model-version V     a version (default: the one an unversioned request gets)\n"
+    "      --window S            seconds of history, 1..300 (default 60); rates and utilisation\n"
+    "                            are judged on the seconds in it that carried traffic\n"
+    "      --json                print the server's JSON instead of the table\n"
+    "  -h, --help                this text\n"
+    "\n"
+    "Example: infera diagnose -u 127.0.0.1:8000 -m fortune --window 30\n"
+    "Exit status: 0 answered, 1 the server answered an error or was unreachable, 2 bad flags.\n";
 
 template <typename T>
 bool ParseNumber(const std::string& text, T* out) {
@@ -29,17 +40,20 @@ bool ParseNumber(const std::string& text, T* out) {
   return !text.empty() && ec == std::errc() && end == text.data() + text.size();
 }
 
+// HOST:PORT (perf_analyzer's -u) or http://HOST:PORT; [v6]:PORT for IPv6.
 absl::Status ParseUrl(const std::string& url, DiagnoseOptions* options) {
-  constexpr std::string_view kScheme = "http://";
   std::string_view rest = url;
-  if (rest.substr(0, kScheme.size()) != kScheme) {
-    return absl::InvalidArgumentError(StrCat("--url '", url, "' must start with http://"));
+  const size_t scheme = rest.find("://");
+  if (scheme != std::string_view::npos) {
+    if (rest.substr(0, scheme) != "http") {
+      return absl::InvalidArgumentError(StrCat("--url '", url, "': only http:// is served (or give HOST:PORT)"));
+    }
+    rest.remove_prefix(scheme + 3);
   }
-  rest.remove_prefix(kScheme.size());
   while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   const size_t colon = rest.rfind(':');
   if (rest.find('/') != std::string_view::npos || colon == std::string_view::npos || colon == 0) {
-    return absl::InvalidArgumentError(StrCat("--url '", url, "' must be http://HOST:PORT"));
+    return absl::InvalidArgumentError(StrCat("--url '", url, "' must be HOST:PORT (or http://HOST:PORT)"));
   }
   int port = 0;
   if (!ParseNumber(std::string(rest.substr(colon + 1)), &port) || port < 1 || port > 65535) {
@@ -73,25 +87,39 @@ std::string PercentEncode(std::string_view text) {
 absl::StatusOr<DiagnoseOptions> ParseDiagnoseArgs(const std::vector<std::string>& args) {
   DiagnoseOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
+    std::string flag = args[i];
+    std::optional<std::string> inline_value;  // --flag=value
+    if (flag.rfind("--", 0) == 0) {
+      if (const size_t eq = flag.find('='); eq != std::string::npos) {
+        inline_value = flag.substr(eq + 1);
+        flag.resize(eq);
+      }
+    }
     auto value = [&]() -> absl::StatusOr<std::string> {
+      if (inline_value) return *inline_value;
       if (i + 1 >= args.size()) return absl::InvalidArgumentError(StrCat(flag, " needs a value"));
       return args[++i];
     };
+    auto no_value = [&]() -> absl::Status {
+      return inline_value ? absl::InvalidArgumentError(StrCat(flag, " takes no value")) : absl::OkStatus();
+    };
     if (flag == "-h" || flag == "--help") {
+      RETURN_IF_ERROR(no_value());
       options.help = true;
     } else if (flag == "--json") {
+      RETURN_IF_ERROR(no_value());
       options.json = true;
-    } else if (flag == "--url") {
+    } else if (flag == "-u" || flag == "--url") {
       ASSIGN_OR_RETURN(std::string url, value());
       RETURN_IF_ERROR(ParseUrl(url, &options));
-    } else if (flag == "-m" || flag == "--model") {
+    } else if (flag == "-m" || flag == "--model-name" || flag == "--model") {
       ASSIGN_OR_RETURN(options.model, value());
-    } else if (flag == "--model-version") {
+      if (options.model.empty()) return absl::InvalidArgumentError(StrCat(flag, " needs a model name"));
+    } else if (flag == "-x" || flag == "--model-version") {
       ASSIGN_OR_RETURN(std::string text, value());
       int64_t version = 0;
       if (!ParseNumber(text, &version) || version < 1) {
-        return absl::InvalidArgumentError(StrCat("--model-version '", text, "' must be an integer >= 1"));
+        return absl::InvalidArgumentError(StrCat(flag, " '", text, "' must be an integer >= 1"));
       }
       options.version = version;
     } else if (flag == "--window") {
@@ -101,11 +129,15 @@ absl::StatusOr<DiagnoseOptions> ParseDiagnoseArgs(const std::vector<std::string>
         return absl::InvalidArgumentError(StrCat("--window '", text, "' must be whole seconds 1..300"));
       }
       options.window_seconds = window;
-    } else {
+    } else if (!flag.empty() && flag[0] == '-') {
       return absl::InvalidArgumentError(StrCat("unknown flag '", flag, "'"));
+    } else {
+      return absl::InvalidArgumentError(StrCat("unexpected argument '", flag, "' (the model is -m NAME)"));
     }
   }
-  if (!options.help && options.model.empty()) return absl::InvalidArgumentError("-m MODEL is required");
+  if (!options.help && options.model.empty()) {
+    return absl::InvalidArgumentError("-m/--model-name MODEL is required");
+  }
   return options;
 }
 
@@ -118,10 +150,12 @@ std::string DiagnosisPath(const DiagnoseOptions& options) {
 }
 
 
+std::string DiagnoseHelp() { return kHelp; }
+
 int RunDiagnoseCommand(const std::vector<std::string>& args) {
   absl::StatusOr<DiagnoseOptions> options = ParseDiagnoseArgs(args);
   if (!options.ok()) {
-    std::cerr << "infera diagnose: " << options.status().message() << "\n\n" << kHelp;
+    std::cerr << "infera diagnose: " << options.status().message() << "\nsee 'infera diagnose --help'\n";
     return 2;
   }
   if (options->help) {

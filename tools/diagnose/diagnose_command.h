@@ -2,10 +2,12 @@
 // (GET /v2/models/{m}[/versions/{v}]/diagnosis, docs/diagnosis.md) and prints it as a
 // table for people or, with --json, the server's JSON unchanged for machines.
 //
-//   infera diagnose --url http://host:port -m MODEL [--model-version V] [--window S] [--json]
+//   infera diagnose -m MODEL [-u HOST:PORT] [-x VERSION] [--window S] [--json]
 //
-// Exit status: 0 answered, 1 the server answered an error or could not be reached,
-// 2 bad flags.
+// Flags follow the convention every subcommand shares (perf_analyzer's names where they
+// exist: -u HOST:PORT, -m/--model-name, -x/--model-version). Exit status: 0 answered,
+// 1 the server answered an error or could not be reached, 2 bad flags (one line naming
+// the problem, then "see 'infera diagnose --help'").
 #ifndef INFERA_TOOLS_DIAGNOSE_DIAGNOSE_COMMAND_H_
 #define INFERA_TOOLS_DIAGNOSE_DIAGNOSE_COMMAND_H_
 
@@ -34,6 +36,9 @@ absl::StatusOr<DiagnoseOptions> ParseDiagnoseArgs(const std::vector<std::string>
 
 // The request path for `options` (model name percent-encoded).
 std::string DiagnosisPath(const DiagnoseOptions& options);
+
+// The --help text (each line at most 100 columns).
+std::string DiagnoseHelp();
 
 int RunDiagnoseCommand(const std::vector<std::string>& args);
 

@@ -37,8 +37,9 @@ const rapidjson::Value& MemberAt(const rapidjson::Value& object, const char* key
   return it != object.MemberEnd() ? it->value : kNull;
 }
 
+// `text` padded to `width`, and at least one space after it.
 std::string Pad(std::string text, size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
+  text.append(text.size() < width ? width - text.size() : 1, ' ');
   return text;
 }
 }  // namespace
@@ -52,8 +53,9 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
   }
   std::ostringstream out;
   out << "model " << StringAt(doc, "model") << " version " << StringAt(doc, "version") << ": last "
-      << Fixed(NumberAt(doc, "window_seconds"), 1) << " s, " << Fixed(NumberAt(doc, "requests"), 0)
-      << " requests (" << Fixed(NumberAt(doc, "rate_per_second"), 1) << " req/s, concurrency "
+      << Fixed(NumberAt(doc, "window_seconds"), 1) << " s (" << Fixed(NumberAt(doc, "traffic_seconds"), 1)
+      << " s with traffic), " << Fixed(NumberAt(doc, "requests"), 0) << " requests ("
+      << Fixed(NumberAt(doc, "rate_per_second"), 1) << " req/s while traffic ran, concurrency "
       << Fixed(NumberAt(doc, "concurrency"), 2) << ")\n\n";
   out << "BOTTLENECK  " << StringAt(bottleneck, "class") << "\n  " << StringAt(bottleneck, "summary") << "\n";
   const rapidjson::Value& evidence = MemberAt(doc, "evidence");
@@ -63,7 +65,7 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
       const std::string unit = StringAt(e, "unit");
       const double value = NumberAt(e, "value");
       const std::string shown = unit == "ratio" ? Fixed(value * 100, 0) + " %" : Fixed(value, 1) + " " + unit;
-      out << "  " << Pad(StringAt(e, "name"), 22) << Pad(shown, 16) << StringAt(e, "detail") << "\n";
+      out << "  " << Pad(StringAt(e, "name"), 26) << Pad(shown, 16) << StringAt(e, "detail") << "\n";
     }
   }
   const rapidjson::Value& actions = MemberAt(doc, "actions");
@@ -75,7 +77,9 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
     }
   }
   const rapidjson::Value& stages = MemberAt(doc, "stages");
+  const rapidjson::Value& llm = MemberAt(doc, "llm");
   out << "\nSTAGES (mean per request)          us   share\n";
+  if (llm.IsObject()) out << "  (an LLM: queue = the engine's wait for a batch slot, compute_infer = its generation)\n";
   for (const char* stage : {"decode", "queue", "compute_input", "compute_infer", "compute_output", "encode",
                             "write"}) {
     const rapidjson::Value& s = MemberAt(stages, stage);
@@ -86,27 +90,42 @@ absl::StatusOr<std::string> RenderDiagnosisTable(const std::string& json) {
   const std::string server_us = Fixed(NumberAt(stages, "server_us"), 1);
   out << "  " << Pad("server time", 24) << std::string(server_us.size() < 14 ? 14 - server_us.size() : 0, ' ')
       << server_us << "\n";
-  out << "\nBATCH SIZES ";
-  const rapidjson::Value& sizes = MemberAt(doc, "batch_sizes");
-  if (sizes.IsObject()) {
-    for (const auto& m : sizes.GetObject()) {
-      if (m.value.IsNumber()) out << " " << m.name.GetString() << ": " << Fixed(m.value.GetDouble(), 0);
+  out << "\n";
+  const rapidjson::Value& steps = MemberAt(doc, "steps");
+  const bool ensemble = steps.IsArray() && !steps.Empty();
+  // An LLM's engine batches sequences itself, past the instances; an ensemble has none.
+  if (!llm.IsObject() && !ensemble) {
+    out << "BATCH SIZES ";
+    const rapidjson::Value& sizes = MemberAt(doc, "batch_sizes");
+    if (sizes.IsObject()) {
+      for (const auto& m : sizes.GetObject()) {
+        if (m.value.IsNumber()) out << " " << m.name.GetString() << ": " << Fixed(m.value.GetDouble(), 0);
+      }
     }
+    out << "  (mean " << Fixed(NumberAt(doc, "mean_batch_size"), 2) << ")\n";
+    const rapidjson::Value& instances = MemberAt(doc, "instances");
+    out << "INSTANCES    " << Fixed(NumberAt(instances, "count"), 0) << ", utilisation "
+        << Fixed(NumberAt(instances, "utilisation") * 100, 0) << " % over the seconds with traffic\n";
   }
-  out << "  (mean " << Fixed(NumberAt(doc, "mean_batch_size"), 2) << ")\n";
-  const rapidjson::Value& instances = MemberAt(doc, "instances");
-  out << "INSTANCES    " << Fixed(NumberAt(instances, "count"), 0) << ", utilisation "
-      << Fixed(NumberAt(instances, "utilisation") * 100, 0) << " %\n";
   const rapidjson::Value& client = MemberAt(doc, "client");
   out << "FAILURES     rejected " << Fixed(NumberAt(doc, "rejections"), 0) << ", timeouts "
       << Fixed(NumberAt(doc, "timeouts"), 0) << ", cancelled " << Fixed(NumberAt(client, "cancelled"), 0)
       << ", write failures " << Fixed(NumberAt(client, "write_failures"), 0) << "\n";
-  const rapidjson::Value& llm = MemberAt(doc, "llm");
   if (llm.IsObject()) {
-    out << "LLM          preemptions " << Fixed(NumberAt(llm, "preemptions"), 0) << ", KV cache "
-        << Fixed(NumberAt(llm, "kv_cache_usage") * 100, 0) << " %, running " << Fixed(NumberAt(llm, "num_running"), 0)
-        << ", waiting " << Fixed(NumberAt(llm, "num_waiting"), 0) << ", "
-        << Fixed(NumberAt(llm, "tokens_per_second"), 1) << " tokens/s\n";
+    out << "LLM          TTFT " << Fixed(NumberAt(llm, "ttft_ms"), 1) << " ms (p90 "
+        << Fixed(NumberAt(llm, "ttft_p90_ms"), 1) << "), TPOT " << Fixed(NumberAt(llm, "tpot_ms"), 1) << " ms (p90 "
+        << Fixed(NumberAt(llm, "tpot_p90_ms"), 1) << "), " << Fixed(NumberAt(llm, "tokens_per_second"), 1)
+        << " tokens/s\n             KV cache peak " << Fixed(NumberAt(llm, "kv_cache_usage_peak") * 100, 0)
+        << " %, running peak " << Fixed(NumberAt(llm, "num_running_peak"), 0) << " of "
+        << Fixed(NumberAt(llm, "max_num_seqs"), 0) << ", waiting peak " << Fixed(NumberAt(llm, "num_waiting_peak"), 0)
+        << ", preemptions " << Fixed(NumberAt(llm, "preemptions"), 0) << "\n";
+  }
+  if (ensemble) {
+    out << "STEPS        (slowest: " << StringAt(doc, "slowest_step") << ")\n";
+    for (const auto& step : steps.GetArray()) {
+      out << "  " << Pad(StringAt(step, "model"), 24) << Fixed(NumberAt(step, "mean_latency_us") / 1000.0, 2)
+          << " ms  " << Fixed(NumberAt(step, "requests"), 0) << " requests  " << StringAt(step, "class") << "\n";
+    }
   }
   return out.str();
 }
