@@ -180,7 +180,7 @@ TEST(PlotCommandTest, SeriesFromSavedReports) {
   ASSERT_EQ(series->size(), 2u);
   EXPECT_EQ((*series)[1].name, "infera P99");
   ASSERT_EQ((*series)[1].points.size(), 3u);
-  EXPECT_DOUBLE_EQ((*series)[1].points[2].throughput, 4000);
+  EXPECT_DOUBLE_EQ((*series)[1].points[2].x, 4000);
   EXPECT_EQ((*series)[1].points[2].label, "c=4");
   EXPECT_FALSE(SeriesFromReportJson("x", "{}").ok());
   EXPECT_FALSE(SeriesFromReportJson("x", R"({"levels":[{"throughput_per_s":1}]})").ok());
