@@ -96,6 +96,16 @@ TEST(ReportWritersTest, TableHasEveryLevelServerBreakdownAndErrors) {
   EXPECT_THAT(table, HasSubstr("total: 21002 sent = 21000 ok + 2 errors"));
 }
 
+TEST(ReportWritersTest, TitleNamesTheLoadSchedule) {
+  RunReport r = SampleReport();
+  EXPECT_THAT(FormatTableTitle(r), HasSubstr("\nclosed loop (concurrency); latency in ms;"));
+  r.mode = "request_rate";
+  EXPECT_THAT(FormatTableTitle(r), HasSubstr("\nopen loop (request rate); latency in ms from each request's scheduled time"));
+  r.request_intervals_file = "gaps.txt";
+  EXPECT_THAT(FormatTableTitle(r),
+              HasSubstr("\nopen loop (request intervals from gaps.txt); latency in ms from each request's scheduled time"));
+}
+
 TEST(ReportWritersTest, CsvIsRectangular) {
   const std::string csv = FormatCsv(SampleReport());
   std::istringstream lines(csv);
