@@ -274,6 +274,7 @@ def test_request_intervals_set_the_gaps(server, out_dir):
     result = run_bench(server.port, "-m", "simple", "--request-intervals", gaps,
                        "--measurement-interval", "1000", "--duration", "2", "--json", report_path)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert f"\nopen loop (request intervals from {gaps}); latency in ms" in result.stdout, result.stdout
     level = json.load(open(report_path))["levels"][0]
     assert level["request_rate"] == 100 and level["distribution"] == "intervals"
     assert level["send_rate_per_s"] == pytest.approx(100, rel=0.1)

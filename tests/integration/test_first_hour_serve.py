@@ -153,6 +153,8 @@ def test_top_level_usage_fits_and_mentions_llms():
     assert_fits(result.stdout, "infera --help")
     for word in ["serve", "bench", "analyze", "diagnose", "OpenAI", "LLM", "/console"]:
         assert word in result.stdout, word
+    # bench's line uses docs/cli.md's flag names (perf_analyzer's -m/--model-name, -u HOST:PORT).
+    assert "infera bench -m/--model-name MODEL [-u HOST:PORT]" in result.stdout, result.stdout
     assert_one_line_error(run(BINARY, "bogus-command"), "infera", "unknown command 'bogus-command'")
 
 

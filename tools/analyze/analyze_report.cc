@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common/str_cat.h"
-#include "tools/analyze/analyze_plot.h"
+#include "tools/bench/svg_plot.h"
 
 namespace infera::analyze {
 namespace {
@@ -164,14 +164,17 @@ std::string FormatChanges(const AnalyzeRun& run) {
 }
 
 std::string FormatPlot(const AnalyzeRun& run) {
-  std::vector<PlotLine> lines;
+  std::vector<bench::PlotSeries> series;
   for (size_t i = 0; i < run.search.measured.size(); ++i) {
     const MeasuredPoint& m = run.search.measured[i];
     if (!m.result.loaded || m.result.curve.empty()) continue;
-    lines.push_back({StrCat(i + 1, ": ", m.label, static_cast<int>(i) == run.search.best ? " (best)" : ""), m.result.curve});
+    bench::PlotSeries& s = series.emplace_back();
+    s.name = StrCat(i + 1, ": ", m.label, static_cast<int>(i) == run.search.best ? " (best)" : "");
+    for (const auto& [throughput, latency_ms] : m.result.curve) s.points.push_back({throughput, latency_ms, ""});
   }
-  return FormatLatencyPlot(lines, StrCat(run.model, ": ", Percentile(run.objective),
-                                         " latency vs throughput per configuration (", run.objective.ToString(), ")"));
+  return bench::FormatSvgPlot(series, StrCat(run.model, ": ", Percentile(run.objective),
+                                             " latency vs throughput per configuration (", run.objective.ToString(), ")"),
+                              {"throughput", "requests/s", StrCat(Percentile(run.objective), " latency"), "ms"});
 }
 
 }  // namespace infera::analyze

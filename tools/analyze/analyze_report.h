@@ -6,7 +6,7 @@
 // configuration, and exactly what the written config.pbtxt changes (field: before ->
 // after; when --allow-api-change narrowed the API, which requests clients can no longer
 // send). And an SVG plot of latency vs throughput with one series per configuration
-// (analyze_plot.h).
+// (drawn by bench's FormatSvgPlot, tools/bench/svg_plot.h).
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_TOOLS_ANALYZE_ANALYZE_REPORT_H_

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tools/bench/svg_plot_testing.h"
+
 namespace infera::analyze {
 namespace {
 
@@ -88,6 +90,20 @@ TEST(AnalyzeReportTest, PlotHasOneSeriesPerLoadedPoint) {
   EXPECT_THAT(svg, HasSubstr(">1: instances=1 batch=off (best)</text>"));
   EXPECT_THAT(svg, ::testing::Not(HasSubstr("instances=2 batch=off")));  // failed: no curve
   EXPECT_THAT(svg, HasSubstr("</svg>"));
+}
+
+TEST(AnalyzeReportTest, PlotLegendShowsLongConfigurationsWhole) {
+  // Labels like these were all clipped to "instances=1 max_ba" in a fixed legend box.
+  AnalyzeRun run = SampleRun();
+  MeasuredPoint c = run.search.measured[0];
+  c.label = "instances=2 batch=16 queue_delay_us=1600 precision=int8_dynamic";
+  c.result.curve = {{800, 1.1}, {1600, 2.9}};
+  run.search.measured.push_back(c);
+  const std::string svg = FormatPlot(run);
+  bench::plot_testing::ExpectLegendFits(
+      svg, {"1: instances=1 batch=off (best)", "3: instances=2 batch=16 queue_delay_us=1600 precision=int8_dynamic"});
+  EXPECT_THAT(svg, HasSubstr(">throughput (requests/s)</text>"));
+  EXPECT_THAT(svg, HasSubstr(">P99 latency (ms)</text>"));
 }
 
 TEST(AnalyzeReportTest, SpreadsVerdictsAndWarnings) {

@@ -315,6 +315,7 @@ RunReport ReportHeader(const BenchOptions& o, const ModelMetadata& metadata, siz
   r.client_threads = o.client_threads;
   r.check = o.check;
   r.mode = o.request_rate_range ? "request_rate" : "concurrency";
+  r.request_intervals_file = o.request_intervals_file;
   r.latency_metric = o.percentile ? StrCat("p", *o.percentile) : "avg";
   return r;
 }

@@ -64,7 +64,11 @@ std::string FormatTableTitle(const RunReport& r) {
                            " in / ", r.output_format, " out, batch ", r.batch_size, ", ",
                            r.num_payloads, " payloads (", r.input_data, ")", r.check ? ", checked" : "",
                            "\n");
-  out += StrCat(r.mode == "concurrency" ? "closed loop (concurrency)" : "open loop (request rate)",
+  const std::string schedule = r.mode == "concurrency"            ? "closed loop (concurrency)"
+                               : r.request_intervals_file.empty() ? "open loop (request rate)"
+                                                                  : StrCat("open loop (request intervals from ",
+                                                                           r.request_intervals_file, ")");
+  out += StrCat(schedule,
                 "; latency in ms", r.mode == "request_rate" ? " from each request's scheduled time" : "",
                 "; stability on ", r.latency_metric, " latency\n\n");
   return out;

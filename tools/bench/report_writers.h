@@ -6,8 +6,8 @@
 //   CSV    perf_analyzer-like columns; latencies in microseconds.
 //   JSON   every field of RunReport (run_report.h), for scripts; numbers in the units
 //          their names say (_us, _per_s, _pct).
-//   SVG    one line per series (default: P50, P90, P99 of the run's levels) against
-//          throughput; plain SVG 1.1, no scripts or external resources.
+//   SVG    P50, P90 and P99 of the run's levels against throughput, drawn by
+//          FormatSvgPlot (svg_plot.h).
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_TOOLS_BENCH_REPORT_WRITERS_H_
@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "tools/bench/run_report.h"
+#include "tools/bench/svg_plot.h"
 
 namespace infera::bench {
 
@@ -33,20 +34,9 @@ std::string FormatLevelLine(const RunReport& report, const LevelResult& level);
 std::string FormatCsv(const RunReport& report);
 std::string FormatJson(const RunReport& report);
 
-struct PlotPoint {
-  double throughput = 0;  // x: requests/s
-  double latency_ms = 0;  // y
-  std::string label;      // e.g. "c=16"
-};
-
-struct PlotSeries {
-  std::string name;
-  std::vector<PlotPoint> points;
-};
-
-// P50 / P90 / P99 of the report's levels.
+// P50 / P90 / P99 of the report's levels: latency (ms) against throughput (requests/s),
+// FormatSvgPlot's default axes.
 std::vector<PlotSeries> LatencySeries(const RunReport& report);
-std::string FormatSvgPlot(const std::vector<PlotSeries>& series, const std::string& title);
 
 // Writes `text` to `path`; errors name the path.
 absl::Status WriteTextFile(const std::string& path, const std::string& text);

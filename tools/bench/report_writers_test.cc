@@ -96,6 +96,16 @@ TEST(ReportWritersTest, TableHasEveryLevelServerBreakdownAndErrors) {
   EXPECT_THAT(table, HasSubstr("total: 21002 sent = 21000 ok + 2 errors"));
 }
 
+TEST(ReportWritersTest, TitleNamesTheLoadSchedule) {
+  RunReport r = SampleReport();
+  EXPECT_THAT(FormatTableTitle(r), HasSubstr("\nclosed loop (concurrency); latency in ms;"));
+  r.mode = "request_rate";
+  EXPECT_THAT(FormatTableTitle(r), HasSubstr("\nopen loop (request rate); latency in ms from each request's scheduled time"));
+  r.request_intervals_file = "gaps.txt";
+  EXPECT_THAT(FormatTableTitle(r),
+              HasSubstr("\nopen loop (request intervals from gaps.txt); latency in ms from each request's scheduled time"));
+}
+
 TEST(ReportWritersTest, CsvIsRectangular) {
   const std::string csv = FormatCsv(SampleReport());
   std::istringstream lines(csv);
@@ -180,7 +190,7 @@ TEST(PlotCommandTest, SeriesFromSavedReports) {
   ASSERT_EQ(series->size(), 2u);
   EXPECT_EQ((*series)[1].name, "infera P99");
   ASSERT_EQ((*series)[1].points.size(), 3u);
-  EXPECT_DOUBLE_EQ((*series)[1].points[2].throughput, 4000);
+  EXPECT_DOUBLE_EQ((*series)[1].points[2].x, 4000);
   EXPECT_EQ((*series)[1].points[2].label, "c=4");
   EXPECT_FALSE(SeriesFromReportJson("x", "{}").ok());
   EXPECT_FALSE(SeriesFromReportJson("x", R"({"levels":[{"throughput_per_s":1}]})").ok());

@@ -77,6 +77,7 @@ struct RunReport {
   int client_threads = 1;
   bool check = false;
   std::string mode;  // "concurrency" | "request_rate"
+  std::string request_intervals_file;  // request_rate from --request-intervals FILE: the file
   std::string latency_metric;  // "avg" or "p99" etc: what stability and the threshold use
   std::vector<LevelResult> levels;
 

@@ -1,16 +1,17 @@
-#include "tools/analyze/analyze_plot.h"
+#include "tools/bench/svg_plot.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
 #include "common/str_cat.h"
 
-namespace infera::analyze {
+namespace infera::bench {
 namespace {
 
 constexpr double kLeft = 70, kTop = 50, kPlotWidth = 560, kPlotHeight = 360, kBottom = 60;
-constexpr double kLegendGap = 24, kLegendPad = 10, kSwatch = 28, kRow = 20;
+constexpr double kLegendGap = 24, kLegendPad = 10, kSwatch = 28, kSwatchGap = 6, kRow = 20;
 constexpr double kTitlePx = 15;
 constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
@@ -21,9 +22,14 @@ std::string F(double v) {
   return buffer;
 }
 
+// A tick or tooltip value: shortest form, thousands as "k" ("2.5k").
 std::string Tick(double v) {
   char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g", v);
+  if (std::abs(v) >= 1000) {
+    std::snprintf(buffer, sizeof(buffer), "%gk", v / 1000);
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%g", v);
+  }
   return buffer;
 }
 
@@ -51,11 +57,24 @@ double NiceStep(double top, int ticks) {
   return 10 * magnitude;
 }
 
+// One axis: its round step and the top of its range (a whole number of steps).
+struct Scale {
+  double step = 1, top = 1;
+};
+
+Scale ScaleFor(double max) {
+  const double reach = max > 0 ? max * 1.05 : 1;
+  Scale s;
+  s.step = NiceStep(reach, 6);
+  s.top = std::ceil(reach / s.step) * s.step;
+  return s;
+}
+
 }  // namespace
 
 double EstimateTextWidth(std::string_view text, double font_px) {
   // Advance widths of a typical sans-serif (DejaVu Sans, the widest common default),
-  // rounded up, in em: wide capitals and m/w, narrow punctuation, the rest 0.62.
+  // rounded up, in em: wide capitals and m/w, narrow punctuation, the rest 0.66.
   double em = 0;
   for (unsigned char c : text) {
     if ((c & 0xC0) == 0x80) continue;  // UTF-8 continuation byte: counted with its lead
@@ -72,33 +91,30 @@ double EstimateTextWidth(std::string_view text, double font_px) {
   return em * font_px;
 }
 
-LegendBox LayoutLegend(const std::vector<PlotLine>& lines) {
+LegendBox LayoutLegend(const std::vector<PlotSeries>& series) {
   double longest = 0;
-  for (const PlotLine& l : lines) longest = std::max(longest, EstimateTextWidth(l.label, kLegendFontPx));
+  for (const PlotSeries& s : series) longest = std::max(longest, EstimateTextWidth(s.name, kLegendFontPx));
   LegendBox box;
   box.x = kLeft + kPlotWidth + kLegendGap;
   box.y = kTop;
-  box.width = kLegendPad + kSwatch + 6 + longest + kLegendPad;
-  box.height = kLegendPad * 2 + kRow * static_cast<double>(std::max<size_t>(1, lines.size())) - 6;
+  box.width = kLegendPad + kSwatch + kSwatchGap + longest + kLegendPad;
+  box.height = kLegendPad * 2 + kRow * static_cast<double>(std::max<size_t>(1, series.size())) - 6;
   return box;
 }
 
-std::string FormatLatencyPlot(const std::vector<PlotLine>& lines, const std::string& title) {
+std::string FormatSvgPlot(const std::vector<PlotSeries>& series, const std::string& title, const PlotAxes& axes) {
   double max_x = 0, max_y = 0;
-  for (const PlotLine& l : lines) {
-    for (const auto& [x, y] : l.points) {
-      if (std::isfinite(x)) max_x = std::max(max_x, x);
-      if (std::isfinite(y)) max_y = std::max(max_y, y);
+  for (const PlotSeries& s : series) {
+    for (const PlotPoint& p : s.points) {
+      if (std::isfinite(p.x)) max_x = std::max(max_x, p.x);
+      if (std::isfinite(p.y)) max_y = std::max(max_y, p.y);
     }
   }
-  const double step_x = NiceStep(max_x > 0 ? max_x * 1.05 : 1, 6);
-  const double step_y = NiceStep(max_y > 0 ? max_y * 1.05 : 1, 6);
-  const double top_x = std::ceil((max_x > 0 ? max_x * 1.05 : 1) / step_x) * step_x;
-  const double top_y = std::ceil((max_y > 0 ? max_y * 1.05 : 1) / step_y) * step_y;
-  auto X = [&](double v) { return kLeft + v / top_x * kPlotWidth; };
-  auto Y = [&](double v) { return kTop + kPlotHeight - v / top_y * kPlotHeight; };
+  const Scale sx = ScaleFor(max_x), sy = ScaleFor(max_y);
+  auto X = [&](double v) { return kLeft + v / sx.top * kPlotWidth; };
+  auto Y = [&](double v) { return kTop + kPlotHeight - v / sy.top * kPlotHeight; };
 
-  const LegendBox legend = LayoutLegend(lines);
+  const LegendBox legend = LayoutLegend(series);
   const double width = std::max(legend.x + legend.width + 12, EstimateTextWidth(title, kTitlePx) + 40);
   const double height = std::max(kTop + kPlotHeight + kBottom, legend.y + legend.height + 12);
   std::string svg = StrCat(
@@ -107,42 +123,46 @@ std::string FormatLatencyPlot(const std::vector<PlotLine>& lines, const std::str
       "\" font-family=\"sans-serif\" font-size=\"", F(kLegendFontPx), "\">\n<rect x=\"0\" y=\"0\" width=\"", F(width),
       "\" height=\"", F(height), "\" fill=\"white\"/>\n<text x=\"", F(width / 2), "\" y=\"26\" text-anchor=\"middle\" font-size=\"",
       F(kTitlePx), "\">", Escape(title), "</text>\n");
-  for (double v = 0; v <= top_x + step_x / 2; v += step_x) {
+  // Grid and tick values, then the axis names with their units.
+  for (double v = 0; v <= sx.top + sx.step / 2; v += sx.step) {
     svg += StrCat("<line x1=\"", F(X(v)), "\" y1=\"", F(kTop), "\" x2=\"", F(X(v)), "\" y2=\"", F(kTop + kPlotHeight),
                   "\" stroke=\"#e0e0e0\"/>\n<text x=\"", F(X(v)), "\" y=\"", F(kTop + kPlotHeight + 18),
                   "\" text-anchor=\"middle\">", Tick(v), "</text>\n");
   }
-  for (double v = 0; v <= top_y + step_y / 2; v += step_y) {
+  for (double v = 0; v <= sy.top + sy.step / 2; v += sy.step) {
     svg += StrCat("<line x1=\"", F(kLeft), "\" y1=\"", F(Y(v)), "\" x2=\"", F(kLeft + kPlotWidth), "\" y2=\"", F(Y(v)),
                   "\" stroke=\"#e0e0e0\"/>\n<text x=\"", F(kLeft - 8), "\" y=\"", F(Y(v) + 4), "\" text-anchor=\"end\">",
                   Tick(v), "</text>\n");
   }
   svg += StrCat("<rect x=\"", F(kLeft), "\" y=\"", F(kTop), "\" width=\"", F(kPlotWidth), "\" height=\"", F(kPlotHeight),
-                "\" fill=\"none\" stroke=\"#333\"/>\n<text x=\"", F(kLeft + kPlotWidth / 2), "\" y=\"",
-                F(kTop + kPlotHeight + 42), "\" text-anchor=\"middle\">throughput (requests/s)</text>\n",
-                "<text transform=\"translate(20,", F(kTop + kPlotHeight / 2),
-                ") rotate(-90)\" text-anchor=\"middle\">latency (ms)</text>\n");
+                "\" fill=\"none\" stroke=\"#333\"/>\n<text class=\"axis-name\" x=\"", F(kLeft + kPlotWidth / 2), "\" y=\"",
+                F(kTop + kPlotHeight + 42), "\" text-anchor=\"middle\">", Escape(axes.x_name), " (",
+                Escape(axes.x_unit), ")</text>\n", "<text class=\"axis-name\" transform=\"translate(20,",
+                F(kTop + kPlotHeight / 2), ") rotate(-90)\" text-anchor=\"middle\">", Escape(axes.y_name), " (",
+                Escape(axes.y_unit), ")</text>\n");
   svg += StrCat("<rect class=\"legend\" x=\"", F(legend.x), "\" y=\"", F(legend.y), "\" width=\"", F(legend.width),
                 "\" height=\"", F(legend.height), "\" fill=\"white\" stroke=\"#999\"/>\n");
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const PlotLine& l = lines[i];
+  for (size_t i = 0; i < series.size(); ++i) {
+    const PlotSeries& s = series[i];
     const std::string color = kColors[i % (sizeof(kColors) / sizeof(kColors[0]))];
     std::string points;
-    for (const auto& [x, y] : l.points) points += StrCat(F(X(x)), ",", F(Y(y)), " ");
+    for (const PlotPoint& p : s.points) points += StrCat(F(X(p.x)), ",", F(Y(p.y)), " ");
     if (!points.empty()) points.pop_back();
     svg += StrCat("<g>\n<polyline fill=\"none\" stroke=\"", color, "\" stroke-width=\"2\" points=\"", points, "\"/>\n");
-    for (const auto& [x, y] : l.points) {
-      svg += StrCat("<circle cx=\"", F(X(x)), "\" cy=\"", F(Y(y)), "\" r=\"3.5\" fill=\"", color, "\"><title>",
-                    Escape(l.label), ": ", F(x), " req/s, ", Tick(std::round(y * 1000) / 1000), " ms</title></circle>\n");
+    for (const PlotPoint& p : s.points) {
+      svg += StrCat("<circle cx=\"", F(X(p.x)), "\" cy=\"", F(Y(p.y)), "\" r=\"3.5\" fill=\"", color, "\"><title>",
+                    Escape(s.name), p.label.empty() ? "" : " ", Escape(p.label), ": ", F(p.x), " ",
+                    Escape(axes.x_unit), ", ", Tick(std::round(p.y * 1000) / 1000), " ", Escape(axes.y_unit),
+                    "</title></circle>\n");
     }
     const double row = legend.y + kLegendPad + 6 + kRow * static_cast<double>(i);
     const double swatch_x = legend.x + kLegendPad;
     svg += StrCat("<line x1=\"", F(swatch_x), "\" y1=\"", F(row), "\" x2=\"", F(swatch_x + kSwatch), "\" y2=\"", F(row),
                   "\" stroke=\"", color, "\" stroke-width=\"2\"/>\n<text class=\"legend-label\" x=\"",
-                  F(swatch_x + kSwatch + 6), "\" y=\"", F(row + 4), "\">", Escape(l.label), "</text>\n</g>\n");
+                  F(swatch_x + kSwatch + kSwatchGap), "\" y=\"", F(row + 4), "\">", Escape(s.name), "</text>\n</g>\n");
   }
   svg += "</svg>\n";
   return svg;
 }
 
-}  // namespace infera::analyze
+}  // namespace infera::bench
