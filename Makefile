@@ -49,6 +49,11 @@ FUZZ_SMOKE_SECONDS ?= 5
 # release build only; every other unit test runs under ASan+UBSan in the hardening stages
 # and is not built or run a second time in the release build (docs/reliability.md).
 RELEASE_ONLY_UNIT := bench_test|analyze_test|diagnose_command_test
+# The release run's integration suites run TEST_JOBS at a time (default: the CPUs). Each
+# starts its own servers on ephemeral loopback ports and temporary repositories, so they
+# are independent; on the 2-core CI machine two at once take about half the wall time
+# (docs/reliability.md).
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: build demo-models
 	@if [ "$(HARDENING)" != 0 ]; then \
 	  DEMO_REPO=$(DEMO_REPO) FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) ASAN_SKIP_UNIT='$(RELEASE_ONLY_UNIT)' \
@@ -56,7 +61,7 @@ test: build demo-models
 	  cmake --build $(BUILD_DIR) --target $(subst |, ,$(RELEASE_ONLY_UNIT)) && \
 	  cd $(BUILD_DIR) && \
 	  ctest --output-on-failure -L unit -R '^($(RELEASE_ONLY_UNIT))$$' $(CTEST_ARGS) && \
-	  INFERA_DEMO_REPO=$(abspath $(DEMO_REPO)) ctest --output-on-failure -LE 'container|unit' $(CTEST_ARGS); \
+	  INFERA_DEMO_REPO=$(abspath $(DEMO_REPO)) ctest --output-on-failure -j $(TEST_JOBS) -LE 'container|unit' $(CTEST_ARGS); \
 	else \
 	  cmake --build $(BUILD_DIR) --target unit_tests && \
 	  cd $(BUILD_DIR) && INFERA_DEMO_REPO=$(abspath $(DEMO_REPO)) ctest --output-on-failure -LE container $(CTEST_ARGS); \

@@ -15,6 +15,11 @@ fi
 dir=$(cd "$1" && pwd)
 label=${2:-$(basename "$dir")}
 stamp="$dir/node_modules/.infera-install-stamp"
+# Test suites run in parallel (make test's TEST_JOBS) and two of them may install the same
+# tree at once: one installer per tree at a time, the second then finds the stamp.
+lock="${TMPDIR:-/tmp}/infera-npm-install-$(printf '%s' "$dir" | sha256sum | cut -c1-16).lock"
+exec 9>"$lock"
+flock 9
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "npm_install: node/npm not found (scripts/install_deps.sh installs them)" >&2
