@@ -6,11 +6,11 @@ const COLORS = ['#0b4f9c', '#a31515', '#1d6b1d', '#8a4b00'];
 // time axis (bottom) runs from "-N s" (the oldest point the chart keeps) to "now". The
 // unit and time span are also on the canvas's dataset (data-unit, data-span-seconds) so a
 // test can read what the pixels say.
-const AXIS_LEFT = 46, AXIS_BOTTOM = 16, LEGEND = 14;
+const AXIS_BOTTOM = 16, LEGEND = 14;
 
 function tickText(v, unit) {
-  const digits = v >= 100 || Number.isInteger(v) ? 0 : v >= 10 ? 1 : 2;
-  return `${v.toFixed(digits)}${unit ? ` ${unit}` : ''}`;
+  const text = v === 0 ? '0' : v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toPrecision(2);
+  return `${text}${unit ? ` ${unit}` : ''}`;
 }
 
 export class LineChart {
@@ -40,12 +40,15 @@ export class LineChart {
   draw() {
     const ctx = this.canvas.getContext('2d');
     const w = this.canvas.width, h = this.canvas.height;
-    const left = AXIS_LEFT, right = w - 4, top = LEGEND + 6, bottom = h - AXIS_BOTTOM;
     ctx.clearRect(0, 0, w, h);
     let max = 0;
     for (const s of this.series) for (const v of s) max = Math.max(max, v);
     if (max <= 0) max = 1;
     ctx.font = '10px system-ui, sans-serif';
+    // The value axis is as wide as its widest tick label.
+    const ticks = [0, 0.5, 1].map((f) => [f, tickText(max * f, this.unit)]);
+    const left = 6 + Math.max(...ticks.map(([, t]) => ctx.measureText(t).width));
+    const right = w - 4, top = LEGEND + 6, bottom = h - AXIS_BOTTOM;
     // Value axis: line, three ticks with the unit, light grid lines.
     ctx.strokeStyle = '#8a8a8a';
     ctx.lineWidth = 1;
@@ -54,9 +57,9 @@ export class LineChart {
     ctx.stroke();
     ctx.fillStyle = '#4a4a4a';
     ctx.textAlign = 'right';
-    for (const f of [0, 0.5, 1]) {
+    for (const [f, text] of ticks) {
       const y = bottom - f * (bottom - top);
-      ctx.fillText(tickText(max * f, this.unit), left - 3, y + 3);
+      ctx.fillText(text, left - 3, y + 3);
       if (f > 0) {
         ctx.strokeStyle = '#e0e0e0';
         ctx.beginPath(); ctx.moveTo(left + 1, y); ctx.lineTo(right, y); ctx.stroke();

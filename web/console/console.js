@@ -495,7 +495,7 @@ async function runInference(meta) {
 // message, after the system prompt when one is given. Stop aborts the stream (the reply
 // so far stays, marked stopped, and joins the history). Under each reply: the time to
 // its first token and its tokens per second (the usage the server reports, else one
-// token per streamed chunk) over the time after the first token.
+// token per streamed chunk) over the whole reply.
 const conversation = { turns: [], abort: null };
 
 function resetChat() {
@@ -557,11 +557,13 @@ async function chat(e) {
     if (first !== null) {
       const tokens = usageTokens ?? chunks;
       const ttft = first - t0;
-      const rate = end > first ? tokens / ((end - first) / 1000) : 0;
+      // Over the whole reply, send to last token: chunks that arrive together (one read)
+      // would make a rate over the time after the first token meaningless.
+      const rate = end > t0 ? tokens / ((end - t0) / 1000) : 0;
       stats.dataset.ttftMs = ttft.toFixed(1);
       stats.dataset.tokensPerS = rate.toFixed(1);
       stats.dataset.tokens = String(tokens);
-      stats.textContent = `TTFT ${ttft.toFixed(0)} ms · ${tokens} tokens · ${rate.toFixed(1)} tok/s`;
+      stats.textContent = `TTFT ${ttft.toFixed(0)} ms · ${tokens} tokens in ${(end - t0).toFixed(0)} ms · ${rate.toFixed(1)} tok/s`;
     }
     if (!reply.classList.contains('error')) {
       conversation.turns.push({ role: 'user', content: text }, { role: 'assistant', content });
