@@ -204,6 +204,12 @@ try {
     .find((r) => r.cells[0].textContent === 'LABELS').cells[3].textContent));
   if (labels[0] !== expectedTopLabel) throw new Error(`top label ${labels[0]}, the server says ${expectedTopLabel}`);
   results.image_top = labels[0];
+  // ... and shown as a ranked label / score table (labels and scores paired).
+  const topk = await page.evaluate(() => [...document.querySelectorAll('#playground-topk tbody tr')]
+    .map((tr) => [tr.cells[1].textContent, Number(tr.cells[2].textContent)]));
+  if (topk.length !== labels.length || topk[0][0] !== expectedTopLabel ||
+      topk.some(([, v], i) => i > 0 && v > topk[i - 1][1])) throw new Error(`top-k table ${JSON.stringify(topk)}`);
+  results.topk_rows = topk.length;
   await shoot(page, 'image');
 
   // 5. The chat streams a reply token by token (several DOM updates).

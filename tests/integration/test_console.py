@@ -4,8 +4,8 @@ with explicit model control and an admin token. The script checks: the page load
 without console errors, the model list matches /v2/repository/index and is grouped
 (the pipeline with its steps nested, LLMs, other models; kind and backend columns; "—"
 for P99 without traffic), a chart updates under load and labels its axes with units, a
-playground inference and an image classification round-trip, the chat streams token by
-token (multi-turn with a system prompt, per-reply TTFT and tok/s, Stop aborts), a
+playground inference and an image classification round-trip (labels and scores paired
+in a ranked table), the chat streams token by token (multi-turn with a system prompt, per-reply TTFT and tok/s, Stop aborts), a
 cancelled unload confirmation sends nothing, admin unload/load is refused without the
 token and works with it, a canary is promoted, the diagnosis panel shows what
 GET /v2/models/queued/diagnosis answers after a queueing load shape (class, evidence,
@@ -116,7 +116,7 @@ def test_console_in_chromium(server, plain_server, keyed_server):
     assert result["ok"], f"{json.dumps(result, indent=1)}\n{run.stderr}\n{server.log()[-3000:]}"
     r = result["results"]
     assert r["playground"].replace(" ", "") == "[1.5,2,-3]"
-    assert r["image_top"] == expected
+    assert r["image_top"] == expected and r["topk_rows"] == 5
     assert r["chat_updates"] >= 4 and r["chat_text"].strip()
     assert "refused (401)" in r["without_token"]
     assert r["unload_cancelled"] and r["dialogs"] >= 3  # unload x2 and promote each asked first

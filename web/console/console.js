@@ -484,10 +484,29 @@ async function runInference(meta) {
     el('td', {}, `[${o.shape.join(', ')}]`), el('td', { class: 'output-data' },
       JSON.stringify(o.data).slice(0, 2000))));
   result.replaceChildren(el('p', { id: 'playground-timing' }, `round trip ${ms.toFixed(1)} ms`),
+    ...topK(answer.outputs),
     el('table', { id: 'playground-outputs' },
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'output'), el('th', { scope: 'col' }, 'type'),
         el('th', { scope: 'col' }, 'shape'), el('th', { scope: 'col' }, 'data'))),
       el('tbody', {}, ...rows)));
+}
+
+// A classification answer (a BYTES output of labels beside a floating-point output of
+// the same shape: resnet18_classify's LABELS / SCORES) as a ranked label/score table,
+// so labels and scores are read in pairs; nothing for other outputs.
+function topK(outputs) {
+  const labels = outputs.find((o) => o.datatype === 'BYTES');
+  const scores = labels && outputs.find((o) => /^(FP16|FP32|FP64|BF16)$/.test(o.datatype) &&
+    JSON.stringify(o.shape) === JSON.stringify(labels.shape));
+  if (!scores || !Array.isArray(labels.data) || labels.data.length !== scores.data.length) return [];
+  const rows = labels.data.map((label, i) => ({ label, score: scores.data[i] }))
+    .sort((a, b) => b.score - a.score);
+  return [el('table', { id: 'playground-topk' },
+    el('caption', {}, `${labels.name} by ${scores.name}`),
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'rank'), el('th', { scope: 'col' }, labels.name.toLowerCase()),
+      el('th', { scope: 'col' }, scores.name.toLowerCase()))),
+    el('tbody', {}, ...rows.map((r, i) => el('tr', {}, el('td', {}, String(i + 1)), el('td', {}, r.label),
+      el('td', { class: 'value' }, Number(r.score).toFixed(4))))))];
 }
 
 // ---- Chat: /v1/chat/completions, streamed ----
