@@ -386,6 +386,17 @@ try {
     throw new Error(`window line ${JSON.stringify(panel.window)} for ${shown.requests} requests / ${shown.window_seconds} s`);
   }
   if (!panel.status.includes('queueing')) throw new Error(`status line '${panel.status}'`);
+  // The stage breakdown the CLI prints: each stage's mean equals the answer's.
+  const stageRows = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#diagnosis-stages tbody tr')]
+    .map((tr) => [tr.dataset.stage, Number(tr.cells[1].dataset.us)])));
+  for (const [stage, us] of Object.entries(stageRows)) {
+    const want = stage === 'server' ? shown.stages.server_us : shown.stages[stage].mean_us;
+    if (us !== want) throw new Error(`stage ${stage}: panel ${us} us, answer ${want}`);
+  }
+  if (!('queue' in stageRows && 'compute_infer' in stageRows && 'server' in stageRows)) {
+    throw new Error(`stage rows ${JSON.stringify(stageRows)}`);
+  }
+  results.diagnosis_stages = Object.keys(stageRows);
   // ... and the endpoint asked independently just before and after says the same: the
   // same class, evidence and actions; each figure between the two (utilisation and
   // rate fall as the window grows after the load; the shares stay).

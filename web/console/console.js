@@ -635,12 +635,44 @@ function renderDiagnosis(d) {
         el('td', { class: 'value', 'data-value': JSON.stringify(e.value), 'data-unit': e.unit || '' },
           formatEvidence(e.value, e.unit)),
         el('td', {}, e.detail || ''))))),
+    ...stageBreakdown(d),
     el('h3', {}, 'Actions'),
     (d.actions || []).length ?
       el('ul', { id: 'diagnosis-actions' }, ...d.actions.map((a) => el('li', {},
         el('strong', { class: 'action' }, a.action),
         el('span', { class: 'effect' }, a.expected_effect ? ` — ${a.expected_effect}` : '')))) :
       el('p', { id: 'diagnosis-actions', class: 'muted' }, 'no action suggested'));
+}
+
+// The stage breakdown `infera diagnose` prints (STAGES, mean per request and share of
+// the server time), and an ensemble's steps with their own class.
+const STAGES = ['decode', 'queue', 'compute_input', 'compute_infer', 'compute_output', 'encode', 'write'];
+
+function stageBreakdown(d) {
+  const stages = d.stages || {};
+  const out = [];
+  if (STAGES.some((s) => stages[s])) {
+    out.push(el('h3', {}, 'Stages (mean per request)'));
+    if (d.llm) out.push(el('p', { class: 'muted' }, "an LLM: queue = the engine's wait for a batch slot, compute_infer = its generation"));
+    out.push(el('table', { id: 'diagnosis-stages' },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'stage'), el('th', { scope: 'col' }, 'mean'),
+        el('th', { scope: 'col' }, 'share'))),
+      el('tbody', {}, ...STAGES.filter((s) => stages[s]).map((s) => el('tr', { 'data-stage': s },
+        el('td', {}, s), el('td', { class: 'value', 'data-us': String(stages[s].mean_us) }, formatEvidence(stages[s].mean_us, 'us')),
+        el('td', { class: 'value' }, formatEvidence(stages[s].share, 'ratio')))),
+      el('tr', { 'data-stage': 'server' }, el('td', {}, 'server time'),
+        el('td', { class: 'value', 'data-us': String(stages.server_us) }, formatEvidence(stages.server_us || 0, 'us')),
+        el('td', {})))));
+  }
+  if (Array.isArray(d.steps) && d.steps.length) {
+    out.push(el('h3', {}, 'Steps'), el('table', { id: 'diagnosis-steps' },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'step'), el('th', { scope: 'col' }, 'requests'),
+        el('th', { scope: 'col' }, 'mean latency'), el('th', { scope: 'col' }, 'class'))),
+      el('tbody', {}, ...d.steps.map((st) => el('tr', {}, el('td', {}, `${st.model} v${st.version}`),
+        el('td', { class: 'value' }, String(st.requests)),
+        el('td', { class: 'value' }, formatEvidence(st.mean_latency_us, 'us')), el('td', {}, st.class))))));
+  }
+  return out;
 }
 
 function showDiagnosisError(text) {
