@@ -80,15 +80,42 @@ try {
   const response = await page.goto(base + '/');
   if (!page.url().endsWith('/console')) throw new Error(`/ did not land on /console: ${page.url()}`);
   if (!response.headers()['content-security-policy']) throw new Error('no Content-Security-Policy');
-  await page.waitForSelector('#models tbody tr');
+  await page.waitForSelector('#models tbody tr[data-model]');
   const index = (await api('/v2/repository/index', { method: 'POST', body: '{}' })).body;
   const want = index.map((m) => `${m.name}|${m.version ?? ''}|${m.state}`).sort();
   await page.waitForFunction((w) => {
-    const rows = [...document.querySelectorAll('#models tbody tr')].map((tr) =>
-      `${tr.cells[0].textContent}|${tr.cells[1].textContent === '–' ? '' : tr.cells[1].textContent}|${tr.cells[2].querySelector('span').textContent}`);
+    const rows = [...document.querySelectorAll('#models tbody tr[data-model]')].map((tr) =>
+      `${tr.dataset.model}|${tr.dataset.version}|${tr.querySelector('td[data-col="state"] span').textContent}`);
     return JSON.stringify(rows.sort()) === JSON.stringify(w);
   }, want);
   results.models = want.length;
+
+  // The list is grouped: the pipeline, then its steps (nested), LLMs, other models; each
+  // row has its kind and backend; no traffic reads "—", not 0.00.
+  step = 'groups';
+  await page.waitForFunction(() => document.querySelector('#models tr[data-model="fortune"] td[data-col="kind"]')
+    ?.textContent === 'llm' && document.querySelector('#models tr[data-model="resnet18"] td.step'));
+  const table = await page.evaluate(() => [...document.querySelectorAll('#models tbody tr')].map((tr) =>
+    tr.classList.contains('group') ? `# ${tr.textContent}` :
+      `${tr.dataset.model}|${tr.querySelector('td[data-col="kind"]').textContent}|` +
+      `${tr.querySelector('td[data-col="backend"]').textContent}|${tr.querySelector('td.step') ? 'step' : ''}|` +
+      `${tr.querySelector('td[data-col="p99"]').textContent}`));
+  results.table = table;
+  const at = (prefix) => table.findIndex((r) => r.startsWith(prefix));
+  const expectRow = (name, kind, backend, stepRow) => {
+    const r = table[at(`${name}|`)];
+    if (!r || !r.startsWith(`${name}|${kind}|${backend}|${stepRow ? 'step' : ''}|`)) {
+      throw new Error(`row ${name}: '${r}', want kind ${kind} backend ${backend}${stepRow ? ' as a step' : ''}`);
+    }
+  };
+  expectRow('resnet18_classify', 'ensemble', 'ensemble', false);
+  expectRow('resnet18_preprocess', 'image', 'image_preprocess', true);
+  expectRow('fortune', 'llm', 'llm', false);
+  expectRow('identity_fp32', 'tensor', 'identity', false);
+  const order = ['# Pipelines', 'resnet18_classify|', 'resnet18_preprocess|', 'resnet18|', 'resnet18_top5|',
+    '# LLMs', 'fortune|', '# Models', 'identity_fp32|'].map(at);
+  if (order.some((i, k) => i < 0 || (k > 0 && i <= order[k - 1]))) throw new Error(`grouping: ${table.join(' / ')}`);
+  if (!table[at('identity_fp32|')].endsWith('|—')) throw new Error(`P99 without traffic: ${table[at('identity_fp32|')]}`);
 
   // Accessibility basics: every field has a label, controls are buttons, Tab reaches them.
   step = 'a11y';
@@ -131,7 +158,7 @@ try {
     await page.waitForFunction((b) => {
       const text = document.querySelector('#chart-updates').textContent;
       const updates = parseInt(text.match(/updates: (\d+)/)[1], 10);
-      const rate = parseFloat(document.querySelector('#models tr[data-model="identity_fp32"]').cells[4].textContent);
+      const rate = parseFloat(document.querySelector('#models tr[data-model="identity_fp32"] td[data-col="rate"]').textContent);
       return updates >= b.updates + 2 && rate > 0 &&
         document.querySelector('#chart-throughput').toDataURL() !== b.pixels;
     }, before);
@@ -139,6 +166,14 @@ try {
     loading = false;
   }
   results.load_requests = await load;
+  // Both axes are labelled: the value axis in the chart's unit, the time axis in seconds.
+  const axes = await page.evaluate(() => ['throughput', 'latency', 'breakdown'].map((c) => {
+    const d = document.querySelector(`#chart-${c}`).dataset;
+    return `${d.unit}/${d.spanSeconds}`;
+  }));
+  if (JSON.stringify(axes) !== '["req/s/59","ms/59","ms/59"]') throw new Error(`chart axes ${axes}`);
+  const p99 = await page.textContent('#models tr[data-model="identity_fp32"] td[data-col="p99"]');
+  if (!(parseFloat(p99) > 0)) throw new Error(`P99 under traffic reads '${p99}'`);
   await shoot(page, 'charts');
 
   // 3. An inference round-trips from the playground (identity: out = in).
@@ -169,6 +204,12 @@ try {
     .find((r) => r.cells[0].textContent === 'LABELS').cells[3].textContent));
   if (labels[0] !== expectedTopLabel) throw new Error(`top label ${labels[0]}, the server says ${expectedTopLabel}`);
   results.image_top = labels[0];
+  // ... and shown as a ranked label / score table (labels and scores paired).
+  const topk = await page.evaluate(() => [...document.querySelectorAll('#playground-topk tbody tr')]
+    .map((tr) => [tr.cells[1].textContent, Number(tr.cells[2].textContent)]));
+  if (topk.length !== labels.length || topk[0][0] !== expectedTopLabel ||
+      topk.some(([, v], i) => i > 0 && v > topk[i - 1][1])) throw new Error(`top-k table ${JSON.stringify(topk)}`);
+  results.topk_rows = topk.length;
   await shoot(page, 'image');
 
   // 5. The chat streams a reply token by token (several DOM updates).
@@ -182,6 +223,7 @@ try {
     new MutationObserver((records) => { window.__chatUpdates += records.length; })
       .observe(document.querySelector('#chat-log'), { childList: true, subtree: true, characterData: true });
   });
+  await page.fill('#chat-system', 'You are a fortune teller.');
   await page.click('#chat-send');
   await page.waitForSelector('#chat-log .assistant[data-done="true"]');
   results.chat_updates = await page.evaluate(() => window.__chatUpdates);
@@ -189,6 +231,38 @@ try {
   if (results.chat_updates < 4 || !results.chat_text.trim()) {
     throw new Error(`chat: ${results.chat_updates} updates, text '${results.chat_text}'`);
   }
+  // Per-reply TTFT and tokens/s under the reply.
+  const stats = await page.evaluate(() => ({ ...document.querySelector('#chat-log .chat-stats').dataset }));
+  if (!(Number(stats.ttftMs) > 0 && Number(stats.tokensPerS) > 0 && Number(stats.tokens) >= 1)) {
+    throw new Error(`reply stats ${JSON.stringify(stats)}`);
+  }
+  results.chat_stats = stats;
+  // Multi-turn: the second message carries the system prompt and the first exchange.
+  await page.fill('#chat-input', 'And another one.');
+  const [second] = await Promise.all([
+    page.waitForRequest((r) => r.url().endsWith('/v1/chat/completions')),
+    page.click('#chat-send'),
+  ]);
+  const sent = second.postDataJSON().messages.map((m) => `${m.role}:${m.content}`);
+  const wantSent = ['system:You are a fortune teller.', 'user:Tell me a fortune.',
+    `assistant:${results.chat_text}`, 'user:And another one.'];
+  if (JSON.stringify(sent) !== JSON.stringify(wantSent)) throw new Error(`second turn sent ${JSON.stringify(sent)}`);
+  await page.waitForFunction(() => document.querySelectorAll('#chat-log .assistant[data-done="true"]').length === 2);
+  // Stop aborts the request in flight: the server's answer is held back until Stop is
+  // pressed, so the abort is certain to happen before the stream ends.
+  let releaseChat;
+  const chatGate = new Promise((resolve) => { releaseChat = resolve; });
+  await page.route('**/v1/chat/completions', async (route) => { await chatGate; await route.continue().catch(() => {}); });
+  await page.fill('#chat-input', 'A third.');
+  await Promise.all([page.waitForRequest((r) => r.url().endsWith('/v1/chat/completions')), page.click('#chat-send')]);
+  if (!(await page.isEnabled('#chat-stop'))) throw new Error('Stop is disabled while a reply streams');
+  await page.click('#chat-stop');
+  await page.waitForFunction(() => document.querySelectorAll('#chat-log .assistant[data-done="true"]').length === 3);
+  releaseChat();
+  await page.unroute('**/v1/chat/completions');
+  results.chat_stopped = await page.evaluate(() => document.querySelectorAll('#chat-log .assistant')[2].dataset.stopped);
+  if (results.chat_stopped !== 'true') throw new Error('Stop did not abort the reply');
+  if (!(await page.isEnabled('#chat-send'))) throw new Error('Send stays disabled after Stop');
   await shoot(page, 'chat');
   if (shots) {  // the LLM's charts (tokens/s, TTFT/TPOT, KV cache) under load, for the docs only
     await page.click('.tabs button[data-tab="charts"]');
@@ -211,8 +285,19 @@ try {
   // 6. Admin actions need the token: refused without it, unload + load with it.
   step = 'admin';
   const row = (name) => `#models tr[data-model="${name}"]`;
-  const stateOf = (name) => page.evaluate((sel) => document.querySelector(sel)?.cells[2].querySelector('span').textContent, row(name));
+  const stateOf = (name) => page.evaluate((sel) => document.querySelector(`${sel} td[data-col="state"] span`)?.textContent, row(name));
   await page.waitForSelector('#admin-token');
+  // Unload asks first; cancelling sends nothing.
+  const adminRequests = [];
+  page.on('request', (r) => { if (r.url().includes('/v2/repository/models/')) adminRequests.push(r.url()); });
+  page.once('dialog', (d) => d.dismiss());
+  await page.click(`${row('identity_fp32')} button[data-action="unload"]`);
+  await page.waitForFunction(() => document.querySelector('#admin-result').textContent === 'cancelled');
+  if (adminRequests.length || (await stateOf('identity_fp32')) !== 'READY') {
+    throw new Error(`a cancelled unload sent ${adminRequests} / state ${await stateOf('identity_fp32')}`);
+  }
+  results.unload_cancelled = true;
+  page.on('dialog', (d) => { results.dialogs = (results.dialogs || 0) + 1; d.accept(); });
   await page.click(`${row('identity_fp32')} button[data-action="unload"]`);
   await page.waitForFunction(() => /refused \(401\)/.test(document.querySelector('#admin-result').textContent));
   results.without_token = await page.textContent('#admin-result');
@@ -220,20 +305,20 @@ try {
   await page.fill('#admin-token', token);
   await page.click(`${row('identity_fp32')} button[data-action="unload"]`);
   await page.waitForFunction((sel) => {
-    const span = document.querySelector(sel)?.cells[2].querySelector('span');
+    const span = document.querySelector(`${sel} td[data-col="state"] span`);
     return span && span.textContent !== 'READY';
   }, row('identity_fp32'));
   results.after_unload = await stateOf('identity_fp32');
   await shoot(page, 'admin');
   await page.click(`${row('identity_fp32')} button[data-action="load"]`);
-  await page.waitForFunction((sel) => document.querySelector(sel)?.cells[2].querySelector('span').textContent === 'READY',
+  await page.waitForFunction((sel) => document.querySelector(`${sel} td[data-col="state"] span`)?.textContent === 'READY',
     row('identity_fp32'));
   results.after_load = 'READY';
   // The canary's Promote button (with the token): the verdict becomes PROMOTED.
   await page.click(`${row('canaried')} button[data-action="promote"]`);
-  await page.waitForFunction((sel) => /PROMOTED/.test(document.querySelector(sel)?.cells[6].textContent || ''),
+  await page.waitForFunction((sel) => /PROMOTED/.test(document.querySelector(`${sel} td[data-col="canary"]`)?.textContent || ''),
     row('canaried'));
-  results.canary_after_promote = await page.textContent(`${row('canaried')} td:nth-child(7)`);
+  results.canary_after_promote = await page.textContent(`${row('canaried')} td[data-col="canary"]`);
   // The token never reached a URL or the browser's storage.
   const leaked = await page.evaluate((t) => location.href.includes(t) ||
     JSON.stringify({ ...localStorage }).includes(t) || JSON.stringify({ ...sessionStorage }).includes(t), token);
@@ -301,6 +386,17 @@ try {
     throw new Error(`window line ${JSON.stringify(panel.window)} for ${shown.requests} requests / ${shown.window_seconds} s`);
   }
   if (!panel.status.includes('queueing')) throw new Error(`status line '${panel.status}'`);
+  // The stage breakdown the CLI prints: each stage's mean equals the answer's.
+  const stageRows = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#diagnosis-stages tbody tr')]
+    .map((tr) => [tr.dataset.stage, Number(tr.cells[1].dataset.us)])));
+  for (const [stage, us] of Object.entries(stageRows)) {
+    const want = stage === 'server' ? shown.stages.server_us : shown.stages[stage].mean_us;
+    if (us !== want) throw new Error(`stage ${stage}: panel ${us} us, answer ${want}`);
+  }
+  if (!('queue' in stageRows && 'compute_infer' in stageRows && 'server' in stageRows)) {
+    throw new Error(`stage rows ${JSON.stringify(stageRows)}`);
+  }
+  results.diagnosis_stages = Object.keys(stageRows);
   // ... and the endpoint asked independently just before and after says the same: the
   // same class, evidence and actions; each figure between the two (utilisation and
   // rate fall as the window grows after the load; the shares stay).
@@ -368,6 +464,22 @@ try {
   const unexpected = consoleErrors.filter((e) => !/status of (401|404)/.test(e));
   if (unexpected.length) throw new Error(`console errors: ${unexpected.join(' | ')}`);
 
+  // 480 px wide (a phone): the page never scrolls sideways on any tab; the model table
+  // scrolls inside its own box.
+  step = 'narrow';
+  await page.setViewportSize({ width: 480, height: 900 });
+  results.narrow = {};
+  for (const tab of ['diagnosis', 'charts', 'playground', 'config']) {
+    await page.click(`.tabs button[data-tab="${tab}"]`);
+    await page.waitForSelector(`#tab-${tab}:not([hidden])`);
+    const widths = await page.evaluate(() => ({ page: document.scrollingElement.scrollWidth,
+      table: document.querySelector('.table-scroll').clientWidth }));
+    results.narrow[tab] = widths.page;
+    if (widths.page > 481 || widths.table > 480) throw new Error(`at 480 px the ${tab} tab is ${JSON.stringify(widths)} wide`);
+  }
+  await shoot(page, 'narrow');
+  await page.setViewportSize({ width: 1280, height: 900 });
+
   // 8. A server without the admin API: no admin buttons, no token field.
   if (plainBase) {
     step = 'no-admin';
@@ -385,12 +497,12 @@ try {
     step = 'api-key';
     await page.goto(keyedBase + '/console');
     await page.waitForFunction(() => /needs a key \(401\)/.test(document.querySelector('#server-status').textContent));
-    results.keyed_rows_before = await page.locator('#models tbody tr').count();
+    results.keyed_rows_before = await page.locator('#models tbody tr[data-model]').count();
     await page.fill('#admin-token', apiKey);
     await page.press('#admin-token', 'Enter');
     await page.waitForFunction(() => /control mode/.test(document.querySelector('#server-status').textContent));
     await page.waitForSelector('#models tbody tr');
-    results.keyed_rows_after = await page.locator('#models tbody tr').count();
+    results.keyed_rows_after = await page.locator('#models tbody tr[data-model]').count();
     await page.click('button.link[data-model="identity_fp32"]');
     await page.click('.tabs button[data-tab="config"]');
     await page.waitForFunction(() => /"name"/.test(document.querySelector('#config-view').textContent));

@@ -24,17 +24,16 @@ def main():
     out = os.path.join(ROOT, "docs", "images")
     os.makedirs(out, exist_ok=True)
     os.environ["SCREENSHOT_DIR"] = out
-    server_fixture = test_console.server.__wrapped__()
-    plain_fixture = test_console.plain_server.__wrapped__()
-    server = next(server_fixture)
+    fixtures = [test_console.server.__wrapped__(), test_console.plain_server.__wrapped__(),
+                test_console.keyed_server.__wrapped__()]
+    started = []
     try:
-        plain = next(plain_fixture)
-        try:
-            test_console.test_console_in_chromium(server, plain)
-        finally:
-            next(plain_fixture, None)
+        for fixture in fixtures:
+            started.append(next(fixture))
+        test_console.test_console_in_chromium(*started)
     finally:
-        next(server_fixture, None)
+        for fixture in fixtures[:len(started)]:
+            next(fixture, None)
     print("wrote", sorted(f for f in os.listdir(out) if f.startswith("console-")))
 
 

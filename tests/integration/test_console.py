@@ -1,14 +1,19 @@
 """The web console in a real browser: Debian's chromium, headless, driven by
 playwright-core (tests/browser/console_test.mjs) against the real server, started here
 with explicit model control and an admin token. The script checks: the page loads
-without console errors, the model list matches /v2/repository/index, a chart updates
-under load, a playground inference and an image classification round-trip, the chat
-streams token by token, admin unload/load is refused without the token and works with
-it, a canary is promoted, the diagnosis panel shows what GET /v2/models/queued/diagnosis
-answers after a queueing load shape (class, evidence, actions; keyboard refresh and the
-5 s auto-refresh, a late answer for another model not drawn), a server without the
-admin API shows no admin buttons, and a server with API keys asks for a key and then
-works with it (the stream, metadata and config requests carry it). docs/console.md."""
+without console errors, the model list matches /v2/repository/index and is grouped (the
+pipeline with its steps nested, LLMs, other models; kind and backend columns; "—" for
+P99 without traffic), a chart updates under load and labels its axes with units, a
+playground inference and an image classification round-trip (labels and scores paired in
+a ranked table), the chat streams token by token (multi-turn with a system prompt,
+per-reply TTFT and tok/s, Stop aborts), a cancelled unload confirmation sends nothing,
+admin unload/load is refused without the token and works with it, a canary is promoted,
+the diagnosis panel shows what GET /v2/models/queued/diagnosis answers after a queueing
+load shape (class, evidence, stage breakdown, actions; keyboard refresh and the 5 s
+auto-refresh, a late answer for another model not drawn), the page does not scroll
+sideways at 480 px, a server without the admin API shows no admin buttons, and a server
+with API keys asks for a key and then works with it (the stream, metadata and config
+requests carry it). docs/console.md."""
 
 import json
 import os
@@ -112,15 +117,19 @@ def test_console_in_chromium(server, plain_server, keyed_server):
     assert result["ok"], f"{json.dumps(result, indent=1)}\n{run.stderr}\n{server.log()[-3000:]}"
     r = result["results"]
     assert r["playground"].replace(" ", "") == "[1.5,2,-3]"
-    assert r["image_top"] == expected
+    assert r["image_top"] == expected and r["topk_rows"] == 5
     assert r["chat_updates"] >= 4 and r["chat_text"].strip()
     assert "refused (401)" in r["without_token"]
+    assert r["unload_cancelled"] and r["dialogs"] >= 3  # unload x2 and promote each asked first
     assert r["after_unload"] != "READY" and r["after_load"] == "READY"
+    assert r["chat_stopped"] == "true" and float(r["chat_stats"]["tokensPerS"]) > 0
+    assert all(width <= 481 for width in r["narrow"].values()), r["narrow"]
     assert "PROMOTED" in r["canary_after_promote"]
     assert r["plain_action_buttons"] == 0
     assert r["keyed_rows_before"] == 0 and r["keyed_rows_after"] >= 1 and r["keyed_config"], r
     # The panel showed the endpoint's answer (compared field by field in the script).
     assert r["diagnosis"]["class"] == "queueing", r["diagnosis"]
+    assert {"queue", "compute_infer", "server"} <= set(r["diagnosis_stages"])
     assert "instance_utilisation" in r["diagnosis"]["evidence"] and "queue_share" in r["diagnosis"]["evidence"]
     assert r["diagnosis"]["actions"][0].startswith("add 1 instance (instance_group count 1 -> 2)")
     assert r["diagnosis"]["requests"] == 80 and r["diagnosis"]["auto_refreshed"]

@@ -19,15 +19,18 @@ function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+// One point per statistics event: the stream's default period (1 s, docs/console.md).
+const STREAM_PERIOD_S = 1;
+const line = (id, names, unit) => new LineChart($(id), names, { unit, periodSeconds: STREAM_PERIOD_S });
 const charts = {
-  throughput: new LineChart($('chart-throughput'), ['req/s', 'errors/s']),
-  latency: new LineChart($('chart-latency'), ['p50', 'p99']),
-  breakdown: new LineChart($('chart-breakdown'), ['queue', 'infer', 'in+out']),
-  tokens: new LineChart($('chart-tokens'), ['tok/s']),
-  ttft: new LineChart($('chart-ttft'), ['ttft', 'tpot']),
-  kv: new LineChart($('chart-kv'), ['kv %', 'running', 'waiting']),
-  errors: new BarChart($('chart-errors')),
-  batches: new BarChart($('chart-batches')),
+  throughput: line('chart-throughput', ['req/s', 'errors/s'], 'req/s'),
+  latency: line('chart-latency', ['p50', 'p99'], 'ms'),
+  breakdown: line('chart-breakdown', ['queue', 'infer', 'in+out'], 'ms'),
+  tokens: line('chart-tokens', ['tok/s'], 'tok/s'),
+  ttft: line('chart-ttft', ['ttft', 'tpot'], 'ms'),
+  kv: line('chart-kv', ['kv %', 'running', 'waiting'], ''),
+  errors: new BarChart($('chart-errors'), { unit: 'errors', category: 'reason' }),
+  batches: new BarChart($('chart-batches'), { unit: 'executions', category: 'batch size' }),
 };
 
 // The Authorization header of every request, when a key is entered.
@@ -92,48 +95,143 @@ function canaryText(m) {
     (m.canary.reason ? ` (${m.canary.reason})` : '');
 }
 
+// "—" where a figure has no traffic behind it: a P99 of 0.00 would read as "instant".
 function liveCells(m) {
-  return [m.queue_depth ?? '–', m.rates ? m.rates.requests.toFixed(1) : '–',
-    m.latency_ms ? m.latency_ms.p99.toFixed(2) : '–'];
+  const traffic = m.counters && m.counters.requests > 0 && m.latency_ms && m.latency_ms.p99 > 0;
+  return [m.queue_depth ?? '—', m.rates ? m.rates.requests.toFixed(1) : '—',
+    traffic ? m.latency_ms.p99.toFixed(2) : '—'];
+}
+const LIVE_COLUMNS = ['queue', 'rate', 'p99'];
+
+// What the server knows of each model beyond the statistics stream: the kind /v1/models
+// gives (infera_kind: llm, embedding), the config's platform/backend and ensemble steps.
+// Fetched once per model when it is first seen ready; the table regroups when it arrives.
+const info = { models: {}, v1: null, asked: new Set() };
+
+async function loadModelInfo(models) {
+  let changed = false;
+  if (info.v1 === null) {
+    info.v1 = {};
+    changed = true;
+    try {
+      const r = await fetch('/v1/models', { headers: authHeaders() });
+      if (r.ok) for (const m of (await r.json()).data || []) info.v1[m.id] = m.infera_kind;
+    } catch { /* no /v1 routes: kinds come from the configs */ }
+  }
+  const wanted = models.filter((m) => m.state === 'READY' && !info.asked.has(m.name));
+  for (const m of wanted) info.asked.add(m.name);
+  await Promise.all(wanted.map(async (m) => {
+    const r = await fetch(`/v2/models/${encodeURIComponent(m.name)}/config`, { headers: authHeaders() });
+    if (!r.ok) return;  // asked once: a refusal is not retried on every redraw
+    const c = await r.json();
+    const steps = ((c.ensemble_scheduling || {}).step || []).map((x) => x.model_name);
+    const image = (c.input || []).some((i) => /image/i.test(i.name) && /STRING|BYTES/.test(i.data_type || '') ||
+      /FORMAT_NCHW|FORMAT_NHWC/.test(i.format || ''));
+    info.models[m.name] = { platform: c.platform || '', backend: c.backend || '', steps, image };
+  }));
+  if (changed || wanted.length) {
+    state.tableStructure = '';
+    if (state.last) modelRows(state.last.models);
+  }
 }
 
+function kindOf(m) {
+  const i = info.models[m.name] || {};
+  const backend = m.backend || i.backend || i.platform;
+  if (info.v1 && info.v1[m.name]) return info.v1[m.name];
+  if (backend === 'llm') return 'llm';
+  if (backend === 'ensemble' || (i.steps && i.steps.length)) return 'ensemble';
+  if (i.image) return 'image';
+  return 'tensor';
+}
+
+// Rows in groups: pipelines (ensembles) each followed by their steps, then LLMs, then
+// the other models. A step shared by several pipelines is listed under the first.
+function groupedRows(models) {
+  const byName = new Map();
+  for (const m of models) {
+    if (!byName.has(m.name)) byName.set(m.name, []);
+    byName.get(m.name).push(m);
+  }
+  const stepOf = new Map();
+  const pipelines = [...byName.keys()].filter((n) => (info.models[n]?.steps || []).length ||
+    byName.get(n).some((m) => m.backend === 'ensemble')).sort();
+  for (const p of pipelines) {
+    (info.models[p]?.steps || []).forEach((step, i, all) => {
+      if (byName.has(step) && !stepOf.has(step) && !pipelines.includes(step)) {
+        stepOf.set(step, { parent: p, index: i + 1, count: all.length });
+      }
+    });
+  }
+  const groups = [['Pipelines', []], ['LLMs', []], ['Models', []]];
+  for (const p of pipelines) {
+    groups[0][1].push(...byName.get(p).map((m) => ({ m })));
+    for (const [step, where] of stepOf) if (where.parent === p) groups[0][1].push(...byName.get(step).map((m) => ({ m, step: where })));
+  }
+  for (const [name, rows] of byName) {
+    if (pipelines.includes(name) || stepOf.has(name)) continue;
+    groups[rows.some((m) => kindOf(m) === 'llm') ? 1 : 2][1].push(...rows.map((m) => ({ m })));
+  }
+  return groups.filter(([, rows]) => rows.length);
+}
+
+const COLUMN_COUNT = 10;
+
 // The table is rebuilt only when its structure changes (rows, states, canaries, the
-// buttons); otherwise only the live figures are updated in place, so a click or the
-// keyboard focus is never lost to a re-render.
+// buttons, the grouping); otherwise only the live figures are updated in place, so a
+// click or the keyboard focus is never lost to a re-render.
 function modelRows(models) {
   const tbody = $('models').tBodies[0];
   const explicit = state.last.server.control_mode === 'explicit';
-  const structure = JSON.stringify([explicit, models.map((m) => [m.name, m.version, m.state, m.reason, canaryText(m)])]);
+  const groups = groupedRows(models);
+  const structure = JSON.stringify([explicit, groups.map(([g, rows]) => [g, rows.map(({ m, step }) =>
+    [m.name, m.version, m.state, m.reason, canaryText(m), kindOf(m), step ? step.parent : ''])])]);
   if (structure === state.tableStructure) {
-    [...tbody.rows].forEach((tr, i) => {
-      liveCells(models[i]).forEach((v, j) => {
-        if (tr.cells[3 + j].textContent !== String(v)) tr.cells[3 + j].textContent = v;
+    for (const { m } of groups.flatMap(([, rows]) => rows)) {
+      const tr = tbody.querySelector(`tr[data-model="${CSS.escape(m.name)}"][data-version="${m.version ?? ''}"]`);
+      if (!tr) continue;
+      liveCells(m).forEach((v, j) => {
+        const td = tr.querySelector(`td[data-col="${LIVE_COLUMNS[j]}"]`);
+        if (td.textContent !== String(v)) td.textContent = v;
       });
-    });
+    }
     return;
   }
   state.tableStructure = structure;
   const rows = [];
-  for (const m of models) {
-    const name = el('button', { type: 'button', class: 'link', 'data-model': m.name,
-      onclick: () => select(m.name) }, m.name);
-    const stateCell = el('td', {}, el('span', { class: `state-${m.state}` }, m.state));
-    if (m.reason) stateCell.append(el('div', { class: 'reason' }, m.reason));
-    const actions = el('td');
-    const path = (what) => `/v2/repository/models/${encodeURIComponent(m.name)}/${what}`;
-    if (explicit) {
-      actions.append(el('button', { type: 'button', 'data-action': 'load', 'data-model': m.name,
-        onclick: () => admin(path('load'), `load ${m.name}`) }, 'Load'), ' ');
-      actions.append(el('button', { type: 'button', 'data-action': 'unload', 'data-model': m.name,
-        onclick: () => admin(path('unload'), `unload ${m.name}`) }, 'Unload'));
+  const cell = (col, ...children) => el('td', { 'data-col': col }, ...children);
+  for (const [group, members] of groups) {
+    rows.push(el('tr', { class: 'group' }, el('th', { scope: 'colgroup', colspan: String(COLUMN_COUNT) }, group)));
+    for (const { m, step } of members) {
+      const name = el('button', { type: 'button', class: 'link', 'data-model': m.name,
+        onclick: () => select(m.name) }, m.name);
+      const nameCell = cell('name', name);
+      if (step) {
+        nameCell.classList.add('step');
+        nameCell.append(el('span', { class: 'muted step-of' }, ` step ${step.index}/${step.count}`));
+      }
+      const stateCell = cell('state', el('span', { class: `state-${m.state}` }, m.state));
+      if (m.reason) stateCell.append(el('div', { class: 'reason' }, m.reason));
+      const actions = cell('actions');
+      const path = (what) => `/v2/repository/models/${encodeURIComponent(m.name)}/${what}`;
+      if (explicit) {
+        actions.append(el('button', { type: 'button', 'data-action': 'load', 'data-model': m.name,
+          onclick: () => admin(path('load'), `load ${m.name}`) }, 'Load'), ' ');
+        actions.append(el('button', { type: 'button', 'data-action': 'unload', 'data-model': m.name,
+          onclick: () => confirmed(`Unload ${m.name}? Requests to it will fail until it is loaded again.`) &&
+            admin(path('unload'), `unload ${m.name}`) }, 'Unload'));
+      }
+      if (m.canary && m.canary.state === 'ACTIVE') {
+        actions.append(' ', el('button', { type: 'button', 'data-action': 'promote', 'data-model': m.name,
+          onclick: () => confirmed(`Promote the canary of ${m.name}? All its traffic moves to version ${m.canary.canary_version}.`) &&
+            admin(path('canary/promote'), `promote ${m.name}`) }, 'Promote'));
+      }
+      const i = info.models[m.name] || {};
+      rows.push(el('tr', { 'data-model': m.name, 'data-version': String(m.version ?? '') },
+        nameCell, cell('kind', kindOf(m)), cell('backend', m.backend || i.backend || i.platform || '—'),
+        cell('version', m.version ?? '–'), stateCell,
+        ...liveCells(m).map((v, j) => cell(LIVE_COLUMNS[j], v)), cell('canary', canaryText(m)), actions));
     }
-    if (m.canary && m.canary.state === 'ACTIVE') {
-      actions.append(' ', el('button', { type: 'button', 'data-action': 'promote', 'data-model': m.name,
-        onclick: () => admin(path('canary/promote'), `promote ${m.name}`) }, 'Promote'));
-    }
-    rows.push(el('tr', { 'data-model': m.name },
-      el('td', {}, name), el('td', {}, m.version ?? '–'), stateCell,
-      ...liveCells(m).map((v) => el('td', {}, v)), el('td', {}, canaryText(m)), actions));
   }
   // Keep the keyboard focus on the same control across a rebuild.
   const focused = document.activeElement;
@@ -146,6 +244,16 @@ function modelRows(models) {
     const again = tbody.querySelector(sel);
     if (again) again.focus();
   }
+  loadModelInfo(models);
+}
+
+// Destructive actions (unload, promote) ask first; cancelling sends nothing.
+function confirmed(question) {
+  if (window.confirm(question)) return true;
+  const out = $('admin-result');
+  out.textContent = 'cancelled';
+  out.className = '';
+  return false;
 }
 
 function servingRow(name) {
@@ -236,6 +344,7 @@ function showTab(tab) {
 }
 
 function select(name) {
+  if (state.selected !== name) resetChat();
   state.selected = name;
   // The chat is for LLMs (backend "llm"); the other views for every model.
   const row = state.last && servingRow(name);
@@ -375,29 +484,69 @@ async function runInference(meta) {
     el('td', {}, `[${o.shape.join(', ')}]`), el('td', { class: 'output-data' },
       JSON.stringify(o.data).slice(0, 2000))));
   result.replaceChildren(el('p', { id: 'playground-timing' }, `round trip ${ms.toFixed(1)} ms`),
+    ...topK(answer.outputs),
     el('table', { id: 'playground-outputs' },
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'output'), el('th', { scope: 'col' }, 'type'),
         el('th', { scope: 'col' }, 'shape'), el('th', { scope: 'col' }, 'data'))),
       el('tbody', {}, ...rows)));
 }
 
+// A classification answer (a BYTES output of labels beside a floating-point output of
+// the same shape: resnet18_classify's LABELS / SCORES) as a ranked label/score table,
+// so labels and scores are read in pairs; nothing for other outputs.
+function topK(outputs) {
+  const labels = outputs.find((o) => o.datatype === 'BYTES');
+  const scores = labels && outputs.find((o) => /^(FP16|FP32|FP64|BF16)$/.test(o.datatype) &&
+    JSON.stringify(o.shape) === JSON.stringify(labels.shape));
+  if (!scores || !Array.isArray(labels.data) || labels.data.length !== scores.data.length) return [];
+  const rows = labels.data.map((label, i) => ({ label, score: scores.data[i] }))
+    .sort((a, b) => b.score - a.score);
+  return [el('table', { id: 'playground-topk' },
+    el('caption', {}, `${labels.name} by ${scores.name}`),
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'rank'), el('th', { scope: 'col' }, labels.name.toLowerCase()),
+      el('th', { scope: 'col' }, scores.name.toLowerCase()))),
+    el('tbody', {}, ...rows.map((r, i) => el('tr', {}, el('td', {}, String(i + 1)), el('td', {}, r.label),
+      el('td', { class: 'value' }, Number(r.score).toFixed(4))))))];
+}
+
 // ---- Chat: /v1/chat/completions, streamed ----
+// A conversation: every turn (user and assistant) is kept and sent again with the next
+// message, after the system prompt when one is given. Stop aborts the stream (the reply
+// so far stays, marked stopped, and joins the history). Under each reply: the time to
+// its first token and its tokens per second (the usage the server reports, else one
+// token per streamed chunk) over the whole reply.
+const conversation = { turns: [], abort: null };
+
+function resetChat() {
+  if (conversation.abort) conversation.abort.abort();
+  conversation.turns = [];
+  $('chat-log').replaceChildren();
+}
+
 async function chat(e) {
   e.preventDefault();
   if (state.chatBusy) return;
   state.chatBusy = true;
   $('chat-send').disabled = true;
+  $('chat-stop').disabled = false;
   const log = $('chat-log');
   const text = $('chat-input').value;
+  const system = $('chat-system').value.trim();
   log.append(el('p', { class: 'user' }, `you: ${text}`));
   const reply = el('p', { class: 'assistant' });
-  log.append(reply);
+  const stats = el('p', { class: 'chat-stats muted' });
+  log.append(reply, stats);
+  const messages = [...(system ? [{ role: 'system', content: system }] : []), ...conversation.turns,
+    { role: 'user', content: text }];
+  const abort = new AbortController();
+  conversation.abort = abort;
+  const t0 = performance.now();
+  let first = null, chunks = 0, usageTokens = null, content = '';
   try {
     const r = await fetch('/v1/chat/completions', {
-      method: 'POST', headers: authHeaders({ 'Content-Type': 'application/json' }),
-      body: JSON.stringify({ model: state.selected, stream: true,
-        messages: [{ role: 'user', content: text }],
-        temperature: Number($('chat-temperature').value), top_p: Number($('chat-top-p').value),
+      method: 'POST', headers: authHeaders({ 'Content-Type': 'application/json' }), signal: abort.signal,
+      body: JSON.stringify({ model: state.selected, stream: true, stream_options: { include_usage: true },
+        messages, temperature: Number($('chat-temperature').value), top_p: Number($('chat-top-p').value),
         max_tokens: parseInt($('chat-max-tokens').value, 10) }),
     });
     if (!r.ok) {
@@ -408,14 +557,41 @@ async function chat(e) {
     await readEvents(r, (name, data) => {
       if (data === '[DONE]') return false;
       const chunk = JSON.parse(data);
+      if (chunk.usage && Number.isFinite(chunk.usage.completion_tokens)) usageTokens = chunk.usage.completion_tokens;
       const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
-      if (delta && delta.content) reply.append(document.createTextNode(delta.content));
+      if (delta && delta.content) {
+        if (first === null) first = performance.now();
+        chunks += 1;
+        content += delta.content;
+        reply.append(document.createTextNode(delta.content));
+      }
       return true;
     });
-    reply.dataset.done = 'true';
+  } catch (err) {
+    if (err.name !== 'AbortError') throw err;
+    reply.dataset.stopped = 'true';
+    reply.append(el('span', { class: 'muted' }, ' [stopped]'));
   } finally {
+    const end = performance.now();
+    if (first !== null) {
+      const tokens = usageTokens ?? chunks;
+      const ttft = first - t0;
+      // Over the whole reply, send to last token: chunks that arrive together (one read)
+      // would make a rate over the time after the first token meaningless.
+      const rate = end > t0 ? tokens / ((end - t0) / 1000) : 0;
+      stats.dataset.ttftMs = ttft.toFixed(1);
+      stats.dataset.tokensPerS = rate.toFixed(1);
+      stats.dataset.tokens = String(tokens);
+      stats.textContent = `TTFT ${ttft.toFixed(0)} ms · ${tokens} tokens in ${(end - t0).toFixed(0)} ms · ${rate.toFixed(1)} tok/s`;
+    }
+    if (!reply.classList.contains('error')) {
+      conversation.turns.push({ role: 'user', content: text }, { role: 'assistant', content });
+    }
+    reply.dataset.done = 'true';
+    conversation.abort = null;
     state.chatBusy = false;
     $('chat-send').disabled = false;
+    $('chat-stop').disabled = true;
   }
 }
 
@@ -459,12 +635,44 @@ function renderDiagnosis(d) {
         el('td', { class: 'value', 'data-value': JSON.stringify(e.value), 'data-unit': e.unit || '' },
           formatEvidence(e.value, e.unit)),
         el('td', {}, e.detail || ''))))),
+    ...stageBreakdown(d),
     el('h3', {}, 'Actions'),
     (d.actions || []).length ?
       el('ul', { id: 'diagnosis-actions' }, ...d.actions.map((a) => el('li', {},
         el('strong', { class: 'action' }, a.action),
         el('span', { class: 'effect' }, a.expected_effect ? ` — ${a.expected_effect}` : '')))) :
       el('p', { id: 'diagnosis-actions', class: 'muted' }, 'no action suggested'));
+}
+
+// The stage breakdown `infera diagnose` prints (STAGES, mean per request and share of
+// the server time), and an ensemble's steps with their own class.
+const STAGES = ['decode', 'queue', 'compute_input', 'compute_infer', 'compute_output', 'encode', 'write'];
+
+function stageBreakdown(d) {
+  const stages = d.stages || {};
+  const out = [];
+  if (STAGES.some((s) => stages[s])) {
+    out.push(el('h3', {}, 'Stages (mean per request)'));
+    if (d.llm) out.push(el('p', { class: 'muted' }, "an LLM: queue = the engine's wait for a batch slot, compute_infer = its generation"));
+    out.push(el('table', { id: 'diagnosis-stages' },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'stage'), el('th', { scope: 'col' }, 'mean'),
+        el('th', { scope: 'col' }, 'share'))),
+      el('tbody', {}, ...STAGES.filter((s) => stages[s]).map((s) => el('tr', { 'data-stage': s },
+        el('td', {}, s), el('td', { class: 'value', 'data-us': String(stages[s].mean_us) }, formatEvidence(stages[s].mean_us, 'us')),
+        el('td', { class: 'value' }, formatEvidence(stages[s].share, 'ratio')))),
+      el('tr', { 'data-stage': 'server' }, el('td', {}, 'server time'),
+        el('td', { class: 'value', 'data-us': String(stages.server_us) }, formatEvidence(stages.server_us || 0, 'us')),
+        el('td', {})))));
+  }
+  if (Array.isArray(d.steps) && d.steps.length) {
+    out.push(el('h3', {}, 'Steps'), el('table', { id: 'diagnosis-steps' },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'step'), el('th', { scope: 'col' }, 'requests'),
+        el('th', { scope: 'col' }, 'mean latency'), el('th', { scope: 'col' }, 'class'))),
+      el('tbody', {}, ...d.steps.map((st) => el('tr', {}, el('td', {}, `${st.model} v${st.version}`),
+        el('td', { class: 'value' }, String(st.requests)),
+        el('td', { class: 'value' }, formatEvidence(st.mean_latency_us, 'us')), el('td', {}, st.class))))));
+  }
+  return out;
 }
 
 function showDiagnosisError(text) {
@@ -527,6 +735,8 @@ function scheduleDiagnosis() {
 
 for (const b of document.querySelectorAll('.tabs button')) b.addEventListener('click', () => showTab(b.dataset.tab));
 $('chat-form').addEventListener('submit', chat);
+$('chat-stop').addEventListener('click', () => { if (conversation.abort) conversation.abort.abort(); });
+$('chat-clear').addEventListener('click', resetChat);
 $('diagnosis-refresh').addEventListener('click', loadDiagnosis);
 $('diagnosis-auto').addEventListener('change', scheduleDiagnosis);
 $('diagnosis-window-select').addEventListener('change', loadDiagnosis);
