@@ -292,3 +292,30 @@ def test_bad_flag_or_value_is_two_lines_and_exit_2(server):
         assert len(lines) == 2, result.stderr
         assert lines[0].startswith(f"infera bench: {problem}"), lines[0]
         assert lines[1] == "see 'infera bench --help'"
+
+
+def test_plot_names_with_equals_and_one_line_errors(tmp_path):
+    """`infera bench plot` draws saved reports; a series named like analyze's configurations
+    ("instances=1") works, and a bad argument is one line plus where to look."""
+    report = {"levels": [
+        {"concurrency": 1, "throughput_per_s": 100.0, "latency": {"p50_us": 900.0, "p99_us": 1500.0}},
+        {"concurrency": 4, "throughput_per_s": 350.0, "latency": {"p50_us": 1100.0, "p99_us": 2400.0}},
+    ]}
+    (tmp_path / "a.json").write_text(json.dumps(report))
+    out = tmp_path / "cmp.svg"
+    result = subprocess.run([BINARY, "bench", "plot", "-o", str(out), "--title", "cmp",
+                             f"instances=1={tmp_path}/a.json",
+                             f"baseline={tmp_path}/a.json"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    svg = out.read_text()
+    xml.dom.minidom.parseString(svg)  # well-formed
+    for label in ("instances=1 P50", "instances=1 P99", "baseline P50", "baseline P99"):
+        assert f">{label}</text>" in svg, label
+    for bad in (["-o", str(out), "no-equals.json"], ["-o", str(out), f"x={tmp_path}/missing.json"], [],
+                [f"x={tmp_path}/a.json"]):
+        result = subprocess.run([BINARY, "bench", "plot", *bad], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 2, bad
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 2 and lines[0].startswith("infera bench plot: "), result.stderr
+        assert lines[1] == "see 'infera bench --help'", result.stderr

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "absl/strings/string_view.h"
 #include "common/str_cat.h"
 #include "rapidjson/document.h"
 
@@ -32,6 +33,28 @@ absl::StatusOr<std::vector<PlotSeries>> SeriesFromReportJson(const std::string& 
   return series;
 }
 
+absl::StatusOr<std::pair<std::string, std::string>> SplitNamedReport(
+    std::string_view arg, const std::function<bool(const std::string&)>& readable) {
+  bool has_name = false;
+  for (size_t eq = arg.find('='); eq != std::string_view::npos; eq = arg.find('=', eq + 1)) {
+    if (eq == 0) continue;  // no NAME before this '='
+    has_name = true;
+    std::string path(arg.substr(eq + 1));
+    if (!path.empty() && readable(path)) return std::make_pair(std::string(arg.substr(0, eq)), path);
+  }
+  if (!has_name) return absl::InvalidArgumentError(StrCat("expected NAME=REPORT.json, got '", arg, "'"));
+  return absl::InvalidArgumentError(StrCat("'", arg, "': no REPORT.json after a '=' can be read"));
+}
+
+namespace {
+
+int PlotUsageError(absl::string_view problem) {  // absl::Status::message() is absl's view here
+  std::cerr << "infera bench plot: " << problem << "\nsee 'infera bench --help'\n";
+  return 2;
+}
+
+}  // namespace
+
 int RunPlotCommand(const std::vector<std::string>& args) {
   std::string out, title = "latency vs throughput";
   std::vector<PlotSeries> series;
@@ -41,29 +64,19 @@ int RunPlotCommand(const std::vector<std::string>& args) {
       (arg == "-o" ? out : title) = args[++i];
       continue;
     }
-    const size_t eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << "infera bench plot: expected NAME=REPORT.json, got '" << arg << "'\n"
-                << "Usage: infera bench plot -o OUT.svg [--title T] NAME=REPORT.json...\n";
-      return 2;
-    }
-    std::ifstream file(arg.substr(eq + 1));
+    auto named = SplitNamedReport(arg, [](const std::string& path) { return std::ifstream(path).good(); });
+    if (!named.ok()) return PlotUsageError(named.status().message());
+    std::ifstream file(named->second);
     std::stringstream text;
     text << file.rdbuf();
-    auto more = SeriesFromReportJson(arg.substr(0, eq), file ? text.str() : std::string());
-    if (!more.ok()) {
-      std::cerr << "infera bench plot: " << more.status().message() << "\n";
-      return 2;
-    }
+    auto more = SeriesFromReportJson(named->first, text.str());
+    if (!more.ok()) return PlotUsageError(more.status().message());
     series.insert(series.end(), more->begin(), more->end());
   }
-  if (out.empty() || series.empty()) {
-    std::cerr << "Usage: infera bench plot -o OUT.svg [--title T] NAME=REPORT.json...\n";
-    return 2;
-  }
+  if (out.empty()) return PlotUsageError("-o OUT.svg is required");
+  if (series.empty()) return PlotUsageError("at least one NAME=REPORT.json is required");
   if (absl::Status s = WriteTextFile(out, FormatSvgPlot(series, title)); !s.ok()) {
-    std::cerr << "infera bench plot: " << s.message() << "\n";
-    return 2;
+    return PlotUsageError(s.message());
   }
   return 0;
 }

@@ -82,5 +82,30 @@ TEST(SvgPlotTest, LabelsAreEscaped) {
   EXPECT_THAT(svg, HasSubstr(">x &lt; y</text>"));
 }
 
+// `infera bench plot` arguments: a series name may contain '=' (analyze's configuration
+// labels do), so the split is at the first '=' whose right side can be read.
+TEST(PlotCommandTest, NamedReportSplitsWhereTheReportIsReadable) {
+  auto readable = [](const std::string& path) { return path == "run.json" || path == "dir=x/run.json"; };
+  auto plain = SplitNamedReport("infera=run.json", readable);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->first, "infera");
+  EXPECT_EQ(plain->second, "run.json");
+  auto name_with_eq = SplitNamedReport("instances=1=run.json", readable);
+  ASSERT_TRUE(name_with_eq.ok()) << name_with_eq.status();
+  EXPECT_EQ(name_with_eq->first, "instances=1");
+  EXPECT_EQ(name_with_eq->second, "run.json");
+  auto path_with_eq = SplitNamedReport("a=dir=x/run.json", readable);
+  ASSERT_TRUE(path_with_eq.ok()) << path_with_eq.status();
+  EXPECT_EQ(path_with_eq->first, "a");
+  EXPECT_EQ(path_with_eq->second, "dir=x/run.json");
+  EXPECT_THAT(std::string(SplitNamedReport("run.json", readable).status().message()),
+              HasSubstr("expected NAME=REPORT.json"));
+  EXPECT_THAT(std::string(SplitNamedReport("=run.json", readable).status().message()),
+              HasSubstr("expected NAME=REPORT.json"));
+  EXPECT_THAT(std::string(SplitNamedReport("a=missing.json", readable).status().message()),
+              HasSubstr("can be read"));
+  EXPECT_THAT(std::string(SplitNamedReport("a=", readable).status().message()), HasSubstr("can be read"));
+}
+
 }  // namespace
 }  // namespace infera::bench
