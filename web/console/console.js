@@ -628,9 +628,9 @@ function detections(outputs, picture) {
     const label = `${cls ? `class ${cls} ` : ''}${score.toFixed(2)}`;
     const g = svg('g', { class: 'det', 'data-class': cls, 'data-score': score });
     g.append(svg('rect', { x: x1 * unit[0], y: y1 * unit[1], width: Math.max(0, (x2 - x1) * unit[0]),
-      height: Math.max(0, (y2 - y1) * unit[1]), fill: 'none', stroke: '#e8590c', 'stroke-width': 1.5 }),
-    svg('text', { x: x1 * unit[0] + 2, y: Math.max(8, y1 * unit[1] + 8), 'font-size': 8, fill: '#fff',
-      stroke: '#000', 'stroke-width': 0.3 }, label));
+      height: Math.max(0, (y2 - y1) * unit[1]), fill: 'none', stroke: '#e8590c', 'stroke-width': 0.8 }),
+    svg('text', { x: Math.max(0, x1 * unit[0]) + 1, y: Math.max(5, y1 * unit[1] + 5), 'font-size': 4.5, fill: '#fff',
+      stroke: '#000', 'stroke-width': 0.6, 'paint-order': 'stroke' }, label));
     overlay.append(g);
   }
   return [el('figure', { id: 'playground-detections' }, overlay,
