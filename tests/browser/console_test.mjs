@@ -180,7 +180,14 @@ try {
   step = 'playground';
   await page.click('.tabs button[data-tab="playground"]');
   await page.waitForSelector('#playground-form fieldset[data-input="INPUT0"]');
-  await page.fill('#playground-form input[data-dim="0"]', '3');
+  // identity_fp32 has max_batch_size 0: no rows control, its one -1 dimension is what
+  // the values make it; the fieldset labels name, datatype and shape.
+  const identityForm = await page.evaluate(() => ({
+    rows: !!document.querySelector('#pg-rows'), dims: document.querySelectorAll('#playground-form input[data-dim]').length,
+    fields: [...document.querySelectorAll('#playground-form fieldset dd')].map((d) => `${d.dataset.field}=${d.textContent}`) }));
+  if (identityForm.rows || identityForm.dims || identityForm.fields.join(' ') !== 'name=INPUT0 datatype=FP32 shape=[-1]') {
+    throw new Error(`identity form ${JSON.stringify(identityForm)}`);
+  }
   await page.fill('#playground-form textarea[data-role="data"]', '1.5, 2, -3');
   await page.click('#playground-run');
   await page.waitForSelector('#playground-outputs');
@@ -192,7 +199,11 @@ try {
   // 4. Image classification: a JPEG through the resnet18_classify pipeline.
   step = 'image';
   await page.click('button.link[data-model="resnet18_classify"]');
-  await page.waitForSelector('#playground-form fieldset[data-input="IMAGE"] input[type="file"]');
+  await page.waitForSelector('#playground-form fieldset[data-input="IMAGE"] input[data-role="file"]');
+  // max_batch_size 8: the batch is a rows control (1), the fields show one row's shape.
+  const classifyForm = await page.evaluate(() => [document.querySelector('#pg-rows').value,
+    document.querySelector('#playground-form dd[data-field="shape"]').textContent]);
+  if (classifyForm.join(' ') !== '1 [1]') throw new Error(`classify form ${classifyForm}`);
   await page.setInputFiles('#playground-form input[type="file"]', imagePath);
   await page.waitForSelector('#playground-form img.preview:not([hidden])');  // the upload's preview
   await page.click('#playground-run');
@@ -211,6 +222,58 @@ try {
       topk.some(([, v], i) => i > 0 && v > topk[i - 1][1])) throw new Error(`top-k table ${JSON.stringify(topk)}`);
   results.topk_rows = topk.length;
   await shoot(page, 'image');
+
+  // 4b. Detection: the JPEG as the detector's FP32 [3, 128, 128] row; its boxes are drawn
+  //     over the picture, one labelled box per detection (NUM_DETECTIONS), at DET_BOXES.
+  step = 'detection';
+  await page.click('button.link[data-model="detector"]');
+  await page.waitForSelector('#playground-form input[data-role="picture"]');
+  const detectorShape = await page.textContent('#playground-form dd[data-field="shape"]');
+  if (detectorShape !== '[3, 128, 128]') throw new Error(`detector row shape ${detectorShape}`);
+  await page.setInputFiles('#playground-form input[data-role="picture"]', imagePath);
+  await page.waitForSelector('#playground-form canvas.pg-picture');
+  const outputOf = (name) => page.evaluate((n) => {
+    const tr = [...document.querySelectorAll('#playground-outputs tbody tr')].find((r) => r.cells[0].textContent === n);
+    return { shape: tr.cells[2].textContent, data: JSON.parse(tr.cells[3].textContent) };
+  }, name);
+  await page.click('#playground-run');
+  await page.waitForSelector('#playground-detections');
+  const numDetections = (await outputOf('NUM_DETECTIONS')).data[0];
+  const detBoxes = (await outputOf('DET_BOXES')).data;
+  const detClasses = (await outputOf('DET_CLASSES')).data;
+  const drawnBoxes = await page.evaluate(() => [...document.querySelectorAll('#playground-boxes g.det')].map((g) => {
+    const r = g.querySelector('rect');
+    return { box: ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a))),
+      cls: g.dataset.class, label: g.querySelector('text').textContent };
+  }));
+  const hasPicture = await page.evaluate(() => !!document.querySelector('#playground-boxes image'));
+  if (numDetections < 1 || drawnBoxes.length !== numDetections || !hasPicture) {
+    throw new Error(`detections: ${numDetections} answered, ${drawnBoxes.length} drawn, picture ${hasPicture}`);
+  }
+  drawnBoxes.forEach((d, k) => {
+    const [x1, y1, x2, y2] = detBoxes.slice(4 * k, 4 * k + 4);
+    const want = [x1, y1, x2 - x1, y2 - y1];
+    if (d.box.some((v, i) => Math.abs(v - want[i]) > 1e-3) || d.cls !== String(detClasses[k]) ||
+        !d.label.startsWith(`class ${detClasses[k]} `)) {
+      throw new Error(`detection ${k} drawn ${JSON.stringify(d)}, answered ${want} class ${detClasses[k]}`);
+    }
+  });
+  results.detections = numDetections;
+  await shoot(page, 'detection');
+  // Two rows: the batch dimension of every output is 2.
+  await page.fill('#pg-rows', '2');
+  await page.click('#playground-run');
+  await page.waitForFunction(() => {
+    const tr = [...document.querySelectorAll('#playground-outputs tbody tr')].find((r) => r.cells[0].textContent === 'DET_SCORES');
+    return tr && tr.cells[2].textContent === '[2, 20]';
+  });
+
+  // 4c. An LLM in the playground points to the chat tab (infer cannot stream tokens).
+  step = 'playground-llm';
+  await page.click('button.link[data-model="fortune"]');
+  await page.waitForSelector('#playground-llm');
+  await page.click('#playground-to-chat');
+  await page.waitForSelector('#tab-chat:not([hidden])');
 
   // 5. The chat streams a reply token by token (several DOM updates).
   step = 'chat';

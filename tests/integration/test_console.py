@@ -5,7 +5,8 @@ without console errors, the model list matches /v2/repository/index and is group
 pipeline with its steps nested, LLMs, other models; kind and backend columns; "—" for
 P99 without traffic), a chart updates under load and labels its axes with units, a
 playground inference and an image classification round-trip (labels and scores paired in
-a ranked table), the chat streams token by token (multi-turn with a system prompt,
+a ranked table; the batch is a rows control, not a shape field), a detection's boxes are
+drawn over the input picture with class and score, an LLM's playground points to the chat, the chat streams token by token (multi-turn with a system prompt,
 per-reply TTFT and tok/s, Stop aborts), a cancelled unload confirmation sends nothing,
 admin unload/load is refused without the token and works with it, a canary is promoted,
 the diagnosis panel shows what GET /v2/models/queued/diagnosis answers after a queueing
@@ -41,7 +42,8 @@ output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]
 instance_group [ { count: 1 kind: KIND_CPU } ]
 parameters { key: "delay_ms" value { string_value: "30" } }
 """
-MODELS = ["identity_fp32", "resnet18_classify", "resnet18_preprocess", "resnet18", "resnet18_top5", "fortune"]
+MODELS = ["identity_fp32", "resnet18_classify", "resnet18_preprocess", "resnet18", "resnet18_top5", "fortune",
+          "detector", "detector_head", "detector_nms"]
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +120,7 @@ def test_console_in_chromium(server, plain_server, keyed_server):
     r = result["results"]
     assert r["playground"].replace(" ", "") == "[1.5,2,-3]"
     assert r["image_top"] == expected and r["topk_rows"] == 5
+    assert r["detections"] >= 1  # drawn over the picture, one labelled box each (checked in the script)
     assert r["chat_updates"] >= 4 and r["chat_text"].strip()
     assert "refused (401)" in r["without_token"]
     assert r["unload_cancelled"] and r["dialogs"] >= 3  # unload x2 and promote each asked first

@@ -368,27 +368,84 @@ async function loadConfig() {
 const NUMERIC = new Set(['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', 'INT32', 'INT64',
   'FP16', 'FP32', 'FP64', 'BF16']);
 
+// A picture input: a float/uint8 tensor of one image per row, [3, H, W] or [H, W, 3].
+function imageLayout(datatype, shape) {
+  if (!/^(FP16|FP32|FP64|UINT8)$/.test(datatype) || shape.length !== 3 || shape.some((d) => d < 1)) return null;
+  if (shape[0] === 3) return { chw: true, h: shape[1], w: shape[2] };
+  if (shape[2] === 3) return { chw: false, h: shape[0], w: shape[1] };
+  return null;
+}
+
+// Pixels of a picture file, drawn at the tensor's H x W; the tensor (RGB in [0, 1] for a
+// float input, 0..255 for UINT8) is kept on the fieldset for runInference and the canvas
+// for drawing the detections on.
+async function pictureTensor(file, layout, datatype) {
+  const bitmap = await createImageBitmap(file);
+  const canvas = el('canvas', { width: String(layout.w), height: String(layout.h), class: 'pg-picture' });
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(bitmap, 0, 0, layout.w, layout.h);
+  const px = ctx.getImageData(0, 0, layout.w, layout.h).data;
+  const scale = datatype === 'UINT8' ? 1 : 1 / 255;
+  const plane = layout.w * layout.h;
+  const data = new Array(3 * plane);
+  for (let p = 0; p < plane; p++) {
+    for (let c = 0; c < 3; c++) data[layout.chw ? c * plane + p : p * 3 + c] = px[p * 4 + c] * scale;
+  }
+  return { canvas, data };
+}
+
 async function buildPlayground() {
   const form = $('playground-form');
   const name = state.selected;
-  const r = await fetch(`/v2/models/${encodeURIComponent(name)}`, { headers: authHeaders() });
+  // An LLM is decoupled (many responses per request): /v2/.../infer cannot stream its
+  // tokens, the chat tab does (/v1/chat/completions, token by token).
+  const row = state.last && servingRow(name);
+  if (row && kindOf(row) === 'llm') {
+    const go = el('button', { type: 'button', id: 'playground-to-chat' }, 'Open the chat tab');
+    go.addEventListener('click', () => showTab('chat'));
+    form.replaceChildren(el('p', { id: 'playground-llm' },
+      `${name} is an LLM: its answer is a token stream, which the chat tab shows as it arrives.`), go);
+    $('playground-result').replaceChildren();
+    return;
+  }
+  const [r, rc] = await Promise.all([
+    fetch(`/v2/models/${encodeURIComponent(name)}`, { headers: authHeaders() }),
+    fetch(`/v2/models/${encodeURIComponent(name)}/config`, { headers: authHeaders() })]);
   if (!r.ok) {
     form.replaceChildren(el('p', { class: 'error' }, `metadata: ${await errorText(r)}`));
     return;
   }
   const meta = await r.json();
+  // With max_batch_size > 0 the metadata's leading -1 is the batch: a "rows" control,
+  // not a dimension of each input; the fields show the shape of one row.
+  const maxBatch = rc.ok ? ((await rc.json()).max_batch_size || 0) : 0;
+  const batched = maxBatch > 0 && meta.inputs.every((i) => i.shape[0] === -1);
+  meta.batched = batched;
   const fields = [];
+  if (batched) {
+    fields.push(el('p', { class: 'pg-rows' },
+      el('label', { for: 'pg-rows' }, `rows (the batch, 1 to ${maxBatch}) `),
+      el('input', { id: 'pg-rows', type: 'number', min: '1', max: String(maxBatch), value: '1' })));
+  }
   meta.inputs.forEach((input, i) => {
     const id = `pg-${i}`;
-    fields.push(el('fieldset', { 'data-input': input.name },
-      el('legend', {}, `${input.name} · ${input.datatype} · shape [${input.shape.join(', ')}]`)));
-    const fs = fields[fields.length - 1];
-    input.shape.forEach((d, j) => {
-      if (d === -1) {
-        fs.append(el('label', { for: `${id}-dim${j}` }, `dimension ${j} of ${input.name}`),
+    const perRow = batched ? input.shape.slice(1) : input.shape;
+    const fs = el('fieldset', { 'data-input': input.name },
+      el('legend', {}, input.name),
+      el('dl', { class: 'pg-tensor' },
+        el('dt', {}, 'name'), el('dd', { 'data-field': 'name' }, input.name),
+        el('dt', {}, 'datatype'), el('dd', { 'data-field': 'datatype' }, input.datatype),
+        el('dt', {}, batched ? 'shape of a row' : 'shape'),
+        el('dd', { 'data-field': 'shape' }, `[${perRow.join(', ')}]`)));
+    fields.push(fs);
+    // One variable dimension is taken from the number of values given; several need sizes.
+    const variable = perRow.map((d, j) => (d === -1 ? j : -1)).filter((j) => j >= 0);
+    if (variable.length > 1) {
+      for (const j of variable) {
+        fs.append(el('label', { for: `${id}-dim${j}` }, `dimension ${j} of ${input.name}'s row`),
           el('input', { id: `${id}-dim${j}`, type: 'number', min: '1', value: '1', 'data-dim': String(j) }));
       }
-    });
+    }
     if (input.datatype === 'BYTES') {
       fs.append(el('label', { for: `${id}-text` }, `${input.name} as text (one element per line)`),
         el('textarea', { id: `${id}-text`, rows: '2', 'data-role': 'text' }));
@@ -401,13 +458,33 @@ async function buildPlayground() {
         if (!preview.hidden) preview.src = URL.createObjectURL(f);
       });
       fs.append(el('label', { for: `${id}-file` }, `${input.name} from a file (e.g. an image)`), file, preview);
-    } else {
-      fs.append(el('label', { for: `${id}-data` }, `${input.name} values (comma separated; empty: zeros)`),
-        el('textarea', { id: `${id}-data`, rows: '2', 'data-role': 'data' }));
+      return;
     }
+    const layout = imageLayout(input.datatype, perRow);
+    if (layout) {
+      const file = el('input', { id: `${id}-picture`, type: 'file', accept: 'image/*', 'data-role': 'picture' });
+      const holder = el('div', { class: 'pg-picture-holder' });
+      file.addEventListener('change', async () => {
+        fs.picture = null;
+        holder.replaceChildren();
+        if (!file.files[0]) return;
+        try {
+          fs.picture = await pictureTensor(file.files[0], layout, input.datatype);
+          holder.replaceChildren(fs.picture.canvas);
+        } catch (err) {
+          holder.replaceChildren(el('p', { class: 'error' }, `${input.name}: not a picture (${err.message})`));
+        }
+      });
+      fs.append(el('label', { for: `${id}-picture` },
+        `${input.name} from a picture (scaled to ${layout.w}×${layout.h}, RGB${input.datatype === 'UINT8' ? '' : ' in [0, 1]'}; every row)`),
+      file, holder);
+    }
+    fs.append(el('label', { for: `${id}-data` }, `${input.name} values (comma separated; empty: zeros)`),
+      el('textarea', { id: `${id}-data`, rows: '2', 'data-role': 'data' }));
   });
   fields.push(el('button', { type: 'submit', id: 'playground-run' }, 'Run inference'));
   form.replaceChildren(...fields);
+  $('playground-result').replaceChildren();
   form.onsubmit = (e) => { e.preventDefault(); runInference(meta); };
 }
 
@@ -424,27 +501,37 @@ async function runInference(meta) {
   result.textContent = 'running…';
   const inputs = [];
   const binary = [];
+  const rows = meta.batched ? Math.max(1, parseInt($('pg-rows').value, 10) || 1) : 1;
+  let picture = null;
   for (const input of meta.inputs) {
     const fs = document.querySelector(`#playground-form fieldset[data-input="${CSS.escape(input.name)}"]`);
-    const shape = input.shape.map((d, j) => {
-      if (d !== -1) return d;
+    const perRow = (meta.batched ? input.shape.slice(1) : input.shape).map((d, j) => {
       const v = fs.querySelector(`input[data-dim="${j}"]`);
-      return Math.max(1, parseInt(v.value, 10) || 1);
+      return d !== -1 ? d : (v ? Math.max(1, parseInt(v.value, 10) || 1) : -1);
     });
+    const shape = meta.batched ? [rows, ...perRow] : perRow;
+    // The one variable dimension (-1 left) is what the values given make it.
+    const fill = (given) => {
+      const j = shape.indexOf(-1);
+      if (j < 0) return;
+      const known = shape.reduce((a, d) => (d === -1 ? a : a * d), 1);
+      shape[j] = Math.max(1, Math.round(given / known));
+    };
     if (input.datatype === 'BYTES') {
       const file = fs.querySelector('input[data-role="file"]').files[0];
       let elements;
       if (file) {
-        elements = [new Uint8Array(await file.arrayBuffer())];
+        elements = new Array(rows).fill(new Uint8Array(await file.arrayBuffer()));
       } else {
         const text = fs.querySelector('textarea[data-role="text"]').value;
         elements = text.split('\n').map((line) => new TextEncoder().encode(line));
       }
+      fill(elements.length);
       const count = shape.reduce((a, b) => a * b, 1);
       if (elements.length !== count) {
-        // Fill the variable dimension from what was given.
-        const j = input.shape.indexOf(-1);
-        if (j >= 0) shape[j] = elements.length / (count / shape[j]);
+        result.replaceChildren(el('p', { class: 'error' },
+          `${input.name}: ${elements.length} elements given, shape [${shape.join(', ')}] needs ${count}`));
+        return;
       }
       const parts = [];
       for (const e of elements) {
@@ -456,9 +543,19 @@ async function runInference(meta) {
       inputs.push({ name: input.name, datatype: 'BYTES', shape, parameters: { binary_data_size: data.length } });
       binary.push(data);
     } else {
-      const count = shape.reduce((a, b) => a * b, 1);
       const text = fs.querySelector('textarea[data-role="data"]').value.trim();
-      let data = text ? text.split(/[\s,]+/).filter(Boolean).map(Number) : new Array(count).fill(0);
+      let data;
+      if (fs.picture && !text) {
+        picture = picture || fs.picture;
+        data = [];
+        for (let k = 0; k < rows; k++) data.push(...fs.picture.data);
+      } else {
+        data = text ? text.split(/[\s,]+/).filter(Boolean).map(Number) : null;
+        if (data) fill(data.length);
+      }
+      if (shape.includes(-1)) shape[shape.indexOf(-1)] = 1;
+      const count = shape.reduce((a, b) => a * b, 1);
+      if (!data) data = new Array(count).fill(0);
       if (input.datatype === 'BOOL') data = data.map((v) => v !== 0);
       if (data.length !== count) {
         result.replaceChildren(el('p', { class: 'error' },
@@ -480,15 +577,65 @@ async function runInference(meta) {
     return;
   }
   const answer = await r.json();
-  const rows = answer.outputs.map((o) => el('tr', {}, el('td', {}, o.name), el('td', {}, o.datatype),
+  const outRows = answer.outputs.map((o) => el('tr', {}, el('td', {}, o.name), el('td', {}, o.datatype),
     el('td', {}, `[${o.shape.join(', ')}]`), el('td', { class: 'output-data' },
       JSON.stringify(o.data).slice(0, 2000))));
   result.replaceChildren(el('p', { id: 'playground-timing' }, `round trip ${ms.toFixed(1)} ms`),
     ...topK(answer.outputs),
+    ...detections(answer.outputs, picture),
     el('table', { id: 'playground-outputs' },
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'output'), el('th', { scope: 'col' }, 'type'),
         el('th', { scope: 'col' }, 'shape'), el('th', { scope: 'col' }, 'data'))),
-      el('tbody', {}, ...rows)));
+      el('tbody', {}, ...outRows)));
+}
+
+// A detection answer (boxes [..., N, 4] x1 y1 x2 y2 in the input's pixels, scores and
+// classes [..., N], a detection count: the detector pipeline's DET_* / NUM_DETECTIONS)
+// drawn as an SVG overlay on the input picture, first row only, each box labelled with
+// its class and score; nothing for other outputs.
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function detections(outputs, picture) {
+  const boxes = outputs.find((o) => /box/i.test(o.name) && o.shape[o.shape.length - 1] === 4);
+  const scores = outputs.find((o) => /score/i.test(o.name));
+  if (!boxes || !scores) return [];
+  const classes = outputs.find((o) => /class|label/i.test(o.name) && o.datatype !== 'BYTES');
+  const count = outputs.find((o) => /^num/i.test(o.name));
+  const n = boxes.shape[boxes.shape.length - 2];
+  const shown = Math.min(n, count ? Number(count.data[0]) : scores.data.filter((s) => s > 0).length);
+  const w = picture ? picture.canvas.width : 128;
+  const h = picture ? picture.canvas.height : 128;
+  // Boxes within [0, 1.5] everywhere are normalised coordinates; otherwise pixels.
+  const first = boxes.data.slice(0, 4 * shown);
+  const unit = first.length && first.every((v) => Math.abs(v) <= 1.5) ? [w, h] : [1, 1];
+  const overlay = svg('svg', { id: 'playground-boxes', viewBox: `0 0 ${w} ${h}`, role: 'img',
+    'aria-label': `${shown} detections` });
+  if (picture) {
+    overlay.append(svg('image', { href: picture.canvas.toDataURL(), x: 0, y: 0, width: w, height: h }));
+  } else {
+    overlay.append(svg('rect', { x: 0, y: 0, width: w, height: h, fill: '#888' }));
+  }
+  for (let k = 0; k < shown; k++) {
+    const [x1, y1, x2, y2] = first.slice(4 * k, 4 * k + 4);
+    const cls = classes ? String(classes.data[k]) : '';
+    const score = Number(scores.data[k]);
+    const label = `${cls ? `class ${cls} ` : ''}${score.toFixed(2)}`;
+    const g = svg('g', { class: 'det', 'data-class': cls, 'data-score': score });
+    g.append(svg('rect', { x: x1 * unit[0], y: y1 * unit[1], width: Math.max(0, (x2 - x1) * unit[0]),
+      height: Math.max(0, (y2 - y1) * unit[1]), fill: 'none', stroke: '#e8590c', 'stroke-width': 0.8 }),
+    svg('text', { x: Math.max(0, x1 * unit[0]) + 1, y: Math.max(5, y1 * unit[1] + 5), 'font-size': 4.5, fill: '#fff',
+      stroke: '#000', 'stroke-width': 0.6, 'paint-order': 'stroke' }, label));
+    overlay.append(g);
+  }
+  return [el('figure', { id: 'playground-detections' }, overlay,
+    el('figcaption', {}, `${shown} detection${shown === 1 ? '' : 's'} of ${boxes.name}` +
+      `${picture ? ' on the input picture' : ''}${boxes.shape.length > 2 && boxes.shape[0] > 1 ? ' (first row)' : ''}`))];
 }
 
 // A classification answer (a BYTES output of labels beside a floating-point output of
