@@ -2,6 +2,9 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <string_view>
+
 #include "common/str_cat.h"
 #include "security/api_key_file.h"
 
@@ -9,10 +12,16 @@ namespace infera {
 namespace {
 
 constexpr char kUsage[] =
-    "Usage: infera api-key create --id ID [--rights read,infer] [--models '*'] [--rps N] "
-    "[--tokens-per-min N]\n"
+    "Usage: infera api-key create --id ID [--rights read,infer] [--models '*']\n"
+    "                             [--rps N] [--tokens-per-min N]\n"
     "Prints a new API key (shown once: store it now) and the line to append to the\n"
     "--api-key-file. Rights: read, infer, admin. Models: comma-separated globs.\n";
+
+// docs/cli.md: a bad command line is one line naming the problem, then where to look.
+int UsageError(std::ostream& err, std::string_view problem) {
+  err << "infera api-key: " << problem << "\nsee 'infera api-key --help'\n";
+  return 2;
+}
 
 }  // namespace
 
@@ -83,18 +92,17 @@ absl::StatusOr<CreatedApiKey> CreateApiKey(const std::vector<std::string>& args)
 }
 
 int RunApiKeyCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "help")) {
+  auto asks_help = [](const std::string& arg) { return arg == "--help" || arg == "-h" || arg == "help"; };
+  if (std::any_of(args.begin(), args.end(), asks_help)) {
     out << kUsage;
     return 0;
   }
-  if (args.empty() || args[0] != "create") {
-    err << kUsage;
-    return 2;
-  }
+  if (args.empty()) return UsageError(err, "a command is required (create)");
+  if (args[0] != "create") return UsageError(err, StrCat("unknown command '", args[0], "' (create)"));
   absl::StatusOr<CreatedApiKey> created = CreateApiKey({args.begin() + 1, args.end()});
   if (!created.ok()) {
-    err << "infera api-key create: " << created.status().message() << "\n\n" << kUsage;
-    return 2;
+    return UsageError(err, StrCat("create: ", std::string_view(created.status().message().data(),
+                                                                created.status().message().size())));
   }
   out << "API key (shown once; clients send 'Authorization: Bearer <key>'):\n  " << created->key
       << "\nAppend this line to the --api-key-file:\n" << created->file_line << "\n";

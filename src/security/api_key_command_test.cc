@@ -1,5 +1,6 @@
 #include "security/api_key_command.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -40,6 +41,29 @@ TEST(ApiKeyCommandTest, BadInputIsRefused) {
   EXPECT_EQ(RunApiKeyCommand({"delete"}, out, err), 2);
   EXPECT_EQ(RunApiKeyCommand({"create", "--id", "ok"}, out, err), 0);
   EXPECT_THAT(out.str(), HasSubstr("ok sha256:"));
+}
+
+// docs/cli.md: a bad command line prints one line naming the problem and where to look;
+// --help fits 100 columns.
+TEST(ApiKeyCommandTest, ErrorsAreOneLineAndHelpFits) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {}, {"delete"}, {"create"}, {"create", "--id", "a", "--rights", "root"}, {"create", "--colour"}}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(RunApiKeyCommand(args, out, err), 2);
+    EXPECT_EQ(out.str(), "");
+    const std::string text = err.str();
+    ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+    EXPECT_EQ(text.rfind("infera api-key: ", 0), 0u) << text;
+    EXPECT_THAT(text, ::testing::EndsWith("\nsee 'infera api-key --help'\n"));
+  }
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"-h"}, {"create", "--help"}}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(RunApiKeyCommand(args, out, err), 0);
+    EXPECT_THAT(out.str(), HasSubstr("Usage: infera api-key create --id ID"));
+    std::istringstream lines(out.str());
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+  }
 }
 
 TEST(ApiKeyCommandTest, Base64Url) {
