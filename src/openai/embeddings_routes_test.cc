@@ -112,6 +112,11 @@ class EmbeddingsRoutesTest : public ::testing::Test {
     server_ = std::move(*server);
   }
   void TearDown() override {
+    // The server's own shutdown order (server.cc): drain the models while the transport
+    // still writes, then stop it. The last KServe request's callback may still be inside
+    // HttpResponder::Send (the client already has the answer) holding the session; the
+    // drain waits for it, so the session never outlives the HttpServer's io_context.
+    manager_->UnloadAll(absl::Now() + absl::Seconds(30));
     server_.reset();
     routes_.reset();
     manager_.reset();
