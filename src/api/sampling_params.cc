@@ -34,6 +34,9 @@ absl::Status SamplingParams::Validate() const {
     return bad("top_logprobs", StrCat("must be in [0, ", kMaxTopLogprobs, "]"));
   }
   if (stop.size() > 16) return bad("stop", "takes at most 16 strings");
+  if (grammar.size() > kMaxGrammarBytes) {
+    return bad("grammar", StrCat("is ", grammar.size(), " bytes, more than the limit of ", kMaxGrammarBytes));
+  }
   return absl::OkStatus();
 }
 

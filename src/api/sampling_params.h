@@ -5,6 +5,7 @@
 #ifndef INFERA_API_SAMPLING_PARAMS_H_
 #define INFERA_API_SAMPLING_PARAMS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ inline constexpr int64_t kMaxMaxTokens = int64_t{1} << 24;
 // The most alternatives a request may ask for per token (OpenAI's cap, vLLM's default
 // max_logprobs).
 inline constexpr int32_t kMaxTopLogprobs = 20;
+
+// The largest grammar (GBNF text) a request may carry, after its schema was compiled.
+inline constexpr size_t kMaxGrammarBytes = 1 << 20;
 
 struct SamplingParams {
   double temperature = 1.0;  // 0: greedy
@@ -48,6 +52,14 @@ struct SamplingParams {
   bool logprobs = false;  // log-probability of each chosen token
   // With logprobs: also the `top_logprobs` most likely tokens at each step, [0, 20].
   int32_t top_logprobs = 0;
+  // Structured output (docs/structured_output.md): the output must be a sentence of this
+  // grammar — GBNF text (llama.cpp's notation, start rule `root`) that the frontends build
+  // from response_format, guided_json/regex/choice/grammar or tools (src/guided/) and the
+  // LLM engine compiles at admission (src/grammar/). Empty: unconstrained.
+  std::string grammar;
+  // Where the grammar came from, for metrics and traces: json_object, json_schema, regex,
+  // choice, grammar or tools; empty when unconstrained.
+  std::string constraint_kind;
 
   absl::Status Validate() const;
   bool greedy() const { return temperature < 1e-5; }
