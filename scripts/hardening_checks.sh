@@ -15,7 +15,7 @@
 #               builds above did not already compile with those flags
 #               (scripts/thread_safety_check.py); needs asan-build's generated headers.
 #   asan-test   the unit tests and the integration suites in ASAN_INTEGRATION against
-#               build-asan (its infera binary).
+#               build-asan (its infera binary), JOBS at a time.
 #
 #   scripts/hardening_checks.sh [stage...]   default: every stage, in the order above
 #
@@ -102,7 +102,9 @@ stage_asan-test() {
   echo "== asan-test: unit tests"
   (cd build-asan && ctest --output-on-failure -j "$JOBS" -L unit -E "^($ASAN_SKIP_UNIT)\$")
   echo "== asan-test: integration suites ($ASAN_INTEGRATION)"
-  (cd build-asan && INFERA_DEMO_REPO="$DEMO_REPO" ctest --output-on-failure -L integration \
+  # JOBS suites at a time, as the release run does (each starts its own servers on
+  # ephemeral loopback ports and temporary repositories).
+  (cd build-asan && INFERA_DEMO_REPO="$DEMO_REPO" ctest --output-on-failure -j "$JOBS" -L integration \
      -R "^($ASAN_INTEGRATION)\$")
 }
 
