@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/log_switches.h"
 #include "common/utf8.h"
 
 namespace infera {
@@ -14,6 +15,10 @@ namespace logging_internal {
 std::atomic<int> g_log_level{static_cast<int>(LogLevel::kInfo)};
 std::atomic<int> g_log_format{static_cast<int>(LogFormat::kText)};
 namespace {
+
+// Bit i set: severity i (LogLevel's value) switched off (log_switches.h).
+std::atomic<unsigned> g_disabled_severities{0};
+std::atomic<bool> g_iso8601{false};
 
 const char* Basename(const char* path) {
   const char* slash = std::strrchr(path, '/');
@@ -68,6 +73,7 @@ LogMessage::LogMessage(LogLevel level, const char* file, int line)
 LogMessage::~LogMessage() {
   static constexpr char kLetters[] = {'E', 'W', 'I', 'V'};
   static constexpr const char* kNames[] = {"error", "warning", "info", "verbose"};
+  if (!SeverityEnabled(level_)) return;
   timeval tv;
   gettimeofday(&tv, nullptr);
   tm utc;
@@ -94,9 +100,15 @@ LogMessage::~LogMessage() {
     line += "\"}\n";
   } else {
     char prefix[96];
-    std::snprintf(prefix, sizeof(prefix), "%c%02d%02d %02d:%02d:%02d.%06ld %s:%d] ",
-                  kLetters[level], utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
-                  utc.tm_sec, static_cast<long>(tv.tv_usec), Basename(file_), line_);
+    if (g_iso8601.load(std::memory_order_relaxed)) {  // Triton's ISO8601 format
+      std::snprintf(prefix, sizeof(prefix), "%04d-%02d-%02dT%02d:%02d:%02dZ %c %s:%d] ", utc.tm_year + 1900,
+                    utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, kLetters[level],
+                    Basename(file_), line_);
+    } else {
+      std::snprintf(prefix, sizeof(prefix), "%c%02d%02d %02d:%02d:%02d.%06ld %s:%d] ",
+                    kLetters[level], utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
+                    utc.tm_sec, static_cast<long>(tv.tv_usec), Basename(file_), line_);
+    }
     line.reserve(text.size() + 64);
     line = prefix;
     // Messages carry client strings (request ids, model names, URLs): escaping control
@@ -123,5 +135,21 @@ LogFormat GetLogFormat() {
 void SetLogFormat(LogFormat format) {
   logging_internal::g_log_format.store(static_cast<int>(format), std::memory_order_relaxed);
 }
+
+void SetSeverityEnabled(LogLevel level, bool enabled) {
+  if (level == LogLevel::kVerbose) return;
+  const unsigned bit = 1u << static_cast<int>(level);
+  if (enabled) {
+    logging_internal::g_disabled_severities.fetch_and(~bit, std::memory_order_relaxed);
+  } else {
+    logging_internal::g_disabled_severities.fetch_or(bit, std::memory_order_relaxed);
+  }
+}
+bool SeverityEnabled(LogLevel level) {
+  return (logging_internal::g_disabled_severities.load(std::memory_order_relaxed) &
+          (1u << static_cast<int>(level))) == 0;
+}
+void SetIso8601Timestamps(bool on) { logging_internal::g_iso8601.store(on, std::memory_order_relaxed); }
+bool Iso8601Timestamps() { return logging_internal::g_iso8601.load(std::memory_order_relaxed); }
 
 }  // namespace infera

@@ -1,5 +1,7 @@
 #include "common/logging.h"
 
+#include "common/log_switches.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -44,6 +46,8 @@ class LoggingTest : public ::testing::Test {
   void TearDown() override {
     SetLogFormat(LogFormat::kText);
     SetLogLevel(LogLevel::kInfo);
+    SetIso8601Timestamps(false);
+    for (LogLevel l : {LogLevel::kError, LogLevel::kWarning, LogLevel::kInfo}) SetSeverityEnabled(l, true);
   }
 };
 
@@ -73,6 +77,42 @@ TEST_F(LoggingTest, JsonFormatKeepsAClientStringOnOneLine) {
   // Invalid UTF-8 would make the line invalid JSON: it becomes U+FFFD.
   const std::string bad = CaptureStderr([] { INFERA_LOG(INFO) << "model \xff\xfe"; });
   EXPECT_THAT(bad, HasSubstr("\"msg\":\"model \xef\xbf\xbd\xef\xbf\xbd\"}"));
+}
+
+// Triton's switches are independent: warnings off leaves errors and infos on.
+TEST_F(LoggingTest, SeveritySwitchesAreIndependent) {
+  SetSeverityEnabled(LogLevel::kWarning, false);
+  const std::string out = CaptureStderr([] {
+    INFERA_LOG(ERROR) << "e-line";
+    INFERA_LOG(WARNING) << "w-line";
+    INFERA_LOG(INFO) << "i-line";
+  });
+  EXPECT_THAT(out, HasSubstr("e-line"));
+  EXPECT_THAT(out, Not(HasSubstr("w-line")));
+  EXPECT_THAT(out, HasSubstr("i-line"));
+  SetSeverityEnabled(LogLevel::kError, false);
+  SetSeverityEnabled(LogLevel::kWarning, true);
+  SetSeverityEnabled(LogLevel::kInfo, false);
+  const std::string flipped = CaptureStderr([] {
+    INFERA_LOG(ERROR) << "e-line";
+    INFERA_LOG(WARNING) << "w-line";
+    INFERA_LOG(INFO) << "i-line";
+  });
+  EXPECT_EQ(CountLines(flipped), 1u) << flipped;
+  EXPECT_THAT(flipped, HasSubstr("w-line"));
+  EXPECT_FALSE(SeverityEnabled(LogLevel::kError));
+  SetSeverityEnabled(LogLevel::kVerbose, false);  // no switch: the threshold governs it
+  EXPECT_TRUE(SeverityEnabled(LogLevel::kVerbose));
+}
+
+TEST_F(LoggingTest, Iso8601PrefixIsTritons) {
+  SetIso8601Timestamps(true);
+  const std::string out = CaptureStderr([] { INFERA_LOG(WARNING) << "hello"; });
+  // 2026-12-06T19:28:43Z W logging_test.cc:NN] hello
+  EXPECT_THAT(out, ::testing::MatchesRegex(
+                       "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z W logging_test\\.cc:[0-9]+\\] hello\n"));
+  SetLogFormat(LogFormat::kJson);  // the JSON format is not changed by it
+  EXPECT_THAT(CaptureStderr([] { INFERA_LOG(INFO) << "x"; }), HasSubstr("{\"ts\":\""));
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 #include "protocol/log_settings.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <string>
 
+#include "common/log_switches.h"
 #include "common/logging.h"
 #include "common/str_cat.h"
 
@@ -10,16 +14,36 @@ namespace {
 
 using Value = inference::LogSettingsRequest::SettingValue;
 
-// Applies one setting to `level` / `format` (not yet to the process).
-absl::Status ApplyOne(const std::string& key, const Value& value, LogLevel& level, LogFormat& format) {
+// The settings a request asks for, applied to the process only when every one is valid.
+struct Pending {
+  LogLevel level;
+  bool error, warning, info;  // Triton's independent switches (log_switches.h)
+  LogFormat format;
+  bool iso8601;
+  uint32_t verbose_level;
+};
+
+// The log_verbose_level last set through the extension, read back as set (infera's
+// logger has one verbose level: any value > 0 turns it on).
+std::atomic<uint32_t> g_verbose_level{0};
+
+Pending CurrentSettings() {
+  const LogLevel level = GetLogLevel();
+  const uint32_t verbose = level >= LogLevel::kVerbose ? std::max<uint32_t>(1, g_verbose_level.load()) : 0;
+  return {level,      SeverityEnabled(LogLevel::kError), SeverityEnabled(LogLevel::kWarning),
+          SeverityEnabled(LogLevel::kInfo), GetLogFormat(), Iso8601Timestamps(), verbose};
+}
+
+absl::Status ApplyOne(const std::string& key, const Value& value, Pending& p) {
   if (key == "log_verbose_level") {
     if (value.parameter_choice_case() != Value::kUint32Param) {
       return absl::InvalidArgumentError("log_verbose_level must be an integer >= 0");
     }
-    if (value.uint32_param() > 0) {
-      level = LogLevel::kVerbose;
-    } else if (level == LogLevel::kVerbose) {
-      level = LogLevel::kInfo;
+    p.verbose_level = value.uint32_param();
+    if (p.verbose_level > 0) {
+      p.level = LogLevel::kVerbose;
+    } else if (p.level == LogLevel::kVerbose) {
+      p.level = LogLevel::kInfo;
     }
     return absl::OkStatus();
   }
@@ -27,32 +51,31 @@ absl::Status ApplyOne(const std::string& key, const Value& value, LogLevel& leve
     if (value.parameter_choice_case() != Value::kBoolParam) {
       return absl::InvalidArgumentError(StrCat(key, " must be true or false"));
     }
-    const bool on = value.bool_param();
-    if (key == "log_error" && !on) return absl::InvalidArgumentError("log_error cannot be turned off");
-    const LogLevel threshold = key == "log_info"      ? LogLevel::kInfo
-                               : key == "log_warning" ? LogLevel::kWarning
-                                                      : LogLevel::kError;
-    if (on && level < threshold) level = threshold;
-    if (!on && level >= threshold) level = static_cast<LogLevel>(static_cast<int>(threshold) - 1);
+    bool& on = key == "log_info" ? p.info : key == "log_warning" ? p.warning : p.error;
+    on = value.bool_param();
+    // The threshold must let the severity through for its switch to mean anything.
+    if (on && key == "log_info" && p.level < LogLevel::kInfo) p.level = LogLevel::kInfo;
     return absl::OkStatus();
   }
   if (key == "log_format") {
     const std::string text =
         value.parameter_choice_case() == Value::kStringParam ? value.string_param() : std::string();
     if (text == "json") {
-      format = LogFormat::kJson;
-    } else if (text == "text" || text == "default") {
-      format = LogFormat::kText;
+      p.format = LogFormat::kJson;
+      p.iso8601 = false;
+    } else if (text == "text" || text == "default" || text == "ISO8601") {
+      p.format = LogFormat::kText;
+      p.iso8601 = text == "ISO8601";
     } else {
-      return absl::InvalidArgumentError("log_format must be 'default' (or 'text') or 'json'");
+      return absl::InvalidArgumentError("log_format must be 'default' (or 'text'), 'ISO8601' or 'json'");
     }
     return absl::OkStatus();
   }
   if (key == "log_file") {
     if (value.parameter_choice_case() != Value::kStringParam || !value.string_param().empty()) {
       return absl::InvalidArgumentError(
-          "log file location can not be updated through network protocol (infera logs to stderr; "
-          "log_file must stay \"\")");
+          "log file location can not be updated through network protocol: updating log file was "
+          "deprecated and no longer supported (infera logs to stderr; log_file must stay \"\")");
     }
     return absl::OkStatus();
   }
@@ -63,15 +86,17 @@ absl::Status ApplyOne(const std::string& key, const Value& value, LogLevel& leve
 }
 
 void Current(inference::LogSettingsResponse* response) {
-  const LogLevel level = GetLogLevel();
+  const Pending now = CurrentSettings();
   auto& settings = *response->mutable_settings();
   settings.clear();
   settings["log_file"].set_string_param("");
-  settings["log_info"].set_bool_param(level >= LogLevel::kInfo);
-  settings["log_warning"].set_bool_param(level >= LogLevel::kWarning);
-  settings["log_error"].set_bool_param(true);
-  settings["log_verbose_level"].set_uint32_param(level >= LogLevel::kVerbose ? 1 : 0);
-  settings["log_format"].set_string_param(GetLogFormat() == LogFormat::kJson ? "json" : "default");
+  settings["log_info"].set_bool_param(now.level >= LogLevel::kInfo && now.info);
+  settings["log_warning"].set_bool_param(now.level >= LogLevel::kWarning && now.warning);
+  settings["log_error"].set_bool_param(now.error);
+  settings["log_verbose_level"].set_uint32_param(now.verbose_level);
+  settings["log_format"].set_string_param(now.format == LogFormat::kJson ? "json"
+                                          : now.iso8601                  ? "ISO8601"
+                                                                         : "default");
 }
 
 }  // namespace
@@ -79,13 +104,17 @@ void Current(inference::LogSettingsResponse* response) {
 absl::Status BuildLogSettings(const inference::LogSettingsRequest& request,
                               inference::LogSettingsResponse* response) {
   if (!request.settings().empty()) {
-    LogLevel level = GetLogLevel();
-    LogFormat format = GetLogFormat();
+    Pending p = CurrentSettings();
     for (const auto& [key, value] : request.settings()) {
-      if (absl::Status applied = ApplyOne(key, value, level, format); !applied.ok()) return applied;
+      if (absl::Status applied = ApplyOne(key, value, p); !applied.ok()) return applied;
     }
-    SetLogLevel(level);
-    SetLogFormat(format);
+    SetLogLevel(p.level);
+    SetSeverityEnabled(LogLevel::kError, p.error);
+    SetSeverityEnabled(LogLevel::kWarning, p.warning);
+    SetSeverityEnabled(LogLevel::kInfo, p.info);
+    SetLogFormat(p.format);
+    SetIso8601Timestamps(p.iso8601);
+    g_verbose_level.store(p.verbose_level);
     INFERA_LOG(INFO) << "log settings changed";
   }
   Current(response);

@@ -356,12 +356,20 @@ const std::vector<Flag>& Flags() {
        Integer(&ServeOptions::exit_timeout_secs, 0, 86400)},
       {"log-verbose", "N", "Verbose logging level; 1 logs every request outcome. Default 0.",
        Integer(&ServeOptions::log_verbose, 0, 10)},
-      {"log-format", "text|json", "Log line format: human text (Triton's name: default) or one JSON object per line.",
+      {"log-info", "true|false", "Write INFO messages (Triton's switch). Default true.",
+       Bool(&ServeOptions::log_info)},
+      {"log-warning", "true|false", "Write WARNING messages (Triton's switch). Default true.",
+       Bool(&ServeOptions::log_warning)},
+      {"log-error", "true|false", "Write ERROR messages (Triton's switch). Default true.",
+       Bool(&ServeOptions::log_error)},
+      {"log-format", "text|ISO8601|json",
+       "Log line format: human text (Triton's name: default), the same with Triton's ISO8601 "
+       "timestamps, or one JSON object per line.",
        [](ServeOptions& o, std::string_view v) -> absl::Status {
-         if (v != "text" && v != "default" && v != "json") {
-           return absl::InvalidArgumentError("must be text (or default) or json");
+         if (v != "text" && v != "default" && v != "json" && v != "ISO8601") {
+           return absl::InvalidArgumentError("must be text (or default), ISO8601 or json");
          }
-         o.log_format = v == "json" ? "json" : "text";
+         o.log_format = v == "json" ? "json" : v == "ISO8601" ? "ISO8601" : "text";
          return absl::OkStatus();
        }},
       {"model-load-thread-count", "N",

@@ -78,7 +78,11 @@ struct ServeOptions {
   double trace_rate = 0.01;
   int exit_timeout_secs = 30;
   int log_verbose = 0;
-  std::string log_format = "text";
+  std::string log_format = "text";  // text | ISO8601 | json
+  // Triton's --log-info / --log-warning / --log-error (common/log_switches.h).
+  bool log_info = true;
+  bool log_warning = true;
+  bool log_error = true;
   int model_load_thread_count = 0;  // 0: one per usable CPU, at most 8 (LoadThreads)
   std::string cpu_placement = "none";  // none | pinned (docs/cpu_placement.md)
   int max_queue_size = 1024;

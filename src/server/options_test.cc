@@ -39,7 +39,7 @@ TEST(OptionsTest, ErrorsNameTheFlag) {
   EXPECT_THAT(message({"--model-repository=/m", "--bogus=1"}), HasSubstr("unknown flag --bogus"));
   EXPECT_THAT(message({"--model-repository"}), HasSubstr("needs a value"));
   EXPECT_THAT(message({"--model-repository=/m", "stray"}), HasSubstr("unexpected argument 'stray'"));
-  EXPECT_THAT(message({"--model-repository=/m", "--log-format=xml"}), HasSubstr("text (or default) or json"));
+  EXPECT_THAT(message({"--model-repository=/m", "--log-format=xml"}), HasSubstr("text (or default), ISO8601 or json"));
 }
 
 TEST(OptionsTest, TraceRateIsAFiniteFractionOrZero) {

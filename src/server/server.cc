@@ -17,6 +17,7 @@
 #include "common/cpu_placement.h"
 #include "common/cpu_topology.h"
 #include "common/process_uptime.h"
+#include "common/log_switches.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
@@ -558,6 +559,10 @@ void Server::Shutdown() {
 int RunServe(const ServeOptions& options) {
   SetLogLevel(options.log_verbose > 0 ? LogLevel::kVerbose : LogLevel::kInfo);
   SetLogFormat(options.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
+  SetIso8601Timestamps(options.log_format == "ISO8601");
+  SetSeverityEnabled(LogLevel::kInfo, options.log_info);
+  SetSeverityEnabled(LogLevel::kWarning, options.log_warning);
+  SetSeverityEnabled(LogLevel::kError, options.log_error);
 
   // Block the stop signals in every thread (threads inherit the mask) so that only the
   // sigwait below sees them.

@@ -5,6 +5,7 @@ other reads, refusals are the same, and the admin guard's logging category cover
 Every test puts the log level back at its default (the servers are shared)."""
 
 import json
+import re
 import tempfile
 
 import grpc
@@ -61,7 +62,8 @@ def http_settings(server, body=None, headers=None):
 
 
 def restore(server):
-    status, body = http_settings(server, {"log_verbose_level": 0, "log_info": True, "log_format": "text"})
+    status, body = http_settings(server, {"log_verbose_level": 0, "log_info": True, "log_warning": True,
+                                          "log_error": True, "log_format": "text"})
     assert status == 200 and body == DEFAULTS, body
 
 
@@ -91,12 +93,15 @@ def test_grpc_update_is_what_http_reads_and_back(server, stub):
     ({"log_colour": True}, "unknown logging setting 'log_colour'"),
     ({"log_info": "yes"}, "log_info must be true or false"),
     ({"log_warning": 3}, "log_warning must be true or false"),
-    ({"log_error": False}, "log_error cannot be turned off"),
     ({"log_verbose_level": True}, "log_verbose_level must be an integer"),
     ({"log_verbose_level": None}, "log_verbose_level must be an integer"),
     ({"log_format": "xml"}, "log_format must be 'default'"),
+    ({"log_format": "iso8601"}, "log_format must be 'default'"),
     ({"log_file": "/tmp/infera.log"}, "infera logs to stderr"),
-    ({"log_verbose_level": 1, "log_format": "json", "log_error": False}, "log_error cannot be turned off"),
+    # Triton's texts, gRPC's and HTTP's (its qa logging_endpoint_test matches each).
+    ({"log_file": "log_file.log"}, "log file location can not be updated through network protocol"),
+    ({"log_file": "log_file.log"}, "updating log file was deprecated and no longer supported"),
+    ({"log_verbose_level": 1, "log_format": "json", "log_error": False, "log_info": 1}, "log_info must be true"),
     ({"x" * 100000: True}, "unknown logging setting"),
 ])
 def test_hostile_updates_are_invalid_argument_and_change_nothing(server, stub, settings, needle):
@@ -107,6 +112,27 @@ def test_hostile_updates_are_invalid_argument_and_change_nothing(server, stub, s
             assert status == 400 and needle in body["error"], (status, body)
         assert as_dict(stub.LogSettings(pb.LogSettingsRequest())) == DEFAULTS  # nothing half-applied
         server.assert_serving()
+    finally:
+        restore(server)
+
+
+def test_tritons_independent_switches_and_iso8601(server, stub):
+    """Triton's logging_endpoint_test updates: log_error off, info and warning switched
+    independently, ISO8601 read back, and the lines really follow."""
+    try:
+        changed = as_dict(stub.LogSettings(request(log_error=False, log_warning=False, log_info=True,
+                                                   log_format="ISO8601", log_verbose_level=2)))
+        assert changed == {**DEFAULTS, "log_error": False, "log_warning": False,
+                           "log_format": "ISO8601", "log_verbose_level": 2}
+        assert http_settings(server) == (200, changed)
+        # The change's own INFO line is written before the answer, in the new format:
+        # "YYYY-MM-DDThh:mm:ssZ I file:line] log settings changed"
+        text = server.log()
+        assert re.search(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z I \S+:\d+\] log settings changed$", text,
+                         re.M), text[-2000:]
+        status, body = http_settings(server, {"log_info": False, "log_warning": True, "log_error": True,
+                                              "log_verbose_level": 0, "log_format": "default"})
+        assert status == 200 and body == {**DEFAULTS, "log_info": False}
     finally:
         restore(server)
 
