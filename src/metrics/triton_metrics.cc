@@ -7,6 +7,10 @@ prometheus::Family<prometheus::Counter>* Counter(prometheus::Registry& registry,
   return &prometheus::BuildCounter().Name(name).Help(help).Register(registry);
 }
 
+prometheus::Family<prometheus::Summary>* Summary(prometheus::Registry& registry, const char* name, const char* help) {
+  return &prometheus::BuildSummary().Name(name).Help(help).Register(registry);
+}
+
 // Microseconds from nanoseconds, unrounded: the counter then equals the statistics
 // extension's nanosecond sum / 1000.
 double Micros(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
@@ -60,6 +64,22 @@ TritonMetricFamilies RegisterTritonFamilies(prometheus::Registry& r, const Trito
         Counter(r, "nv_inference_compute_output_duration_us",
                 "Cumulative inference compute output duration in microseconds (does not include cached requests)");
   }
+  if (options.latency_summaries) {
+    f.request_summary_us = Summary(r, "nv_inference_request_summary_us",
+                                   "Summary of inference request duration in microseconds (includes cached requests)");
+    f.queue_summary_us = Summary(r, "nv_inference_queue_summary_us",
+                                 "Summary of inference queuing duration in microseconds (includes cached requests)");
+    f.compute_input_summary_us =
+        Summary(r, "nv_inference_compute_input_summary_us",
+                "Summary of compute input duration in microseconds (does not include cached requests)");
+    f.compute_infer_summary_us =
+        Summary(r, "nv_inference_compute_infer_summary_us",
+                "Summary of compute inference duration in microseconds (does not include cached requests)");
+    f.compute_output_summary_us =
+        Summary(r, "nv_inference_compute_output_summary_us",
+                "Summary of compute output duration in microseconds (does not include cached requests)");
+    for (const auto& [quantile, error] : options.summary_quantiles) f.quantiles.push_back({quantile, error});
+  }
   f.pending_request_count = &prometheus::BuildGauge()
                                  .Name("nv_inference_pending_request_count")
                                  .Help("Instantaneous number of pending requests awaiting execution per-model.")
@@ -86,6 +106,13 @@ TritonModelSeries::TritonModelSeries(const TritonMetricFamilies& families, const
     compute_output_duration_us_ = &families_.compute_output_duration_us->Add(labels);
   }
   pending_ = &families_.pending_request_count->Add(labels);
+  if (families_.request_summary_us != nullptr) {
+    request_summary_us_ = &families_.request_summary_us->Add(labels, families_.quantiles);
+    queue_summary_us_ = &families_.queue_summary_us->Add(labels, families_.quantiles);
+    compute_input_summary_us_ = &families_.compute_input_summary_us->Add(labels, families_.quantiles);
+    compute_infer_summary_us_ = &families_.compute_infer_summary_us->Add(labels, families_.quantiles);
+    compute_output_summary_us_ = &families_.compute_output_summary_us->Add(labels, families_.quantiles);
+  }
 }
 
 TritonModelSeries::~TritonModelSeries() {
@@ -101,11 +128,22 @@ TritonModelSeries::~TritonModelSeries() {
     families_.compute_output_duration_us->Remove(compute_output_duration_us_);
   }
   families_.pending_request_count->Remove(pending_);
+  if (request_summary_us_ != nullptr) {
+    families_.request_summary_us->Remove(request_summary_us_);
+    families_.queue_summary_us->Remove(queue_summary_us_);
+    families_.compute_input_summary_us->Remove(compute_input_summary_us_);
+    families_.compute_infer_summary_us->Remove(compute_infer_summary_us_);
+    families_.compute_output_summary_us->Remove(compute_output_summary_us_);
+  }
 }
 
 void TritonModelSeries::RecordSuccess(uint64_t rows, uint64_t request_ns, uint64_t queue_ns) {
   success_->Increment();
   inference_count_->Increment(static_cast<double>(rows));
+  if (request_summary_us_ != nullptr) {
+    request_summary_us_->Observe(Micros(request_ns));
+    queue_summary_us_->Observe(Micros(queue_ns));
+  }
   if (request_duration_us_ == nullptr) return;
   request_duration_us_->Increment(Micros(request_ns));
   queue_duration_us_->Increment(Micros(queue_ns));
@@ -114,6 +152,13 @@ void TritonModelSeries::RecordSuccess(uint64_t rows, uint64_t request_ns, uint64
 void TritonModelSeries::RecordExecution(uint64_t num_requests, uint64_t input_ns, uint64_t infer_ns,
                                         uint64_t output_ns) {
   exec_count_->Increment();
+  if (compute_input_summary_us_ != nullptr) {
+    for (uint64_t i = 0; i < num_requests; ++i) {
+      compute_input_summary_us_->Observe(Micros(input_ns));
+      compute_infer_summary_us_->Observe(Micros(infer_ns));
+      compute_output_summary_us_->Observe(Micros(output_ns));
+    }
+  }
   if (compute_input_duration_us_ == nullptr) return;
   compute_input_duration_us_->Increment(Micros(input_ns * num_requests));
   compute_infer_duration_us_->Increment(Micros(infer_ns * num_requests));

@@ -4,6 +4,8 @@
 // Names, types, help texts, units and labels are Triton core's (metrics.cc,
 // metric_model_reporter.cc): counters, durations as cumulative microseconds, labels
 // `model` and `version`, failures also by `reason` (REJECTED, CANCELED, BACKEND, OTHER).
+// Latency summaries (`--metrics-config summary_latencies=true`) are Triton's
+// nv_inference_*_summary_us, one observation per request in microseconds.
 // The values are the statistics extension's: ModelStatistics records every event into its
 // own counters and, in the same call, into these series (docs/metrics.md, "Triton's
 // families"), so /v2/models/stats and /metrics agree (microseconds = nanoseconds / 1000,
@@ -19,12 +21,15 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "metrics/model_metrics.h"  // RequestOutcome
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
+#include "prometheus/summary.h"
 
 namespace infera {
 
@@ -32,6 +37,11 @@ namespace infera {
 struct TritonMetricsOptions {
   bool enabled = true;             // --triton-metrics: every nv_inference_* family
   bool latency_counters = true;    // --metrics-config counter_latencies: the *_duration_us
+  // --metrics-config summary_latencies: the *_summary_us families, with these quantiles
+  // (quantile, allowed error: summary_quantiles; Triton's defaults), over Triton's window
+  // (prometheus-cpp's: the last 60 s, in 5 age buckets).
+  bool latency_summaries = false;
+  std::vector<std::pair<double, double>> summary_quantiles = {{0.5, 0.05}, {0.9, 0.01}, {0.95, 0.001}, {0.99, 0.001}};
 };
 
 // Triton's failure reasons (the `reason` label of nv_inference_request_failure).
@@ -56,6 +66,13 @@ struct TritonMetricFamilies {
   prometheus::Family<prometheus::Counter>* compute_infer_duration_us = nullptr;
   prometheus::Family<prometheus::Counter>* compute_output_duration_us = nullptr;
   prometheus::Family<prometheus::Gauge>* pending_request_count = nullptr;
+  // Null unless latency summaries are on.
+  prometheus::Family<prometheus::Summary>* request_summary_us = nullptr;
+  prometheus::Family<prometheus::Summary>* queue_summary_us = nullptr;
+  prometheus::Family<prometheus::Summary>* compute_input_summary_us = nullptr;
+  prometheus::Family<prometheus::Summary>* compute_infer_summary_us = nullptr;
+  prometheus::Family<prometheus::Summary>* compute_output_summary_us = nullptr;
+  prometheus::Summary::Quantiles quantiles;
 };
 
 // Registers Triton's families in `registry` (call once per registry).
@@ -75,7 +92,8 @@ class TritonModelSeries {
     failures_[static_cast<int>(TritonReasonOf(outcome))]->Increment();
   }
   // One execution serving `num_requests` requests; each request is charged the
-  // execution's stage durations, as Triton (and the statistics extension) do.
+  // execution's stage durations, as Triton (and the statistics extension) do (the
+  // summaries observe each request's share once per request).
   void RecordExecution(uint64_t num_requests, uint64_t input_ns, uint64_t infer_ns, uint64_t output_ns);
   // Requests waiting for an instance (set at scrape time).
   void SetPending(double pending) { pending_->Set(pending); }
@@ -93,6 +111,12 @@ class TritonModelSeries {
   prometheus::Counter* compute_infer_duration_us_ = nullptr;
   prometheus::Counter* compute_output_duration_us_ = nullptr;
   prometheus::Gauge* pending_;
+  // Null when latency summaries are off. Observing takes the summary's own lock.
+  prometheus::Summary* request_summary_us_ = nullptr;
+  prometheus::Summary* queue_summary_us_ = nullptr;
+  prometheus::Summary* compute_input_summary_us_ = nullptr;
+  prometheus::Summary* compute_infer_summary_us_ = nullptr;
+  prometheus::Summary* compute_output_summary_us_ = nullptr;
 };
 
 }  // namespace infera

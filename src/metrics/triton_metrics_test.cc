@@ -118,5 +118,37 @@ TEST(TritonMetricsTest, LatencyCountersOff) {
   EXPECT_THAT(text, HasSubstr(R"(nv_inference_exec_count{model="m",version="1"} 1)"));
 }
 
+// Triton's --metrics-config summary_latencies=true (+ summary_quantiles): one observation
+// per request, in microseconds, with the configured quantiles; off by default.
+TEST(TritonMetricsTest, LatencySummaries) {
+  {
+    ServerMetrics off;
+    off.ForModel("m", 1)->triton()->RecordSuccess(1, 5'000, 1'000);
+    EXPECT_THAT(off.Serialize(), Not(HasSubstr("_summary_us")));
+  }
+  TritonMetricsOptions options;
+  options.latency_summaries = true;
+  options.summary_quantiles = {{0.5, 0.05}, {0.99, 0.001}};
+  ServerMetrics metrics(options);
+  std::shared_ptr<ModelMetrics> m = metrics.ForModel("m", 2);
+  for (uint64_t us : {100, 200, 300, 400}) m->triton()->RecordSuccess(1, us * 1000, 10'000);
+  m->triton()->RecordExecution(3, 2'000, 50'000, 4'000);  // three requests: three observations
+  const std::string text = metrics.Serialize();
+  for (const char* family : {"nv_inference_request_summary_us", "nv_inference_queue_summary_us",
+                             "nv_inference_compute_input_summary_us", "nv_inference_compute_infer_summary_us",
+                             "nv_inference_compute_output_summary_us"}) {
+    EXPECT_THAT(text, HasSubstr(std::string("# TYPE ") + family + " summary\n")) << family;
+  }
+  EXPECT_THAT(text, HasSubstr(R"(nv_inference_request_summary_us_count{model="m",version="2"} 4)"));
+  EXPECT_THAT(text, HasSubstr(R"(nv_inference_request_summary_us_sum{model="m",version="2"} 1000)"));
+  EXPECT_THAT(text, HasSubstr(R"(nv_inference_queue_summary_us{model="m",version="2",quantile="0.99"} 10)"));
+  EXPECT_THAT(text, HasSubstr(R"(nv_inference_compute_infer_summary_us_count{model="m",version="2"} 3)"));
+  EXPECT_THAT(text, HasSubstr(R"(nv_inference_compute_infer_summary_us{model="m",version="2",quantile="0.5"} 50)"));
+  EXPECT_THAT(text, Not(HasSubstr(R"(quantile="0.9")")));
+  // The series go with the version, as the counters do.
+  m.reset();
+  EXPECT_THAT(metrics.Serialize(), Not(HasSubstr("summary_us{")));
+}
+
 }  // namespace
 }  // namespace infera

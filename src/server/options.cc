@@ -58,31 +58,34 @@ absl::Status SetText(std::string& field, std::string_view value) {
   return absl::OkStatus();
 }
 
-// Triton's summary_quantiles: "Q:E,Q:E,..." (quantile and its allowed error, each in
-// [0, 1]). Checked although infera does not export summaries, so that a typo in a Triton
-// command line is reported here rather than by Triton later.
-absl::Status CheckSummaryQuantiles(std::string_view value) {
+// Triton's summary_quantiles: "Q:E,Q:E,..." (a quantile and its allowed error, each
+// strictly between 0 and 1: the summary's estimator divides by q, 1 - q and uses E as a
+// rank tolerance).
+absl::StatusOr<std::vector<std::pair<double, double>>> ParseSummaryQuantiles(std::string_view value) {
   if (value.empty()) return absl::InvalidArgumentError("summary_quantiles needs Q:E[,Q:E...]");
-  auto in_unit_interval = [](std::string_view text) {
-    double parsed = -1;
+  auto in_open_unit_interval = [](std::string_view text, double& parsed) {
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
-    return ec == std::errc() && end == text.data() + text.size() && parsed >= 0 && parsed <= 1;
+    return ec == std::errc() && end == text.data() + text.size() && parsed > 0 && parsed < 1;
   };
+  std::vector<std::pair<double, double>> quantiles;
   while (!value.empty()) {
     const size_t comma = value.find(',');
     const std::string_view pair = value.substr(0, comma);
     const size_t colon = pair.find(':');
-    if (colon == pair.npos || !in_unit_interval(pair.substr(0, colon)) ||
-        !in_unit_interval(pair.substr(colon + 1))) {
+    double quantile = 0, error = 0;
+    if (colon == pair.npos || !in_open_unit_interval(pair.substr(0, colon), quantile) ||
+        !in_open_unit_interval(pair.substr(colon + 1), error)) {
       return absl::InvalidArgumentError(StrCat(
-          "summary_quantiles: '", pair, "' is not QUANTILE:ERROR with both in [0, 1]"));
+          "summary_quantiles: '", pair, "' is not QUANTILE:ERROR with both in (0, 1)"));
     }
+    if (quantiles.size() == 16) return absl::InvalidArgumentError("summary_quantiles: at most 16 quantiles");
+    quantiles.emplace_back(quantile, error);
     value = comma == value.npos ? std::string_view() : value.substr(comma + 1);
     if (comma != std::string_view::npos && value.empty()) {
       return absl::InvalidArgumentError("summary_quantiles: trailing ','");
     }
   }
-  return absl::OkStatus();
+  return quantiles;
 }
 
 // Resolves which TLS files the gRPC port serves and checks both configurations.
@@ -180,9 +183,10 @@ const std::vector<Flag>& Flags() {
        Bool(&ServeOptions::triton_metrics)},
       {"metrics-config", "KEY=VALUE",
        "Triton's metrics settings: counter_latencies=true|false (the "
-       "nv_inference_*_duration_us counters; default true). Triton's summary_latencies, "
-       "summary_quantiles and histogram_latencies are accepted with a warning (infera "
-       "exports its own latency histograms).",
+       "nv_inference_*_duration_us counters; default true), summary_latencies=true|false (the "
+       "nv_inference_*_summary_us summaries; default false), summary_quantiles=Q:E,... "
+       "(default 0.5:0.05,0.9:0.01,0.95:0.001,0.99:0.001). histogram_latencies is accepted "
+       "with a warning (infera exports its own latency histograms).",
        [](ServeOptions& o, std::string_view v) -> absl::Status {
          const size_t eq = v.find('=');
          const std::string_view key = v.substr(0, eq), value = eq == v.npos ? "" : v.substr(eq + 1);
@@ -195,12 +199,15 @@ const std::vector<Flag>& Flags() {
          if (key == "summary_latencies" || key == "histogram_latencies") {
            absl::StatusOr<bool> on = ParseBoolFlagValue(value);
            if (!on.ok()) return absl::InvalidArgumentError(StrCat("'", v, "': ", key, ": ", on.status().message()));
-           o.metrics_config_ignored.push_back(std::string(v));
+           if (key == "summary_latencies") {
+             o.metrics_summary_latencies = *on;
+           } else {
+             o.metrics_config_ignored.push_back(std::string(v));
+           }
            return absl::OkStatus();
          }
          if (key == "summary_quantiles") {
-           RETURN_IF_ERROR(CheckSummaryQuantiles(value));
-           o.metrics_config_ignored.push_back(std::string(v));
+           ASSIGN_OR_RETURN(o.metrics_summary_quantiles, ParseSummaryQuantiles(value));
            return absl::OkStatus();
          }
          return absl::InvalidArgumentError(StrCat(

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -39,8 +40,11 @@ struct ServeOptions {
   // latency counters (Triton's --metrics-config counter_latencies).
   bool triton_metrics = true;
   bool metrics_counter_latencies = true;
-  // Triton --metrics-config settings infera accepts but does not act on (summaries,
-  // histograms): one start-up warning each, so a Triton command line still starts.
+  // Triton's summary_latencies / summary_quantiles (empty: Triton's default quantiles).
+  bool metrics_summary_latencies = false;
+  std::vector<std::pair<double, double>> metrics_summary_quantiles;
+  // Triton --metrics-config settings infera accepts but does not act on (histogram
+  // latencies): one start-up warning each, so a Triton command line still starts.
   std::vector<std::string> metrics_config_ignored;
   std::string server_id = "infera";  // --id: the name GET /v2 and ServerMetadata report
   std::string model_control_mode = "none";  // none | poll | explicit

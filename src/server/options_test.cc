@@ -278,13 +278,15 @@ TEST(OptionsTest, TritonMetricsFlags) {
                                         "--metrics-config", "summary_quantiles=0.5:0.05,0.99:0.001",
                                         "--metrics-config=histogram_latencies=false"});
   ASSERT_TRUE(triton_keys.ok()) << triton_keys.status();
-  EXPECT_THAT(triton_keys->metrics_config_ignored,
-              ::testing::ElementsAre("summary_latencies=true", "summary_quantiles=0.5:0.05,0.99:0.001",
-                                     "histogram_latencies=false"));
+  EXPECT_TRUE(triton_keys->metrics_summary_latencies);
+  EXPECT_THAT(triton_keys->metrics_summary_quantiles,
+              ::testing::ElementsAre(std::pair(0.5, 0.05), std::pair(0.99, 0.001)));
+  EXPECT_THAT(triton_keys->metrics_config_ignored, ::testing::ElementsAre("histogram_latencies=false"));
   EXPECT_TRUE(triton_keys->metrics_counter_latencies);
   for (const char* bad : {"counter_latencies", "counter_latencies=", "counter_latencies=yes",
                           "summary_latencies=maybe", "summary_quantiles=", "summary_quantiles=0.5",
-                          "summary_quantiles=0.5:2", "summary_quantiles=0.5:0.1,", "nonsense=true",
+                          "summary_quantiles=0.5:2", "summary_quantiles=0.5:0.1,", "summary_quantiles=1:0.1",
+                          "summary_quantiles=0.5:0", "summary_quantiles=nan:0.1", "nonsense=true",
                           "=true", ""}) {
     const std::string message(
         ParseServeOptions({"--model-repository=/m", std::string("--metrics-config=") + bad}).status().message());

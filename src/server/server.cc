@@ -149,8 +149,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   manager_options.poll_interval = std::chrono::seconds(options.repository_poll_secs);
   manager_options.drain_timeout = std::chrono::seconds(options.exit_timeout_secs);
   if (options.allow_metrics) {
-    server->metrics_ = std::make_unique<ServerMetrics>(
-        TritonMetricsOptions{options.triton_metrics, options.metrics_counter_latencies});
+    TritonMetricsOptions triton_metrics;
+    triton_metrics.enabled = options.triton_metrics;
+    triton_metrics.latency_counters = options.metrics_counter_latencies;
+    triton_metrics.latency_summaries = options.metrics_summary_latencies;
+    if (!options.metrics_summary_quantiles.empty()) triton_metrics.summary_quantiles = options.metrics_summary_quantiles;
+    server->metrics_ = std::make_unique<ServerMetrics>(triton_metrics);
     manager_options.metrics = server->metrics_.get();
   }
   if (options.response_cache_bytes > 0) {
@@ -240,7 +244,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   for (const std::string& setting : options.metrics_config_ignored) {
     INFERA_LOG(WARNING) << "--metrics-config " << setting
                         << ": accepted for Triton compatibility and not acted on (infera "
-                           "exports its latencies as histograms and nv_inference_* counters)";
+                           "exports its latencies as histograms, nv_inference_* counters and summaries)";
   }
 
   KServeRoutes::Options route_options;
