@@ -30,10 +30,20 @@ void ModelStatistics::RecordCacheHit(uint64_t request_ns, uint64_t lookup_ns) {
   queue_.Add(1, 0);
   cache_hit_.Add(1, lookup_ns);
   latency_.Record(request_ns);
-  if (metrics_) metrics_->ObserveSuccess(request_ns * 1e-9, 0);
+  if (metrics_) {
+    metrics_->ObserveSuccess(request_ns * 1e-9, 0);
+    if (TritonModelSeries* triton = metrics_->triton()) triton->RecordCacheHit(request_ns, lookup_ns);
+  }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   last_inference_ms_.store(std::chrono::duration_cast<std::chrono::milliseconds>(now).count(),
                            std::memory_order_relaxed);
+}
+
+void ModelStatistics::RecordCacheMiss(uint64_t ns) {
+  cache_miss_.Add(1, ns);
+  if (metrics_) {
+    if (TritonModelSeries* triton = metrics_->triton()) triton->RecordCacheMiss(ns);
+  }
 }
 
 void ModelStatistics::RecordFailure(absl::StatusCode code, uint64_t request_ns) {

@@ -80,7 +80,7 @@ class ModelStatistics {
   // execution is counted.
   void RecordCacheHit(uint64_t request_ns, uint64_t lookup_ns);
   // A request the cache did not hold, executed and then inserted (`ns`: lookup + insert).
-  void RecordCacheMiss(uint64_t ns) { cache_miss_.Add(1, ns); }
+  void RecordCacheMiss(uint64_t ns);
   // A failed request; `code` decides its reason bucket.
   void RecordFailure(absl::StatusCode code, uint64_t request_ns);
   // One backend execution of `batch_rows` rows from `num_requests` requests, with its

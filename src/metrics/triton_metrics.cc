@@ -78,6 +78,9 @@ TritonMetricFamilies RegisterTritonFamilies(prometheus::Registry& r, const Trito
     f.compute_output_summary_us =
         Summary(r, "nv_inference_compute_output_summary_us",
                 "Summary of compute output duration in microseconds (does not include cached requests)");
+    f.cache_hit_summary_us = Summary(r, "nv_cache_hit_summary_us", "Summary of cache hit duration in microseconds");
+    f.cache_miss_summary_us =
+        Summary(r, "nv_cache_miss_summary_us", "Summary of cache miss duration in microseconds");
     for (const auto& [quantile, error] : options.summary_quantiles) f.quantiles.push_back({quantile, error});
   }
   f.pending_request_count = &prometheus::BuildGauge()
@@ -88,8 +91,8 @@ TritonMetricFamilies RegisterTritonFamilies(prometheus::Registry& r, const Trito
 }
 
 TritonModelSeries::TritonModelSeries(const TritonMetricFamilies& families, const std::string& model, int64_t version)
-    : families_(families) {
-  const prometheus::Labels labels = {{"model", model}, {"version", std::to_string(version)}};
+    : families_(families), labels_({{"model", model}, {"version", std::to_string(version)}}) {
+  const prometheus::Labels& labels = labels_;
   success_ = &families_.request_success->Add(labels);
   for (int i = 0; i < static_cast<int>(TritonFailureReason::kCount); ++i) {
     prometheus::Labels with_reason = labels;
@@ -135,6 +138,35 @@ TritonModelSeries::~TritonModelSeries() {
     families_.compute_infer_summary_us->Remove(compute_infer_summary_us_);
     families_.compute_output_summary_us->Remove(compute_output_summary_us_);
   }
+  if (cache_hit_summary_us_ != nullptr) {
+    families_.cache_hit_summary_us->Remove(cache_hit_summary_us_);
+    families_.cache_miss_summary_us->Remove(cache_miss_summary_us_);
+  }
+}
+
+void TritonModelSeries::EnsureCacheSummaries() {
+  std::call_once(cache_summaries_once_, [this] {
+    if (families_.cache_hit_summary_us == nullptr) return;
+    cache_hit_summary_us_ = &families_.cache_hit_summary_us->Add(labels_, families_.quantiles);
+    cache_miss_summary_us_ = &families_.cache_miss_summary_us->Add(labels_, families_.quantiles);
+  });
+}
+
+void TritonModelSeries::RecordCacheHit(uint64_t request_ns, uint64_t lookup_ns) {
+  success_->Increment();
+  if (request_summary_us_ != nullptr) {
+    request_summary_us_->Observe(Micros(request_ns));
+    queue_summary_us_->Observe(0);
+    EnsureCacheSummaries();
+    cache_hit_summary_us_->Observe(Micros(lookup_ns));
+  }
+  if (request_duration_us_ != nullptr) request_duration_us_->Increment(Micros(request_ns));
+}
+
+void TritonModelSeries::RecordCacheMiss(uint64_t ns) {
+  if (request_summary_us_ == nullptr) return;
+  EnsureCacheSummaries();
+  cache_miss_summary_us_->Observe(Micros(ns));
 }
 
 void TritonModelSeries::RecordSuccess(uint64_t rows, uint64_t request_ns, uint64_t queue_ns) {

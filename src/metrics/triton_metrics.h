@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +73,8 @@ struct TritonMetricFamilies {
   prometheus::Family<prometheus::Summary>* compute_input_summary_us = nullptr;
   prometheus::Family<prometheus::Summary>* compute_infer_summary_us = nullptr;
   prometheus::Family<prometheus::Summary>* compute_output_summary_us = nullptr;
+  prometheus::Family<prometheus::Summary>* cache_hit_summary_us = nullptr;
+  prometheus::Family<prometheus::Summary>* cache_miss_summary_us = nullptr;
   prometheus::Summary::Quantiles quantiles;
 };
 
@@ -88,6 +91,12 @@ class TritonModelSeries {
 
   // A successful request of `rows` inferences (ModelStatistics::RecordSuccess).
   void RecordSuccess(uint64_t rows, uint64_t request_ns, uint64_t queue_ns);
+  // A request answered from the response cache (ModelStatistics::RecordCacheHit): a
+  // success with its duration and no queueing, no inference; Triton counts it so.
+  void RecordCacheHit(uint64_t request_ns, uint64_t lookup_ns);
+  // A cache miss's lookup + insert time (only the summary: the nv_cache_* counters are
+  // rendered from the statistics, response_cache_metrics.h).
+  void RecordCacheMiss(uint64_t ns);
   void RecordFailure(RequestOutcome outcome) {
     failures_[static_cast<int>(TritonReasonOf(outcome))]->Increment();
   }
@@ -117,6 +126,13 @@ class TritonModelSeries {
   prometheus::Summary* compute_input_summary_us_ = nullptr;
   prometheus::Summary* compute_infer_summary_us_ = nullptr;
   prometheus::Summary* compute_output_summary_us_ = nullptr;
+  // The cache summaries exist only for versions that use the cache (as Triton's cache
+  // families do): created at the first hit or miss.
+  std::once_flag cache_summaries_once_;
+  prometheus::Summary* cache_hit_summary_us_ = nullptr;
+  prometheus::Summary* cache_miss_summary_us_ = nullptr;
+  prometheus::Labels labels_;
+  void EnsureCacheSummaries();
 };
 
 }  // namespace infera

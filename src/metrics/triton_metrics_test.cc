@@ -145,6 +145,17 @@ TEST(TritonMetricsTest, LatencySummaries) {
   EXPECT_THAT(text, HasSubstr(R"(nv_inference_compute_infer_summary_us_count{model="m",version="2"} 3)"));
   EXPECT_THAT(text, HasSubstr(R"(nv_inference_compute_infer_summary_us{model="m",version="2",quantile="0.5"} 50)"));
   EXPECT_THAT(text, Not(HasSubstr(R"(quantile="0.9")")));
+  // Cache hits are successes without inference (Triton's counting); the cache summaries
+  // appear with the first hit or miss.
+  EXPECT_THAT(text, Not(HasSubstr("nv_cache_hit_summary_us{")));
+  m->triton()->RecordCacheHit(40'000, 3'000);
+  m->triton()->RecordCacheMiss(7'000);
+  const std::string cached = metrics.Serialize();
+  EXPECT_THAT(cached, HasSubstr(R"(nv_inference_request_success{model="m",version="2"} 5)"));
+  EXPECT_THAT(cached, HasSubstr(R"(nv_inference_count{model="m",version="2"} 4)"));
+  EXPECT_THAT(cached, HasSubstr(R"(nv_inference_request_summary_us_count{model="m",version="2"} 5)"));
+  EXPECT_THAT(cached, HasSubstr(R"(nv_cache_hit_summary_us{model="m",version="2",quantile="0.5"} 3)"));
+  EXPECT_THAT(cached, HasSubstr(R"(nv_cache_miss_summary_us_sum{model="m",version="2"} 7)"));
   // The series go with the version, as the counters do.
   m.reset();
   EXPECT_THAT(metrics.Serialize(), Not(HasSubstr("summary_us{")));

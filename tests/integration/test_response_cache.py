@@ -144,3 +144,30 @@ def test_metrics_report_tritons_cache_families_for_cached_models_only(server):
     assert server.metric("infera_response_cache_entries") >= 1
     assert 0 < server.metric("infera_response_cache_bytes") <= server.metric("infera_response_cache_capacity_bytes")
     assert server.metric("infera_response_cache_capacity_bytes") == 1048576
+    # Triton counts a hit as a successful request (not as an inference): so does
+    # nv_inference_request_success, equal to the statistics extension's success count.
+    assert server.metric("nv_inference_request_success", model="cached", version="1") == stats(server, "cached")["success"]
+
+
+def test_cache_summaries_with_summary_latencies():
+    """Triton's nv_cache_hit_summary_us / nv_cache_miss_summary_us (its qa
+    metrics_config_test, cache summaries): with summary_latencies on, for cached models
+    only, from their first hit or miss."""
+    with tempfile.TemporaryDirectory() as repo:
+        write_model(repo, "cached", CACHED_CONFIG)
+        write_model(repo, "uncached", UNCACHED_CONFIG)
+        s = InferaServer(repo, "--cache-config", "local,size=1048576", "--metrics-config", "summary_latencies=true")
+        try:
+            s.wait_ready()
+            for _ in range(3):
+                infer(s, "cached", payload(700))
+            infer(s, "uncached", payload(700))
+            assert s.metric("nv_cache_hit_summary_us_count", model="cached", version="1") == 2
+            assert s.metric("nv_cache_miss_summary_us_count", model="cached", version="1") == 1
+            assert s.metric("nv_inference_request_summary_us_count", model="cached", version="1") == 3
+            text = s.metrics_text()
+            assert 'nv_cache_hit_summary_us{model="cached",version="1",quantile="0.99"}' in text
+            assert 'model="uncached"' not in "".join(
+                line for line in text.splitlines(True) if line.startswith("nv_cache_"))
+        finally:
+            s.stop()
