@@ -196,6 +196,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(Options options
   ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> version, NewWithLabels(options));
   version->decoupled_ = decoupled;
   version->cache_ = CacheFor(options, decoupled);
+  version->PrepareCacheMetrics();
 
   ModelLoadContext context{options.config.get(), options.version, options.model_dir,
                            options.model_dir / std::to_string(options.version), options.metrics,
@@ -298,6 +299,7 @@ absl::StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::CreateComposite(Opti
   version->loaded_ = std::make_unique<NoInstancesModel>();
   version->composite_ = true;
   version->cache_ = CacheFor(options, /*decoupled=*/false);
+  version->PrepareCacheMetrics();
   version->scheduler_ = std::move(scheduler);
   return version;
 }

@@ -179,6 +179,8 @@ class ModelVersion : public std::enable_shared_from_this<ModelVersion> {
   // The response cache (model_version_cache.cc, docs/response_cache.md). CacheFor: the
   // cache this version uses (null: none; logs why a config's response_cache is unused).
   static ResponseCache* CacheFor(const Options& options, bool decoupled);
+  // With a cache: its per-version metric series exist from the load (Triton's).
+  void PrepareCacheMetrics();
   // A looked-up request that missed: its key, kept until its answer is inserted.
   struct CacheMiss {
     ResponseCacheKey key;

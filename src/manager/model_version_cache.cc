@@ -5,8 +5,14 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "manager/model_version.h"
+#include "metrics/triton_metrics.h"
 
 namespace infera {
+
+void ModelVersion::PrepareCacheMetrics() {
+  if (cache_ == nullptr || statistics_.metrics() == nullptr) return;
+  if (TritonModelSeries* triton = statistics_.metrics()->triton()) triton->PrepareCacheSummaries();
+}
 
 ResponseCache* ModelVersion::CacheFor(const Options& options, bool decoupled) {
   if (!options.config->response_cache().enable()) return nullptr;

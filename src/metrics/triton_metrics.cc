@@ -144,7 +144,7 @@ TritonModelSeries::~TritonModelSeries() {
   }
 }
 
-void TritonModelSeries::EnsureCacheSummaries() {
+void TritonModelSeries::PrepareCacheSummaries() {
   std::call_once(cache_summaries_once_, [this] {
     if (families_.cache_hit_summary_us == nullptr) return;
     cache_hit_summary_us_ = &families_.cache_hit_summary_us->Add(labels_, families_.quantiles);
@@ -157,7 +157,7 @@ void TritonModelSeries::RecordCacheHit(uint64_t request_ns, uint64_t lookup_ns) 
   if (request_summary_us_ != nullptr) {
     request_summary_us_->Observe(Micros(request_ns));
     queue_summary_us_->Observe(0);
-    EnsureCacheSummaries();
+    PrepareCacheSummaries();
     cache_hit_summary_us_->Observe(Micros(lookup_ns));
   }
   if (request_duration_us_ != nullptr) request_duration_us_->Increment(Micros(request_ns));
@@ -165,7 +165,7 @@ void TritonModelSeries::RecordCacheHit(uint64_t request_ns, uint64_t lookup_ns) 
 
 void TritonModelSeries::RecordCacheMiss(uint64_t ns) {
   if (request_summary_us_ == nullptr) return;
-  EnsureCacheSummaries();
+  PrepareCacheSummaries();
   cache_miss_summary_us_->Observe(Micros(ns));
 }
 

@@ -97,6 +97,9 @@ class TritonModelSeries {
   // A cache miss's lookup + insert time (only the summary: the nv_cache_* counters are
   // rendered from the statistics, response_cache_metrics.h).
   void RecordCacheMiss(uint64_t ns);
+  // A version that uses the response cache: its cache summaries exist from its load (at
+  // zero), as Triton's do; otherwise they appear at the first hit or miss.
+  void PrepareCacheSummaries();
   void RecordFailure(RequestOutcome outcome) {
     failures_[static_cast<int>(TritonReasonOf(outcome))]->Increment();
   }
@@ -132,7 +135,6 @@ class TritonModelSeries {
   prometheus::Summary* cache_hit_summary_us_ = nullptr;
   prometheus::Summary* cache_miss_summary_us_ = nullptr;
   prometheus::Labels labels_;
-  void EnsureCacheSummaries();
 };
 
 }  // namespace infera

@@ -146,7 +146,7 @@ TEST(TritonMetricsTest, LatencySummaries) {
   EXPECT_THAT(text, HasSubstr(R"(nv_inference_compute_infer_summary_us{model="m",version="2",quantile="0.5"} 50)"));
   EXPECT_THAT(text, Not(HasSubstr(R"(quantile="0.9")")));
   // Cache hits are successes without inference (Triton's counting); the cache summaries
-  // appear with the first hit or miss.
+  // appear with the first hit or miss (or at a cached version's load).
   EXPECT_THAT(text, Not(HasSubstr("nv_cache_hit_summary_us{")));
   m->triton()->RecordCacheHit(40'000, 3'000);
   m->triton()->RecordCacheMiss(7'000);

@@ -152,13 +152,14 @@ def test_metrics_report_tritons_cache_families_for_cached_models_only(server):
 def test_cache_summaries_with_summary_latencies():
     """Triton's nv_cache_hit_summary_us / nv_cache_miss_summary_us (its qa
     metrics_config_test, cache summaries): with summary_latencies on, for cached models
-    only, from their first hit or miss."""
+    only, from their load."""
     with tempfile.TemporaryDirectory() as repo:
         write_model(repo, "cached", CACHED_CONFIG)
         write_model(repo, "uncached", UNCACHED_CONFIG)
         s = InferaServer(repo, "--cache-config", "local,size=1048576", "--metrics-config", "summary_latencies=true")
         try:
             s.wait_ready()
+            assert s.metric("nv_cache_hit_summary_us_count", model="cached", version="1") == 0
             for _ in range(3):
                 infer(s, "cached", payload(700))
             infer(s, "uncached", payload(700))
