@@ -1,5 +1,6 @@
 #include "http/logging_routes.h"
 
+#include "common/log_switches.h"
 #include "common/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -47,7 +48,13 @@ TEST(LoggingRoutesTest, GetReportsAndPostChangesSettings) {
   EXPECT_EQ(GetLogLevel(), LogLevel::kVerbose);
   EXPECT_EQ(GetLogFormat(), LogFormat::kJson);
   EXPECT_EQ(HandleLoggingRequest(Post(R"({"log_info":false})"), Open()).status, 200);
-  EXPECT_EQ(GetLogLevel(), LogLevel::kWarning);
+  EXPECT_FALSE(SeverityEnabled(LogLevel::kInfo));  // Triton's switch, independent of the level
+  EXPECT_EQ(HandleLoggingRequest(Post(R"({"log_error":false})"), Open()).status, 200);  // Triton allows it
+  EXPECT_FALSE(SeverityEnabled(LogLevel::kError));
+  EXPECT_EQ(HandleLoggingRequest(Post(R"({"log_info":true,"log_error":true,"log_verbose_level":0})"), Open()).status,
+            200);
+  EXPECT_TRUE(SeverityEnabled(LogLevel::kInfo));
+  EXPECT_TRUE(SeverityEnabled(LogLevel::kError));
   SetLogLevel(LogLevel::kInfo);
   SetLogFormat(LogFormat::kText);
 }
@@ -61,7 +68,7 @@ TEST(LoggingRoutesTest, BadInputIsA400NamingTheProblem) {
   EXPECT_THAT(deep.body, HasSubstr("100 levels"));
   EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_colour":true})"), Open()).body, HasSubstr("log_colour"));
   EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_info":"yes"})"), Open()).body, HasSubstr("log_info"));
-  EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_error":false})"), Open()).body, HasSubstr("cannot be turned off"));
+  EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_error":"no"})"), Open()).body, HasSubstr("log_error must be true or false"));
   EXPECT_THAT(HandleLoggingRequest(Post(R"({"log_file":"/tmp/x"})"), Open()).body, HasSubstr("stderr"));
   EXPECT_EQ(HandleLoggingRequest(Post("[1]"), Open()).status, 400);
   EXPECT_EQ(HandleLoggingRequest(HttpRequest{"DELETE", "/v2/logging", {}, "", {}, ""}, Open()).status, 405);

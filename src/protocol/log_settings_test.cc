@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/log_switches.h"
 #include "common/logging.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -13,13 +14,17 @@ using ::testing::HasSubstr;
 
 class LogSettingsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Reset(); }
+  void TearDown() override { Reset(); }
+  static void Reset() {
     SetLogLevel(LogLevel::kInfo);
     SetLogFormat(LogFormat::kText);
-  }
-  void TearDown() override {
-    SetLogLevel(LogLevel::kInfo);
-    SetLogFormat(LogFormat::kText);
+    SetIso8601Timestamps(false);
+    for (LogLevel l : {LogLevel::kError, LogLevel::kWarning, LogLevel::kInfo}) SetSeverityEnabled(l, true);
+    inference::LogSettingsRequest reset;  // the verbose level read back as last set
+    (*reset.mutable_settings())["log_verbose_level"].set_uint32_param(0);
+    inference::LogSettingsResponse ignored;
+    (void)BuildLogSettings(reset, &ignored);
   }
 
   static inference::LogSettingsRequest::SettingValue& Set(inference::LogSettingsRequest& request,
@@ -57,28 +62,36 @@ TEST_F(LogSettingsTest, EachKeyChangesTheLevelOrFormat) {
   Set(request, "log_verbose_level").set_uint32_param(2);
   ASSERT_TRUE(Apply(request).ok());
   EXPECT_EQ(GetLogLevel(), LogLevel::kVerbose);
-  EXPECT_EQ(Get("log_verbose_level").uint32_param(), 1u);
+  EXPECT_EQ(Get("log_verbose_level").uint32_param(), 2u);  // read back as set (Triton's)
 
   request.Clear();
   Set(request, "log_verbose_level").set_uint32_param(0);
   ASSERT_TRUE(Apply(request).ok());
   EXPECT_EQ(GetLogLevel(), LogLevel::kInfo);
+  EXPECT_EQ(Get("log_verbose_level").uint32_param(), 0u);
 
+  // Triton's switches are independent of each other and of the level.
   request.Clear();
   Set(request, "log_info").set_bool_param(false);
   ASSERT_TRUE(Apply(request).ok());
-  EXPECT_EQ(GetLogLevel(), LogLevel::kWarning);
+  EXPECT_FALSE(SeverityEnabled(LogLevel::kInfo));
   EXPECT_FALSE(Get("log_info").bool_param());
   EXPECT_TRUE(Get("log_warning").bool_param());
 
   request.Clear();
   Set(request, "log_warning").set_bool_param(false);
+  Set(request, "log_info").set_bool_param(true);
+  Set(request, "log_error").set_bool_param(false);
   ASSERT_TRUE(Apply(request).ok());
-  EXPECT_EQ(GetLogLevel(), LogLevel::kError);
+  EXPECT_TRUE(SeverityEnabled(LogLevel::kInfo));
+  EXPECT_FALSE(SeverityEnabled(LogLevel::kWarning));
+  EXPECT_FALSE(SeverityEnabled(LogLevel::kError));
+  EXPECT_TRUE(Get("log_info").bool_param());
   EXPECT_FALSE(Get("log_warning").bool_param());
+  EXPECT_FALSE(Get("log_error").bool_param());
 
   request.Clear();
-  Set(request, "log_info").set_bool_param(true);
+  Set(request, "log_warning").set_bool_param(true);
   Set(request, "log_error").set_bool_param(true);
   Set(request, "log_file").set_string_param("");
   Set(request, "log_format").set_string_param("json");
@@ -88,9 +101,17 @@ TEST_F(LogSettingsTest, EachKeyChangesTheLevelOrFormat) {
   EXPECT_EQ(Get("log_format").string_param(), "json");
 
   request.Clear();
+  Set(request, "log_format").set_string_param("ISO8601");
+  ASSERT_TRUE(Apply(request).ok());
+  EXPECT_EQ(GetLogFormat(), LogFormat::kText);
+  EXPECT_TRUE(Iso8601Timestamps());
+  EXPECT_EQ(Get("log_format").string_param(), "ISO8601");
+
+  request.Clear();
   Set(request, "log_format").set_string_param("default");
   ASSERT_TRUE(Apply(request).ok());
   EXPECT_EQ(GetLogFormat(), LogFormat::kText);
+  EXPECT_FALSE(Iso8601Timestamps());
 }
 
 TEST_F(LogSettingsTest, WrongTypesUnknownKeysAndUnsupportedValuesNameTheKey) {
@@ -102,7 +123,8 @@ TEST_F(LogSettingsTest, WrongTypesUnknownKeysAndUnsupportedValuesNameTheKey) {
   const Case cases[] = {
       {"log_info", [](auto& v) { v.set_string_param("yes"); }, "log_info must be true or false"},
       {"log_warning", [](auto& v) { v.set_uint32_param(1); }, "log_warning must be true or false"},
-      {"log_error", [](auto& v) { v.set_bool_param(false); }, "log_error cannot be turned off"},
+      {"log_error", [](auto& v) { v.set_string_param("off"); }, "log_error must be true or false"},
+      {"log_format", [](auto& v) { v.set_string_param("iso8601"); }, "log_format must be 'default'"},
       {"log_verbose_level", [](auto& v) { v.set_bool_param(true); }, "log_verbose_level must be an integer"},
       {"log_verbose_level", [](auto&) {}, "log_verbose_level must be an integer"},
       {"log_format", [](auto& v) { v.set_string_param("xml"); }, "log_format must be 'default'"},
@@ -136,10 +158,13 @@ TEST_F(LogSettingsTest, AnUpdateIsAllOrNothing) {
   Set(request, "log_verbose_level").set_uint32_param(1);
   Set(request, "log_format").set_string_param("json");
   Set(request, "log_warning").set_bool_param(false);
-  Set(request, "log_error").set_bool_param(false);  // refused: nothing else may apply
+  Set(request, "log_error").set_bool_param(false);
+  Set(request, "log_info").set_uint32_param(3);  // refused: nothing else may apply
   EXPECT_EQ(Apply(request).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(GetLogLevel(), LogLevel::kInfo);
   EXPECT_EQ(GetLogFormat(), LogFormat::kText);
+  EXPECT_TRUE(SeverityEnabled(LogLevel::kWarning));
+  EXPECT_TRUE(SeverityEnabled(LogLevel::kError));
 }
 
 }  // namespace
