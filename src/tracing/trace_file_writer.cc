@@ -120,6 +120,11 @@ TraceFileWriter::~TraceFileWriter() {
     stopping_ = true;
   }
   writer_.join();
+  if (dropped_.load() > 0) {
+    INFERA_LOG(WARNING) << "trace file '" << options_.path << "': " << dropped_.load()
+                        << " traces dropped (queue full or a file that could not be written), "
+                        << written_.load() << " written";
+  }
 }
 
 void TraceFileWriter::Submit(TritonTraceRecord record) {
