@@ -60,7 +60,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const Options& opt
   infer.api_keys = options.api_keys;
   infer.guard = &server->inference_->guard();
   infer.infer.max_response_bytes = options.max_message_bytes;
-  infer.infer.trace = InferTrace::Sink{options.trace_settings, options.tracer};
+  infer.infer.trace = InferTrace::Sink{options.trace_settings, options.tracer, options.trace_file};
   infer.infer.shared_memory = options.shared_memory;
   infer.max_pending_per_stream = options.max_pending_per_stream;
   infer.streams = &server->streams_;

@@ -46,6 +46,7 @@
 #include "manager/admin_executor.h"
 #include "manager/model_manager.h"
 #include "security/tls_config.h"
+#include "tracing/trace_file_writer.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
 #include "security/api_key_store.h"
@@ -94,6 +95,7 @@ class GrpcServer {
     // exporter, where sampled inferences are traced. Not owned; outlive the server.
     TraceSettings* trace_settings = nullptr;
     Tracer* tracer = nullptr;
+    TraceFileWriter* trace_file = nullptr;  // trace mode triton's file
     // The system shared-memory regions (not owned; outlives the server). Null: the
     // shared-memory RPCs answer UNAVAILABLE and requests naming a region fail.
     SharedMemoryRegistry* shared_memory = nullptr;

@@ -89,6 +89,9 @@ void InferPipeline::Run(const InferTarget& target, InferDecoder decode,
   absl::StatusOr<SharedMemoryOutputs> shared_memory = BindSharedMemory(options_.shared_memory, *request);
   if (!shared_memory.ok()) return SendFinal(answer, shared_memory.status(), nullptr);
   state.shared_memory = *std::move(shared_memory);
+  if (state.trace && state.trace->wants_tensors()) {
+    for (const Tensor& input : request->inputs) state.trace->Input(input);
+  }
 
   // 5. The version: chosen already by a decoder that needed its config, else now, a canary
   //    split routed by the request's routing_key parameter or the transport's header (a key
@@ -137,7 +140,11 @@ void InferPipeline::Deliver(InferResponder& answer, absl::StatusOr<InferResponse
   absl::Status status = result.status();
   if (result.ok()) {
     InferResponse& response = *result;
-    if (state.trace && delivery.final) state.trace->Ran(response.timings);
+    if (state.trace) {
+      if (delivery.final) state.trace->Ran(response.timings);
+      state.trace->Answered(response.model_version);
+      for (const Tensor& output : response.outputs) state.trace->Output(output);
+    }
     // 7. Outputs bound to regions are written there (an empty final response has none).
     if (!response.outputs.empty()) status = state.shared_memory.WriteInto(response);
     // 8. The transport's encoder.

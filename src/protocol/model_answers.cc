@@ -127,7 +127,14 @@ absl::Status BuildTraceSetting(const ModelManager& manager, TraceSettings& setti
                                const inference::TraceSettingRequest& request,
                                inference::TraceSettingResponse* response) {
   const std::string& model = request.model_name();
-  if (!model.empty()) RETURN_IF_ERROR(manager.ReadyVersions(model).status());
+  if (!model.empty()) {
+    // Triton's text for the trace extension (its infer answers word it differently).
+    if (absl::Status known = manager.ReadyVersions(model).status(); absl::IsNotFound(known)) {
+      return absl::NotFoundError(StrCat("Request for unknown model : ", model));
+    } else if (!known.ok()) {
+      return known;
+    }
+  }
   TraceSettings::Map current;
   if (request.settings().empty()) {
     current = settings.Get(model);

@@ -159,6 +159,7 @@ TEST_F(ModelAnswersTest, TraceSettingReadsUpdatesAndClearsWithAnEmptyList) {
   EXPECT_THAT(cleared->settings().at("trace_rate").value(), ElementsAre("1"));
   auto unknown = Trace("nope", {});
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(unknown.status().message(), "Request for unknown model : nope");
   EXPECT_EQ(Trace("", {{"trace_level", {"TENSORS"}}}).status().code(), absl::StatusCode::kInvalidArgument);
   // Errors name the first bad setting in name order, whatever the map's order.
   EXPECT_THAT(std::string(Trace("", {{"zzz", {"1"}}, {"aaa", {"1"}}}).status().message()),

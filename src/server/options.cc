@@ -88,6 +88,128 @@ absl::StatusOr<std::vector<std::pair<double, double>>> ParseSummaryQuantiles(std
   return quantiles;
 }
 
+// --trace-rate: Triton's integer N >= 1 (every N-th request), or infera's fraction P
+// (0, or 1e-9 to 1: every round(1/P)-th). The two agree at 1.
+absl::Status SetTraceRate(ServeOptions& o, std::string_view v) {
+  int64_t every = 0;
+  auto [int_end, int_ec] = std::from_chars(v.data(), v.data() + v.size(), every);
+  if (int_ec == std::errc() && int_end == v.data() + v.size() && every >= 0) {
+    o.trace_rate = every;
+    return absl::OkStatus();
+  }
+  double rate = -1;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), rate);
+  // "nan" parses and passes every comparison, and round(1/P) of a tiny P does not fit an
+  // integer: finite, and 0 or at least kMinTraceRate.
+  if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(rate) ||
+      !(rate == 0 || (rate >= kMinTraceRate && rate <= 1))) {
+    return absl::InvalidArgumentError(StrCat("'", v, "' is not an integer N >= 0 (every N-th request) or a fraction in [",
+                                             kMinTraceRate, ", 1]"));
+  }
+  o.trace_rate = rate > 0 ? std::max<int64_t>(1, std::llround(1.0 / rate)) : 0;
+  return absl::OkStatus();
+}
+
+absl::Status SetTraceLevel(ServeOptions& o, std::string_view v) {
+  if (v != "OFF" && v != "TIMESTAMPS" && v != "TENSORS") {
+    return absl::InvalidArgumentError(StrCat("'", v, "' is not a trace level (OFF, TIMESTAMPS or TENSORS)"));
+  }
+  o.trace_level.emplace_back(v);
+  return absl::OkStatus();
+}
+
+absl::Status SetTraceInteger(int64_t& field, std::string_view v, int64_t min) {
+  int64_t parsed = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || parsed < min) {
+    return absl::InvalidArgumentError(StrCat("'", v, "' is not an integer >= ", min));
+  }
+  field = parsed;
+  return absl::OkStatus();
+}
+
+absl::Status SetTraceMode(ServeOptions& o, std::string_view v) {
+  if (v != "triton" && v != "opentelemetry") {
+    return absl::InvalidArgumentError(StrCat("mode '", v, "' is not triton or opentelemetry"));
+  }
+  o.trace_mode = std::string(v);
+  return absl::OkStatus();
+}
+
+// Triton's --trace-config [MODE,]SETTING=VALUE.
+absl::Status SetTraceConfig(ServeOptions& o, std::string_view v) {
+  std::string_view mode;
+  std::string_view setting = v;
+  const size_t comma = v.find(',');
+  if (comma != std::string_view::npos && comma < v.find('=')) {
+    mode = v.substr(0, comma);
+    setting = v.substr(comma + 1);
+  }
+  const size_t eq = setting.find('=');
+  if (eq == std::string_view::npos) {
+    return absl::InvalidArgumentError(StrCat("'", v, "' is not [triton,|opentelemetry,]SETTING=VALUE"));
+  }
+  const std::string_view key = setting.substr(0, eq), value = setting.substr(eq + 1);
+  absl::Status status;
+  if (mode.empty()) {
+    if (key == "rate") {
+      status = SetTraceRate(o, value);
+    } else if (key == "level") {
+      status = SetTraceLevel(o, value);
+    } else if (key == "count") {
+      status = SetTraceInteger(o.trace_count, value, -1);
+    } else if (key == "mode") {
+      status = SetTraceMode(o, value);
+    } else {
+      return absl::InvalidArgumentError(
+          StrCat("'", v, "': unknown global trace setting '", key, "' (rate, level, count, mode)"));
+    }
+  } else if (mode == "triton") {
+    if (key == "file") {
+      status = SetText(o.trace_file, value);
+    } else if (key == "log-frequency") {
+      status = SetTraceInteger(o.trace_log_frequency, value, 0);
+    } else {
+      return absl::InvalidArgumentError(StrCat("'", v, "': unknown triton trace setting '", key, "' (file, log-frequency)"));
+    }
+  } else if (mode == "opentelemetry") {
+    if (key == "url") {
+      status = SetText(o.trace_endpoint, value);
+    } else {
+      return absl::InvalidArgumentError(
+          StrCat("'", v, "': opentelemetry setting '", key, "' is not supported (infera knows url)"));
+    }
+  } else {
+    return absl::InvalidArgumentError(StrCat("'", v, "': unknown trace mode '", mode, "' (triton or opentelemetry)"));
+  }
+  if (!status.ok()) return absl::InvalidArgumentError(StrCat("'", v, "': ", status.message()));
+  return absl::OkStatus();
+}
+
+// One trace mode, and its destination: a file for triton, an endpoint for opentelemetry.
+absl::Status FinishTraceOptions(ServeOptions& o) {
+  if (o.trace_mode.empty()) o.trace_mode = o.trace_endpoint.empty() ? "triton" : "opentelemetry";
+  if (o.trace_mode == "triton" && !o.trace_endpoint.empty()) {
+    return absl::InvalidArgumentError(
+        "--trace-endpoint (opentelemetry,url) is for trace mode opentelemetry, but mode is triton "
+        "(drop --trace-config mode=triton, or the endpoint)");
+  }
+  if (o.trace_mode == "opentelemetry") {
+    if (!o.trace_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--trace-file (triton,file) is for trace mode triton, but mode is opentelemetry: choose one");
+    }
+    for (const std::string& level : o.trace_level) {
+      if (level == "TENSORS") {
+        return absl::InvalidArgumentError(
+            "--trace-config level=TENSORS: trace mode opentelemetry records timestamps only (TENSORS "
+            "needs mode triton and a trace file)");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Resolves which TLS files the gRPC port serves and checks both configurations.
 absl::Status FinishTlsOptions(ServeOptions& options) {
   RETURN_IF_ERROR(ValidateTlsConfig(options.tls, "--tls-"));
@@ -221,24 +343,27 @@ const std::vector<Flag>& Flags() {
          o.trace_endpoint = std::string(v);
          return absl::OkStatus();
        }},
-      {"trace-rate", "P",
-       "Fraction of requests without a W3C traceparent that are traced (0, or 1e-9 to 1): "
-       "every round(1/P)-th such request (Triton's trace_rate; 0: none). Requests whose "
-       "traceparent is sampled are traced. Changeable at run time: /v2/trace/setting. "
-       "Default 0.01.",
-       [](ServeOptions& o, std::string_view v) -> absl::Status {
-         double rate = -1;
-         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), rate);
-         // "nan" parses and passes every comparison, and round(1/P) of a tiny P does not
-         // fit an integer: finite, and 0 or at least kMinTraceRate.
-         if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(rate) ||
-             !(rate == 0 || (rate >= kMinTraceRate && rate <= 1))) {
-           return absl::InvalidArgumentError(
-               StrCat("'", v, "' is not 0 or a fraction in [", kMinTraceRate, ", 1]"));
-         }
-         o.trace_rate = rate;
-         return absl::OkStatus();
-       }},
+      {"trace-rate", "N|P",
+       "Deprecated Triton flag, as --trace-config rate=N: every N-th request is traced "
+       "(Triton's trace_rate). A fraction P in (0, 1] means every round(1/P)-th (infera's "
+       "older form; 0: none). In opentelemetry mode a request whose W3C traceparent is "
+       "sampled is traced too. Default 1000 (triton mode) or 100 (opentelemetry). "
+       "Changeable at run time: /v2/trace/setting.",
+       SetTraceRate},
+      {"trace-config", "[MODE,]SETTING=VALUE",
+       "Triton's trace settings (repeatable): rate=N, level=OFF|TIMESTAMPS|TENSORS (repeat for "
+       "both), count=N (-1: unlimited), mode=triton|opentelemetry; triton,file=PATH (Triton's "
+       "JSON traces), triton,log-frequency=N (a new file PATH.0, PATH.1, ... every N traces; "
+       "0: one file); opentelemetry,url=URL (as --trace-endpoint).",
+       SetTraceConfig},
+      {"trace-file", "PATH", "Deprecated Triton flag, as --trace-config triton,file=PATH.",
+       [](ServeOptions& o, std::string_view v) { return SetText(o.trace_file, v); }},
+      {"trace-level", "LEVEL", "Deprecated Triton flag, as --trace-config level=LEVEL (repeatable).",
+       SetTraceLevel},
+      {"trace-count", "N", "Deprecated Triton flag, as --trace-config count=N.",
+       [](ServeOptions& o, std::string_view v) { return SetTraceInteger(o.trace_count, v, -1); }},
+      {"trace-log-frequency", "N", "Deprecated Triton flag, as --trace-config triton,log-frequency=N.",
+       [](ServeOptions& o, std::string_view v) { return SetTraceInteger(o.trace_log_frequency, v, 0); }},
       {"model-control-mode", "none|poll|explicit",
        "none: load every model at start. poll: also rescan the repository every "
        "--repository-poll-secs and load, reload or unload what changed. explicit: load only "
@@ -463,6 +588,7 @@ absl::StatusOr<ServeOptions> ParseServeOptions(const std::vector<std::string>& a
     }
   }
   if (!options.help) RETURN_IF_ERROR(FinishTlsOptions(options));
+  if (!options.help) RETURN_IF_ERROR(FinishTraceOptions(options));
   if (!options.load_models.empty() && options.model_control_mode != "explicit") {
     return absl::InvalidArgumentError("--load-model needs --model-control-mode=explicit");
   }

@@ -78,8 +78,20 @@ struct ServeOptions {
   // whatever its models' states (each model's own readiness still says which serve).
   bool strict_readiness = true;
   int shutdown_delay_secs = 0;
-  std::string trace_endpoint;  // empty: tracing off
-  double trace_rate = 0.01;
+  // Tracing (docs/metrics.md#tracing). Trace mode "triton" writes Triton's JSON
+  // traces to trace_file; "opentelemetry" exports OTLP to trace_endpoint.
+  std::string trace_endpoint;  // empty: no OTLP export
+  std::string trace_file;      // empty: no trace file
+  // "triton" or "opentelemetry"; FinishTraceOptions sets it when not given (opentelemetry
+  // with --trace-endpoint, else triton).
+  std::string trace_mode;
+  // Triton's trace_level values as given (OFF, TIMESTAMPS, TENSORS; repeatable). Empty:
+  // TIMESTAMPS with --trace-endpoint, OFF otherwise (Triton's default).
+  std::vector<std::string> trace_level;
+  // Every N-th request is traced; unset: 100 (opentelemetry) or 1000 (triton, Triton's).
+  std::optional<int64_t> trace_rate;
+  int64_t trace_count = -1;
+  int64_t trace_log_frequency = 0;
   int exit_timeout_secs = 30;
   int log_verbose = 0;
   std::string log_format = "text";  // text | ISO8601 | json

@@ -42,18 +42,65 @@ TEST(OptionsTest, ErrorsNameTheFlag) {
   EXPECT_THAT(message({"--model-repository=/m", "--log-format=xml"}), HasSubstr("text (or default), ISO8601 or json"));
 }
 
-TEST(OptionsTest, TraceRateIsAFiniteFractionOrZero) {
-  for (const char* good : {"0", "1", "0.01", "1e-9"}) {
+TEST(OptionsTest, TraceRateIsTritonsIntegerOrAFraction) {
+  for (const char* good : {"0", "1", "0.01", "1e-9", "1000"}) {
     auto options = ParseServeOptions({"--model-repository=/m", "--trace-rate", good});
     ASSERT_TRUE(options.ok()) << good << ": " << options.status();
   }
-  EXPECT_EQ(ParseServeOptions({"--model-repository=/m", "--trace-rate=0.25"})->trace_rate, 0.25);
+  EXPECT_EQ(ParseServeOptions({"--model-repository=/m", "--trace-rate=0.25"})->trace_rate, 4);
+  EXPECT_EQ(ParseServeOptions({"--model-repository=/m", "--trace-rate=6"})->trace_rate, 6);
+  EXPECT_EQ(ParseServeOptions({"--model-repository=/m", "--trace-rate=1"})->trace_rate, 1);
+  EXPECT_FALSE(ParseServeOptions({"--model-repository=/m"})->trace_rate.has_value());
   // NaN passed both bounds; 1e-300 made round(1/P) overflow an int64_t.
-  for (const char* bad : {"nan", "-nan", "NaN", "inf", "-inf", "1e-300", "1e-10", "-0.5", "1.5", "", "0.5x"}) {
+  for (const char* bad : {"nan", "-nan", "NaN", "inf", "-inf", "1e-300", "1e-10", "-0.5", "1.5", "", "0.5x", "-3"}) {
     auto options = ParseServeOptions({"--model-repository=/m", "--trace-rate", bad});
     EXPECT_FALSE(options.ok()) << bad;
     EXPECT_THAT(std::string(options.status().message()), HasSubstr("--trace-rate")) << bad;
   }
+}
+
+TEST(OptionsTest, TraceConfigTakesTritonsSettings) {
+  auto options = ParseServeOptions({"--model-repository=/m", "--trace-config", "triton,file=/tmp/t.json",
+                                    "--trace-config=level=TIMESTAMPS", "--trace-config", "level=TENSORS",
+                                    "--trace-config", "rate=4", "--trace-config", "count=6",
+                                    "--trace-config", "triton,log-frequency=2", "--trace-config", "mode=triton"});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->trace_file, "/tmp/t.json");
+  EXPECT_EQ(options->trace_level, (std::vector<std::string>{"TIMESTAMPS", "TENSORS"}));
+  EXPECT_EQ(options->trace_rate, 4);
+  EXPECT_EQ(options->trace_count, 6);
+  EXPECT_EQ(options->trace_log_frequency, 2);
+  EXPECT_EQ(options->trace_mode, "triton");
+  // The deprecated flags, the same settings.
+  auto old = ParseServeOptions({"--model-repository=/m", "--trace-file=t.log", "--trace-level=TIMESTAMPS",
+                                "--trace-rate=1", "--trace-count=5", "--trace-log-frequency=3"});
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->trace_file, "t.log");
+  EXPECT_EQ(old->trace_count, 5);
+  EXPECT_EQ(old->trace_log_frequency, 3);
+  EXPECT_EQ(old->trace_mode, "triton");
+  auto otel = ParseServeOptions({"--model-repository=/m", "--trace-config", "opentelemetry,url=http://c:4318/v1/traces"});
+  ASSERT_TRUE(otel.ok());
+  EXPECT_EQ(otel->trace_endpoint, "http://c:4318/v1/traces");
+  EXPECT_EQ(otel->trace_mode, "opentelemetry");
+
+  auto message = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "--model-repository=/m");
+    return std::string(ParseServeOptions(args).status().message());
+  };
+  EXPECT_THAT(message({"--trace-config", "level=LOUD"}), HasSubstr("not a trace level"));
+  EXPECT_THAT(message({"--trace-config", "nope=1"}), HasSubstr("unknown global trace setting 'nope'"));
+  EXPECT_THAT(message({"--trace-config", "triton,url=x"}), HasSubstr("unknown triton trace setting 'url'"));
+  EXPECT_THAT(message({"--trace-config", "zipkin,url=x"}), HasSubstr("unknown trace mode 'zipkin'"));
+  EXPECT_THAT(message({"--trace-config", "rate"}), HasSubstr("SETTING=VALUE"));
+  EXPECT_THAT(message({"--trace-config", "count=-2"}), HasSubstr("integer >= -1"));
+  EXPECT_THAT(message({"--trace-config", "triton,log-frequency=x"}), HasSubstr("integer >= 0"));
+  EXPECT_THAT(message({"--trace-config", "mode=zipkin"}), HasSubstr("triton or opentelemetry"));
+  EXPECT_THAT(message({"--trace-config", "mode=triton", "--trace-endpoint=http://c/v1/traces"}),
+              HasSubstr("is for trace mode opentelemetry"));
+  EXPECT_THAT(message({"--trace-file=t", "--trace-endpoint=http://c/v1/traces"}), HasSubstr("choose one"));
+  EXPECT_THAT(message({"--trace-endpoint=http://c/v1/traces", "--trace-level=TENSORS"}),
+              HasSubstr("timestamps only"));
 }
 
 TEST(OptionsTest, HelpListsEveryFlag) {

@@ -166,8 +166,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   if (!manager.ok()) return manager.status();
   server->manager_ = std::move(*manager);
 
-  const bool tracing = !options.trace_endpoint.empty();
-  if (tracing) {
+  // Tracing: trace mode triton writes Triton's JSON traces to a file, opentelemetry
+  // exports OTLP (ParseServeOptions resolved the mode and checked its destination).
+  const bool triton_mode = options.trace_mode != "opentelemetry";
+  if (!options.trace_endpoint.empty()) {
     Tracer::Options trace_options;
     trace_options.endpoint = options.trace_endpoint;
     trace_options.service_version = std::string(kInferaVersion);
@@ -175,12 +177,36 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
     if (!tracer.ok()) return tracer.status();
     server->tracer_ = std::move(*tracer);
   }
-  // Triton's trace settings (the trace extension); level OFF without an exporter.
-  server->trace_settings_ =
-      std::make_unique<TraceSettings>(TraceSettings::FromFraction(options.trace_rate, tracing), tracing);
-  if (tracing) {
-    INFERA_LOG(INFO) << "tracing every " << server->trace_settings_->Get("").at("trace_rate")[0]
-                     << "-th request without a traceparent (0: none) to " << options.trace_endpoint;
+  if (triton_mode && !options.trace_file.empty()) {
+    auto writer = TraceFileWriter::Create(TraceFileWriter::Options{options.trace_file});
+    if (!writer.ok()) return absl::InvalidArgumentError(StrCat("--trace-config triton,file: ", writer.status().message()));
+    server->trace_file_ = std::move(*writer);
+  }
+  const bool exporter = triton_mode ? server->trace_file_ != nullptr : server->tracer_ != nullptr;
+  TraceSettings::Initial initial;
+  if (options.trace_level.empty()) {
+    initial.level = triton_mode ? TraceSettings::Level::kOff : TraceSettings::Level::kTimestamps;
+  } else {
+    for (const std::string& level : options.trace_level) {
+      if (level == "TIMESTAMPS") initial.level |= TraceSettings::Level::kTimestamps;
+      if (level == "TENSORS") initial.level |= TraceSettings::Level::kTensors;
+    }
+  }
+  initial.rate = options.trace_rate.value_or(triton_mode ? 1000 : 100);
+  initial.count = options.trace_count;
+  initial.log_frequency = options.trace_log_frequency;
+  TraceSettings::Output output;
+  output.mode = triton_mode ? TraceSettings::Mode::kTriton : TraceSettings::Mode::kOpenTelemetry;
+  if (triton_mode) output.file = options.trace_file;
+  if (initial.level != TraceSettings::Level::kOff && !exporter) {
+    INFERA_LOG(WARNING) << "trace level set but no trace file (--trace-config triton,file=PATH): tracing is off";
+  }
+  server->trace_settings_ = std::make_unique<TraceSettings>(initial, exporter, std::move(output));
+  if (exporter) {
+    const TraceSettings::Map settings = server->trace_settings_->Get("");
+    INFERA_LOG(INFO) << "tracing (mode " << options.trace_mode << ", level " << StrJoin(settings.at("trace_level"), ",")
+                     << ") every " << settings.at("trace_rate")[0] << "-th request to "
+                     << (triton_mode ? options.trace_file : options.trace_endpoint);
   }
 
   // The audit log of admin actions (security/audit_log.h), before either port opens.
@@ -250,7 +276,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   KServeRoutes::Options route_options;
   route_options.server_name = options.server_id;
   route_options.server_version = std::string(kInferaVersion);
-  route_options.trace = InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()};
+  route_options.trace = InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get(), server->trace_file_.get()};
   route_options.shared_memory = &server->shared_memory_;
   Server* raw = server.get();
   route_options.server_ready = [raw] { return raw->IsReady(); };
@@ -261,10 +287,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   server->repository_routes_ =
       std::make_unique<RepositoryRoutes>(*server->manager_, *server->admin_, http_guard);
   server->openai_routes_ = std::make_unique<OpenAiRoutes>(
-      *server->manager_, InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()});
+      *server->manager_, InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get(), server->trace_file_.get()});
   server->shared_memory_routes_ = std::make_unique<SharedMemoryRoutes>(server->shared_memory_, http_guard);
   server->embeddings_routes_ = std::make_unique<EmbeddingsRoutes>(
-      *server->manager_, InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get()});
+      *server->manager_, InferTrace::Sink{server->trace_settings_.get(), server->tracer_.get(), server->trace_file_.get()});
   server->diagnosis_sampler_ =
       std::make_unique<diagnosis::DiagnosisSampler>(*server->manager_, diagnosis::DiagnosisSampler::Options{});
   server->diagnosis_routes_ = std::make_unique<diagnosis::DiagnosisRoutes>(*server->diagnosis_sampler_);
@@ -378,6 +404,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& option
   grpc_options.opened_admin_api = options.allow_admin_api;
   grpc_options.admin_executor = server->admin_.get();
   grpc_options.trace_settings = server->trace_settings_.get();
+  grpc_options.trace_file = server->trace_file_.get();
   grpc_options.tracer = server->tracer_.get();
   grpc_options.shared_memory = &server->shared_memory_;
   grpc_options.tls = options.grpc_tls;

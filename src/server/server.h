@@ -37,6 +37,7 @@
 #include "metrics/server_metrics.h"
 #include "openai/embeddings_routes.h"
 #include "openai/openai_routes.h"
+#include "tracing/trace_file_writer.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
 #include "server/options.h"
@@ -73,6 +74,7 @@ class Server {
   std::unique_ptr<ServerMetrics> metrics_;  // null with --allow-metrics=false
   std::unique_ptr<ApiKeyStore> api_keys_;   // null without --api-key / --api-key-file
   std::unique_ptr<Tracer> tracer_;          // null without --trace-endpoint
+  std::unique_ptr<TraceFileWriter> trace_file_;  // trace mode triton's file; null without one
   std::unique_ptr<TraceSettings> trace_settings_;  // the trace extension's settings
   BackendRegistry backends_;
   // The response cache (docs/response_cache.md); null without --cache-config. Before

@@ -26,6 +26,21 @@
 // "openai") plus the transport's status attribute (http.status_code or
 // rpc.grpc.status_code). Whether a request is traced is TraceSettings' decision.
 //
+// In trace mode "triton" the same points become Triton's timestamps, written by the
+// TraceFileWriter (no spans, no traceparent in the answer):
+//   HTTP_RECV_START, HTTP_RECV_END     received (infera stamps once, the body read)
+//   (GRPC_WAITREAD_START / _END for gRPC)
+//   REQUEST_START                      decoded
+//   QUEUE_START                        entered the scheduler (a generation: queued)
+//   COMPUTE_START, COMPUTE_INPUT_END   its batch started (no separate input copy)
+//   COMPUTE_OUTPUT_START, COMPUTE_END  its batch ended (no separate output copy)
+//   REQUEST_END                        encoding the answer began
+//   HTTP_SEND_START                    encoding ended
+//   HTTP_SEND_END                      the answer handed to the transport
+//   (GRPC_SEND_START / _END for gRPC)
+// A point the request never reached (refused before it ran) is left out. Level TENSORS
+// adds the inputs (TENSOR_QUEUE_INPUT) and outputs (TENSOR_BACKEND_OUTPUT).
+//
 // Not thread-safe: owned by one request's path (moved into its completion).
 #ifndef INFERA_TRACING_INFER_TRACE_H_
 #define INFERA_TRACING_INFER_TRACE_H_
@@ -38,6 +53,7 @@
 #include "api/infer_request.h"
 #include "common/clock.h"
 #include "tracing/request_trace.h"
+#include "tracing/trace_file_writer.h"
 #include "tracing/trace_settings.h"
 #include "tracing/tracer.h"
 
@@ -45,10 +61,12 @@ namespace infera {
 
 class InferTrace {
  public:
-  // Where traced requests go: both null (tracing off) or both set, outliving requests.
+  // Where traced requests go, outliving requests: settings null, tracing off; the
+  // tracer for trace mode opentelemetry, the file writer for trace mode triton.
   struct Sink {
     TraceSettings* settings = nullptr;
     Tracer* tracer = nullptr;
+    TraceFileWriter* file = nullptr;
   };
 
   // nullopt when the sink is off or the request is not sampled.
@@ -64,11 +82,25 @@ class InferTrace {
   void Ran(const RequestTimings& timings);
   // The stages of generation number `choice` of this request (see the file comment).
   void Generated(const GenerationTimings& timings, int64_t choice);
-  void Serialized(SteadyTime start, SteadyTime end) { trace_.AddStage("serialize", start, end); }
+  void Serialized(SteadyTime start, SteadyTime end);
+
+  // Triton mode: the version that answered (Triton's model_version).
+  void Answered(int64_t model_version) {
+    if (triton_) triton_->model_version = model_version;
+  }
+  // Triton mode, level TENSORS: whether Input / Output record anything.
+  bool wants_tensors() const { return triton_.has_value() && tensors_; }
+  void Input(const Tensor& tensor) {
+    if (wants_tensors()) triton_->tensors.push_back({"TENSOR_QUEUE_INPUT", tensor});
+  }
+  void Output(const Tensor& tensor) {
+    if (wants_tensors()) triton_->tensors.push_back({"TENSOR_BACKEND_OUTPUT", tensor});
+  }
 
   std::string trace_id() const { return ToHex(trace_.trace_id()); }
-  // The traceparent naming our root span (for the response's headers / metadata).
-  std::string traceparent() const { return trace_.traceparent(); }
+  // The traceparent naming our root span (for the response's headers / metadata); ""
+  // in trace mode triton (Triton sends none).
+  std::string traceparent() const { return triton_ ? std::string() : trace_.traceparent(); }
 
   // Closes the root span at `end` and hands every span to the tracer.
   // `status_key` / `status_value`: the transport's status attribute; `error` set for a
@@ -80,11 +112,22 @@ class InferTrace {
   InferTrace(Tracer* tracer, const TraceContext& context, std::string_view model, SteadyTime received)
       : tracer_(tracer), trace_(context), model_(model), received_(received), parsed_(received) {}
 
+  // Triton mode: the record's timestamps, by the transport's names.
+  void AddTritonTimestamps(std::string_view protocol, SteadyTime end);
+
   Tracer* tracer_;
   RequestTrace trace_;
   std::string model_;
   SteadyTime received_;
   SteadyTime parsed_;  // received_ until Parsed()
+  // Trace mode triton: the record being built, and what it holds.
+  TraceFileWriter* file_ = nullptr;
+  std::optional<TritonTraceRecord> triton_;
+  bool timestamps_ = true;
+  bool tensors_ = false;
+  std::optional<RequestTimings> ran_;  // queue and compute points (Ran or a generation's)
+  SteadyTime serialize_start_{};       // the first encoding's start ({}: none)
+  SteadyTime serialize_end_{};         // the last encoding's end
 };
 
 }  // namespace infera

@@ -1,8 +1,13 @@
 // InferTrace's generation stages (Generated): what each GenerationTimings point becomes,
-// exported to an in-process OTLP collector.
+// exported to an in-process OTLP collector; and trace mode triton's time points, written
+// to a trace file.
 #include "tracing/infer_trace.h"
 
+#include <unistd.h>
+
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -136,6 +141,71 @@ TEST(InferTraceTest, AGenerationsTimingsBecomeItsStagesUnderTheOneRoot) {
     if (&span == &root) continue;
     EXPECT_EQ(span.parent, root.id) << name;  // one level: every stage under the root
   }
+}
+
+TEST(InferTraceTest, TritonModeWritesTritonsPointsInOrderAndAnswersNoTraceparent) {
+  char dir[] = "/tmp/infer_trace_test.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/trace.json";
+  TraceSettings::Initial on;
+  on.level = TraceSettings::Level::kTimestamps;
+  on.rate = 1;
+  TraceSettings settings(on, true, TraceSettings::Output{TraceSettings::Mode::kTriton, path});
+  {
+    auto writer = TraceFileWriter::Create({path});
+    ASSERT_TRUE(writer.ok());
+    // No file writer: triton mode traces nothing (the tracer alone is not its sink).
+    EXPECT_FALSE(InferTrace::Start({&settings, nullptr, nullptr}, "simple", std::nullopt, SteadyTime{}).has_value());
+    const SteadyTime t0 = std::chrono::steady_clock::now();
+    auto trace = InferTrace::Start({&settings, nullptr, writer->get()}, "simple", kParent, t0);
+    ASSERT_TRUE(trace.has_value());
+    EXPECT_EQ(trace->traceparent(), "");
+    trace->Parsed(t0 + milliseconds(1));
+    RequestTimings timings;
+    timings.enqueue = t0 + milliseconds(2);
+    timings.execution_start = t0 + milliseconds(3);
+    timings.execution_end = t0 + milliseconds(5);
+    trace->Ran(timings);
+    trace->Answered(1);
+    trace->Serialized(t0 + milliseconds(6), t0 + milliseconds(7));
+    std::move(*trace).Finish("grpc", "r1", "rpc.grpc.status_code", "0", std::nullopt, t0 + milliseconds(8));
+    // Refused before it ran: no queue or compute points.
+    auto refused = InferTrace::Start({&settings, nullptr, writer->get()}, "simple", std::nullopt, t0);
+    ASSERT_TRUE(refused.has_value());
+    std::move(*refused).Finish("http", "", "http.status_code", "404", std::string("unknown"), t0 + milliseconds(1));
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  rapidjson::Document doc;
+  doc.Parse(text.str().c_str());
+  ASSERT_FALSE(doc.HasParseError()) << text.str();
+  std::map<uint64_t, std::vector<std::pair<std::string, int64_t>>> points;
+  for (const auto& o : doc.GetArray()) {
+    if (o.HasMember("model_name")) {
+      EXPECT_STREQ(o["model_name"].GetString(), "simple");
+      continue;
+    }
+    for (const auto& t : o["timestamps"].GetArray()) points[o["id"].GetUint64()].emplace_back(t["name"].GetString(), t["ns"].GetInt64());
+  }
+  ASSERT_EQ(points.size(), 2u);
+  std::vector<std::string> names;
+  int64_t last = 0;
+  for (const auto& [name, ns] : points[1]) {
+    names.push_back(name);
+    EXPECT_GE(ns, last) << name;
+    last = ns;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"GRPC_WAITREAD_START", "GRPC_WAITREAD_END", "REQUEST_START",
+                                             "QUEUE_START", "COMPUTE_START", "COMPUTE_INPUT_END",
+                                             "COMPUTE_OUTPUT_START", "COMPUTE_END", "REQUEST_END",
+                                             "GRPC_SEND_START", "GRPC_SEND_END"}));
+  EXPECT_EQ(points[1].back().second - points[1].front().second, 8'000'000);
+  names.clear();
+  for (const auto& [name, ns] : points[2]) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"HTTP_RECV_START", "HTTP_RECV_END", "REQUEST_START", "REQUEST_END",
+                                             "HTTP_SEND_START", "HTTP_SEND_END"}));
+  std::system((std::string("rm -rf ") + dir).c_str());
 }
 
 }  // namespace

@@ -26,46 +26,76 @@ absl::StatusOr<std::string_view> Single(std::string_view name, const std::vector
   return std::string_view(values[0]);
 }
 
+// Triton keeps these settings in 32-bit integers: a larger value is out of range.
+constexpr int64_t kMaxSetting = 2147483647;
+
 absl::StatusOr<int64_t> ParseInteger(std::string_view name, const std::vector<std::string>& values,
                                      int64_t min) {
   absl::StatusOr<std::string_view> value = Single(name, values);
   if (!value.ok()) return value.status();
   int64_t parsed = 0;
   auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), parsed);
-  if (value->empty() || ec != std::errc() || end != value->data() + value->size() || parsed < min) {
-    return absl::InvalidArgumentError(StrCat("trace setting '", name, "' must be an integer >= ", min,
-                                             ", got '", *value, "'"));
+  if (value->empty() || ec != std::errc() || end != value->data() + value->size() || parsed < min ||
+      parsed > kMaxSetting) {
+    return absl::InvalidArgumentError(StrCat("trace setting '", name, "' must be an integer in [", min, ", ",
+                                             kMaxSetting, "], got '", *value, "'"));
   }
   return parsed;
 }
 
-absl::StatusOr<TraceSettings::Level> ParseLevel(const std::vector<std::string>& values, bool exporter) {
+}  // namespace
+
+absl::StatusOr<uint8_t> TraceSettings::ParseLevel(const std::vector<std::string>& values, bool exporter,
+                                                  Mode mode) {
   if (values.empty()) return absl::InvalidArgumentError("trace setting 'trace_level' needs a value");
-  TraceSettings::Level level = TraceSettings::Level::kOff;
+  uint8_t level = Level::kOff;
   for (const std::string& value : values) {
     if (value == "OFF") continue;
     if (value == "TIMESTAMPS") {
-      level = TraceSettings::Level::kTimestamps;
+      level |= Level::kTimestamps;
     } else if (value == "TENSORS") {
-      return absl::InvalidArgumentError(
-          "trace_level TENSORS is not supported: infera's OTLP spans carry stage timestamps, not "
-          "tensors (use TIMESTAMPS)");
+      if (mode != Mode::kTriton) {
+        return absl::InvalidArgumentError(
+            "trace_level TENSORS is not supported in trace_mode opentelemetry: infera's OTLP spans "
+            "carry stage timestamps, not tensors (use TIMESTAMPS, or a trace file: --trace-config "
+            "triton,file=PATH)");
+      }
+      level |= Level::kTensors;
     } else {
       return absl::InvalidArgumentError(
-          StrCat("unknown trace_level '", value, "' (OFF or TIMESTAMPS)"));
+          StrCat("unknown trace_level '", value, "' (OFF, TIMESTAMPS or TENSORS)"));
     }
   }
-  if (level == TraceSettings::Level::kTimestamps && !exporter) {
+  if (level != Level::kOff && !exporter) {
     return absl::InvalidArgumentError(
-        "trace_level TIMESTAMPS needs an OTLP collector: start infera with --trace-endpoint");
+        "trace_level TIMESTAMPS or TENSORS needs somewhere to write traces: start infera with "
+        "--trace-config triton,file=PATH (or --trace-file) or --trace-endpoint");
   }
   return level;
 }
 
+namespace {
+
+std::vector<std::string> LevelNames(uint8_t level) {
+  if (level == TraceSettings::Level::kOff) return {"OFF"};
+  std::vector<std::string> names;
+  if (level & TraceSettings::Level::kTimestamps) names.emplace_back("TIMESTAMPS");
+  if (level & TraceSettings::Level::kTensors) names.emplace_back("TENSORS");
+  return names;
+}
+
+std::string_view ModeName(TraceSettings::Mode mode) {
+  return mode == TraceSettings::Mode::kTriton ? "triton" : "opentelemetry";
+}
+
 }  // namespace
 
-TraceSettings::TraceSettings(Initial initial, bool exporter) : exporter_(exporter) {
+TraceSettings::TraceSettings(Initial initial, bool exporter) : TraceSettings(initial, exporter, Output()) {}
+
+TraceSettings::TraceSettings(Initial initial, bool exporter, Output output)
+    : exporter_(exporter), output_(std::move(output)) {
   if (!exporter) initial.level = Level::kOff;
+  if (output_.mode != Mode::kTriton) initial.level &= ~Level::kTensors;
   start_ = initial;
   global_.level = initial.level;
   global_.rate = initial.rate;
@@ -91,17 +121,17 @@ TraceSettings::Map TraceSettings::GetLocked(std::string_view model) const {
     auto it = models_.find(model);
     if (it != models_.end()) m = &it->second;
   }
-  const Level level = m != nullptr && m->level ? *m->level : *global_.level;
+  const uint8_t level = m != nullptr && m->level ? *m->level : *global_.level;
   const int64_t rate = m != nullptr && m->rate ? *m->rate : *global_.rate;
   const int64_t count = m != nullptr && m->count ? *m->count : *global_.count;
   const int64_t log_frequency = m != nullptr && m->log_frequency ? *m->log_frequency : *global_.log_frequency;
   Map map;
-  map.emplace(std::string(kLevel), std::vector<std::string>{level == Level::kOff ? "OFF" : "TIMESTAMPS"});
+  map.emplace(std::string(kLevel), LevelNames(level));
   map.emplace(std::string(kRate), std::vector<std::string>{std::to_string(rate)});
   map.emplace(std::string(kCount), std::vector<std::string>{std::to_string(count)});
   map.emplace(std::string(kLogFrequency), std::vector<std::string>{std::to_string(log_frequency)});
-  map.emplace(std::string(kFile), std::vector<std::string>{""});
-  map.emplace(std::string(kMode), std::vector<std::string>{"opentelemetry"});
+  map.emplace(std::string(kFile), std::vector<std::string>{output_.file});
+  map.emplace(std::string(kMode), std::vector<std::string>{std::string(ModeName(output_.mode))});
   return map;
 }
 
@@ -121,7 +151,7 @@ absl::StatusOr<TraceSettings::Map> TraceSettings::Update(std::string_view model,
       continue;
     }
     if (name == kLevel) {
-      absl::StatusOr<Level> level = ParseLevel(*values, exporter_);
+      absl::StatusOr<uint8_t> level = ParseLevel(*values, exporter_, output_.mode);
       if (!level.ok()) return level.status();
       parsed.level = *level;
     } else if (name == kRate) {
@@ -137,15 +167,18 @@ absl::StatusOr<TraceSettings::Map> TraceSettings::Update(std::string_view model,
       if (!frequency.ok()) return frequency.status();
       parsed.log_frequency = *frequency;
     } else if (name == kFile) {
+      // Triton's text. A client must not choose where the server writes: the file is
+      // the operator's (--trace-config triton,file=PATH).
       return absl::InvalidArgumentError(
-          "trace file location can not be updated through network protocol (infera exports "
-          "traces over OTLP, --trace-endpoint, not to a file)");
+          "trace file location can not be updated through network protocol (the trace file "
+          "is set at start: --trace-config triton,file=PATH)");
     } else {  // kMode
       absl::StatusOr<std::string_view> mode = Single(name, *values);
       if (!mode.ok()) return mode.status();
-      if (*mode != "opentelemetry") {
+      if (*mode != ModeName(output_.mode)) {
         return absl::InvalidArgumentError(
-            StrCat("trace_mode '", *mode, "' is not supported: infera traces with opentelemetry only"));
+            StrCat("trace_mode can not be updated through network protocol: infera traces in mode '",
+                   ModeName(output_.mode), "' (chosen at start: --trace-config mode=...), not '", *mode, "'"));
       }
     }
   }
@@ -155,7 +188,7 @@ absl::StatusOr<TraceSettings::Map> TraceSettings::Update(std::string_view model,
   // returns to its start value (Triton's trace_endpoint_test resets so).
   const bool global = model.empty();
   for (std::string_view name : cleared) {
-    if (name == kLevel) scope.level = global ? std::optional<Level>(start_.level) : std::nullopt;
+    if (name == kLevel) scope.level = global ? std::optional<uint8_t>(start_.level) : std::nullopt;
     if (name == kRate) {
       scope.rate = global ? std::optional<int64_t>(start_.rate) : std::nullopt;
       scope.seen = 0;
@@ -178,15 +211,23 @@ absl::StatusOr<TraceSettings::Map> TraceSettings::Update(std::string_view model,
 
 std::optional<TraceContext> TraceSettings::Sample(std::string_view model,
                                                   std::optional<std::string_view> traceparent) {
+  std::optional<Sampled> sampled = SampleTrace(model, traceparent);
+  if (!sampled) return std::nullopt;
+  return sampled->context;
+}
+
+std::optional<TraceSettings::Sampled> TraceSettings::SampleTrace(std::string_view model,
+                                                                 std::optional<std::string_view> traceparent) {
+  // Triton's mode ignores W3C trace context: rate and count alone decide.
   std::optional<TraceContext> parent;
-  if (traceparent) parent = ParseTraceparent(*traceparent);
+  if (traceparent && output_.mode == Mode::kOpenTelemetry) parent = ParseTraceparent(*traceparent);
   absl::MutexLock lock(&mu_);
   Scope* m = nullptr;
   if (!models_.empty()) {
     auto it = models_.find(model);
     if (it != models_.end()) m = &it->second;
   }
-  const Level level = m != nullptr && m->level ? *m->level : *global_.level;
+  const uint8_t level = m != nullptr && m->level ? *m->level : *global_.level;
   if (level == Level::kOff) return std::nullopt;
   Scope& count_scope = m != nullptr && m->count ? *m : global_;
   if (*count_scope.count == 0) return std::nullopt;
@@ -195,14 +236,21 @@ std::optional<TraceContext> TraceSettings::Sample(std::string_view model,
   } else {
     Scope& rate_scope = m != nullptr && m->rate ? *m : global_;
     if (*rate_scope.rate == 0) return std::nullopt;
-    if (rate_scope.seen++ % static_cast<uint64_t>(*rate_scope.rate) != 0) return std::nullopt;
+    // Triton's count: the rate-th request is the first traced (counter incremented first).
+    if (++rate_scope.seen % static_cast<uint64_t>(*rate_scope.rate) != 0) return std::nullopt;
   }
   if (*count_scope.count > 0) --*count_scope.count;
-  if (parent) return parent;
-  TraceContext root;
-  root.trace_id = NewTraceId();
-  root.sampled = true;
-  return root;
+  Sampled sampled;
+  sampled.timestamps = (level & Level::kTimestamps) != 0;
+  sampled.tensors = (level & Level::kTensors) != 0;
+  sampled.log_frequency = m != nullptr && m->log_frequency ? *m->log_frequency : *global_.log_frequency;
+  if (parent) {
+    sampled.context = *parent;
+  } else {
+    sampled.context.trace_id = NewTraceId();
+    sampled.context.sampled = true;
+  }
+  return sampled;
 }
 
 }  // namespace infera

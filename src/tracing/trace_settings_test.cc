@@ -103,7 +103,7 @@ TEST(TraceSettingsTest, ModelRateHasItsOwnCounter) {
   TraceSettings settings(On(1000), true);
   ASSERT_TRUE(settings.Update("hot", {Change{"trace_rate", Values{"2"}}}).ok());
   EXPECT_EQ(Traced(settings, "hot", 4), 2);
-  EXPECT_EQ(Traced(settings, "cold", 4), 1);  // the global counter: the 1st of 1000
+  EXPECT_EQ(Traced(settings, "cold", 4), 0);  // the global counter: 4 of 1000 seen
 }
 
 TEST(TraceSettingsTest, RejectsWhatItCannotHonourAndChangesNothing) {
@@ -113,19 +113,22 @@ TEST(TraceSettingsTest, RejectsWhatItCannotHonourAndChangesNothing) {
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_level", Values{"LOUD"}}})),
               HasSubstr("unknown trace_level 'LOUD'"));
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"-1"}}})),
-              HasSubstr("'trace_rate' must be an integer >= 0, got '-1'"));
+              HasSubstr("'trace_rate' must be an integer in [0, 2147483647], got '-1'"));
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"1x"}}})),
               HasSubstr("'trace_rate' must be an integer"));
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"99999999999999999999"}}})),
               HasSubstr("'trace_rate' must be an integer"));
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_count", Values{"-2"}}})),
-              HasSubstr("'trace_count' must be an integer >= -1"));
+              HasSubstr("'trace_count' must be an integer in [-1, 2147483647]"));
+  for (const char* name : {"trace_count", "trace_rate", "log_frequency"}) {  // Triton's out of range
+    EXPECT_THAT(Message(settings.Update("m", {Change{name, Values{"10000000000"}}})), HasSubstr("must be an integer in"));
+  }
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_rate", Values{"1", "2"}}})),
               HasSubstr("takes exactly one value, got 2"));
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_file", Values{"/tmp/t.json"}}})),
               HasSubstr("trace file location can not be updated through network protocol"));
   EXPECT_THAT(Message(settings.Update("", {Change{"trace_mode", Values{"triton"}}})),
-              HasSubstr("trace_mode 'triton' is not supported"));
+              HasSubstr("trace_mode can not be updated through network protocol"));
   EXPECT_THAT(Message(settings.Update("", {Change{"sample", Values{"1"}}})),
               HasSubstr("unknown trace setting 'sample'"));
   // All or nothing: a good change next to a bad one is not applied.
@@ -169,6 +172,54 @@ TEST(TraceSettingsTest, ClearingAGlobalSettingRestoresItsStartValue) {
   EXPECT_THAT(cleared->at("trace_level"), ElementsAre("TIMESTAMPS"));
   // A model's own setting is untouched by clearing the global one.
   EXPECT_THAT(settings.Get("m").at("trace_rate"), ElementsAre("2"));
+}
+
+TraceSettings TritonMode(TraceSettings::Initial initial) {
+  return TraceSettings(initial, true, TraceSettings::Output{TraceSettings::Mode::kTriton, "trace.json"});
+}
+
+TEST(TraceSettingsTest, TritonModeReadsBackItsFileAndMode) {
+  TraceSettings settings = TritonMode(On(1));
+  const TraceSettings::Map map = settings.Get("simple");
+  EXPECT_THAT(map.at("trace_file"), ElementsAre("trace.json"));
+  EXPECT_THAT(map.at("trace_mode"), ElementsAre("triton"));
+  EXPECT_TRUE(settings.Update("", {Change{"trace_mode", Values{"triton"}}}).ok());
+  EXPECT_THAT(Message(settings.Update("", {Change{"trace_mode", Values{"opentelemetry"}}})),
+              HasSubstr("can not be updated"));
+  EXPECT_THAT(Message(settings.Update("simple", {Change{"trace_file", Values{"model.log"}}})),
+              HasSubstr("trace file location can not be updated through network protocol"));
+  // Clearing the file (Triton's clients send null) is accepted and changes nothing.
+  auto cleared = settings.Update("", {Change{"trace_file", std::nullopt}});
+  ASSERT_TRUE(cleared.ok());
+  EXPECT_THAT(cleared->at("trace_file"), ElementsAre("trace.json"));
+}
+
+TEST(TraceSettingsTest, TritonModeTakesTensorsAndReadsLevelsBackInOrder) {
+  TraceSettings settings = TritonMode(On(1));
+  auto both = settings.Update("", {Change{"trace_level", Values{"TENSORS", "TIMESTAMPS"}}});
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_THAT(both->at("trace_level"), ElementsAre("TIMESTAMPS", "TENSORS"));
+  auto sampled = settings.SampleTrace("m", std::nullopt);
+  ASSERT_TRUE(sampled.has_value());
+  EXPECT_TRUE(sampled->timestamps);
+  EXPECT_TRUE(sampled->tensors);
+  ASSERT_TRUE(settings.Update("m", {Change{"trace_level", Values{"TENSORS"}},
+                                    Change{"log_frequency", Values{"3"}}}).ok());
+  sampled = settings.SampleTrace("m", std::nullopt);
+  ASSERT_TRUE(sampled.has_value());
+  EXPECT_FALSE(sampled->timestamps);
+  EXPECT_EQ(sampled->log_frequency, 3);
+  EXPECT_EQ(settings.SampleTrace("other", std::nullopt)->log_frequency, 0);
+}
+
+TEST(TraceSettingsTest, TritonModeCountsRequestsAsTritonAndIgnoresTraceparents) {
+  TraceSettings settings = TritonMode(On(3));
+  std::vector<int> traced;
+  for (int i = 1; i <= 9; ++i) {
+    if (settings.Sample("m", std::string_view(kSampled)).has_value()) traced.push_back(i);
+  }
+  EXPECT_EQ(traced, (std::vector<int>{3, 6, 9}));  // the rate-th first; the sampled parent ignored
+  EXPECT_FALSE(settings.Sample("m", std::string_view(kNotSampled)).has_value());
 }
 
 }  // namespace
