@@ -43,6 +43,11 @@ struct GenerationMetrics {
   int64_t num_kv_blocks = 0;
   int64_t block_size = 0;
   int64_t max_num_seqs = 0;  // the engine's limit on running sequences
+  // Speculative decoding (vLLM's spec_decode counters): draft tokens verified, accepted,
+  // and tokens emitted by verification steps (accepted + one sampled per step).
+  uint64_t spec_decode_num_draft_tokens = 0;
+  uint64_t spec_decode_num_accepted_tokens = 0;
+  uint64_t spec_decode_num_emitted_tokens = 0;
 };
 
 }  // namespace infera

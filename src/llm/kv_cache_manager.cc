@@ -49,12 +49,13 @@ KvCacheManager::CachedPrefix KvCacheManager::FindCachedPrefix(const LlmRequest& 
 }
 
 bool KvCacheManager::Allocate(const LlmRequest& request, int64_t num_computed,
-                              int64_t num_new_tokens, const CachedPrefix* prefix) {
+                              int64_t num_new_tokens, const CachedPrefix* prefix, int64_t num_lookahead_tokens) {
   Entry& entry = entries_[request.id];
   const bool use_prefix = prefix && !prefix->blocks.empty() && entry.blocks.empty();
   const int64_t have = static_cast<int64_t>(entry.blocks.size()) +
                        (use_prefix ? static_cast<int64_t>(prefix->blocks.size()) : 0);
-  const int64_t need = std::max<int64_t>(0, BlocksFor(num_computed + num_new_tokens) - have);
+  const int64_t num_slots = num_computed + num_new_tokens + num_lookahead_tokens;
+  const int64_t need = std::max<int64_t>(0, BlocksFor(num_slots) - have);
   // Prefix blocks that sit in the free queue stop being allocatable once touched.
   int64_t touched_free = 0;
   if (use_prefix) {
@@ -74,10 +75,9 @@ bool KvCacheManager::Allocate(const LlmRequest& request, int64_t num_computed,
     entry.num_cached = prefix->blocks.size();
   }
   for (int32_t b : pool_.Allocate(static_cast<int32_t>(need))) entry.blocks.push_back(b);
-  INFERA_CHECK(static_cast<int64_t>(entry.blocks.size()) >= BlocksFor(num_computed + num_new_tokens))
-      << "request " << request.id << " holds " << entry.blocks.size() << " KV blocks for "
-      << num_computed + num_new_tokens << " tokens";
-  if (enable_prefix_caching_) {
+  INFERA_CHECK(static_cast<int64_t>(entry.blocks.size()) >= BlocksFor(num_slots))
+      << "request " << request.id << " holds " << entry.blocks.size() << " KV blocks for " << num_slots << " tokens";
+  if (enable_prefix_caching_) {  // verified tokens only: lookahead slots may be rejected
     const size_t full = static_cast<size_t>((num_computed + num_new_tokens) / block_size_);
     for (size_t i = entry.num_cached; i < full; ++i) pool_.Cache(entry.blocks[i], KeyOf(request, entry, i));
     entry.num_cached = std::max(entry.num_cached, full);

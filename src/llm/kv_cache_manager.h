@@ -45,11 +45,19 @@ class KvCacheManager {
   // Allocate() admits the request with it.
   CachedPrefix FindCachedPrefix(const LlmRequest& request);
 
-  // Gives the request slots for tokens [num_computed, num_computed + num_new_tokens):
-  // first references `prefix` (when the request has no blocks yet), then allocates
-  // what is missing. Returns false and changes nothing when too few blocks are free.
+  // Gives the request slots for tokens [num_computed, num_computed + num_new_tokens +
+  // num_lookahead_tokens): first references `prefix` (when the request has no blocks
+  // yet), then allocates what is missing. Returns false and changes nothing when too few
+  // blocks are free.
+  //
+  // Lookahead tokens are speculative draft tokens (docs/speculative_decoding.md): they
+  // get slots but are not in request.all_token_ids, and their K/V may be rejected, so a
+  // block enters the prefix cache only once all its positions are below
+  // num_computed + num_new_tokens. IMPORTANT: a rejected draft's slot holds K/V that
+  // does not belong to the request's tokens until the real token at that position is
+  // computed (over it); only blocks wholly made of verified tokens are ever cached.
   bool Allocate(const LlmRequest& request, int64_t num_computed, int64_t num_new_tokens,
-                const CachedPrefix* prefix = nullptr);
+                const CachedPrefix* prefix = nullptr, int64_t num_lookahead_tokens = 0);
 
   // Releases the request's blocks (tail first). Idempotent.
   void Free(const LlmRequest& request);

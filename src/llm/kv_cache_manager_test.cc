@@ -98,3 +98,31 @@ TEST(KvCacheManagerTest, ReleasedPrefixStaysCachedUntilEvicted) {
 
 }  // namespace
 }  // namespace infera::llm
+
+namespace infera::llm {
+namespace {
+
+// Speculative draft tokens get slots (lookahead) but never make a block a cache entry:
+// only blocks wholly below num_computed + num_new_tokens are cached.
+TEST(KvCacheManagerTest, LookaheadSlotsAreAllocatedButNeverCached) {
+  KvCacheManager kv(8, 4, true);
+  LlmRequest a = Request(1, Range(0, 7));
+  auto none = kv.FindCachedPrefix(a);
+  ASSERT_TRUE(kv.Allocate(a, 0, 7, &none));  // block 0 full (cached), block 1 holds 3
+  EXPECT_THAT(kv.BlockIds(1), ElementsAre(0, 1));
+  a.all_token_ids.push_back(7);
+  // The sampled token 7 plus 5 drafts: positions 7..12, blocks 1, 2, 3.
+  ASSERT_TRUE(kv.Allocate(a, 7, 1, nullptr, /*num_lookahead_tokens=*/5));
+  EXPECT_THAT(kv.BlockIds(1), ElementsAre(0, 1, 2, 3));
+  // Blocks 0 and 1 (tokens 0..7, all verified) are cached; 2 and 3 (drafts) are not.
+  LlmRequest b = Request(2, Range(0, 13));
+  EXPECT_EQ(kv.FindCachedPrefix(b).num_tokens, 8);
+  // All drafts rejected; the next step writes position 8 over the draft's slot.
+  a.all_token_ids.push_back(99);
+  ASSERT_TRUE(kv.Allocate(a, 8, 1));
+  EXPECT_THAT(kv.BlockIds(1), ElementsAre(0, 1, 2, 3));  // nothing new: slots were kept
+  EXPECT_EQ(kv.FindCachedPrefix(b).num_tokens, 8);
+}
+
+}  // namespace
+}  // namespace infera::llm

@@ -60,7 +60,9 @@ void AddLinear(at::Tensor& residual, const at::Tensor& x, const Projection& w, c
 struct StepBatch {
   std::vector<int64_t> ids, positions, slots;
   std::vector<int32_t> seq_of_token;
-  std::vector<int64_t> sample_rows;  // token index of each sampled sequence's last token
+  // Token index of each logits row: a sampled sequence's last token, or its last
+  // 1 + num_draft_tokens tokens (speculative decoding).
+  std::vector<int64_t> sample_rows;
   std::vector<float> rope_cos, rope_sin;  // [token][head_dim / 2], shared by every layer
 };
 
@@ -194,7 +196,12 @@ absl::StatusOr<StepBatch> LlamaModelRunner::Impl::Flatten(const SchedulerOutput&
       b.slots.push_back(static_cast<int64_t>(seq.block_ids[pos / bs]) * bs + pos % bs);
       b.seq_of_token.push_back(static_cast<int32_t>(s));
     }
-    if (seq.sample) b.sample_rows.push_back(static_cast<int64_t>(b.ids.size()) - 1);
+    const int64_t rows = seq.NumLogitsRows();
+    if (rows > static_cast<int64_t>(seq.token_ids.size())) {
+      return absl::InternalError(StrCat("request ", seq.request_id, ": ", rows, " logits rows wanted from ",
+                                        seq.token_ids.size(), " tokens"));
+    }
+    for (int64_t r = rows; r > 0; --r) b.sample_rows.push_back(static_cast<int64_t>(b.ids.size()) - r);
   }
   // Hugging Face: freqs = position * inv_freq in float32, then cos/sin.
   const size_t half = inv_freq.size();

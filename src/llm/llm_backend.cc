@@ -80,6 +80,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   engine.block_size = options.block_size;
   engine.enable_prefix_caching = options.enable_prefix_caching;
   engine.max_waiting_requests = static_cast<size_t>(options.max_waiting_requests);
+  engine.speculative = options.speculative;
   SchedulerConfig& sc = engine.scheduler;
   sc.max_num_seqs = options.max_num_seqs;
   sc.max_num_batched_tokens = options.max_num_batched_tokens;

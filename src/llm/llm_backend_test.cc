@@ -26,10 +26,11 @@ class GatedRunner : public ModelRunner {
     ModelRunnerOutput out;
     out.vocab_size = vocab_size();
     for (const auto& seq : step.sequences) {
-      if (!seq.sample) continue;
-      std::vector<float> row(out.vocab_size, 0.0f);
-      row[(seq.token_ids.back() + 1) % 256] = 10.0f;
-      out.logits.insert(out.logits.end(), row.begin(), row.end());
+      for (int64_t k = seq.NumLogitsRows(); k > 0; --k) {  // with draft tokens: one row per position
+        std::vector<float> row(out.vocab_size, 0.0f);
+        row[(seq.token_ids[seq.token_ids.size() - static_cast<size_t>(k)] + 1) % 256] = 10.0f;
+        out.logits.insert(out.logits.end(), row.begin(), row.end());
+      }
     }
     return out;
   }

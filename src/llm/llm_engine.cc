@@ -1,5 +1,6 @@
 #include "llm/llm_engine.h"
 
+#include <algorithm>
 #include <limits>
 #include <random>
 #include <utility>
@@ -7,6 +8,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
+#include "llm/draft_verifier.h"
 #include "llm/sampler.h"
 
 namespace infera::llm {
@@ -26,6 +28,11 @@ LlmEngine::LlmEngine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
       runner_(std::move(runner)),
       tokenizer_(tokenizer),
       metrics_(options_.metrics_series),
+      proposer_(options_.speculative.enabled()
+                    ? std::make_unique<NgramProposer>(options_.speculative.ngram_prompt_lookup_min,
+                                                      options_.speculative.ngram_prompt_lookup_max,
+                                                      options_.speculative.num_speculative_tokens)
+                    : nullptr),
       kv_(options_.num_blocks, options_.block_size, options_.enable_prefix_caching),
       scheduler_(options_.scheduler, &kv_) {}
 
@@ -234,20 +241,60 @@ void LlmEngine::Step() {
     for (const ScheduledSequence& seq : step.sequences) End(seq.request_id, FinishReason::kError, result.status());
     return;
   }
-  std::vector<SampledToken> sampled;
+  std::vector<std::vector<SampledToken>> sampled;
   size_t row = 0;
   for (const ScheduledSequence& seq : step.sequences) {
     if (!seq.sample) continue;
     LlmRequest* r = scheduler_.Find(seq.request_id);
-    float* logits = result->logits.data() + row++ * result->vocab_size;
-    sampled.push_back(r ? Sampler::Sample(logits, result->vocab_size, *r) : SampledToken{});
+    float* logits = result->logits.data() + row * result->vocab_size;
+    row += static_cast<size_t>(seq.NumLogitsRows());
+    if (r && seq.num_draft_tokens > 0) {
+      sampled.push_back(VerifyDrafts(seq, logits, result->vocab_size, *r));
+      continue;
+    }
+    sampled.push_back({r ? Sampler::Sample(logits, result->vocab_size, *r) : SampledToken{}});
   }
   std::vector<RequestUpdate> updates = scheduler_.Update(step, sampled);
+  ProposeDrafts(updates);
   metrics_.RecordPreemptions(static_cast<int64_t>(step.preempted.size()));
   step_output_.time = Clock::now();
   for (RequestUpdate& u : updates) {
     if (!u.token) continue;
     step_output_.outputs.push_back({u.id, std::move(u.token), u.finish_reason, absl::OkStatus()});
+  }
+}
+
+std::vector<SampledToken> LlmEngine::VerifyDrafts(const ScheduledSequence& seq, float* logits, int64_t vocab_size,
+                                                   LlmRequest& request) {
+  const std::vector<int32_t> drafts(seq.token_ids.end() - seq.num_draft_tokens, seq.token_ids.end());
+  std::vector<SampledToken> emitted = VerifyDraftTokens(logits, vocab_size, drafts, request);
+  const auto emitted_count = static_cast<int64_t>(emitted.size());
+  metrics_.RecordSpecDecode(seq.num_draft_tokens, emitted_count - 1, emitted_count);
+  // Draft length follows acceptance (Hugging Face's "heuristic" schedule for assisted
+  // generation): +2 after a fully accepted run, -1 (down to 1) after a rejection. Each
+  // draft costs a full token of compute whether accepted or not, so text the lookup
+  // predicts badly should not pay for k of them every step.
+  const int32_t k = options_.speculative.num_speculative_tokens;
+  const int32_t wanted = request.num_draft_tokens_wanted > 0 ? request.num_draft_tokens_wanted : k;
+  request.num_draft_tokens_wanted =
+      emitted_count - 1 == seq.num_draft_tokens ? std::min(k, wanted + 2) : std::max(1, wanted - 1);
+  return emitted;
+}
+
+void LlmEngine::ProposeDrafts(const std::vector<RequestUpdate>& updates) {
+  if (!proposer_) return;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const RequestUpdate& u = updates[i];
+    // A request's updates are adjacent: propose once, after its last token.
+    if (u.finish_reason != FinishReason::kNone || (i + 1 < updates.size() && updates[i + 1].id == u.id)) continue;
+    LlmRequest* r = scheduler_.Find(u.id);
+    // Constrained requests decode one token per step: a draft would need the grammar
+    // matcher at every draft position (docs/structured_output.md).
+    if (r == nullptr || !r->sampling.grammar.empty()) continue;
+    r->draft_token_ids = proposer_->Propose(r->all_token_ids);
+    if (r->num_draft_tokens_wanted > 0 && r->draft_token_ids.size() > static_cast<size_t>(r->num_draft_tokens_wanted)) {
+      r->draft_token_ids.resize(static_cast<size_t>(r->num_draft_tokens_wanted));
+    }
   }
 }
 

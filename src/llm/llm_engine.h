@@ -8,7 +8,9 @@
 //     Scheduler::Schedule()            [KvCacheManager → BlockPool]   → SchedulerOutput
 //     ModelRunner::Execute(output)                                      → logits
 //     Sampler::Sample per sampled sequence                              → tokens
+//       (with draft tokens: VerifyDraftTokens, draft_verifier.h)        → 1..k+1 tokens
 //     Scheduler::Update(output, tokens)                                 → RequestUpdates
+//     NgramProposer per running request (speculative decoding only)    → draft tokens
 //     ─→ one EngineStepOutput (engine_output.h) ─→ output thread (output_thread.h):
 //        OutputProcessor: TextStream per request (detokenise, stop strings), metrics,
 //        GenerationOutput → the request's OutputCallback; stop-string hits ─→ Abort()
@@ -47,8 +49,10 @@
 #include "llm/engine_output.h"
 #include "llm/llm_metrics.h"
 #include "llm/model_runner.h"
+#include "llm/ngram_proposer.h"
 #include "llm/output_thread.h"
 #include "llm/scheduler.h"
+#include "llm/speculative_config.h"
 #include "llm/text_imports.h"
 
 namespace infera::llm {
@@ -61,6 +65,8 @@ struct EngineOptions {
   size_t max_waiting_requests = 1024;
   // The model's Prometheus series (llm_metrics_series.h); null: snapshot only.
   std::shared_ptr<LlmMetricsSeries> metrics_series;
+  // Speculative decoding (docs/speculative_decoding.md); off by default.
+  SpeculativeConfig speculative;
 };
 
 struct GenerateRequest {
@@ -116,11 +122,18 @@ class LlmEngine {
   // Hands the step's outputs to the output thread (when there are any).
   void HandOff();
   void RecordState();
+  // Speculative decoding (docs/speculative_decoding.md). The tokens to emit for a
+  // sequence scheduled with draft tokens (counted in the metrics).
+  std::vector<SampledToken> VerifyDrafts(const ScheduledSequence& seq, float* logits, int64_t vocab_size,
+                                         LlmRequest& request);
+  // Proposes the next step's draft tokens for the requests that got tokens and still run.
+  void ProposeDrafts(const std::vector<RequestUpdate>& updates);
 
   const EngineOptions options_;
   const std::unique_ptr<ModelRunner> runner_;
   const Tokenizer* const tokenizer_;
   LlmMetrics metrics_;
+  const std::unique_ptr<NgramProposer> proposer_;  // null: no speculation
 
   // Engine thread only.
   KvCacheManager kv_;

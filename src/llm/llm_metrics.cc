@@ -90,6 +90,17 @@ void LlmMetrics::RecordPreemptions(int64_t n) {
   data_.preemptions += static_cast<uint64_t>(n);
 }
 
+void LlmMetrics::RecordSpecDecode(int64_t num_draft, int64_t num_accepted, int64_t num_emitted) {
+  if (series_) {
+    series_->prometheus().AddSpecDecodeTokens(static_cast<double>(num_draft), static_cast<double>(num_accepted),
+                                              static_cast<double>(num_emitted));
+  }
+  absl::MutexLock lock(&mu_);
+  data_.spec_decode_num_draft_tokens += static_cast<uint64_t>(num_draft);
+  data_.spec_decode_num_accepted_tokens += static_cast<uint64_t>(num_accepted);
+  data_.spec_decode_num_emitted_tokens += static_cast<uint64_t>(num_emitted);
+}
+
 void LlmMetrics::RecordState(int64_t prefix_queries_total, int64_t prefix_hits_total, int64_t running,
                              int64_t waiting, int64_t used_blocks) {
   absl::MutexLock lock(&mu_);

@@ -64,6 +64,9 @@ class LlmMetrics {
   // A request ended (any reason, aborts and errors included).
   void RecordFinished(const EndedRequest& ended);
   void RecordPreemptions(int64_t n);
+  // One speculative verification of a sequence: drafts scheduled, accepted, and tokens
+  // emitted (accepted + 1).
+  void RecordSpecDecode(int64_t num_draft, int64_t num_accepted, int64_t num_emitted);
   // The engine's state after a step: cumulative prefix-cache counters (tokens) and the
   // current gauges.
   void RecordState(int64_t prefix_queries_total, int64_t prefix_hits_total, int64_t running, int64_t waiting,

@@ -23,6 +23,52 @@ constexpr int64_t kMaxBatchedTokens = int64_t{1} << 20;
 constexpr int64_t kMaxModelLen = kMaxMaxTokens;  // sampling_params.h: max_tokens fits any context
 constexpr int32_t kMaxBlockSize = 1024;
 constexpr int64_t kMaxWaitingRequests = int64_t{1} << 20;
+// Each draft token is computed every step whether accepted or not: past a handful the
+// step costs more than acceptance saves (vLLM's examples use 2-8).
+constexpr int32_t kMaxSpeculativeTokens = 16;
+constexpr int32_t kMaxNgramLookup = 64;
+
+template <typename T>
+absl::Status ParseInt(std::string_view key, std::string_view v, T min, T max, T& out);
+
+// speculative_model, num_speculative_tokens, ngram_prompt_lookup_max/min: read together,
+// since each one's validity depends on the others.
+absl::Status ParseSpeculative(const inference::ModelConfig& config, SpeculativeConfig& out) {
+  const auto& params = config.parameters();
+  auto get = [&](const char* key) -> const std::string* {
+    auto it = params.find(key);
+    return it == params.end() ? nullptr : &it->second.string_value();
+  };
+  const std::string* model = get("speculative_model");
+  const std::string* num = get("num_speculative_tokens");
+  const std::string* max_n = get("ngram_prompt_lookup_max");
+  const std::string* min_n = get("ngram_prompt_lookup_min");
+  if (model == nullptr) {
+    for (const char* key : {"num_speculative_tokens", "ngram_prompt_lookup_max", "ngram_prompt_lookup_min"}) {
+      if (get(key)) return absl::InvalidArgumentError(StrCat("parameter ", key, " needs speculative_model"));
+    }
+    return absl::OkStatus();
+  }
+  if (*model != "[ngram]") {
+    return Bad("speculative_model", *model,
+               "supported: only \"[ngram]\" (n-gram prompt lookup); draft models are not supported yet");
+  }
+  if (num == nullptr) {
+    return absl::InvalidArgumentError("parameter num_speculative_tokens is required with speculative_model");
+  }
+  RETURN_IF_ERROR(ParseInt<int32_t>("num_speculative_tokens", *num, 1, kMaxSpeculativeTokens,
+                                    out.num_speculative_tokens));
+  if (max_n) RETURN_IF_ERROR(ParseInt<int32_t>("ngram_prompt_lookup_max", *max_n, 1, kMaxNgramLookup,
+                                               out.ngram_prompt_lookup_max));
+  if (min_n) RETURN_IF_ERROR(ParseInt<int32_t>("ngram_prompt_lookup_min", *min_n, 1, out.ngram_prompt_lookup_max,
+                                               out.ngram_prompt_lookup_min));
+  if (out.ngram_prompt_lookup_min > out.ngram_prompt_lookup_max) {
+    return absl::InvalidArgumentError(StrCat("parameter ngram_prompt_lookup_min: ", out.ngram_prompt_lookup_min,
+                                             " is more than ngram_prompt_lookup_max ", out.ngram_prompt_lookup_max));
+  }
+  out.method = SpeculativeConfig::Method::kNgram;
+  return absl::OkStatus();
+}
 
 template <typename T>
 absl::Status ParseInt(std::string_view key, std::string_view v, T min, T max, T& out) {
@@ -117,6 +163,7 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
       o.kv_cache_dtype = *dtype;
     }
   }
+  RETURN_IF_ERROR(ParseSpeculative(config, o.speculative));
   if (o.quantization != WeightQuantization::kNone && o.matmul_kernel != MatmulKernel::kPacked) {
     return absl::InvalidArgumentError("parameter quantization: int8 and int4 need matmul_kernel packed (blas is fp32)");
   }

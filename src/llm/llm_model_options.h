@@ -25,6 +25,12 @@
 //   kv_cache_dtype             (kDefaultKvCacheDtype)  fp32 | bf16 | fp16: the KV cache's
 //                                                   element type (16-bit: twice the tokens
 //                                                   per byte; kv_cache_dtype.h)
+//   speculative_model          (unset: off)         "[ngram]": speculative decoding by n-gram
+//                                                   prompt lookup (docs/speculative_decoding.md);
+//                                                   draft models are refused (not supported yet)
+//   num_speculative_tokens     (required with it)   draft tokens per step (1..16)
+//   ngram_prompt_lookup_max    4                    longest suffix looked up (1..64)
+//   ngram_prompt_lookup_min    1                    shortest suffix (1..ngram_prompt_lookup_max)
 //
 // Thread-safe (a value type).
 #ifndef INFERA_LLM_LLM_MODEL_OPTIONS_H_
@@ -37,6 +43,7 @@
 #include "llm/kv_cache_dtype.h"
 #include "llm/llama_model_runner.h"
 #include "llm/scheduler.h"
+#include "llm/speculative_config.h"
 #include "model_config.pb.h"
 #include "repository/config_limits.h"
 
@@ -57,6 +64,7 @@ struct LlmModelOptions {
   MatmulKernel matmul_kernel = MatmulKernel::kPacked;
   WeightQuantization quantization = WeightQuantization::kNone;
   KvCacheDtype kv_cache_dtype = kDefaultKvCacheDtype;
+  SpeculativeConfig speculative;
 
   // InvalidArgument naming the parameter for a value that does not parse or is out of
   // range (the machine-dependent bounds against `machine`); unknown keys are ignored

@@ -127,3 +127,53 @@ TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {
 
 }  // namespace
 }  // namespace infera::llm
+
+namespace infera::llm {
+namespace {
+
+absl::StatusOr<LlmModelOptions> ParseAll(std::initializer_list<std::pair<const char*, const char*>> params) {
+  inference::ModelConfig config;
+  for (const auto& [key, value] : params) (*config.mutable_parameters())[key].set_string_value(value);
+  return LlmModelOptions::FromConfig(config, MachineLimits{4, int64_t{16} << 30});
+}
+
+TEST(LlmModelOptionsSpeculativeTest, NgramWithItsParameters) {
+  auto o = ParseAll({{"speculative_model", "[ngram]"}, {"num_speculative_tokens", "5"},
+                     {"ngram_prompt_lookup_max", "3"}, {"ngram_prompt_lookup_min", "2"}});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->speculative.enabled());
+  EXPECT_EQ(o->speculative.method, SpeculativeConfig::Method::kNgram);
+  EXPECT_EQ(o->speculative.num_speculative_tokens, 5);
+  EXPECT_EQ(o->speculative.ngram_prompt_lookup_max, 3);
+  EXPECT_EQ(o->speculative.ngram_prompt_lookup_min, 2);
+  EXPECT_FALSE(ParseAll({})->speculative.enabled());  // off by default
+}
+
+TEST(LlmModelOptionsSpeculativeTest, BadValuesNameTheParameter) {
+  struct Case {
+    std::initializer_list<std::pair<const char*, const char*>> params;
+    const char* named;
+  };
+  for (const Case& c : {
+           Case{{{"speculative_model", "/models/draft"}, {"num_speculative_tokens", "4"}}, "speculative_model"},
+           Case{{{"speculative_model", "[ngram]"}}, "num_speculative_tokens"},
+           Case{{{"speculative_model", "[ngram]"}, {"num_speculative_tokens", "0"}}, "num_speculative_tokens"},
+           Case{{{"speculative_model", "[ngram]"}, {"num_speculative_tokens", "17"}}, "num_speculative_tokens"},
+           Case{{{"speculative_model", "[ngram]"}, {"num_speculative_tokens", "x"}}, "num_speculative_tokens"},
+           Case{{{"num_speculative_tokens", "4"}}, "num_speculative_tokens"},
+           Case{{{"ngram_prompt_lookup_min", "1"}}, "ngram_prompt_lookup_min"},
+           Case{{{"speculative_model", "[ngram]"}, {"num_speculative_tokens", "4"}, {"ngram_prompt_lookup_max", "65"}},
+                "ngram_prompt_lookup_max"},
+           Case{{{"speculative_model", "[ngram]"}, {"num_speculative_tokens", "4"}, {"ngram_prompt_lookup_max", "2"},
+                 {"ngram_prompt_lookup_min", "3"}},
+                "ngram_prompt_lookup_min"},
+       }) {
+    auto o = ParseAll(c.params);
+    ASSERT_FALSE(o.ok()) << c.named;
+    EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(o.status().message()), HasSubstr(c.named)) << o.status();
+  }
+}
+
+}  // namespace
+}  // namespace infera::llm

@@ -51,6 +51,13 @@ struct LlmRequest {
   std::vector<int32_t> min_tokens_banned_ids;
   std::shared_ptr<const CancellationToken> cancellation;
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Speculative decoding: tokens proposed to follow all_token_ids (ngram_proposer.h), set
+  // by the engine after a step, consumed (scheduled for verification, or dropped) by the
+  // scheduler's next Schedule(). Never part of all_token_ids until accepted.
+  std::vector<int32_t> draft_token_ids;
+  // How many draft tokens to propose next (0: num_speculative_tokens), adapted to the
+  // request's acceptance after each verification (llm_engine.cc, VerifyDrafts).
+  int32_t num_draft_tokens_wanted = 0;
 
   int64_t num_tokens() const { return static_cast<int64_t>(all_token_ids.size()); }
   int64_t num_prompt_tokens() const { return static_cast<int64_t>(prompt_token_ids.size()); }

@@ -3,7 +3,9 @@
 // Execute() takes the scheduler's decision, writes the K/V of every scheduled token into
 // the paged KV cache (the runner owns the cache memory; the scheduler owns which block
 // holds what), and returns next-token logits for every sequence marked `sample`, in the
-// order they appear in the SchedulerOutput. Sampling is not the runner's job (see
+// order they appear in the SchedulerOutput: ScheduledSequence::NumLogitsRows() rows each
+// (its last token's, or with speculative draft tokens the last 1 + num_draft_tokens
+// tokens', in position order). Sampling is not the runner's job (see
 // sampler.h), so a fake runner for scheduler and engine tests only produces logits.
 //
 // Not thread-safe: owned and called by the engine thread.
@@ -20,7 +22,7 @@ namespace infera::llm {
 
 struct ModelRunnerOutput {
   int64_t vocab_size = 0;
-  // Row-major [num sampled sequences, vocab_size].
+  // Row-major [SchedulerOutput::NumLogitsRows(), vocab_size].
   std::vector<float> logits;
   const float* Row(size_t i) const { return logits.data() + i * vocab_size; }
 };

@@ -1,6 +1,7 @@
 #include "llm/scheduler.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace infera::llm {
 
@@ -46,21 +47,34 @@ void Scheduler::Preempt(size_t index) {
   running_.erase(running_.begin() + static_cast<ptrdiff_t>(index));
   kv_->Free(*r);
   r->num_computed_tokens = 0;
+  r->draft_token_ids.clear();
   r->status = RequestStatus::kWaiting;
   ++r->num_preemptions;
   ++num_preemptions_;
   waiting_.push_front(r);
 }
 
-void Scheduler::Emit(SchedulerOutput& out, const LlmRequest& r, int64_t start, int64_t n) const {
+void Scheduler::Emit(SchedulerOutput& out, const LlmRequest& r, int64_t start, int64_t n,
+                     const std::vector<int32_t>& drafts) const {
   ScheduledSequence seq;
   seq.request_id = r.id;
   seq.token_ids.assign(r.all_token_ids.begin() + start, r.all_token_ids.begin() + start + n);
+  seq.token_ids.insert(seq.token_ids.end(), drafts.begin(), drafts.end());
   seq.start_position = start;
   seq.block_ids = kv_->BlockIds(r.id);
   seq.sample = start + n == r.num_tokens();
+  seq.num_draft_tokens = static_cast<int32_t>(drafts.size());
   out.sequences.push_back(std::move(seq));
-  out.num_scheduled_tokens += n;
+  out.num_scheduled_tokens += n + static_cast<int64_t>(drafts.size());
+}
+
+int64_t Scheduler::DraftsToSchedule(const LlmRequest& r, int64_t n, int64_t budget) const {
+  if (r.draft_token_ids.empty() || n != 1 || r.num_tokens() - r.num_computed_tokens != 1) return 0;
+  // A step emits at most drafts + 1 tokens: no draft past max_tokens or max_model_len.
+  const int64_t by_length = std::min(r.sampling.max_tokens - r.num_output_tokens(),
+                                     config_.max_model_len - r.num_tokens()) - 1;
+  return std::max<int64_t>(
+      0, std::min({static_cast<int64_t>(r.draft_token_ids.size()), budget - n, by_length}));
 }
 
 void Scheduler::ScheduleRunning(SchedulerOutput& out, int64_t& budget,
@@ -73,9 +87,13 @@ void Scheduler::ScheduleRunning(SchedulerOutput& out, int64_t& budget,
       ++i;
       continue;
     }
+    // Proposals are for this step only: whatever is not scheduled now is dropped.
+    const int64_t num_drafts = DraftsToSchedule(*r, n, budget);
+    std::vector<int32_t> drafts = std::exchange(r->draft_token_ids, {});
+    drafts.resize(static_cast<size_t>(num_drafts));
     bool fits = false;
     while (!fits) {
-      if (kv_->Allocate(*r, r->num_computed_tokens, n)) {
+      if (kv_->Allocate(*r, r->num_computed_tokens, n, nullptr, static_cast<int64_t>(drafts.size()))) {
         fits = true;
         break;
       }
@@ -100,9 +118,9 @@ void Scheduler::ScheduleRunning(SchedulerOutput& out, int64_t& budget,
       if (victim < i) --i;
     }
     if (!fits) continue;  // r itself went back to waiting; running_[i] is the next one
-    Emit(out, *r, r->num_computed_tokens, n);
+    Emit(out, *r, r->num_computed_tokens, n, drafts);
     scheduled.push_back(r);
-    budget -= n;
+    budget -= n + static_cast<int64_t>(drafts.size());
     ++i;
   }
 }
@@ -155,22 +173,51 @@ FinishReason Scheduler::StopReason(const LlmRequest& r) const {
 
 std::vector<RequestUpdate> Scheduler::Update(const SchedulerOutput& step,
                                              const std::vector<SampledToken>& sampled) {
+  std::vector<std::vector<SampledToken>> one_each;
+  one_each.reserve(sampled.size());
+  for (const SampledToken& t : sampled) one_each.push_back({t});
+  return Update(step, one_each);
+}
+
+std::vector<RequestUpdate> Scheduler::Update(const SchedulerOutput& step,
+                                             const std::vector<std::vector<SampledToken>>& sampled) {
   std::vector<RequestUpdate> updates;
   size_t k = 0;
   for (const ScheduledSequence& seq : step.sequences) {
     LlmRequest* r = Find(seq.request_id);
-    const bool has_sample = seq.sample && k < sampled.size();
-    const SampledToken token = has_sample ? sampled[k] : SampledToken{};
+    const bool has_sample = seq.sample && k < sampled.size() && !sampled[k].empty();
+    const std::vector<SampledToken> no_tokens;
+    const std::vector<SampledToken>& tokens = has_sample ? sampled[k] : no_tokens;
     if (seq.sample) ++k;
     if (!r || r->finished()) continue;
-    r->num_computed_tokens = seq.start_position + static_cast<int64_t>(seq.token_ids.size());
+    // Accepted drafts: the leading emitted tokens equal to the scheduled drafts (the
+    // engine's verifier guarantees it; recounted so a mismatch can never count a
+    // rejected slot as computed). Rejected drafts' slots stay beyond num_computed_tokens.
+    const size_t num_drafts = static_cast<size_t>(seq.num_draft_tokens);
+    const size_t first_draft = seq.token_ids.size() - num_drafts;
+    size_t accepted = 0;
+    while (accepted < num_drafts && accepted + 1 < tokens.size() &&
+           tokens[accepted].token_id == seq.token_ids[first_draft + accepted]) {
+      ++accepted;
+    }
+    r->num_computed_tokens = seq.start_position + static_cast<int64_t>(first_draft + accepted);
     if (!has_sample) continue;
-    r->all_token_ids.push_back(token.token_id);
-    const FinishReason reason = StopReason(*r);
-    updates.push_back({r->id, token, reason});
-    if (reason != FinishReason::kNone) Finish(r->id, reason);
+    const std::vector<SampledToken> emitted(tokens.begin(), tokens.begin() + static_cast<ptrdiff_t>(accepted + 1));
+    Append(*r, emitted, updates);
   }
   return updates;
+}
+
+void Scheduler::Append(LlmRequest& r, const std::vector<SampledToken>& tokens, std::vector<RequestUpdate>& updates) {
+  for (const SampledToken& token : tokens) {
+    r.all_token_ids.push_back(token.token_id);
+    const FinishReason reason = StopReason(r);
+    updates.push_back({r.id, token, reason});
+    if (reason != FinishReason::kNone) {
+      Finish(r.id, reason);  // destroys r
+      return;
+    }
+  }
 }
 
 void Scheduler::Finish(RequestId id, FinishReason reason) {

@@ -12,7 +12,15 @@
 //      its longest cached prefix. No admissions in a step that preempted.
 // Update() then advances every scheduled request by what was computed, appends sampled
 // tokens and stops requests on EOS (unless ignore_eos), stop token ids, max_tokens or
-// max_model_len. Stop strings are found by the output processor (on the output thread),
+// max_model_len.
+//
+// Speculative decoding (docs/speculative_decoding.md): a decoding request whose
+// draft_token_ids the engine filled gets them scheduled after its last sampled token (as
+// many as the token budget, max_tokens and max_model_len leave room for; slots allocated
+// as lookahead, never prefix-cached). Update() then takes the accepted drafts plus one
+// sampled token per such sequence: only the accepted ones count as computed (the slots
+// of rejected drafts are written over later), and every stop condition is checked after
+// each appended token, so a run stops at the first EOS / stop token / length limit. Stop strings are found by the output processor (on the output thread),
 // which has the engine Finish() the request at its next step (LlmEngine::Abort).
 //
 // Not thread-safe: owned by the engine thread.
@@ -65,6 +73,12 @@ class Scheduler {
   // Takes ownership; the request joins the waiting queue.
   void AddRequest(std::unique_ptr<LlmRequest> request);
   SchedulerOutput Schedule();
+  // `sampled`: one entry per sampled sequence, in step order: the tokens the engine
+  // emits for it — one, or with draft tokens the accepted drafts (a prefix of the
+  // scheduled ones) then the token sampled after them. One RequestUpdate per appended
+  // token (several for a request in one step when drafts were accepted).
+  std::vector<RequestUpdate> Update(const SchedulerOutput& step, const std::vector<std::vector<SampledToken>>& sampled);
+  // Without speculation: one token per sampled sequence.
   std::vector<RequestUpdate> Update(const SchedulerOutput& step, const std::vector<SampledToken>& sampled);
   // Ends a request (stop string, abort, error): frees its blocks, drops it. No-op for
   // unknown ids.
@@ -85,7 +99,12 @@ class Scheduler {
   void Preempt(size_t running_index);
   void ScheduleRunning(SchedulerOutput& out, int64_t& budget, std::vector<LlmRequest*>& scheduled);
   void ScheduleWaiting(SchedulerOutput& out, int64_t& budget, std::vector<LlmRequest*>& scheduled);
-  void Emit(SchedulerOutput& out, const LlmRequest& request, int64_t start, int64_t n) const;
+  void Emit(SchedulerOutput& out, const LlmRequest& request, int64_t start, int64_t n,
+            const std::vector<int32_t>& drafts = {}) const;
+  // How many of the request's draft tokens fit this step (0 unless it is decoding).
+  int64_t DraftsToSchedule(const LlmRequest& request, int64_t n, int64_t budget) const;
+  // Appends `tokens` to a running request, stopping at the first stop condition.
+  void Append(LlmRequest& request, const std::vector<SampledToken>& tokens, std::vector<RequestUpdate>& updates);
   FinishReason StopReason(const LlmRequest& request) const;
   void Remove(RequestId id);
 

@@ -190,3 +190,83 @@ TEST(SchedulerTest, PrefixCacheHitsSkipComputedTokens) {
 
 }  // namespace
 }  // namespace infera::llm
+
+namespace infera::llm {
+namespace {
+
+// A decoding request's draft tokens are scheduled after its sampled token (as lookahead:
+// one step, 1 + drafts tokens, sample with num_draft_tokens); Update() counts only the
+// accepted ones as computed and appends them with the sampled token.
+TEST(SchedulerTest, SchedulesDraftsAndCountsOnlyAcceptedOnesAsComputed) {
+  KvCacheManager kv(16, 4, true);
+  Scheduler s(Config(64), &kv);
+  s.AddRequest(Request(1, 3));
+  RunStep(s, s.Schedule());  // prefill; samples 50
+  LlmRequest* r = s.Find(1);
+  r->draft_token_ids = {60, 61, 62};
+  SchedulerOutput out = s.Schedule();
+  ASSERT_EQ(out.sequences.size(), 1u);
+  const ScheduledSequence& seq = out.sequences[0];
+  EXPECT_THAT(seq.token_ids, ElementsAre(50, 60, 61, 62));
+  EXPECT_EQ(seq.start_position, 3);
+  EXPECT_EQ(seq.num_draft_tokens, 3);
+  EXPECT_EQ(seq.NumLogitsRows(), 4);
+  EXPECT_THAT(seq.block_ids, ElementsAre(0, 1));  // positions 3..6
+  EXPECT_EQ(out.num_scheduled_tokens, 4);
+  EXPECT_TRUE(r->draft_token_ids.empty());  // consumed
+  // Draft 60 accepted, 61 rejected (70 sampled instead).
+  auto updates = s.Update(out, std::vector<std::vector<SampledToken>>{{{60, 0, {}}, {70, 0, {}}}});
+  ASSERT_EQ(updates.size(), 2u);
+  EXPECT_EQ(updates[0].token->token_id, 60);
+  EXPECT_EQ(updates[1].token->token_id, 70);
+  EXPECT_EQ(r->num_computed_tokens, 5);  // 3 prompt + 50 + 60; not 61, 62
+  EXPECT_THAT(std::vector<int32_t>(r->all_token_ids.begin() + 3, r->all_token_ids.end()), ElementsAre(50, 60, 70));
+  out = s.Schedule();  // 70 is written at position 5, over the rejected draft 61
+  EXPECT_EQ(out.sequences[0].start_position, 5);
+  EXPECT_THAT(out.sequences[0].token_ids, ElementsAre(70));
+}
+
+// Drafts never go past max_tokens, and a stop token inside an accepted run ends it there.
+TEST(SchedulerTest, DraftsStopAtMaxTokensAndStopTokens) {
+  KvCacheManager kv(16, 4, false);
+  Scheduler s(Config(64), &kv);
+  auto req = Request(1, 3, /*max_tokens=*/3);
+  req->sampling.stop_token_ids = {61};
+  s.AddRequest(std::move(req));
+  RunStep(s, s.Schedule());  // 1 output token
+  s.Find(1)->draft_token_ids = {60, 61, 62, 63};
+  SchedulerOutput out = s.Schedule();
+  EXPECT_EQ(out.sequences[0].num_draft_tokens, 1);  // 2 more tokens at most: 1 draft + 1
+  s.Find(1)->draft_token_ids.clear();
+  auto updates = s.Update(out, std::vector<std::vector<SampledToken>>{{{60, 0, {}}, {61, 0, {}}}});
+  ASSERT_EQ(updates.size(), 2u);
+  EXPECT_EQ(updates[1].finish_reason, FinishReason::kStop);
+  EXPECT_FALSE(s.HasUnfinished());
+
+  s.AddRequest(Request(2, 3));
+  RunStep(s, s.Schedule());
+  s.Find(2)->draft_token_ids = {61, 2, 64};  // EOS (2) is the second draft
+  out = s.Schedule();
+  updates = s.Update(out, std::vector<std::vector<SampledToken>>{{{61, 0, {}}, {2, 0, {}}, {64, 0, {}}, {65, 0, {}}}});
+  ASSERT_EQ(updates.size(), 2u);  // 61, then EOS ends it; 64 and 65 are dropped
+  EXPECT_EQ(updates[1].finish_reason, FinishReason::kStop);
+  EXPECT_FALSE(s.HasUnfinished());
+}
+
+// A preempted request drops its drafts with its blocks.
+TEST(SchedulerTest, PreemptionDropsDrafts) {
+  KvCacheManager kv(3, 4, false);
+  Scheduler s(Config(64), &kv);
+  s.AddRequest(Request(1, 4));
+  s.AddRequest(Request(2, 4));
+  RunStep(s, s.Schedule());  // blocks 0 and 1; both sampled
+  s.Find(1)->draft_token_ids = {60, 61, 62, 63, 64};
+  s.Find(2)->draft_token_ids = {70, 71, 72, 73, 74};
+  SchedulerOutput out = s.Schedule();  // 1 takes block 2 (+1 block needed for 2): 2 preempted
+  EXPECT_THAT(out.preempted, ElementsAre(2));
+  EXPECT_TRUE(s.Find(2)->draft_token_ids.empty());
+  EXPECT_EQ(s.Find(2)->num_computed_tokens, 0);
+}
+
+}  // namespace
+}  // namespace infera::llm

@@ -74,6 +74,9 @@ LlmMetrics::LlmMetrics(const LlmMetricFamilies& families, const std::string& mod
   prefill_ = &families_.request_prefill_time->Add(labels, RequestLatencyBuckets());
   decode_ = &families_.request_decode_time->Add(labels, RequestLatencyBuckets());
   inference_ = &families_.request_inference_time->Add(labels, RequestLatencyBuckets());
+  spec_draft_ = &families_.spec_decode_draft_tokens->Add(labels);
+  spec_accepted_ = &families_.spec_decode_accepted_tokens->Add(labels);
+  spec_emitted_ = &families_.spec_decode_emitted_tokens->Add(labels);
 }
 
 LlmMetrics::~LlmMetrics() {
@@ -96,6 +99,9 @@ LlmMetrics::~LlmMetrics() {
   families_.request_prefill_time->Remove(prefill_);
   families_.request_decode_time->Remove(decode_);
   families_.request_inference_time->Remove(inference_);
+  families_.spec_decode_draft_tokens->Remove(spec_draft_);
+  families_.spec_decode_accepted_tokens->Remove(spec_accepted_);
+  families_.spec_decode_emitted_tokens->Remove(spec_emitted_);
 }
 
 }  // namespace infera

@@ -53,6 +53,9 @@ struct LlmMetricFamilies {
   prometheus::Family<prometheus::Histogram>* request_decode_time;
   prometheus::Family<prometheus::Histogram>* request_inference_time;
   prometheus::Family<prometheus::Gauge>* kv_cache_capacity;
+  prometheus::Family<prometheus::Counter>* spec_decode_draft_tokens;
+  prometheus::Family<prometheus::Counter>* spec_decode_accepted_tokens;
+  prometheus::Family<prometheus::Counter>* spec_decode_emitted_tokens;
 };
 
 class LlmMetrics {
@@ -90,6 +93,12 @@ class LlmMetrics {
   void AddPrefixCacheQueries(double tokens) { prefix_queries_->Increment(tokens); }
   void AddPrefixCacheHits(double tokens) { prefix_hits_->Increment(tokens); }
   void AddPreemptions(double n) { preemptions_->Increment(n); }
+  // Speculative decoding: draft tokens verified, accepted, emitted (accepted + 1 each).
+  void AddSpecDecodeTokens(double draft, double accepted, double emitted) {
+    spec_draft_->Increment(draft);
+    spec_accepted_->Increment(accepted);
+    spec_emitted_->Increment(emitted);
+  }
 
  private:
   LlmMetricFamilies families_;
@@ -112,6 +121,9 @@ class LlmMetrics {
   prometheus::Histogram* prefill_;
   prometheus::Histogram* decode_;
   prometheus::Histogram* inference_;
+  prometheus::Counter* spec_draft_;
+  prometheus::Counter* spec_accepted_;
+  prometheus::Counter* spec_emitted_;
 };
 
 }  // namespace infera

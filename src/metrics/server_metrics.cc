@@ -94,6 +94,12 @@ ServerMetrics::ServerMetrics(const TritonMetricsOptions& triton)
              "Ended LLM requests: first scheduled to last token.", r),
       &Build(BuildGauge(), "infera_llm_kv_cache_capacity_tokens",
              "Tokens the KV cache holds (blocks x block size; depends on kv_cache_dtype).", r),
+      &Build(BuildCounter(), "infera_llm_spec_decode_num_draft_tokens_total",
+             "Speculative decoding: draft tokens verified by the model.", r),
+      &Build(BuildCounter(), "infera_llm_spec_decode_num_accepted_tokens_total",
+             "Speculative decoding: draft tokens accepted.", r),
+      &Build(BuildCounter(), "infera_llm_spec_decode_num_emitted_tokens_total",
+             "Speculative decoding: tokens emitted by verification steps (accepted + one sampled each).", r),
   };
   http_requests_ = &Build(BuildCounter(), "infera_http_requests_total", "HTTP responses by status code.", r);
   http_inflight_ = &Build(BuildGauge(), "infera_http_inflight_requests", "HTTP requests being served.", r).Add({});

@@ -40,6 +40,12 @@ const std::vector<VllmName>& VllmNames() {
        "Histogram of time spent in DECODE phase for request."},
       {"infera_llm_request_inference_time_seconds", "vllm:request_inference_time_seconds",
        "Histogram of time spent in RUNNING phase for request."},
+      {"infera_llm_spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens_total",
+       "Number of draft tokens."},
+      {"infera_llm_spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens_total",
+       "Number of accepted tokens."},
+      {"infera_llm_spec_decode_num_emitted_tokens_total", "vllm:spec_decode_num_emitted_tokens_total",
+       "Number of emitted tokens."},
   };
   return names;
 }
