@@ -528,6 +528,37 @@ def content_coding_seeds():
     write(t, "coding-list", b"\x00identity, GZIP")
 
 
+def guided_seeds():
+    """Schemas (after a flags byte: bit 0 = strict), regexes and choice lists for the
+    guided-decoding compilers (src/guided)."""
+    t = "fuzz_json_schema_gbnf"
+    schemas = {
+        "object": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
+                                                    "age": {"type": "integer", "minimum": 0}},
+                   "required": ["name"], "additionalProperties": False},
+        "extras": {"type": "object", "properties": {"a": {}}, "additionalProperties": {"type": "null"}},
+        "array": {"type": "array", "prefixItems": [{"type": "boolean"}],
+                  "items": {"enum": ["x", 1, None]}, "minItems": 1, "maxItems": 4},
+        "recursive": {"$defs": {"node": {"type": "object", "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+                      "$ref": "#/$defs/node"},
+        "combinators": {"anyOf": [{"type": "string", "format": "date-time"},
+                                  {"oneOf": [{"type": "null"}, {"type": "number", "maximum": 3}]},
+                                  {"allOf": [{"const": {"k": [1]}}]}]},
+        "pattern": {"type": "string", "pattern": "^[a-z]+(-\\d{2,4})?$"},
+        "types": {"type": ["integer", "string", "null"], "exclusiveMinimum": -7, "minLength": 2,
+                  "nullable": True},
+        "refused": {"type": "object", "patternProperties": {"x": {}}},
+    }
+    for name, schema in schemas.items():
+        write(t, name, b"\x00" + json.dumps(schema).encode())
+    write(t, "strict", b"\x01" + json.dumps(schemas["extras"]).encode())
+    t = "fuzz_regex_gbnf"
+    for i, regex in enumerate(["^[a-z]{1,8}$", "(?:ab|c)+\\d*?", "[^\\s\"]{0,3}x", "\\w+@\\w+\\.com",
+                               "(a)\\1", "(?=x)", "((a{10}){10}){10}", "yes\nno\nmaybe"]):
+        write(t, f"regex-{i}", regex)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -546,6 +577,7 @@ def main():
     postprocess_seeds()
     lifecycle_seeds()
     content_coding_seeds()
+    guided_seeds()
 
 
 if __name__ == "__main__":

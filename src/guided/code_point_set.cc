@@ -10,9 +10,26 @@ CodePointSet CodePointSet::Between(uint32_t lo, uint32_t hi) {
   return set;
 }
 
+CodePointSet CodePointSet::FromRanges(std::vector<Range> ranges) {
+  CodePointSet set;
+  for (const Range& r : ranges) {
+    if (r.first <= r.second) set.ranges_.push_back(r);
+  }
+  set.Normalize();
+  return set;
+}
+
 void CodePointSet::Add(uint32_t lo, uint32_t hi) {
   if (lo > hi) return;
+  if (ranges_.empty() || lo > ranges_.back().second + 1) {  // the common, ascending case
+    ranges_.emplace_back(lo, hi);
+    return;
+  }
   ranges_.emplace_back(lo, hi);
+  Normalize();
+}
+
+void CodePointSet::Normalize() {
   std::sort(ranges_.begin(), ranges_.end());
   std::vector<Range> merged;
   for (const Range& r : ranges_) {
@@ -26,7 +43,8 @@ void CodePointSet::Add(uint32_t lo, uint32_t hi) {
 }
 
 void CodePointSet::Add(const CodePointSet& other) {
-  for (const Range& r : other.ranges_) Add(r.first, r.second);
+  ranges_.insert(ranges_.end(), other.ranges_.begin(), other.ranges_.end());
+  Normalize();
 }
 
 CodePointSet CodePointSet::Complement() const {

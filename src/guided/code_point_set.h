@@ -25,6 +25,9 @@ class CodePointSet {
   // Every code point UTF-8 can carry.
   static CodePointSet All() { return Between(0, kMaxCodePoint).Minus(Between(0xD800, 0xDFFF)); }
 
+  // Any ranges, in any order, overlapping or not: sorted and merged once.
+  static CodePointSet FromRanges(std::vector<Range> ranges);
+
   void Add(uint32_t lo, uint32_t hi);
   void Add(const CodePointSet& other);
   // Every code point (0..U+10FFFF, surrogates excluded: UTF-8 cannot carry them) not in
@@ -36,6 +39,7 @@ class CodePointSet {
   const std::vector<Range>& ranges() const { return ranges_; }
 
  private:
+  void Normalize();  // sorts and merges ranges_
   std::vector<Range> ranges_;
 };
 

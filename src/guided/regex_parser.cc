@@ -355,7 +355,7 @@ class Parser {
       negated = true;
       ++pos_;
     }
-    CodePointSet set;
+    std::vector<CodePointSet::Range> items;  // normalized once at the end
     bool shorthand = false;  // \d \w \s ... inside: keep a complement within ASCII
     bool first = true;
     while (true) {
@@ -383,7 +383,7 @@ class Parser {
         end_ = saved_end;
         if (!esc.ok()) return esc.status();
         if (esc->ranges().size() != 1 || esc->ranges()[0].first != esc->ranges()[0].second) {
-          set.Add(*esc);
+          items.insert(items.end(), esc->ranges().begin(), esc->ranges().end());
           lo_is_single = false;
         } else {
           lo = esc->ranges()[0].first;
@@ -406,11 +406,12 @@ class Parser {
           hi = esc->ranges()[0].first;
         }
         if (hi < lo) return Refuse("a class range out of order");
-        set.Add(lo, hi);
+        items.emplace_back(lo, hi);
       } else {
-        set.Add(lo, lo);
+        items.emplace_back(lo, lo);
       }
     }
+    CodePointSet set = CodePointSet::FromRanges(std::move(items));
     if (pos_ > end_) return Refuse("missing ']'");
     if (negated) set = shorthand ? Ascii().Minus(set) : set.Complement();
     if (set.empty()) return Refuse("a character class that matches nothing");
