@@ -559,6 +559,32 @@ def guided_seeds():
         write(t, f"regex-{i}", regex)
 
 
+def gbnf_grammar_seeds():
+    """fuzz_gbnf_grammar: "<GBNF grammar>\n@@@@\n<bytes fed to its matcher>"."""
+    t = "fuzz_gbnf_grammar"
+    json_gbnf = r'''root   ::= object
+value  ::= object | array | string | number | ("true" | "false" | "null") ws
+object ::= "{" ws ( string ":" ws value ("," ws string ":" ws value)* )? "}" ws
+array  ::= "[" ws ( value ("," ws value)* )? "]" ws
+string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4}) )* "\"" ws
+number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws
+ws ::= | " " | "\n" [ \t]{0,20}
+'''
+    seeds = {
+        "json": json_gbnf.encode() + SEP + '{"a": [1, true, "é😀"], "b": null}'.encode(),
+        "repetition": b'root ::= "a"{2,4} ("b" | "cd")* [0-9]{,3}' + SEP + b"aaabcdb12",
+        "classes": "root ::= [à-ÿ]+ [^a-z] . [\\u4e00-\\u9fff]".encode() + SEP + "éà!x日".encode(),
+        "nesting": b'root ::= x\nx ::= "(" x ")" | "[" x* "]" | ""' + SEP + b"([()])",
+        "empty_loop": b'root ::= ("a"? "c"?)* "b"' + SEP + b"acab",
+        "left_recursive": b'root ::= root "a" | "b"',
+        "undefined": b"root ::= x y",
+        "bad_escape": b'root ::= "\\q"',
+        "ambiguous": b'root ::= x\nx ::= "a" x "b" | "a" x | ""' + SEP + b"a" * 64,
+    }
+    for name, data in seeds.items():
+        write(t, name, data)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -578,6 +604,7 @@ def main():
     lifecycle_seeds()
     content_coding_seeds()
     guided_seeds()
+    gbnf_grammar_seeds()
 
 
 if __name__ == "__main__":
