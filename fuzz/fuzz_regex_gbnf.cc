@@ -4,7 +4,8 @@
 // Input: a regular expression; the same bytes split at '\n' are a guided_choice list.
 // Oracle besides ASan/UBSan (and libFuzzer's time and memory limits: pathological
 // regexes must be refused quickly): a refusal is InvalidArgument with a message; a
-// grammar starts with the `root` rule and is at most kMaxGrammarBytes.
+// grammar starts with the `root` rule, is at most kMaxGrammarBytes, and the engine's GBNF
+// parser (src/grammar) reads it unless one of its size caps stops it.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "api/sampling_params.h"
+#include "grammar/gbnf_parser.h"
 #include "guided/guided_grammar.h"
 
 namespace {
@@ -24,6 +26,15 @@ void Check(const absl::StatusOr<std::string>& grammar) {
   }
   if (grammar->rfind("root ::= ", 0) != 0) std::abort();
   if (grammar->size() > infera::kMaxGrammarBytes) std::abort();
+  // The engine's parser reads every grammar, unless one of its own caps stops it.
+  auto parsed = infera::grammar::ParseGbnf(*grammar);
+  if (!parsed.ok()) {
+    const std::string why(parsed.status().message().data(), parsed.status().message().size());
+    if (why.find("more than") == std::string::npos && why.find("too large") == std::string::npos &&
+        why.find("deeper than") == std::string::npos) {
+      std::abort();
+    }
+  }
 }
 
 }  // namespace
