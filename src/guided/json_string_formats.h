@@ -6,7 +6,8 @@
 //   time       HH:MM:SS, optional .fraction (1-9 digits), then Z or ±HH:MM (RFC 3339)
 //   date-time  date "T" time
 //   uuid       8-4-4-4-12 hex digits
-//   email      dot-atom local part @ a domain of dot-separated LDH labels (RFC 5321)
+//   email      dot-atom local part (at most 3 atoms of 1-32 characters) @ 2-4
+//              dot-separated LDH labels of 1-32 characters (RFC 5321's forms, shorter)
 //   ipv4       four dotted decimal octets 0-255, no leading zeros
 // Any other format is refused by the caller (""), never ignored.
 //
