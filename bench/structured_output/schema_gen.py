@@ -45,7 +45,7 @@ def _string_schema(rng):
         return {"type": "string", "format": rng.choice(FORMATS)}
     if r < 0.75:
         pattern = rng.choice(REGEXES)
-        anchored = rng.random() < 0.9  # unanchored: any text around the match
+        anchored = rng.random() < 0.97  # unanchored: any text around the match (long)
         return {"type": "string", "pattern": f"^{pattern}$" if anchored else pattern}
     if r < 0.95:
         return {"type": "string", "enum": rng.sample(WORDS, rng.randint(1, 5))}

@@ -23,6 +23,8 @@
 #include "common/json_writer.h"
 #include "common/status.h"
 #include "common/str_cat.h"
+#include "grammar/gbnf_parser.h"
+#include "grammar/grammar.h"
 #include "guided/gbnf_text.h"
 #include "guided/guided_grammar.h"
 #include "guided/guided_limits.h"
@@ -719,6 +721,36 @@ class Compiler {
   size_t total_properties_ = 0;
 };
 
+// Whether the grammar's root derives some finite text (fixpoint: a rule is productive
+// when one alternative has only bytes and productive rules). A schema whose recursion is
+// required at every level (a property that must hold the same object again) admits no
+// finite document: refused rather than left to run a model into max_tokens.
+bool RootDerivesFiniteText(const grammar::Grammar& g) {
+  std::vector<bool> productive(g.rules.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < g.rules.size(); ++r) {
+      if (productive[r]) continue;
+      for (int32_t start : g.rules[r]) {
+        bool ok = true;
+        for (int32_t i = start; g.elements[i].type != grammar::ElementType::kEnd; ++i) {
+          const grammar::Element& e = g.elements[i];
+          if (e.type == grammar::ElementType::kRuleRef && !productive[e.value]) {
+            ok = false;
+            break;
+          }
+        }
+        if (ok) {
+          productive[r] = true;
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+  return productive[g.root];
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> JsonSchemaToGbnf(std::string_view schema_json, bool strict) {
@@ -726,7 +758,20 @@ absl::StatusOr<std::string> JsonSchemaToGbnf(std::string_view schema_json, bool 
   JsonLimits limits;
   limits.max_bytes = kMaxGrammarBytes;
   RETURN_IF_ERROR(ReadJson(schema_json, "json_schema", doc, limits));
-  return Compiler(doc, strict).Compile();
+  ASSIGN_OR_RETURN(std::string text, Compiler(doc, strict).Compile());
+  // The engine parses the grammar again at admission; parsing here too costs little
+  // next to decoding and turns an endless schema into a clear error.
+  auto parsed = grammar::ParseGbnf(text);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("json_schema compiles to a grammar the engine refuses: ", parsed.status().message()));
+  }
+  if (!RootDerivesFiniteText(*parsed)) {
+    return absl::InvalidArgumentError(
+        "json_schema: no finite JSON document is valid (a required property or item recurses "
+        "through '$ref' without end)");
+  }
+  return text;
 }
 
 }  // namespace infera::guided

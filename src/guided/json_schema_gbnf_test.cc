@@ -132,6 +132,12 @@ TEST(JsonSchemaGbnfTest, RefsResolveAndRecurse) {
   EXPECT_THAT(Refused(R"({"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"anyOf":[{"$ref":"#/$defs/a"}]}},
                           "$ref":"#/$defs/a"})"),
               HasSubstr("refers back to itself"));
+  // Recursion required at every level: no finite document.
+  EXPECT_THAT(Refused(R"({"type":"object","properties":{"next":{"$ref":"#"}},"required":["next"]})"),
+              HasSubstr("no finite JSON document"));
+  EXPECT_THAT(Refused(R"({"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"},"minItems":1}},
+                          "$ref":"#/$defs/n"})"),
+              HasSubstr("no finite JSON document"));
   EXPECT_THAT(Refused(R"({"$ref":"#/$defs/a","type":"string","$defs":{"a":{}}})"),
               HasSubstr("'$ref' combined with 'type'"));
 }
