@@ -128,7 +128,8 @@ class Compiler {
     std::vector<std::string> constraining;  // the keywords that are not annotations
     for (auto it = s.MemberBegin(); it != s.MemberEnd(); ++it) {
       std::string key(it->name.GetString(), it->name.GetStringLength());
-      if (Annotations().count(key)) continue;
+      // OpenAPI's vendor extensions (x-...) annotate, like the listed annotations.
+      if (Annotations().count(key) || key.rfind("x-", 0) == 0) continue;
       if (!Supported().count(key)) return Unsupported(path, key);
       constraining.push_back(key);
     }
@@ -155,7 +156,8 @@ class Compiler {
     }
     if (s.HasMember("const") || s.HasMember("enum")) {
       const char* keyword = s.HasMember("const") ? "const" : "enum";
-      RETURN_IF_ERROR(only(keyword, {"type", "nullable"}));
+      // const beside enum (pydantic writes both for a Literal): the intersection.
+      RETURN_IF_ERROR(only(keyword, {"type", "nullable", "enum"}));
       return Enum(s, keyword, path);
     }
     ASSIGN_OR_RETURN(std::set<std::string> types, Types(s, path));
@@ -244,6 +246,13 @@ class Compiler {
     std::vector<const Value*> values;
     if (std::string_view(keyword) == "const") {
       values.push_back(&s["const"]);
+      if (s.HasMember("enum")) {
+        const Value& e = s["enum"];
+        if (!e.IsArray()) return Error(path, "'enum' must be an array");
+        bool listed = false;
+        for (const auto& v : e.GetArray()) listed |= JsonText(v) == JsonText(s["const"]);
+        if (!listed) return Error(path, "'const' is not among the 'enum' values (nothing is valid)");
+      }
     } else {
       const Value& e = s["enum"];
       if (!e.IsArray()) return Error(path, "'enum' must be an array");

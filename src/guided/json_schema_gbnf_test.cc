@@ -36,7 +36,7 @@ TEST(JsonSchemaGbnfTest, AnnotationsAreAcceptedAndIgnored) {
   EXPECT_EQ(Ok(R"({"type":"integer"})"),
             Ok(R"({"type":"integer","title":"t","description":"d","examples":[1],"default":2,
                    "$schema":"https://json-schema.org/draft/2020-12/schema","$id":"x",
-                   "$comment":"c","deprecated":false,"readOnly":true})"));
+                   "$comment":"c","deprecated":false,"readOnly":true,"x-vendor":{"a":1}})"));
 }
 
 TEST(JsonSchemaGbnfTest, EveryUnsupportedKeywordIsNamed) {
@@ -178,6 +178,10 @@ TEST(JsonSchemaGbnfTest, EnumAndConst) {
   EXPECT_THAT(Ok(R"({"type":"string","enum":["x",1]})"), Not(HasSubstr("| \"1\"")));
   EXPECT_THAT(Refused(R"({"type":"string","enum":[1,2]})"), HasSubstr("no value"));
   EXPECT_THAT(Refused(R"({"enum":["a"],"maxLength":3})"), HasSubstr("'enum' combined with"));
+  // pydantic's Literal: const and enum together.
+  EXPECT_EQ(Ok(R"({"const":"cat","enum":["cat"],"type":"string","title":"Pet"})"),
+            Ok(R"({"const":"cat"})"));
+  EXPECT_THAT(Refused(R"({"const":"cat","enum":["dog"]})"), HasSubstr("not among"));
 }
 
 TEST(JsonSchemaGbnfTest, Arrays) {
