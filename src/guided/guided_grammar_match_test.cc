@@ -13,6 +13,7 @@ namespace infera::guided {
 namespace {
 
 using grammar::CompiledGrammar;
+constexpr int kManyProperties = 512;  // kMaxObjectProperties
 using grammar::GrammarMatcher;
 
 class Language {
@@ -98,6 +99,20 @@ TEST(GuidedGrammarMatchTest, ObjectsInSchemaOrderWithOptionalProperties) {
   ExpectLanguage(Schema(R"({"type":"object","properties":{"a":{},"b":{}}})", /*strict=*/true),
                  {"{}", R"({"a":[1,{"x":null}]})", R"({"b":"s"})", R"({"a":1,"b":2})"},
                  {R"({"z":1})", R"({"b":1,"a":2})"});
+}
+
+// Every optional property's key starts with '"': the matcher carries one parse stack per
+// property until the key tells them apart (its cap is grammar::kMaxStacks).
+TEST(GuidedGrammarMatchTest, ManyOptionalPropertiesStayWithinTheMatchersCaps) {
+  std::string schema = R"({"type":"object","properties":{)";
+  for (int i = 0; i < kManyProperties; ++i) {
+    schema += (i ? "," : "") + std::string("\"p") + std::to_string(i) + "\":{\"type\":\"integer\"}";
+  }
+  schema += R"(},"additionalProperties":{"type":"null"}})";
+  ExpectLanguage(Schema(schema),
+                 {"{}", R"({"p0":1})", R"({"p5":1,"p500":2})",
+                  "{\"p" + std::to_string(kManyProperties - 1) + "\":3}", R"({"p1":1,"q":null})"},
+                 {R"({"p5":1,"p0":2})", R"({"p1":null})"});
 }
 
 TEST(GuidedGrammarMatchTest, ExtraPropertiesNeverRepeatADeclaredOne) {

@@ -15,6 +15,9 @@ inline constexpr int kMaxSchemaDepth = 64;
 inline constexpr int kMaxRefDepth = 64;
 // Values in one enum.
 inline constexpr size_t kMaxEnumValues = 1024;
+// Properties of one object: the engine's matcher carries one parse stack per optional
+// property where a key starts, and caps them (grammar::kMaxStacks, 1024).
+inline constexpr size_t kMaxObjectProperties = 512;
 // Properties over the whole schema.
 inline constexpr size_t kMaxTotalProperties = 2048;
 // A property name's length (the extra-key grammar walks a trie of the names).

@@ -577,6 +577,10 @@ class Compiler {
     if (s.HasMember("properties")) {
       const Value& props = s["properties"];
       if (!props.IsObject()) return Error(path, "'properties' must be an object");
+      if (props.MemberCount() > kMaxObjectProperties) {
+        return Error(path, StrCat("'properties' has ", props.MemberCount(), " properties, more than the limit of ",
+                                  kMaxObjectProperties));
+      }
       for (auto it = props.MemberBegin(); it != props.MemberEnd(); ++it) {
         if (++total_properties_ > kMaxTotalProperties) {
           return Error(path, StrCat("the schema has more than ", kMaxTotalProperties, " properties (the limit)"));
@@ -620,29 +624,32 @@ class Compiler {
       std::string key = names.empty() ? JsonString(rules_) : JsonKeyOtherThan(rules_, names);
       extra = rules_.Add("extra-member", StrCat(key, " ", ws, " \":\" ", ws, " ", value, " ", ws));
     }
-    // Properties in schema order, the optional ones optional, with the commas right:
-    // after[i] follows something already written (each member preceded by ","),
-    // first[i] is where nothing has been written yet. Linear in the property count.
-    std::string after = extra.empty() ? "" : StrCat("(\",\" ", ws, " ", extra, ")*");
-    std::string first = extra.empty() ? "" : StrCat("(", extra, " (\",\" ", ws, " ", extra, ")*)?");
+    // Properties in schema order, the optional ones optional, the commas right, linear in
+    // the property count: pick[i] writes the next property present, one of i..n-1 (an
+    // optional one may be skipped) or an extra; after[j] is what may follow a property
+    // when the next candidates are j..n-1, a comma and pick[j] — mandatory while a
+    // required property remains. The comma and its whitespace come before the choice,
+    // so the matcher carries one parse stack per candidate key, not one per candidate
+    // per whitespace form.
+    const size_t n = items.size();
+    std::vector<bool> required_from(n + 1, false);
+    for (size_t i = n; i-- > 0;) required_from[i] = required_from[i + 1] || required.count(names[i]);
     auto named = [&](const std::string& hint, const std::string& body) {
-      return body.size() <= 40 ? body : rules_.Add(hint, body);
+      return body.size() <= 40 ? GbnfSequenceItem(body) : rules_.Add(hint, body);
     };
-    for (size_t i = items.size(); i-- > 0;) {
-      std::string comma_item = StrCat("\",\" ", ws, " ", items[i]);
-      std::string seq_after = after.empty() ? "" : StrCat(" ", after);
-      std::string new_after, new_first;
-      if (required.count(names[i])) {
-        new_after = StrCat(comma_item, seq_after);
-        new_first = StrCat(items[i], seq_after);
-      } else {
-        new_after = StrCat("(", comma_item, ")?", seq_after);
-        new_first = first.empty() ? StrCat("(", items[i], seq_after, ")?")
-                                  : StrCat("(", items[i], seq_after, " | ", first, ")");
-      }
-      if (i > 0) after = named("obj-rest", new_after);  // the first property's is unused
-      first = named("obj-from", new_first);
+    std::string after_next = extra.empty() ? "" : StrCat("(\",\" ", ws, " ", extra, ")*");  // after[n]
+    std::string pick_next = extra.empty() ? "" : named("obj-extras", StrCat(extra, " ", after_next));
+    std::string pick;
+    for (size_t i = n; i-- > 0;) {
+      std::string alt = after_next.empty() ? items[i] : StrCat(items[i], " ", after_next);
+      pick = !required.count(names[i]) && !pick_next.empty() ? StrCat(alt, " | ", pick_next) : alt;
+      pick = named("obj-pick", pick);
+      std::string comma = StrCat("\",\" ", ws, " ", pick);
+      after_next = required_from[i] ? named("obj-after", comma) : StrCat("(", comma, ")?");
+      pick_next = pick;
     }
+    if (n == 0) pick = pick_next;
+    std::string first = pick.empty() ? "" : (required_from[0] ? pick : StrCat("(", pick, ")?"));
     std::string body = StrCat("\"{\" ", ws, first.empty() ? "" : " ", first, " \"}\"");
     return rules_.Add("object", body);
   }

@@ -206,11 +206,17 @@ TEST(JsonSchemaGbnfTest, HostileSchemasAreBounded) {
   for (size_t i = 0; i <= kMaxEnumValues; ++i) big_enum += (i ? "," : "") + std::to_string(i);
   EXPECT_THAT(Refused(big_enum + "]}"), HasSubstr("'enum' has"));
   // Too many properties in all.
-  std::string inner = R"({"type":"object","properties":{)";
-  for (int i = 0; i < 1100; ++i) inner += (i ? "," : "") + std::string("\"p") + std::to_string(i) + "\":{}";
-  inner += "}}";
-  EXPECT_THAT(Refused(R"({"type":"array","prefixItems":[)" + inner + "," + inner + "]}"),
-              HasSubstr("properties (the limit)"));
+  auto object = [](size_t properties) {
+    std::string o = R"({"type":"object","properties":{)";
+    for (size_t i = 0; i < properties; ++i) o += (i ? "," : "") + std::string("\"p") + std::to_string(i) + "\":{}";
+    return o + "}}";
+  };
+  EXPECT_THAT(Refused(object(kMaxObjectProperties + 1)), HasSubstr("'properties' has 513 properties"));
+  std::string many = R"({"type":"array","prefixItems":[)";
+  for (size_t i = 0; i <= kMaxTotalProperties / kMaxObjectProperties; ++i) {
+    many += (i ? "," : "") + object(kMaxObjectProperties);
+  }
+  EXPECT_THAT(Refused(many + "]}"), HasSubstr("properties (the limit)"));
   // A long chain of refs.
   std::string chain = R"({"$ref":"#/$defs/d0","$defs":{)";
   for (int i = 0; i < kMaxRefDepth + 5; ++i) {
