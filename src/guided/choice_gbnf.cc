@@ -1,5 +1,4 @@
 // guided_choice → GBNF: the output is exactly one of the strings.
-#include <set>
 #include <string>
 #include <vector>
 
@@ -9,6 +8,7 @@
 #include "guided/gbnf_text.h"
 #include "guided/guided_grammar.h"
 #include "guided/guided_limits.h"
+#include "guided/literal_trie_gbnf.h"
 
 namespace infera::guided {
 
@@ -18,8 +18,7 @@ absl::StatusOr<std::string> ChoiceToGbnf(const std::vector<std::string>& choices
     return absl::InvalidArgumentError(StrCat("guided_choice: ", choices.size(),
                                              " strings, more than the limit of ", kMaxChoices));
   }
-  std::vector<std::string> alts;
-  std::set<std::string> seen;
+  std::vector<std::string> texts;
   for (size_t i = 0; i < choices.size(); ++i) {
     const std::string& c = choices[i];
     if (c.size() > kMaxChoiceBytes) {
@@ -30,10 +29,10 @@ absl::StatusOr<std::string> ChoiceToGbnf(const std::vector<std::string>& choices
     if (!IsValidUtf8(c)) {
       return absl::InvalidArgumentError(StrCat("guided_choice[", i, "] is not valid UTF-8"));
     }
-    if (seen.insert(c).second) alts.push_back(GbnfLiteral(c));
+    texts.push_back(c);
   }
   GbnfRules rules;
-  rules.Define("root", StrJoin(alts, " | "));
+  rules.Define("root", LiteralTrieGbnf(rules, texts, "choice"));
   RETURN_IF_ERROR(rules.CheckSize("guided_choice"));
   return rules.Text();
 }

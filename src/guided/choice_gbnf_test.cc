@@ -12,10 +12,19 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(ChoiceGbnfTest, OneLiteralPerDistinctChoiceEscaped) {
+TEST(ChoiceGbnfTest, DistinctChoicesEscaped) {
   auto g = ChoiceToGbnf({"yes", "no", "yes", "a\"b\\c\nd", "é", ""});
   ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ(*g, "root ::= \"yes\" | \"no\" | \"a\\\"b\\\\c\\nd\" | \"é\" | \"\"\n");
+  // Factored by common prefix (literal_trie_gbnf.h); here no two share one.
+  EXPECT_EQ(*g, "root ::= choice\nchoice ::= \"\" | \"a\\\"b\\\\c\\nd\" | \"no\" | \"yes\" | \"é\"\n");
+}
+
+TEST(ChoiceGbnfTest, SharedPrefixesAreWrittenOnce) {
+  auto g = ChoiceToGbnf({"value_1", "value_2", "value_10", "other"});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(*g,
+            "root ::= choice-3\nchoice ::= \"\" | \"0\"\nchoice-2 ::= \"1\" choice | \"2\"\n"
+            "choice-3 ::= \"other\" | \"value_\" choice-2\n");
 }
 
 TEST(ChoiceGbnfTest, ControlBytesAreHexEscaped) {

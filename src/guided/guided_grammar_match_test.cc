@@ -8,6 +8,7 @@
 #include "grammar/compiled_grammar.h"
 #include "grammar/grammar_matcher.h"
 #include "guided/guided_grammar.h"
+#include "guided/guided_limits.h"
 
 namespace infera::guided {
 namespace {
@@ -227,6 +228,18 @@ TEST(GuidedGrammarMatchTest, Regexes) {
        }) {
     ExpectLanguage(Language(RegexToGbnf(c.regex)), c.yes, c.no);
   }
+}
+
+// Enum values and choices that share a prefix are alive together while it is written.
+TEST(GuidedGrammarMatchTest, LargestEnumsAndChoiceListsStayWithinTheMatchersCaps) {
+  std::string schema = R"({"enum":[)";
+  std::vector<std::string> choices;
+  for (size_t i = 0; i < kMaxEnumValues; ++i) {
+    schema += (i ? "," : "") + std::string("\"value_") + std::to_string(i) + "\"";
+    choices.push_back("value_" + std::to_string(i));
+  }
+  ExpectLanguage(Schema(schema + "]}"), {R"("value_0")", R"("value_1023")"}, {R"("value_1024")"});
+  ExpectLanguage(Language(ChoiceToGbnf(choices)), {"value_0", "value_1023"}, {"value_1024"});
 }
 
 TEST(GuidedGrammarMatchTest, Choices) {

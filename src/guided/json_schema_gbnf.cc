@@ -31,6 +31,7 @@
 #include "guided/json_gbnf_rules.h"
 #include "guided/json_key_exclusion.h"
 #include "guided/json_string_formats.h"
+#include "guided/literal_trie_gbnf.h"
 #include "guided/numeric_range_gbnf.h"
 #include "guided/regex_gbnf.h"
 #include "guided/regex_parser.h"
@@ -262,24 +263,20 @@ class Compiler {
       }
       for (const auto& v : e.GetArray()) values.push_back(&v);
     }
-    std::vector<std::string> alts;
-    std::set<std::string> seen;
+    std::vector<std::string> texts;  // the values' JSON, factored by prefix
     for (const Value* v : values) {
       if (types) {
         std::string t = TypeOf(*v);
         bool ok = types->count(t) || (t == "integer" && types->count("number"));
         if (!ok) continue;  // not of the schema's type: never valid
       }
-      std::string text = JsonText(*v);
-      if (seen.insert(text).second) alts.push_back(GbnfLiteral(text));
+      texts.push_back(JsonText(*v));
     }
-    if (s.HasMember("nullable") && s["nullable"].IsBool() && s["nullable"].GetBool() &&
-        seen.insert("null").second) {
-      alts.push_back(GbnfLiteral("null"));
+    if (texts.empty()) return Error(path, StrCat("no value of '", keyword, "' is valid"));
+    if (s.HasMember("nullable") && s["nullable"].IsBool() && s["nullable"].GetBool()) {
+      texts.push_back("null");
     }
-    if (alts.empty()) return Error(path, StrCat("no value of '", keyword, "' is valid"));
-    if (alts.size() == 1) return alts[0];
-    return StrCat("(", StrJoin(alts, " | "), ")");
+    return LiteralTrieGbnf(rules_, texts, "enum");
   }
 
   absl::StatusOr<std::string> Combinator(const std::string& keyword, const Value& list,

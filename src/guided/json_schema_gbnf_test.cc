@@ -171,7 +171,6 @@ TEST(JsonSchemaGbnfTest, Numbers) {
 
 TEST(JsonSchemaGbnfTest, EnumAndConst) {
   std::string g = Ok(R"({"enum":["a\"b", 1, null, [1,{"k":true}], "é\n"]})");
-  EXPECT_THAT(g, HasSubstr(R"("\"a\\\"b\"")"));
   EXPECT_THAT(g, HasSubstr(R"("[1,{\"k\":true}]")"));
   Ok(R"({"const":{"a":[1,2]}})");
   // Values of another type than `type` can never be valid: dropped, and none left is an error.
