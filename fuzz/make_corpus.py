@@ -364,6 +364,22 @@ def chat_template_seeds():
     write(t, "unknown-role", SEP.join([TEMPLATES["llama2"].encode(), b"<s>", b"</s>", b"tool", b"x"]))
 
 
+def tool_call_parser_seeds():
+    """fuzz_tool_call_parser: byte 0 = format | mode << 2, byte 1 = streaming step."""
+    t = "fuzz_tool_call_parser"
+    outputs = {
+        "hermes": (1, b'Sure.\n<tool_call>\n{"name": "f", "arguments": {"a": [1, "}"]}}\n</tool_call>'),
+        "hermes-open": (1, b'<tool_call>{"name": "f", "arguments": {}}'),
+        "llama3": (2, b'<|python_tag|>{"name": "f", "parameters": {"x": 1}}; {"name": "g", "parameters": {}}'),
+        "llama3-text": (2, b'  Hello {not a call}'),
+        "mistral": (3, b'Ok[TOOL_CALLS] [{"name": "f", "arguments": {"q": "a"}, "id": "abc"}]'),
+        "required": (1 | 1 << 2, b'[{"name": "f", "parameters": {"k": true}}]'),
+        "named": (1 | 2 << 2, b'{"city": "Paris"}'),
+    }
+    for name, (selector, output) in outputs.items():
+        write(t, name, bytes([selector, 3]) + output)
+
+
 def image_seeds():
     """fuzz_image_decode: tiny JPEG/PNG files in each colour type and encoding the
     decoder handles (PIL, from Debian's python3-pil), plus a truncated one."""
@@ -542,6 +558,7 @@ def main():
     openai_seeds()
     llm_tensor_request_seeds()
     chat_template_seeds()
+    tool_call_parser_seeds()
     image_seeds()
     postprocess_seeds()
     lifecycle_seeds()
