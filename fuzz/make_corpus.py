@@ -544,6 +544,63 @@ def content_coding_seeds():
     write(t, "coding-list", b"\x00identity, GZIP")
 
 
+def guided_seeds():
+    """Schemas (after a flags byte: bit 0 = strict), regexes and choice lists for the
+    guided-decoding compilers (src/guided)."""
+    t = "fuzz_json_schema_gbnf"
+    schemas = {
+        "object": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
+                                                    "age": {"type": "integer", "minimum": 0}},
+                   "required": ["name"], "additionalProperties": False},
+        "extras": {"type": "object", "properties": {"a": {}}, "additionalProperties": {"type": "null"}},
+        "array": {"type": "array", "prefixItems": [{"type": "boolean"}],
+                  "items": {"enum": ["x", 1, None]}, "minItems": 1, "maxItems": 4},
+        "recursive": {"$defs": {"node": {"type": "object", "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+                      "$ref": "#/$defs/node"},
+        "combinators": {"anyOf": [{"type": "string", "format": "date-time"},
+                                  {"oneOf": [{"type": "null"}, {"type": "number", "maximum": 3}]},
+                                  {"allOf": [{"const": {"k": [1]}}]}]},
+        "pattern": {"type": "string", "pattern": "^[a-z]+(-\\d{2,4})?$"},
+        "types": {"type": ["integer", "string", "null"], "exclusiveMinimum": -7, "minLength": 2,
+                  "nullable": True},
+        "refused": {"type": "object", "patternProperties": {"x": {}}},
+    }
+    for name, schema in schemas.items():
+        write(t, name, b"\x00" + json.dumps(schema).encode())
+    write(t, "strict", b"\x01" + json.dumps(schemas["extras"]).encode())
+    t = "fuzz_regex_gbnf"
+    for i, regex in enumerate(["^[a-z]{1,8}$", "(?:ab|c)+\\d*?", "[^\\s\"]{0,3}x", "\\w+@\\w+\\.com",
+                               "(a)\\1", "(?=x)", "((a{10}){10}){10}", "yes\nno\nmaybe"]):
+        write(t, f"regex-{i}", regex)
+
+
+def gbnf_grammar_seeds():
+    """fuzz_gbnf_grammar: "<GBNF grammar>\n@@@@\n<bytes fed to its matcher>"."""
+    t = "fuzz_gbnf_grammar"
+    json_gbnf = r'''root   ::= object
+value  ::= object | array | string | number | ("true" | "false" | "null") ws
+object ::= "{" ws ( string ":" ws value ("," ws string ":" ws value)* )? "}" ws
+array  ::= "[" ws ( value ("," ws value)* )? "]" ws
+string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4}) )* "\"" ws
+number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws
+ws ::= | " " | "\n" [ \t]{0,20}
+'''
+    seeds = {
+        "json": json_gbnf.encode() + SEP + '{"a": [1, true, "é😀"], "b": null}'.encode(),
+        "repetition": b'root ::= "a"{2,4} ("b" | "cd")* [0-9]{,3}' + SEP + b"aaabcdb12",
+        "classes": "root ::= [à-ÿ]+ [^a-z] . [\\u4e00-\\u9fff]".encode() + SEP + "éà!x日".encode(),
+        "nesting": b'root ::= x\nx ::= "(" x ")" | "[" x* "]" | ""' + SEP + b"([()])",
+        "empty_loop": b'root ::= ("a"? "c"?)* "b"' + SEP + b"acab",
+        "left_recursive": b'root ::= root "a" | "b"',
+        "undefined": b"root ::= x y",
+        "bad_escape": b'root ::= "\\q"',
+        "ambiguous": b'root ::= x\nx ::= "a" x "b" | "a" x | ""' + SEP + b"a" * 64,
+    }
+    for name, data in seeds.items():
+        write(t, name, data)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo-repo", default=None)
@@ -563,6 +620,8 @@ def main():
     postprocess_seeds()
     lifecycle_seeds()
     content_coding_seeds()
+    guided_seeds()
+    gbnf_grammar_seeds()
 
 
 if __name__ == "__main__":

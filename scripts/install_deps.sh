@@ -42,6 +42,7 @@ TOOL_PKGS=(
   curl
   prometheus             # promtool: checks and unit-tests deploy/monitoring rules (make test)
   python3-yaml           # reads the rendered manifests and rule files (tests/deploy)
+  python3-jsonschema     # validates structured outputs (bench/structured_output)
   chromium               # the web console's browser test (tests/browser, driven headless by playwright-core)
 )
 # Peers that `make bench` compares infera with.

@@ -1,0 +1,99 @@
+// GrammarMatcher: one request's position in a compiled grammar — a pushdown automaton
+// over bytes, as llama.cpp's grammar is: the set of live parse stacks, each the
+// positions still to match (top: a byte set to match next; below: where each enclosing
+// rule continues). A byte advances every stack whose top accepts it and expands the new
+// tops eagerly (rule references replaced by their alternatives; a rule that ends pops);
+// an empty stack means the root is complete. Left recursion is refused at parse time,
+// so expansion terminates (a loop through rules that match nothing, in tail position,
+// is cut where it comes back to a state it expanded); a reference in tail position does
+// not grow the stack, so repetitions run in constant depth.
+//
+// Stacks are persistent linked lists in an arena (push and pop are O(1), stacks share
+// their bottoms); two stacks are the same when their positions are (compared by a hash
+// of the chain, then the chain), so a state is a canonical set. Ambiguity is bounded:
+// a byte that would leave more than kMaxStacks live stacks (or take more than
+// kMaxExpansionSteps to expand) is refused like a byte the grammar does not allow.
+//
+// Token masks (FillNextTokenMask): the tokens whose bytes the matcher would accept,
+// found by walking the vocabulary's trie depth first with the stack set of each prefix,
+// pruning a subtree as soon as its prefix is refused, plus the end tokens where CanEnd().
+// Masks are cached in the compiled grammar by state (compiled_grammar.h).
+//
+// Not thread-safe (one request, the engine thread); the compiled grammar it points to is.
+#ifndef INFERA_GRAMMAR_GRAMMAR_MATCHER_H_
+#define INFERA_GRAMMAR_GRAMMAR_MATCHER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "grammar/compiled_grammar.h"
+
+namespace infera::grammar {
+
+inline constexpr size_t kMaxStacks = 1024;
+inline constexpr size_t kMaxExpansionSteps = 1 << 16;
+
+class GrammarMatcher {
+ public:
+  explicit GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar);
+
+  // Advances over `bytes` when the grammar accepts all of them; else returns false and
+  // leaves the state as it was.
+  bool AcceptBytes(std::string_view bytes);
+  // AcceptBytes(the token's bytes); an end token is accepted (without advancing) exactly
+  // when CanEnd(); a token that writes nothing is refused. REQUIRES a vocabulary.
+  bool AcceptToken(int32_t id);
+  // The root rule is complete: the output so far is a sentence of the grammar.
+  bool CanEnd() const;
+  // Nothing more can follow: every live stack is complete (or none is left).
+  bool IsTerminated() const;
+
+  // Sets `mask` (vocabulary size bits) to the tokens AcceptToken would accept now.
+  // Cached per state in the compiled grammar. REQUIRES a vocabulary.
+  void FillNextTokenMask(TokenMask& mask);
+  // The same without the cache (tests, benchmarks).
+  void ComputeNextTokenMask(TokenMask& mask);
+  // A key naming the current state (the live stacks' positions), for the mask cache.
+  std::string StateKey() const;
+
+  size_t num_stacks() const { return stacks_.size(); }
+  const CompiledGrammar& compiled() const { return *grammar_; }
+
+ private:
+  struct Node {
+    int32_t pos;     // element index
+    int32_t parent;  // node index, -1: bottom
+    uint64_t hash;   // of the chain from here down
+  };
+  static constexpr int32_t kComplete = -1;  // an empty stack
+
+  int32_t NewNode(int32_t pos, int32_t parent);
+  // Pushes the stacks `push(parent, pos)` expands to onto `out`; false past the caps.
+  bool Expand(int32_t pos, int32_t parent, std::vector<int32_t>& out);
+  // False when Expand already expanded the tail reference at `pos` over `parent`.
+  bool FirstVisit(int32_t pos, int32_t parent);
+  // `out` = the stacks after `byte` from `in` (deduplicated); false past the caps.
+  bool Advance(const std::vector<int32_t>& in, uint8_t byte, std::vector<int32_t>& out);
+  void Dedupe(std::vector<int32_t>& stacks) const;
+  bool SameStack(int32_t a, int32_t b) const;
+  void WalkTrie(int32_t trie_node, size_t depth, TokenMask& mask);
+  void MaybeCompact();
+
+  std::shared_ptr<const CompiledGrammar> grammar_;
+  const Grammar& g_;
+  std::vector<Node> nodes_;
+  std::vector<int32_t> stacks_;
+  std::vector<std::vector<int32_t>> levels_;  // the trie walk's stack sets, per depth
+  std::vector<std::pair<int32_t, int32_t>> work_;
+  std::vector<uint64_t> visited_;  // Expand's tail references, few: a linear scan
+  std::unordered_set<uint64_t> visited_set_;  // past 32 of them
+  size_t compact_at_ = 1 << 14;
+};
+
+}  // namespace infera::grammar
+
+#endif  // INFERA_GRAMMAR_GRAMMAR_MATCHER_H_
