@@ -47,9 +47,7 @@ TEST(StructuredRequestsTest, GuidedGrammarPassesThrough) {
   EXPECT_EQ(r->sampling.constraint_kind, "grammar");
 }
 
-TEST(StructuredRequestsTest, CompiledConstraintsOrTheirRefusalNameTheField) {
-  // Whether or not a compiler supports the input, the answer is a grammar or a 400
-  // naming the field: never an unconstrained request.
+TEST(StructuredRequestsTest, ConstraintsCompileToGrammars) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object"}, "strict": true}})",
        "response_format.json_schema.schema"},
@@ -60,14 +58,16 @@ TEST(StructuredRequestsTest, CompiledConstraintsOrTheirRefusalNameTheField) {
   };
   for (const auto& [extra, field] : cases) {
     auto r = ParseChatRequest(Chat(extra));
-    if (r.ok()) {
-      EXPECT_FALSE(r->sampling.grammar.empty()) << extra;
-      EXPECT_FALSE(r->sampling.constraint_kind.empty()) << extra;
-    } else {
-      EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << extra;
-      EXPECT_THAT(std::string(r.status().message()), HasSubstr("'" + field + "'")) << extra;
-    }
+    ASSERT_TRUE(r.ok()) << extra << ": " << r.status();
+    EXPECT_THAT(r->sampling.grammar, HasSubstr("root ::=")) << extra;
+    EXPECT_FALSE(r->sampling.constraint_kind.empty()) << extra;
   }
+  // What a compiler does not support is a 400 naming the field and the keyword.
+  auto unsupported = ParseChatRequest(Chat(R"(, "response_format": {"type": "json_schema", "json_schema": {"schema":
+      {"type": "object", "patternProperties": {"^a": {}}}}})"));
+  EXPECT_THAT(Error(unsupported), HasSubstr("'response_format.json_schema.schema'"));
+  EXPECT_THAT(Error(unsupported), HasSubstr("patternProperties"));
+  EXPECT_THAT(Error(ParseChatRequest(Chat(R"(, "guided_regex": "(a")"))), HasSubstr("'guided_regex'"));
 }
 
 TEST(StructuredRequestsTest, BadConstraintFieldsAreNamed) {
@@ -134,17 +134,21 @@ TEST(StructuredRequestsTest, RequiredAndNamedBuildVllmsSchemas) {
   EXPECT_EQ(ToolChoiceSchema(t), t.tools[1].parameters_json);
   t.choice = {ToolChoiceMode::kAuto, ""};
   EXPECT_EQ(ToolChoiceSchema(t), "");
-  // Through the parser: a grammar, or (compiler not there) a 400 naming the field.
+  // Through the parser: compiled into the grammar.
   for (const std::string& choice : {std::string(R"("required")"),
                                     std::string(R"({"type": "function", "function": {"name": "get_weather"}})")}) {
     auto r = ParseChatRequest(Chat(std::string(R"(, "tools": [)") + kWeather + R"(], "tool_choice": )" + choice));
-    if (r.ok()) {
-      EXPECT_EQ(r->sampling.constraint_kind, "tools");
-      EXPECT_FALSE(r->sampling.grammar.empty());
-    } else {
-      EXPECT_THAT(std::string(r.status().message()), HasSubstr("'tools")) << choice;
-    }
+    ASSERT_TRUE(r.ok()) << choice << ": " << r.status();
+    EXPECT_EQ(r->sampling.constraint_kind, "tools");
+    EXPECT_THAT(r->sampling.grammar, HasSubstr("root ::="));
   }
+  // A parameters schema the compiler refuses: named by the tool's field.
+  auto bad = ParseChatRequest(Chat(R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters":
+      {"type": "object", "patternProperties": {"^a": {}}}}}], "tool_choice": {"type": "function", "function": {"name": "f"}})"));
+  EXPECT_THAT(Error(bad), HasSubstr("'tools[0].function.parameters'"));
+  auto bad_required = ParseChatRequest(Chat(R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters":
+      {"type": "object", "patternProperties": {"^a": {}}}}}], "tool_choice": "required")"));
+  EXPECT_THAT(Error(bad_required), HasSubstr("'tools'"));
 }
 
 TEST(StructuredRequestsTest, BadToolsAreNamed) {
