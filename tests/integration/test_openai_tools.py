@@ -6,10 +6,11 @@
   - tool_choice auto: OpenAI's wire shape whole and streamed on whatever a random model
     writes; a tool message round trip goes through the chat template (the prompt grows);
   - constrained (needs the grammar engine, src/grammar/ in the LLM engine): json_object,
-    json_schema (validated with jsonschema), guided_choice, guided_regex; tool_choice
+    json_schema (validated with jsonschema), guided_choice, guided_regex;
+  - tools render into every family's prompt (the prompt grows); tool_choice
     required / named give valid calls at temperature 1 on a random-weights model, whole
-    and as delta.tool_calls; auto parses the Hermes <tool_call> the model was made to
-    write (by a guided_grammar);
+    and as delta.tool_calls; auto parses the call each family's model (ChatML/Hermes,
+    Llama-3, Mistral) was made to write by a guided_grammar;
   - the official `openai` npm client (tests/clients/openai_tools_client.mjs) for both.
 """
 
@@ -29,6 +30,8 @@ CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\
           " + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
           "{% endif %}")
 LLAMA2 = "{% if system %}[INST] <<SYS>>\n{{ system }}\n<</SYS>>\n\n{% endif %}[INST] {{ c }} [/INST]"
+LLAMA3 = "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{% endfor %}"
+MISTRAL = "{{ bos_token }}{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}"
 CLIENTS = os.path.join(ROOT, "tests", "clients")
 
 VOCAB, MERGES = u.train_byte_level_bpe(u.SAMPLE_TEXT, 40)
@@ -52,8 +55,9 @@ def server():
     repo = tempfile.mkdtemp(prefix="infera-openai-tools-")
     u.write_llm_repo(repo, "tiny", CONFIG, WEIGHTS, TOKENIZER, {"eos_token": "<|endoftext|>", "chat_template": CHATML},
                      parameters=PARAMETERS, kserve=False)
-    u.write_llm_repo(repo, "tiny-llama2", CONFIG, WEIGHTS, TOKENIZER,
-                     {"eos_token": "<|endoftext|>", "chat_template": LLAMA2}, parameters=PARAMETERS, kserve=False)
+    for name, template in [("tiny-llama2", LLAMA2), ("tiny-llama3", LLAMA3), ("tiny-mistral", MISTRAL)]:
+        u.write_llm_repo(repo, name, CONFIG, WEIGHTS, TOKENIZER, {"eos_token": "<|endoftext|>", "chat_template": template},
+                         parameters=PARAMETERS, kserve=False)
     s = InferaServer(repo)
     s.wait_ready()
     yield s
@@ -228,23 +232,43 @@ def test_streamed_tool_calls_match_the_whole_answer(server):
             check_weather(c["arguments"])
 
 
-def test_auto_parses_the_hermes_call_the_model_writes(server):
-    # A guided_grammar makes the random model write a Hermes tool call after some text:
-    # tool_choice auto must read it back as tool_calls (whole and streamed).
-    grammar = ('root ::= "Checking." "\\n<tool_call>\\n{\\"name\\": \\"get_weather\\", \\"arguments\\": '
-               '{\\"city\\": \\"" ("Paris" | "Oslo") "\\", \\"celsius\\": " ("true" | "false") "}}\\n</tool_call>"')
-    body = {"tools": [WEATHER], "guided_grammar": grammar, "temperature": 1.0, "seed": 1, "max_tokens": 100}
-    whole = chat(server, **body)
-    choice = whole["choices"][0]
+ARGS = '"{\\"city\\": \\"" ("Paris" | "Oslo") "\\", \\"celsius\\": " ("true" | "false") "}"'
+# What each family's model is made to write (by a guided_grammar), and the content before the call.
+FAMILY_CALLS = {
+    "tiny": ('root ::= "Checking.\\n<tool_call>\\n{\\"name\\": \\"get_weather\\", \\"arguments\\": " '
+             + ARGS + ' "}\\n</tool_call>"', "Checking."),
+    "tiny-llama3": ('root ::= "{\\"name\\": \\"get_weather\\", \\"parameters\\": " ' + ARGS + ' "}"', None),
+    "tiny-mistral": ('root ::= "Checking.[TOOL_CALLS] [{\\"name\\": \\"get_weather\\", \\"arguments\\": " '
+                     + ARGS + ' "}]"', "Checking."),
+}
+
+
+@pytest.mark.parametrize("model", sorted(FAMILY_CALLS))
+def test_auto_parses_the_call_each_family_writes(server, model):
+    # tool_choice auto must read the family's call format back as tool_calls, whole and
+    # streamed; the text before it is content.
+    grammar, content = FAMILY_CALLS[model]
+    body = {"model": model, "messages": ASK, "tools": [WEATHER], "guided_grammar": grammar, "temperature": 1.0,
+            "seed": 1, "max_tokens": 100}
+    status, data = post(server, body)
+    assert status == 200, data
+    choice = json.loads(data)["choices"][0]
     assert choice["finish_reason"] == "tool_calls", choice
-    assert choice["message"]["content"] == "Checking."
+    assert choice["message"]["content"] == content
     [call] = choice["message"]["tool_calls"]
     assert call["function"]["name"] == "get_weather"
     check_weather(call["function"]["arguments"])
-    status, data = post(server, {"model": "tiny", "messages": ASK, "stream": True} | body)
-    calls, content, finish = streamed_calls(sse(data))
-    assert finish == "tool_calls" and content.strip() == "Checking."
+    status, data = post(server, body | {"stream": True})
+    calls, streamed_content, finish = streamed_calls(sse(data))
+    assert finish == "tool_calls" and streamed_content.strip() == (content or "")
     assert [(c["name"], c["arguments"]) for c in calls] == [("get_weather", call["function"]["arguments"])]
+
+
+def test_tools_render_for_every_family(server):
+    for model in ["tiny", "tiny-llama3", "tiny-mistral"]:
+        plain = chat(server, model=model, max_tokens=1)
+        with_tools = chat(server, model=model, tools=[WEATHER], max_tokens=1)
+        assert with_tools["usage"]["prompt_tokens"] > plain["usage"]["prompt_tokens"] + 30, model
 
 
 # --- the official openai npm client -----------------------------------------------------------
