@@ -145,9 +145,14 @@ ParsedToolOutput ParseToolCalls(ToolCallFormat format, std::string_view text) {
     }
     case ToolCallFormat::kMistral: {
       const size_t at = text.find(kMistralMarker);
-      if (at == std::string_view::npos) break;
-      content = text.substr(0, at);
-      calls = ParseMistral(text.substr(at + kMistralMarker.size()));
+      if (at != std::string_view::npos) {
+        content = text.substr(0, at);
+        calls = ParseMistral(text.substr(at + kMistralMarker.size()));
+      } else if (Trim(text).starts_with("[")) {
+        // [TOOL_CALLS] is a special token, left out of the text by skip_special_tokens
+        // (the default): the output is then the calls' array itself.
+        calls = ParseMistral(text);
+      }
       break;
     }
   }
@@ -220,6 +225,16 @@ ToolCallStream::Piece ToolCallStream::Add(std::string_view text) {
       held_.clear();
     }
     return piece;
+  }
+  if (format_ == ToolCallFormat::kMistral && !decided_) {
+    // Without its special token, a Mistral call is an output that begins with "[".
+    const std::string_view t = Trim(held_);
+    if (t.empty()) return piece;
+    decided_ = true;
+    if (t.starts_with("[")) {
+      in_calls_ = true;
+      return piece;
+    }
   }
   const std::string_view marker = Marker();
   const size_t at = held_.find(marker);

@@ -7,7 +7,9 @@
 //                (the last one may be unterminated: the model stopped at EOS)
 //   Llama-3      the whole output, after an optional <|python_tag|>, is one or more
 //                {"name", "parameters" (or "arguments")} objects separated by ";"
-//   Mistral      content, then [TOOL_CALLS] and a JSON array of {"name", "arguments"}
+//   Mistral      content, then [TOOL_CALLS] and a JSON array of {"name", "arguments"};
+//                [TOOL_CALLS] is a special token, which skip_special_tokens (the
+//                default) leaves out: an output that is such an array is calls too
 // Output that does not parse as calls (bad JSON, a missing name, a truncated call) is
 // content, unchanged: nothing the model wrote is lost.
 // tool_choice required — the output is vLLM's JSON array of {"name", "parameters"}.
@@ -17,7 +19,8 @@
 // value goes through common/json_reader.h (bounded depth, iterative parse).
 //
 // ToolCallStream (streaming): content streams as it arrives except the bytes that may
-// begin a call's marker; a named call streams its arguments piece by piece; auto and
+// begin a call's marker (Llama-3: an output beginning with "{"; Mistral: also one
+// beginning with "[" is held to the end); a named call streams its arguments piece by piece; auto and
 // required calls are sent whole once the output ended (the id and name first, then the
 // arguments, as two deltas of the same index). Each call gets an id from `new_id`.
 //
@@ -87,7 +90,7 @@ class ToolCallStream {
   const std::function<std::string()> new_id_;
   std::string held_;      // not sent yet
   bool in_calls_ = false;  // auto: the calls began (held_ from their marker on)
-  bool decided_ = false;   // Llama-3: the output's first non-blank bytes were seen
+  bool decided_ = false;   // Llama-3, Mistral: the output's first non-blank bytes were seen
   int calls_ = 0;
 };
 

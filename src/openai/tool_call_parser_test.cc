@@ -48,6 +48,11 @@ TEST(ToolCallParserTest, Mistral) {
   ASSERT_THAT(p.calls, SizeIs(1));
   EXPECT_EQ(p.calls[0].name, "f");
   EXPECT_EQ(p.calls[0].arguments, R"({"q":"a"})");
+  // [TOOL_CALLS] skipped as a special token: the array alone.
+  ParsedToolOutput skipped = ParseToolCalls(ToolCallFormat::kMistral, R"( [{"name": "f", "arguments": {}}])");
+  EXPECT_EQ(skipped.content, "");
+  ASSERT_THAT(skipped.calls, SizeIs(1));
+  EXPECT_THAT(ParseToolCalls(ToolCallFormat::kMistral, "[1] is a footnote").calls, SizeIs(0));
 }
 
 TEST(ToolCallParserTest, OutputThatIsNotACallStaysContent) {
@@ -140,6 +145,23 @@ TEST(ToolCallStreamTest, Llama3DecidesOnTheFirstBytes) {
   ToolCallStream::Piece bad = StreamInPieces(ToolChoiceMode::kAuto, ToolCallFormat::kLlama3, "{\"oops\": 1}", 2);
   EXPECT_EQ(bad.content, "{\"oops\": 1}");
   EXPECT_THAT(bad.calls, SizeIs(0));
+}
+
+TEST(ToolCallStreamTest, MistralWithAndWithoutItsMarker) {
+  for (size_t step : {1, 5, 100}) {
+    ToolCallStream::Piece marked = StreamInPieces(ToolChoiceMode::kAuto, ToolCallFormat::kMistral,
+                                                  "Ok.[TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {}}]", step);
+    EXPECT_EQ(marked.content, "Ok.");
+    ASSERT_THAT(marked.calls, SizeIs(2));
+    ToolCallStream::Piece bare = StreamInPieces(ToolChoiceMode::kAuto, ToolCallFormat::kMistral,
+                                                " [{\"name\": \"f\", \"arguments\": {\"a\": 2}}]", step);
+    EXPECT_EQ(bare.content, "");
+    ASSERT_THAT(bare.calls, SizeIs(2));
+    EXPECT_EQ(bare.calls[1].arguments, R"({"a":2})");
+    ToolCallStream::Piece text = StreamInPieces(ToolChoiceMode::kAuto, ToolCallFormat::kMistral, "[1] is text", step);
+    EXPECT_EQ(text.content, "[1] is text");
+    EXPECT_THAT(text.calls, SizeIs(0));
+  }
 }
 
 TEST(ToolCallStreamTest, NamedStreamsArgumentsAndRequiredIsWhole) {
