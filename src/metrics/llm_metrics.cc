@@ -20,6 +20,18 @@ const std::vector<double>& RequestLatencyBuckets() {
   return buckets;
 }
 
+const std::vector<double>& GrammarTimeBuckets() {
+  static const std::vector<double> buckets = {1e-5,   2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
+                                              2.5e-3, 5e-3,   1e-2, 2.5e-2, 5e-2,  0.1,  1.0};
+  return buckets;
+}
+
+const std::vector<std::string>& ConstraintKinds() {
+  static const std::vector<std::string> kinds = {"json_object", "json_schema", "regex", "choice",
+                                                 "grammar",     "tools",       "other"};
+  return kinds;
+}
+
 std::vector<double> OneTwoFiveBuckets(int64_t max_value) {
   std::vector<double> buckets;
   // Compared by division: mantissa × scale never overflows.
@@ -74,6 +86,10 @@ LlmMetrics::LlmMetrics(const LlmMetricFamilies& families, const std::string& mod
   prefill_ = &families_.request_prefill_time->Add(labels, RequestLatencyBuckets());
   decode_ = &families_.request_decode_time->Add(labels, RequestLatencyBuckets());
   inference_ = &families_.request_inference_time->Add(labels, RequestLatencyBuckets());
+  grammar_time_ = &families_.grammar_mask_time->Add(labels, GrammarTimeBuckets());
+  for (const std::string& kind : ConstraintKinds()) {
+    constrained_.push_back(&families_.constrained_requests->Add({{"model", model}, {"kind", kind}}));
+  }
 }
 
 LlmMetrics::~LlmMetrics() {
@@ -96,6 +112,8 @@ LlmMetrics::~LlmMetrics() {
   families_.request_prefill_time->Remove(prefill_);
   families_.request_decode_time->Remove(decode_);
   families_.request_inference_time->Remove(inference_);
+  families_.grammar_mask_time->Remove(grammar_time_);
+  for (prometheus::Counter* counter : constrained_) families_.constrained_requests->Remove(counter);
 }
 
 }  // namespace infera

@@ -53,7 +53,15 @@ struct LlmMetricFamilies {
   prometheus::Family<prometheus::Histogram>* request_decode_time;
   prometheus::Family<prometheus::Histogram>* request_inference_time;
   prometheus::Family<prometheus::Gauge>* kv_cache_capacity;
+  prometheus::Family<prometheus::Histogram>* grammar_mask_time;
+  prometheus::Family<prometheus::Counter>* constrained_requests;
 };
+
+// Structured output: the seconds a constrained token spends in its grammar (1e-5 … 1).
+const std::vector<double>& GrammarTimeBuckets();
+// The bounded values of label `kind` of constrained requests: SamplingParams'
+// constraint_kind values, "other" for anything else.
+const std::vector<std::string>& ConstraintKinds();
 
 class LlmMetrics {
  public:
@@ -90,6 +98,9 @@ class LlmMetrics {
   void AddPrefixCacheQueries(double tokens) { prefix_queries_->Increment(tokens); }
   void AddPrefixCacheHits(double tokens) { prefix_hits_->Increment(tokens); }
   void AddPreemptions(double n) { preemptions_->Increment(n); }
+  void ObserveGrammarTime(double seconds) { grammar_time_->Observe(seconds); }
+  // `kind` is an index into ConstraintKinds().
+  void AddConstrainedRequest(size_t kind) { constrained_[kind]->Increment(); }
 
  private:
   LlmMetricFamilies families_;
@@ -112,6 +123,8 @@ class LlmMetrics {
   prometheus::Histogram* prefill_;
   prometheus::Histogram* decode_;
   prometheus::Histogram* inference_;
+  prometheus::Histogram* grammar_time_;
+  std::vector<prometheus::Counter*> constrained_;
 };
 
 }  // namespace infera

@@ -94,6 +94,10 @@ ServerMetrics::ServerMetrics(const TritonMetricsOptions& triton)
              "Ended LLM requests: first scheduled to last token.", r),
       &Build(BuildGauge(), "infera_llm_kv_cache_capacity_tokens",
              "Tokens the KV cache holds (blocks x block size; depends on kv_cache_dtype).", r),
+      &Build(BuildHistogram(), "infera_llm_grammar_mask_seconds",
+             "Structured output: time each constrained token spent in its grammar (acceptance check and mask).", r),
+      &Build(BuildCounter(), "infera_llm_constrained_requests_total",
+             "Structured output: LLM requests admitted with a grammar, by where it came from (kind).", r),
   };
   http_requests_ = &Build(BuildCounter(), "infera_http_requests_total", "HTTP responses by status code.", r);
   http_inflight_ = &Build(BuildGauge(), "infera_http_inflight_requests", "HTTP requests being served.", r).Add({});
