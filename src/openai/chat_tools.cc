@@ -138,12 +138,15 @@ std::string ToolChoiceSchema(const ChatTools& t) {
     return "";
   }
   if (t.choice.mode != ToolChoiceMode::kRequired) return "";
-  // vLLM's: [{"name": <one of the tools>, "parameters": <its schema>}, …], at least one.
+  // vLLM's: [{"name": <one of the tools>, "parameters": <its schema>}, …], at least one;
+  // a call object has those two members only (vLLM's leaves it open, which lets a model
+  // write junk members that the parser then drops).
   std::string any_of;
   for (const ChatTool& tool : t.tools) {
     StrAppend(&any_of, any_of.empty() ? "" : ",",
               "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"enum\":[", JsonString(tool.name),
-              "]},\"parameters\":", tool.parameters_json, "},\"required\":[\"name\",\"parameters\"]}");
+              "]},\"parameters\":", tool.parameters_json,
+              "},\"required\":[\"name\",\"parameters\"],\"additionalProperties\":false}");
   }
   return StrCat("{\"type\":\"array\",\"minItems\":1,", t.parallel_tool_calls ? "" : "\"maxItems\":1,",
                 "\"items\":{\"anyOf\":[", any_of, "]}}");

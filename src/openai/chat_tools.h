@@ -10,7 +10,7 @@
 //   parallel_tool_calls  boolean (default true): with "required", false allows one call
 //
 // "required" and a named function constrain the output (vLLM's form): required to a JSON
-// array of {"name", "parameters"} objects, one of the tools each (at least one call; at
+// array of {"name", "parameters"} objects (no other members), one of the tools each (at least one call; at
 // most one without parallel_tool_calls); a named function to its parameters (the output
 // is the call's arguments). The schema is compiled by guided::JsonSchemaToGbnf into the
 // generation's grammar (constraint_kind "tools"). "auto" leaves the output free: the

@@ -125,9 +125,10 @@ TEST(StructuredRequestsTest, RequiredAndNamedBuildVllmsSchemas) {
   EXPECT_EQ(ToolChoiceSchema(t),
             R"({"type":"array","minItems":1,"items":{"anyOf":[)"
             R"({"type":"object","properties":{"name":{"type":"string","enum":["a"]},"parameters":{"type":"object"}},)"
-            R"("required":["name","parameters"]},)"
+            R"("required":["name","parameters"],"additionalProperties":false},)"
             R"({"type":"object","properties":{"name":{"type":"string","enum":["b"]},"parameters":)"
-            R"({"type":"object","properties":{"x":{"type":"integer"}}}},"required":["name","parameters"]}]}})");
+            R"({"type":"object","properties":{"x":{"type":"integer"}}}},"required":["name","parameters"],)"
+            R"("additionalProperties":false}]}})");
   t.parallel_tool_calls = false;
   EXPECT_THAT(ToolChoiceSchema(t), HasSubstr(R"("minItems":1,"maxItems":1,)"));
   t.choice = {ToolChoiceMode::kNamed, "b"};

@@ -38,6 +38,7 @@ TEST(ToolChoiceGrammarTest, RequiredIsAnArrayOfTheToolsCalls) {
   EXPECT_FALSE(Accepts(g, R"([{"name": "get_weather", "parameters": {"city": "Rome", "celsius": true}}])"));
   EXPECT_FALSE(Accepts(g, R"([{"name": "nope", "parameters": {}}])"));
   EXPECT_FALSE(Accepts(g, R"([{"name": "get_time"}])"));
+  EXPECT_FALSE(Accepts(g, R"([{"name": "get_time", "parameters": {}, "extra": 1}])"));
 }
 
 TEST(ToolChoiceGrammarTest, WithoutParallelCallsOneCall) {

@@ -95,7 +95,7 @@ async function constrained() {
     additionalProperties: false,
   };
   const json = await client.chat.completions.create({
-    model, messages: ask, max_tokens: 200, temperature: 1, seed: 1,
+    model, messages: ask, max_tokens: 800, temperature: 1, seed: 1,
     response_format: { type: 'json_schema', json_schema: { name: 'verdict', schema, strict: true } },
   });
   assert.equal(json.choices[0].finish_reason, 'stop');
@@ -103,14 +103,16 @@ async function constrained() {
   assert.ok(['yes', 'no'].includes(v.answer) && typeof v.sure === 'boolean' && Array.isArray(v.tags));
   report.json_schema = v;
 
-  // tool_choice required: at least one call, each one of the tools with valid arguments.
+  // tool_choice required, one call (parallel_tool_calls false: bounded output): one of
+  // the tools with valid arguments.
   const required = await client.chat.completions.create({
-    model, messages: ask, tools: [weather, time], tool_choice: 'required', max_tokens: 300, temperature: 1, seed: 2,
+    model, messages: ask, tools: [weather, time], tool_choice: 'required', parallel_tool_calls: false,
+    max_tokens: 800, temperature: 1, seed: 2,
   });
   const rc = required.choices[0];
   assert.equal(rc.finish_reason, 'tool_calls');
   assert.equal(rc.message.content, null);
-  assert.ok(rc.message.tool_calls.length >= 1);
+  assert.equal(rc.message.tool_calls.length, 1);
   for (const call of rc.message.tool_calls) {
     assert.match(call.id, /^call_[0-9a-f]{32}$/);
     assert.equal(call.type, 'function');
@@ -121,7 +123,7 @@ async function constrained() {
 
   // A named function: exactly that call (finish "stop", as OpenAI answers a forced call).
   const named = await client.chat.completions.create({
-    model, messages: ask, tools: [weather, time], max_tokens: 100, temperature: 1, seed: 3,
+    model, messages: ask, tools: [weather, time], max_tokens: 800, temperature: 1, seed: 3,
     tool_choice: { type: 'function', function: { name: 'get_weather' } },
   });
   const nc = named.choices[0];
@@ -134,7 +136,8 @@ async function constrained() {
   // Streamed: delta.tool_calls — index, id and name first, then argument pieces.
   for (const tool_choice of ['required', { type: 'function', function: { name: 'get_weather' } }]) {
     const stream = await client.chat.completions.create({
-      model, messages: ask, tools: [weather], tool_choice, max_tokens: 100, temperature: 1, seed: 4, stream: true,
+      model, messages: ask, tools: [weather], tool_choice, parallel_tool_calls: false, max_tokens: 800,
+      temperature: 1, seed: 4, stream: true,
     });
     const calls = [];
     let finish = null;

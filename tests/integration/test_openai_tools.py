@@ -176,7 +176,7 @@ def test_response_formats_and_guided_fields_constrain_the_output(server):
         "tags": {"type": "array", "items": {"type": "boolean"}, "maxItems": 3}},
         "required": ["answer", "score", "tags"], "additionalProperties": False}
     for seed in range(3):
-        common = {"temperature": 1.0, "seed": seed, "max_tokens": 200}
+        common = {"temperature": 1.0, "seed": seed, "max_tokens": 800}
         out = chat(server, response_format={"type": "json_schema",
                                             "json_schema": {"name": "v", "schema": schema, "strict": True}}, **common)
         assert out["choices"][0]["finish_reason"] == "stop", out
@@ -194,33 +194,43 @@ def test_response_formats_and_guided_fields_constrain_the_output(server):
 
 
 def test_required_and_named_tool_choice_give_valid_calls(server):
+    # One call (parallel_tool_calls false) of bounded arguments is bounded output (the
+    # grammar's whitespace is bounded too): it ends well within max_tokens whatever the
+    # random model samples. Several calls may run on: those are checked when they end.
     time_tool = {"type": "function", "function": {"name": "get_time", "parameters": {
         "type": "object", "properties": {"utc": {"type": "boolean"}}, "required": ["utc"],
         "additionalProperties": False}}}
-    for seed in range(3):
-        out = chat(server, tools=[WEATHER, time_tool], tool_choice="required", temperature=1.0, seed=seed,
-                   max_tokens=300)
-        choice = out["choices"][0]
-        assert choice["finish_reason"] == "tool_calls" and choice["message"]["content"] is None, choice
-        for call in choice["message"]["tool_calls"]:
-            assert re.fullmatch("call_[0-9a-f]{32}", call["id"]) and call["type"] == "function"
-            schema = (WEATHER if call["function"]["name"] == "get_weather" else time_tool)["function"]["parameters"]
-            jsonschema.validate(json.loads(call["function"]["arguments"]), schema)
+    schemas = {"get_weather": WEATHER["function"]["parameters"], "get_time": time_tool["function"]["parameters"]}
+    ended_with_calls = 0
+    for seed in range(4):
         one = chat(server, tools=[WEATHER, time_tool], tool_choice="required", parallel_tool_calls=False,
-                   temperature=1.0, seed=seed, max_tokens=300)
-        assert len(one["choices"][0]["message"]["tool_calls"]) == 1, one
-        named = chat(server, tools=[WEATHER, time_tool], temperature=1.0, seed=seed, max_tokens=100,
+                   temperature=1.0, seed=seed, max_tokens=800)
+        choice = one["choices"][0]
+        assert choice["finish_reason"] == "tool_calls" and choice["message"]["content"] is None, choice
+        [call] = choice["message"]["tool_calls"]
+        assert re.fullmatch("call_[0-9a-f]{32}", call["id"]) and call["type"] == "function"
+        jsonschema.validate(json.loads(call["function"]["arguments"]), schemas[call["function"]["name"]])
+        several = chat(server, tools=[WEATHER, time_tool], tool_choice="required", temperature=1.0, seed=seed,
+                       max_tokens=1200)["choices"][0]
+        if several["finish_reason"] == "tool_calls":
+            ended_with_calls += 1
+            for call in several["message"]["tool_calls"]:
+                jsonschema.validate(json.loads(call["function"]["arguments"]), schemas[call["function"]["name"]])
+        else:  # cut short: the text is content, unparsed
+            assert several["finish_reason"] == "length" and several["message"]["content"].startswith("["), several
+        named = chat(server, tools=[WEATHER, time_tool], temperature=1.0, seed=seed, max_tokens=800,
                      tool_choice={"type": "function", "function": {"name": "get_weather"}})
         calls = named["choices"][0]["message"]["tool_calls"]
         assert named["choices"][0]["finish_reason"] == "stop" and len(calls) == 1, named
         assert calls[0]["function"]["name"] == "get_weather"
         check_weather(calls[0]["function"]["arguments"])
+    print("required with parallel calls: ended with calls for", ended_with_calls, "of 4 seeds")
 
 
 def test_streamed_tool_calls_match_the_whole_answer(server):
     for tool_choice in ["required", {"type": "function", "function": {"name": "get_weather"}}]:
         body = {"model": "tiny", "messages": ASK, "tools": [WEATHER], "tool_choice": tool_choice, "temperature": 1.0,
-                "seed": 5, "max_tokens": 200}
+                "seed": 5, "max_tokens": 800, "parallel_tool_calls": False}
         whole = chat(server, **{k: v for k, v in body.items() if k not in ("model", "messages")})
         status, data = post(server, body | {"stream": True})
         assert status == 200, data
@@ -249,7 +259,7 @@ def test_auto_parses_the_call_each_family_writes(server, model):
     # streamed; the text before it is content.
     grammar, content = FAMILY_CALLS[model]
     body = {"model": model, "messages": ASK, "tools": [WEATHER], "guided_grammar": grammar, "temperature": 1.0,
-            "seed": 1, "max_tokens": 100}
+            "seed": 1, "max_tokens": 400}  # the tiny tokenizer: about a byte per token
     status, data = post(server, body)
     assert status == 200, data
     choice = json.loads(data)["choices"][0]
