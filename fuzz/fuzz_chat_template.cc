@@ -3,7 +3,9 @@
 //
 // Input: parts split on the line "\n@@@@\n": the Jinja template, the BOS token, the EOS
 // token, then alternating role and content strings (roles need not be valid). Both
-// add_generation_prompt values are rendered.
+// add_generation_prompt values are rendered, without tools and with one tool; an
+// assistant message's content also becomes a tool call's arguments (rendered as they are)
+// and a tool message's content its tool_call_id.
 // Invariant checked beyond "no crash": a rendered prompt has at least
 // ChatTemplate::MinRenderedBytes bytes (the bound the prompt-length check relies on).
 #include <cstdint>
@@ -32,10 +34,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 3; i + 1 < parts.size(); i += 2) {
     messages.push_back({std::string(parts[i]), std::string(parts[i + 1])});
   }
-  const size_t least = infera::llm::ChatTemplate::MinRenderedBytes(messages);
-  for (bool generation_prompt : {true, false}) {
-    auto rendered = chat->Render(messages, generation_prompt);
-    if (rendered.ok() && rendered->size() < least) std::abort();
+  std::vector<infera::ChatMessage> with_calls = messages;
+  for (infera::ChatMessage& m : with_calls) {
+    if (m.role == "assistant") m.tool_calls.push_back({"call_1", "f", m.content.empty() ? "{}" : m.content});
+    if (m.role == "tool") m.tool_call_id = m.content;
+  }
+  const std::vector<infera::ChatTool> tools = {{"f", "a function", R"({"type":"object"})"}};
+  for (const auto* conversation : {&messages, &with_calls}) {
+    const size_t least = infera::llm::ChatTemplate::MinRenderedBytes(*conversation);
+    for (bool generation_prompt : {true, false}) {
+      for (const auto& t : {std::vector<infera::ChatTool>{}, tools}) {
+        auto rendered = chat->Render(*conversation, generation_prompt, t);
+        if (rendered.ok() && rendered->size() < least) std::abort();
+      }
+    }
   }
   return 0;
 }

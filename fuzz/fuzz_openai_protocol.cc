@@ -7,6 +7,10 @@
 // written back out through the response builders (openai/openai_responses.h), a refused
 // request's message through the error builder (openai/openai_errors.h): they must
 // produce JSON without crashing whatever bytes those strings hold.
+// Chat bodies may carry the structured-output and tool fields (output_constraint.h,
+// chat_tools.h): an accepted one has a grammar of at most kMaxGrammarBytes exactly when it
+// has a constraint_kind, valid tool names, and its assistant tool calls are rendered back
+// as a response's tool_calls.
 // Invariants of an accepted request's sampling fields: every real number finite and in
 // its range, min_tokens in [0, max_tokens] (completions; chat checks it against the
 // default later), logit_bias sorted by id, one entry per id, biases in [-100, 100].
@@ -23,6 +27,8 @@
 namespace {
 
 void CheckSampling(const infera::SamplingParams& p, bool min_tokens_checked) {
+  // An output constraint: a bounded grammar with its kind, or neither.
+  if (p.grammar.size() > infera::kMaxGrammarBytes || p.grammar.empty() != p.constraint_kind.empty()) std::abort();
   for (double v : {p.temperature, p.top_p, p.min_p, p.repetition_penalty, p.frequency_penalty, p.presence_penalty}) {
     if (!std::isfinite(v)) std::abort();
   }
@@ -64,7 +70,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   CheckSampling(request->sampling, /*min_tokens_checked=*/request->max_tokens_set);
-  for (const infera::ChatMessage& message : request->messages) choice.text += message.content;
+  for (const infera::ChatTool& tool : request->tools.tools) {
+    if (!infera::openai::IsValidToolName(tool.name)) std::abort();
+  }
+  if (request->tools.tools.size() > infera::openai::kMaxTools) std::abort();
+  for (const infera::ChatMessage& message : request->messages) {
+    choice.text += message.content;
+    // An assistant's calls go back out as a response's tool_calls (names and arguments
+    // are the client's bytes).
+    for (const infera::ChatToolCall& call : message.tool_calls) {
+      choice.tool_calls.push_back({static_cast<int>(choice.tool_calls.size()), call.id, call.name, call.arguments});
+    }
+  }
   (void)infera::openai::ChatJson("chatcmpl-fuzz", 0, request->model, {choice}, usage);
   (void)infera::openai::ChatChunkJson("chatcmpl-fuzz", 0, request->model, choice, /*first=*/true);
   (void)infera::openai::UsageChunkJson("chatcmpl-fuzz", 0, request->model, "chat.completion.chunk", usage);

@@ -341,6 +341,25 @@ def openai_seeds():
     write(t, "completion-bias", b"\x00" + json.dumps({
         "model": "m", "prompt": "x", "max_tokens": 8, "min_tokens": 4,
         "logit_bias": {"5": 100, "7": -100, "-1": 1e300, "12": 0.5}}).encode())
+    weather = {"type": "function", "function": {"name": "get_weather", "description": "now", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string", "enum": ["Paris"]}}, "required": ["city"]}}}
+    write(t, "chat-tools-required", b"\x01" + json.dumps({
+        "model": "m", "tools": [weather], "tool_choice": "required", "parallel_tool_calls": False,
+        "messages": [{"role": "user", "content": "x"},
+                     {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
+                      "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+                     {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}]}).encode())
+    write(t, "chat-tools-named", b"\x01" + json.dumps({
+        "model": "m", "tools": [weather], "messages": [{"role": "user", "content": "x"}],
+        "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}).encode())
+    write(t, "chat-json-schema", b"\x01" + json.dumps({
+        "model": "m", "messages": [{"role": "user", "content": "x"}], "response_format": {
+            "type": "json_schema", "json_schema": {"name": "v", "strict": True, "schema": {
+                "type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}}}}).encode())
+    write(t, "completion-guided", b"\x00" + json.dumps({
+        "model": "m", "prompt": "x", "guided_choice": ["yes", "no"], "guided_decoding_backend": "xgrammar"}).encode())
+    write(t, "chat-guided-regex", b"\x01" + json.dumps({
+        "model": "m", "messages": [{"role": "user", "content": "x"}], "guided_regex": "[a-z]{1,8}@[a-z]+\\.com"}).encode())
     write(t, "chat-min-tokens", b"\x01" + json.dumps({
         "model": "m", "messages": [{"role": "user", "content": "x"}], "min_tokens": 64,
         "logit_bias": {"3": -5}, "temperature": None}).encode())
@@ -362,6 +381,22 @@ def chat_template_seeds():
     for name, jinja in TEMPLATES.items():
         write(t, name, SEP.join([jinja.encode(), b"<s>", b"</s>"] + conversation))
     write(t, "unknown-role", SEP.join([TEMPLATES["llama2"].encode(), b"<s>", b"</s>", b"tool", b"x"]))
+
+
+def tool_call_parser_seeds():
+    """fuzz_tool_call_parser: byte 0 = format | mode << 2, byte 1 = streaming step."""
+    t = "fuzz_tool_call_parser"
+    outputs = {
+        "hermes": (1, b'Sure.\n<tool_call>\n{"name": "f", "arguments": {"a": [1, "}"]}}\n</tool_call>'),
+        "hermes-open": (1, b'<tool_call>{"name": "f", "arguments": {}}'),
+        "llama3": (2, b'<|python_tag|>{"name": "f", "parameters": {"x": 1}}; {"name": "g", "parameters": {}}'),
+        "llama3-text": (2, b'  Hello {not a call}'),
+        "mistral": (3, b'Ok[TOOL_CALLS] [{"name": "f", "arguments": {"q": "a"}, "id": "abc"}]'),
+        "required": (1 | 1 << 2, b'[{"name": "f", "parameters": {"k": true}}]'),
+        "named": (1 | 2 << 2, b'{"city": "Paris"}'),
+    }
+    for name, (selector, output) in outputs.items():
+        write(t, name, bytes([selector, 3]) + output)
 
 
 def image_seeds():
@@ -599,6 +634,7 @@ def main():
     openai_seeds()
     llm_tensor_request_seeds()
     chat_template_seeds()
+    tool_call_parser_seeds()
     image_seeds()
     postprocess_seeds()
     lifecycle_seeds()

@@ -44,6 +44,9 @@ struct GenerationRequest {
   std::vector<int32_t> prompt_ids;
   std::optional<std::vector<ChatMessage>> messages;
   bool add_generation_prompt = true;  // chat only
+  // Chat only: the functions the model may call, rendered into the prompt by the chat
+  // template (its family's format: TextGenerator::tool_call_format()).
+  std::vector<ChatTool> tools;
 
   SamplingParams sampling;
   // False: max_tokens is whatever max_model_len leaves after the prompt (chat's default).

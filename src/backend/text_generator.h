@@ -37,6 +37,10 @@ class TextGenerator {
   virtual int64_t created_unix_seconds() const = 0;
   // The bytes of token `id` (for logprobs' token texts); empty for an unknown id.
   virtual std::string_view TokenBytes(int32_t id) const = 0;
+  // How the model's chat template writes tool calls (kNone: no chat template, or a
+  // family without a tool format); the OpenAI routes parse `tool_choice: auto` output
+  // with it (src/openai/tool_call_parser.h).
+  virtual ToolCallFormat tool_call_format() const { return ToolCallFormat::kNone; }
   // The engine's counters and histograms now (diagnosis, console).
   virtual GenerationMetrics Metrics() const = 0;
 

@@ -186,7 +186,8 @@ absl::StatusOr<GenerateRequest> LlmModel::Prepare(GenerationRequest& request, st
   const PromptLimit limit{max_model_len(), request.sampling.max_tokens, request.max_tokens_set};
   if (request.messages) {
     if (!chat_template_.ok()) return absl::InvalidArgumentError(chat_template_.status().message());
-    ASSIGN_OR_RETURN(std::string prompt, chat_template_->Render(*request.messages, request.add_generation_prompt));
+    ASSIGN_OR_RETURN(std::string prompt, chat_template_->Render(*request.messages, request.add_generation_prompt,
+                                                                             request.tools));
     // The template already holds the BOS text where the family wants it.
     ASSIGN_OR_RETURN(generate.prompt_token_ids, TokenizePrompt(*tokenizer_, prompt, false, limit));
   } else if (request.prompt_text) {

@@ -62,6 +62,9 @@ class LlmModel : public LoadedModel, public TextGenerator {
   int64_t created_unix_seconds() const override { return created_; }
   std::string_view TokenBytes(int32_t id) const override { return tokenizer_->TokenBytes(id); }
   GenerationMetrics Metrics() const override;
+  ToolCallFormat tool_call_format() const override {
+    return chat_template_.ok() ? chat_template_->tool_call_format() : ToolCallFormat::kNone;
+  }
   void Generate(GenerationRequest request, GenerationCallbacks callbacks) override;
 
   LlmEngine& engine() const { return *engine_; }

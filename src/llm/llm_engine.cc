@@ -33,6 +33,7 @@ LlmEngine::LlmEngine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
                                                       options_.speculative.ngram_prompt_lookup_max,
                                                       options_.speculative.num_speculative_tokens)
                     : nullptr),
+      grammars_(tokenizer, runner_->vocab_size(), options_.scheduler.eos_token_ids),
       kv_(options_.num_blocks, options_.block_size, options_.enable_prefix_caching),
       scheduler_(options_.scheduler, &kv_) {}
 
@@ -105,7 +106,9 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
                                              options_.scheduler.max_num_batched_tokens,
                                              " with chunked prefill disabled"));
   }
+  ASSIGN_OR_RETURN(std::shared_ptr<GrammarConstraint> constraint, CompileConstraint(request.sampling));
   auto r = std::make_unique<LlmRequest>();
+  r->constraint = std::move(constraint);
   r->prompt_token_ids = std::move(request.prompt_token_ids);
   r->all_token_ids = r->prompt_token_ids;
   r->sampling = std::move(request.sampling);
@@ -136,8 +139,14 @@ absl::Status LlmEngine::AddRequest(GenerateRequest request, OutputCallback callb
   r->id = next_id_++;
   r->arrival_order = r->id;
   output.id = r->id;
+  if (r->constraint) metrics_.RecordConstrainedRequest(r->sampling.constraint_kind);
   inbox_.push_back({std::move(r), std::move(output)});
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<GrammarConstraint>> LlmEngine::CompileConstraint(const SamplingParams& sampling) {
+  if (sampling.grammar.empty()) return nullptr;
+  return grammars_.Compile(sampling.grammar, &metrics_);
 }
 
 void LlmEngine::Abort(RequestId id) {

@@ -47,6 +47,7 @@
 #include "api/generation.h"
 #include "api/sampling_params.h"
 #include "llm/engine_output.h"
+#include "llm/grammar_constraint.h"
 #include "llm/llm_metrics.h"
 #include "llm/model_runner.h"
 #include "llm/ngram_proposer.h"
@@ -102,6 +103,7 @@ class LlmEngine {
   void Shutdown();
 
   LlmMetricsSnapshot Metrics() const { return metrics_.Snapshot(); }
+  LlmMetrics::GrammarStats GrammarMetrics() const { return metrics_.grammar_stats(); }
   const EngineOptions& options() const { return options_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
 
@@ -128,12 +130,17 @@ class LlmEngine {
                                          LlmRequest& request);
   // Proposes the next step's draft tokens for the requests that got tokens and still run.
   void ProposeDrafts(const std::vector<RequestUpdate>& updates);
+  // The constraint of a request with a grammar (null without one); InvalidArgument for
+  // a bad grammar. On the caller's thread.
+  absl::StatusOr<std::shared_ptr<GrammarConstraint>> CompileConstraint(const SamplingParams& sampling);
 
   const EngineOptions options_;
   const std::unique_ptr<ModelRunner> runner_;
   const Tokenizer* const tokenizer_;
   LlmMetrics metrics_;
   const std::unique_ptr<NgramProposer> proposer_;  // null: no speculation
+  // Structured output: the compiled grammars (thread-safe; AddRequest compiles).
+  GrammarCompiler grammars_;
 
   // Engine thread only.
   KvCacheManager kv_;

@@ -10,6 +10,30 @@ LlmMetrics::LlmMetrics(std::shared_ptr<LlmMetricsSeries> series) : series_(std::
   data_.inter_token_latency = Histogram::WithBounds(InterTokenLatencyBuckets());
   data_.e2e_request_latency = Histogram::WithBounds(RequestLatencyBuckets());
   data_.queue_time = data_.e2e_request_latency;
+  grammar_.mask_time = Histogram::WithBounds(GrammarTimeBuckets());
+}
+
+void LlmMetrics::RecordGrammarTime(double seconds) {
+  if (series_) series_->prometheus().ObserveGrammarTime(seconds);
+  absl::MutexLock lock(&mu_);
+  grammar_.mask_time.Observe(seconds);
+}
+
+LlmMetrics::GrammarStats LlmMetrics::grammar_stats() const {
+  absl::MutexLock lock(&mu_);
+  return grammar_;
+}
+
+void LlmMetrics::RecordConstrainedRequest(std::string_view kind) {
+  if (series_) {
+    const std::vector<std::string>& kinds = ConstraintKinds();
+    // An empty kind is a grammar given as such (KServe's parameters, tests).
+    const std::string_view k = kind.empty() ? std::string_view("grammar") : kind;
+    const auto it = std::find(kinds.begin(), kinds.end() - 1, k);
+    series_->prometheus().AddConstrainedRequest(static_cast<size_t>(it - kinds.begin()));
+  }
+  absl::MutexLock lock(&mu_);
+  ++grammar_.constrained_requests;
 }
 
 LlmMetrics::~LlmMetrics() {

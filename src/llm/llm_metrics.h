@@ -5,7 +5,8 @@
 // Histograms (seconds, vLLM's bounds: metrics/llm_metrics.h): time to first token,
 // inter-token latency, end-to-end request latency, queue time (arrival → first
 // scheduled). Counters: prompt and generation tokens, finished requests by reason,
-// preemptions, prefix-cache queries and hits (in tokens). Gauges: running and waiting
+// preemptions, prefix-cache queries and hits (in tokens); structured output's time per
+// constrained token in its grammar (histogram) and constrained requests by kind. Gauges: running and waiting
 // requests, KV-cache usage (fraction of blocks in use). The Prometheus series add
 // per-request prompt/generation token and prefill/decode/inference time histograms (no
 // snapshot counterpart).
@@ -18,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -67,6 +69,16 @@ class LlmMetrics {
   // One speculative verification of a sequence: drafts scheduled, accepted, and tokens
   // emitted (accepted + 1).
   void RecordSpecDecode(int64_t num_draft, int64_t num_accepted, int64_t num_emitted);
+  // Structured output: one constrained token's time in its grammar (engine thread), a
+  // request admitted with a grammar from `kind` (SamplingParams::constraint_kind).
+  void RecordGrammarTime(double seconds);
+  void RecordConstrainedRequest(std::string_view kind);
+  // What those recorded (for tests; the Prometheus series are the operators').
+  struct GrammarStats {
+    Histogram mask_time;  // seconds per constrained token
+    uint64_t constrained_requests = 0;
+  };
+  GrammarStats grammar_stats() const;
   // The engine's state after a step: cumulative prefix-cache counters (tokens) and the
   // current gauges.
   void RecordState(int64_t prefix_queries_total, int64_t prefix_hits_total, int64_t running, int64_t waiting,
@@ -76,6 +88,7 @@ class LlmMetrics {
   const std::shared_ptr<LlmMetricsSeries> series_;
   mutable absl::Mutex mu_;
   LlmMetricsSnapshot data_ ABSL_GUARDED_BY(mu_);
+  GrammarStats grammar_ ABSL_GUARDED_BY(mu_);
   // This engine's last contributions to the shared gauges (engine thread only).
   int64_t last_running_ = 0, last_waiting_ = 0, last_used_blocks_ = 0;
 };

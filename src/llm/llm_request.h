@@ -30,6 +30,8 @@ namespace infera::llm {
 
 enum class RequestStatus { kWaiting, kRunning, kFinished };
 
+class GrammarConstraint;  // grammar_constraint.h
+
 
 struct LlmRequest {
   RequestId id = 0;
@@ -49,6 +51,9 @@ struct LlmRequest {
   // With sampling.min_tokens: the ids that would end the output (stop_token_ids, and EOS
   // unless ignore_eos), masked by the sampler until min_tokens outputs exist.
   std::vector<int32_t> min_tokens_banned_ids;
+  // With sampling.grammar: the request's matcher (the sampler consults and advances it;
+  // kept across preemption). Null when unconstrained.
+  std::shared_ptr<GrammarConstraint> constraint;
   std::shared_ptr<const CancellationToken> cancellation;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Speculative decoding: tokens proposed to follow all_token_ids (ngram_proposer.h), set

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
+
+#include "llm/grammar_constraint.h"
 
 namespace infera::llm {
 namespace {
@@ -98,6 +101,52 @@ int32_t Draw(float* logits, int64_t vocab, LlmRequest& r) {
   return ids[keep - 1];
 }
 
+bool Truncates(const SamplingParams& s, int64_t vocab) {
+  return (s.top_k > 0 && s.top_k < vocab) || s.top_p < 1.0 || s.min_p > 0.0;
+}
+
+int32_t Pick(float* logits, int64_t vocab, LlmRequest& r) {
+  return r.sampling.greedy() ? Argmax(logits, vocab) : Draw(logits, vocab, r);
+}
+
+// Under a grammar (docs/structured_output.md, "Correctness of the sampling shortcut"):
+// greedy and plain temperature sample unmasked and keep the token when the grammar
+// accepts it, else sample again from the masked logits — the same distribution as
+// masking first; top-k / top-p / min-p truncate the masked distribution, so they mask
+// first. The end token only where the grammar may end; forced once nothing can follow.
+int32_t PickConstrained(float* logits, int64_t vocab, LlmRequest& r) {
+  GrammarConstraint& c = *r.constraint;
+  if (c.IsTerminated()) {
+    if (std::optional<int32_t> end = c.end_token()) return *end;
+  }
+  if (r.sampling.greedy() || !Truncates(r.sampling, vocab)) {
+    const int32_t t = Pick(logits, vocab, r);
+    if (c.TryAccept(t)) return t;
+  }
+  const grammar::TokenMask& mask = c.Mask();
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  int32_t first_allowed = -1;
+  bool any_finite = false;
+  for (int64_t id = 0; id < vocab; ++id) {
+    if (!grammar::MaskHas(mask, static_cast<int32_t>(id))) {
+      logits[id] = kNegInf;
+    } else {
+      if (first_allowed < 0) first_allowed = static_cast<int32_t>(id);
+      any_finite = any_finite || logits[id] > kNegInf;
+    }
+  }
+  if (first_allowed < 0) {
+    // The vocabulary cannot continue the grammar here (no token writes a byte it
+    // allows): end the output rather than break the grammar (finish "stop").
+    if (std::optional<int32_t> end = c.end_token()) return *end;
+    return Pick(logits, vocab, r);
+  }
+  // Every allowed token held back (logit_bias -100, min_tokens): the grammar wins.
+  const int32_t t = any_finite ? Pick(logits, vocab, r) : first_allowed;
+  c.TryAccept(t);
+  return t;
+}
+
 }  // namespace
 
 SampledToken Sampler::Sample(float* logits, int64_t vocab, LlmRequest& request) {
@@ -106,7 +155,12 @@ SampledToken Sampler::Sample(float* logits, int64_t vocab, LlmRequest& request) 
   if (request.sampling.logprobs) raw.assign(logits, logits + vocab);
   ApplyPenalties(logits, vocab, request);
   SampledToken out;
-  out.token_id = request.sampling.greedy() ? Argmax(logits, vocab) : Draw(logits, vocab, request);
+  if (request.constraint) {
+    out.token_id = PickConstrained(logits, vocab, request);
+    request.constraint->EndToken();
+  } else {
+    out.token_id = Pick(logits, vocab, request);
+  }
   if (request.sampling.logprobs) {
     out.logprob = raw[out.token_id] - lse;
     const int64_t k = std::min<int64_t>(request.sampling.top_logprobs, vocab);

@@ -11,7 +11,17 @@
 // default; with top_logprobs = k the k most likely tokens of that same distribution
 // come with it (ties: lower id first).
 //
-// Thread-safe (stateless); the request's RNG is the engine thread's.
+// Under a grammar (request.constraint, grammar_constraint.h): greedy and plain
+// temperature sampling pick from the unconstrained logits and keep the token when the
+// grammar accepts it, else pick again from the logits masked to the allowed tokens (the
+// same distribution: docs/structured_output.md); with top_k, top_p or min_p the mask
+// comes first. Penalties, logit_bias and min_tokens apply before the mask; when they
+// hold back every allowed token the grammar wins (the first allowed id). EOS is allowed
+// only where the grammar may end and forced where nothing more can follow (or where no
+// token of the vocabulary can continue it). The chosen token advances the matcher.
+// Logprobs stay the raw distribution's.
+//
+// Thread-safe (stateless); the request's RNG and constraint are the engine thread's.
 #ifndef INFERA_LLM_SAMPLER_H_
 #define INFERA_LLM_SAMPLER_H_
 

@@ -20,6 +20,18 @@ const std::vector<double>& RequestLatencyBuckets() {
   return buckets;
 }
 
+const std::vector<double>& GrammarTimeBuckets() {
+  static const std::vector<double> buckets = {1e-5,   2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
+                                              2.5e-3, 5e-3,   1e-2, 2.5e-2, 5e-2,  0.1,  1.0};
+  return buckets;
+}
+
+const std::vector<std::string>& ConstraintKinds() {
+  static const std::vector<std::string> kinds = {"json_object", "json_schema", "regex", "choice",
+                                                 "grammar",     "tools",       "other"};
+  return kinds;
+}
+
 std::vector<double> OneTwoFiveBuckets(int64_t max_value) {
   std::vector<double> buckets;
   // Compared by division: mantissa × scale never overflows.
@@ -77,6 +89,10 @@ LlmMetrics::LlmMetrics(const LlmMetricFamilies& families, const std::string& mod
   spec_draft_ = &families_.spec_decode_draft_tokens->Add(labels);
   spec_accepted_ = &families_.spec_decode_accepted_tokens->Add(labels);
   spec_emitted_ = &families_.spec_decode_emitted_tokens->Add(labels);
+  grammar_time_ = &families_.grammar_mask_time->Add(labels, GrammarTimeBuckets());
+  for (const std::string& kind : ConstraintKinds()) {
+    constrained_.push_back(&families_.constrained_requests->Add({{"model", model}, {"kind", kind}}));
+  }
 }
 
 LlmMetrics::~LlmMetrics() {
@@ -102,6 +118,8 @@ LlmMetrics::~LlmMetrics() {
   families_.spec_decode_draft_tokens->Remove(spec_draft_);
   families_.spec_decode_accepted_tokens->Remove(spec_accepted_);
   families_.spec_decode_emitted_tokens->Remove(spec_emitted_);
+  families_.grammar_mask_time->Remove(grammar_time_);
+  for (prometheus::Counter* counter : constrained_) families_.constrained_requests->Remove(counter);
 }
 
 }  // namespace infera

@@ -56,7 +56,15 @@ struct LlmMetricFamilies {
   prometheus::Family<prometheus::Counter>* spec_decode_draft_tokens;
   prometheus::Family<prometheus::Counter>* spec_decode_accepted_tokens;
   prometheus::Family<prometheus::Counter>* spec_decode_emitted_tokens;
+  prometheus::Family<prometheus::Histogram>* grammar_mask_time;
+  prometheus::Family<prometheus::Counter>* constrained_requests;
 };
+
+// Structured output: the seconds a constrained token spends in its grammar (1e-5 … 1).
+const std::vector<double>& GrammarTimeBuckets();
+// The bounded values of label `kind` of constrained requests: SamplingParams'
+// constraint_kind values, "other" for anything else.
+const std::vector<std::string>& ConstraintKinds();
 
 class LlmMetrics {
  public:
@@ -99,6 +107,9 @@ class LlmMetrics {
     spec_accepted_->Increment(accepted);
     spec_emitted_->Increment(emitted);
   }
+  void ObserveGrammarTime(double seconds) { grammar_time_->Observe(seconds); }
+  // `kind` is an index into ConstraintKinds().
+  void AddConstrainedRequest(size_t kind) { constrained_[kind]->Increment(); }
 
  private:
   LlmMetricFamilies families_;
@@ -124,6 +135,8 @@ class LlmMetrics {
   prometheus::Counter* spec_draft_;
   prometheus::Counter* spec_accepted_;
   prometheus::Counter* spec_emitted_;
+  prometheus::Histogram* grammar_time_;
+  std::vector<prometheus::Counter*> constrained_;
 };
 
 }  // namespace infera

@@ -100,6 +100,10 @@ ServerMetrics::ServerMetrics(const TritonMetricsOptions& triton)
              "Speculative decoding: draft tokens accepted.", r),
       &Build(BuildCounter(), "infera_llm_spec_decode_num_emitted_tokens_total",
              "Speculative decoding: tokens emitted by verification steps (accepted + one sampled each).", r),
+      &Build(BuildHistogram(), "infera_llm_grammar_mask_seconds",
+             "Structured output: time each constrained token spent in its grammar (acceptance check and mask).", r),
+      &Build(BuildCounter(), "infera_llm_constrained_requests_total",
+             "Structured output: LLM requests admitted with a grammar, by where it came from (kind).", r),
   };
   http_requests_ = &Build(BuildCounter(), "infera_http_requests_total", "HTTP responses by status code.", r);
   http_inflight_ = &Build(BuildGauge(), "infera_http_inflight_requests", "HTTP requests being served.", r).Add({});

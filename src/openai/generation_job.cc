@@ -23,6 +23,47 @@ GenerationJob::GenerationJob(Options options, TokenRenderer tokens, ModelHandle 
       writer_(std::move(writer)) {
   absl::MutexLock lock(&mu_);
   choices_.resize(options_.num_choices);
+  if (options_.stream && options_.endpoint == Endpoint::kChat && options_.tool_choice != ToolChoiceMode::kNone) {
+    for (Choice& c : choices_) {
+      c.tools = std::make_unique<ToolCallStream>(options_.tool_choice, options_.tool_format, options_.tool_name,
+                                                 [] { return NewResponseId("call_"); });
+    }
+  }
+}
+
+void GenerationJob::SplitToolCalls(ChoiceDelta& all) const {
+  if (options_.endpoint != Endpoint::kChat || options_.tool_choice == ToolChoiceMode::kNone) return;
+  ToolCallStream::Piece piece = ToolCallStream::Whole(options_.tool_choice, options_.tool_format, options_.tool_name,
+                                                      [] { return NewResponseId("call_"); }, all.text);
+  all.text = std::move(piece.content);
+  all.tool_calls = std::move(piece.calls);
+  all.finished_with_tool_calls = !all.tool_calls.empty() && options_.tool_choice != ToolChoiceMode::kNamed;
+}
+
+void GenerationJob::EmitToolDeltas(size_t i, ChoiceDelta delta, bool last) {
+  Choice& c = choices_[i];
+  ToolCallStream::Piece piece = c.tools->Add(delta.text);
+  if (last) {
+    ToolCallStream::Piece rest = c.tools->Finish();
+    piece.content += rest.content;
+    piece.calls.insert(piece.calls.end(), rest.calls.begin(), rest.calls.end());
+  }
+  const std::optional<FinishReason> finish = delta.finish_reason;
+  delta.text = std::move(piece.content);
+  delta.finish_reason.reset();
+  std::vector<ChoiceDelta> out;
+  if (!delta.text.empty() || !delta.logprobs.empty()) out.push_back(std::move(delta));
+  for (ToolCallDelta& call : piece.calls) {
+    ChoiceDelta& d = out.emplace_back();
+    d.index = static_cast<int>(i);
+    d.tool_calls.push_back(std::move(call));
+  }
+  if (last) {
+    if (out.empty()) out.emplace_back().index = static_cast<int>(i);
+    out.back().finish_reason = finish;
+    out.back().finished_with_tool_calls = c.tools->called() && options_.tool_choice != ToolChoiceMode::kNamed;
+  }
+  for (ChoiceDelta& d : out) EmitDelta(i, std::move(d));
 }
 
 std::shared_ptr<const CancellationToken> GenerationJob::cancellation() const {
@@ -129,6 +170,7 @@ void GenerationJob::SendBody() {
   for (Choice& c : choices_) {
     c.all.finish_reason = c.finish_reason;
     c.all.text = c.echo + c.all.text;
+    SplitToolCalls(c.all);
     for (int64_t& o : c.all.text_offsets) o += c.echo_points;
     all.push_back(std::move(c.all));
   }
@@ -208,6 +250,8 @@ void GenerationJob::OnOutput(size_t i, GenerationOutput o) {
     Accumulate(c, delta);
   } else if (last && o.finish_reason == FinishReason::kError) {
     Emit(SseEvent(OpenAiErrorJson(500, StrCat(o.error.message()))));
+  } else if (c.tools) {
+    EmitToolDeltas(i, std::move(delta), last);
   } else if (!delta.text.empty() || last || !delta.logprobs.empty()) {
     EmitDelta(i, std::move(delta));
   }

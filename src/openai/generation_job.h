@@ -13,6 +13,9 @@
 //     the last choice ended; a choice that fails mid-stream sends an error event;
 //   - unstreamed, the body is written when the last choice ends: the first error (a
 //     failed or aborted choice) answers instead;
+//   - chat with tool_choice other than none: the output is read for tool calls
+//     (tool_call_parser.h) — whole for a body, through a ToolCallStream per choice for a
+//     stream — and finish_reason "stop" is "tool_calls" when auto or required called;
 //   - usage is summed: completion tokens over every choice, prompt and cached tokens
 //     once per prompt (as vLLM).
 // Several choices carry the job's own cancellation token, whose parent is the client's:
@@ -47,6 +50,7 @@
 #include "openai/choice_rendering.h"
 #include "openai/openai_responses.h"
 #include "openai/response_writer.h"
+#include "openai/tool_call_parser.h"
 #include "tracing/infer_trace.h"
 
 namespace infera::openai {
@@ -66,6 +70,11 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     // The API key the request came with (null: keys off): its prompt + completion
     // tokens are charged to it once every choice has settled.
     ApiKeyGrantPtr api_key;
+    // Chat: how tool calls are read from the output (tool_call_parser.h): tool_choice,
+    // the model's tool-call format (auto), the named function (named).
+    ToolChoiceMode tool_choice = ToolChoiceMode::kNone;
+    ToolCallFormat tool_format = ToolCallFormat::kNone;
+    std::string tool_name;
   };
 
   // `client`: cancelled when the client goes away (may be null).
@@ -89,6 +98,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
     Usage usage;
     absl::Status error;
     FinishReason finish_reason = FinishReason::kNone;
+    std::unique_ptr<ToolCallStream> tools;  // streamed chat with tool_choice other than none
   };
   // A stream's event produced before its head: a delta of `choice`, or a rendered event.
   struct Pending {
@@ -99,6 +109,11 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
 
   void OnAdmitted(size_t i, absl::Status status, std::string echo);
   void OnOutput(size_t i, GenerationOutput output);
+  // A streamed chat choice's delta through its tool-call stream: content, then one chunk
+  // per tool-call delta; the last carries the finish reason.
+  void EmitToolDeltas(size_t i, ChoiceDelta delta, bool last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Unstreamed: the choice's whole text split into content and tool calls.
+  void SplitToolCalls(ChoiceDelta& all) const;
 
   // Renders choice `i`'s delta as an SSE event.
   std::string Chunk(size_t i, ChoiceDelta& delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -320,5 +320,54 @@ TEST_F(GenerationJobTest, ChoicesDeliveredFromManyThreadsMakeOneAnswer) {
   }
 }
 
+// Chat with tools: a streamed named call streams its arguments as delta.tool_calls; the
+// content before a Hermes call streams as content and the call follows whole, with
+// finish_reason tool_calls; unstreamed, the message carries tool_calls.
+TEST_F(GenerationJobTest, StreamsToolCallsAsDeltas) {
+  GenerationJob::Options o = Options(Endpoint::kChat, /*stream=*/true, 1, 1);
+  o.tool_choice = ToolChoiceMode::kNamed;
+  o.tool_name = "get";
+  auto job = Job(o);
+  auto cb = CallbacksOf(*job, 1);
+  cb[0].admitted(absl::OkStatus(), "");
+  cb[0].output(Out("{\"a\"", {1}));
+  cb[0].output(Out(": 1}", {2}, FinishReason::kStop));
+  std::vector<std::string> events = Events(answer_->chunks);
+  ASSERT_EQ(events.size(), 4u) << ::testing::PrintToString(events);
+  EXPECT_THAT(events[0], HasSubstr(R"("delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_)"));
+  EXPECT_THAT(events[0], HasSubstr(R"("type":"function","function":{"name":"get","arguments":""}}]})"));
+  EXPECT_THAT(events[1], HasSubstr(R"("tool_calls":[{"index":0,"function":{"arguments":"{\"a\""}}])"));
+  EXPECT_THAT(events[2], HasSubstr(R"("arguments":": 1}"}}]},"logprobs":null,"finish_reason":"stop")"));
+  EXPECT_EQ(events[3], "[DONE]");
+}
+
+TEST_F(GenerationJobTest, AutoToolCallsStreamedAndWhole) {
+  for (bool stream : {true, false}) {
+    answer_ = std::make_shared<Answer>();
+    GenerationJob::Options o = Options(Endpoint::kChat, stream, 1, 1);
+    o.tool_choice = ToolChoiceMode::kAuto;
+    o.tool_format = ToolCallFormat::kHermes;
+    auto job = Job(o);
+    auto cb = CallbacksOf(*job, 1);
+    cb[0].admitted(absl::OkStatus(), "");
+    cb[0].output(Out("Let me see.\n<tool", {1}));
+    cb[0].output(Out("_call>\n{\"name\": \"f\", \"arguments\": {\"x\": 1}}\n</tool_call>", {2}, FinishReason::kStop));
+    if (!stream) {
+      ASSERT_TRUE(answer_->sent.has_value());
+      EXPECT_THAT(answer_->sent->body,
+                  HasSubstr(R"("message":{"role":"assistant","content":"Let me see.","tool_calls":[{"id":"call_)"));
+      EXPECT_THAT(answer_->sent->body, HasSubstr(R"("function":{"name":"f","arguments":"{\"x\":1}"}}]})"));
+      EXPECT_THAT(answer_->sent->body, HasSubstr(R"("finish_reason":"tool_calls")"));
+      continue;
+    }
+    std::vector<std::string> events = Events(answer_->chunks);
+    ASSERT_EQ(events.size(), 4u) << ::testing::PrintToString(events);
+    EXPECT_THAT(events[0], HasSubstr(R"("delta":{"role":"assistant","content":"Let me see.\n"})"));  // "<tool" held
+    EXPECT_THAT(events[1], HasSubstr(R"("function":{"name":"f","arguments":""})"));
+    EXPECT_THAT(events[2], HasSubstr(R"("arguments":"{\"x\":1}"}}]},"logprobs":null,"finish_reason":"tool_calls")"));
+    EXPECT_EQ(events[3], "[DONE]");
+  }
+}
+
 }  // namespace
 }  // namespace infera::openai

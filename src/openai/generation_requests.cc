@@ -37,6 +37,7 @@ std::vector<GenerationRequest> ChatGenerations(const ChatRequest& request,
     GenerationRequest& g = generations.emplace_back();
     g.messages = request.messages;
     g.add_generation_prompt = request.add_generation_prompt;
+    g.tools = request.tools.tools;  // rendered whatever tool_choice is (vLLM's default)
     g.sampling = request.sampling;
     SeedChoice(g.sampling, k);
     g.max_tokens_set = request.max_tokens_set;

@@ -7,7 +7,9 @@
 // Completions: the prompt's text or token ids, `echo`, and max_tokens as given (16
 // when unset, OpenAI's default). Chat: the messages with add_generation_prompt, and
 // max_tokens — when unset — whatever the model's context leaves after the prompt
-// (GenerationRequest::max_tokens_set false), as vLLM does.
+// (GenerationRequest::max_tokens_set false), as vLLM does; the tools, which the chat
+// template renders (also with tool_choice none, as vLLM by default). The output
+// constraint (SamplingParams::grammar) is the parsed request's.
 //
 // Cancellation is the caller's (the generation job sets it).
 //

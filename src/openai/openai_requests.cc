@@ -3,7 +3,10 @@
 #include <cstdint>
 
 #include "common/status.h"
+#include "common/json_reader.h"
 #include "common/str_cat.h"
+#include "openai/json_text.h"
+#include "openai/output_constraint.h"
 #include "text/json_util.h"
 
 namespace infera::openai {
@@ -93,11 +96,48 @@ absl::StatusOr<std::vector<Prompt>> ParsePrompts(const rapidjson::Value& doc) {
   return prompts;
 }
 
+// One assistant tool call: {"id", "type": "function", "function": {"name", "arguments"}}
+// (arguments: JSON text, as OpenAI sends it; an object is taken too).
+absl::StatusOr<ChatToolCall> ParseToolCall(const rapidjson::Value& v, const std::string& at) {
+  if (!v.IsObject()) return Field(at, "must be an object {\"id\", \"type\": \"function\", \"function\": {…}}");
+  ChatToolCall call;
+  const rapidjson::Value* id = FindMember(v, "id");
+  if (id && !id->IsString()) return Field(StrCat(at, ".id"), "must be a string");
+  if (id) call.id = AsView(*id);
+  if (const rapidjson::Value* type = FindMember(v, "type"); type && (!type->IsString() || AsView(*type) != "function")) {
+    return Field(StrCat(at, ".type"), "must be \"function\"");
+  }
+  const rapidjson::Value* f = FindMember(v, "function");
+  if (!f || !f->IsObject()) return Field(StrCat(at, ".function"), "is required: {\"name\", \"arguments\"}");
+  const rapidjson::Value* name = FindMember(*f, "name");
+  if (!name || !name->IsString() || !IsValidToolName(AsView(*name))) {
+    return Field(StrCat(at, ".function.name"), "must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");
+  }
+  call.name = AsView(*name);
+  const rapidjson::Value* args = FindMember(*f, "arguments");
+  if (!args) {
+    call.arguments = "{}";
+  } else if (args->IsString()) {
+    // Rendered into the prompt as JSON: it must be JSON.
+    rapidjson::Document doc;
+    if (!ReadJson(AsView(*args), "arguments", doc).ok()) {
+      return Field(StrCat(at, ".function.arguments"), "must be JSON text (the call's arguments)");
+    }
+    call.arguments = JsonText(doc);
+  } else if (args->IsObject()) {
+    call.arguments = JsonText(*args);
+  } else {
+    return Field(StrCat(at, ".function.arguments"), "must be a string of JSON text");
+  }
+  return call;
+}
+
 absl::StatusOr<std::vector<ChatMessage>> ParseMessages(const rapidjson::Value& doc) {
   const rapidjson::Value* messages = FindMember(doc, "messages");
   if (!messages || !messages->IsArray() || messages->Empty()) return Field("messages", "must be a non-empty list");
   std::vector<ChatMessage> parsed;
   for (const auto& m : messages->GetArray()) {
+    const std::string at = StrCat("messages[", parsed.size(), "]");
     ChatMessage msg;
     auto role = GetString(m, "role");
     if (!role) return Field("messages[].role", "is required");
@@ -112,6 +152,22 @@ absl::StatusOr<std::vector<ChatMessage>> ParseMessages(const rapidjson::Value& d
       }
     } else if (content) {
       return Field("messages[].content", "must be a string or a list of text parts");
+    }
+    if (const rapidjson::Value* calls = FindMember(m, "tool_calls")) {
+      if (msg.role != "assistant") return Field(StrCat(at, ".tool_calls"), "is only for assistant messages");
+      if (!calls->IsArray()) return Field(StrCat(at, ".tool_calls"), "must be a list");
+      if (calls->Size() > kMaxToolCallsPerMessage) {
+        return Field(StrCat(at, ".tool_calls"), StrCat("takes at most ", kMaxToolCallsPerMessage, " calls"));
+      }
+      for (const auto& c : calls->GetArray()) {
+        ASSIGN_OR_RETURN(ChatToolCall call, ParseToolCall(c, StrCat(at, ".tool_calls[", msg.tool_calls.size(), "]")));
+        msg.tool_calls.push_back(std::move(call));
+      }
+    }
+    if (msg.role == "tool") {
+      const rapidjson::Value* id = FindMember(m, "tool_call_id");
+      if (!id || !id->IsString()) return Field(StrCat(at, ".tool_call_id"), "is required for a tool message (a string)");
+      msg.tool_call_id = AsView(*id);
     }
     parsed.push_back(std::move(msg));
   }
@@ -135,6 +191,10 @@ absl::StatusOr<CompletionRequest> ParseCompletionRequest(std::string_view body) 
   }
   RETURN_IF_ERROR(GetFlag(doc, "return_tokens_as_token_ids", r.return_tokens_as_token_ids));
   RETURN_IF_ERROR(ParseSamplingFields(doc, r.sampling, &r.max_tokens_set, &r.n));
+  for (const char* chat_only : {"tools", "tool_choice"}) {
+    if (FindMember(doc, chat_only)) return Field(chat_only, "is taken by /v1/chat/completions only");
+  }
+  RETURN_IF_ERROR(ParseOutputConstraint(doc, r.sampling));
   if (r.prompts.size() * r.n > static_cast<size_t>(kMaxChoices)) {
     return Field("n", StrCat("times the number of prompts (", r.prompts.size(), " x ", r.n, ") must be at most ",
                              kMaxChoices, " choices per request"));
@@ -160,6 +220,17 @@ absl::StatusOr<ChatRequest> ParseChatRequest(std::string_view body) {
   // A chat's max_tokens not given is what the prompt leaves of the context (vLLM).
   RETURN_IF_ERROR(ParseSamplingFields(doc, r.sampling, &r.max_tokens_set, &r.n,
                                       /*max_tokens_default_from_context=*/true));
+  RETURN_IF_ERROR(ParseOutputConstraint(doc, r.sampling));
+  ASSIGN_OR_RETURN(r.tools, ParseChatTools(doc));
+  const ToolChoiceMode mode = r.tools.choice.mode;
+  if (mode == ToolChoiceMode::kRequired || mode == ToolChoiceMode::kNamed) {
+    if (!r.sampling.grammar.empty()) {
+      return Field("tool_choice", StrCat(mode == ToolChoiceMode::kRequired ? "required" : "naming a function",
+                                         " constrains the output and cannot be combined with response_format "
+                                         "or guided_* (one output constraint per request)"));
+    }
+    RETURN_IF_ERROR(ApplyToolChoice(r.tools, r.sampling));
+  }
   return r;
 }
 

@@ -12,6 +12,15 @@
 // plus `top_logprobs: k` (k in [0, 20]). n in [1, kMaxN]; prompts × n at most
 // kMaxChoices.
 //
+// Both endpoints take the structured-output fields (output_constraint.h:
+// response_format, guided_json/regex/choice/grammar); chat takes tools, tool_choice and
+// parallel_tool_calls (chat_tools.h) and messages with role "tool" (tool_call_id) and
+// assistant messages with tool_calls (content may then be null). At most one output
+// constraint: response_format or a guided_* field, or tool_choice required / a named
+// function. /v1/completions refuses tools.
+//
+// Other fields are ignored, as vLLM does (it logs them; docs/llm.md "API").
+//
 // Errors: InvalidArgument naming the field.
 //
 // Thread-safe (pure functions).
@@ -28,6 +37,7 @@
 #include "api/chat_message.h"
 #include "api/sampling_params.h"
 #include "api/sampling_params_json.h"
+#include "openai/chat_tools.h"
 
 namespace infera::openai {
 
@@ -67,7 +77,11 @@ struct ChatRequest {
   bool include_usage = false;
   bool add_generation_prompt = true;
   int priority = 0;
+  ChatTools tools;  // tools, tool_choice, parallel_tool_calls
 };
+
+// The most tool calls one assistant message may carry.
+inline constexpr size_t kMaxToolCallsPerMessage = 128;
 
 absl::StatusOr<CompletionRequest> ParseCompletionRequest(std::string_view body);
 absl::StatusOr<ChatRequest> ParseChatRequest(std::string_view body);

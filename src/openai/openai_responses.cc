@@ -31,7 +31,8 @@ void WriteUsage(Writer& w, const Usage& u) {
 
 void WriteFinish(Writer& w, const ChoiceDelta& c) {
   w.Key("finish_reason");
-  if (c.finish_reason && *c.finish_reason != FinishReason::kNone) WriteString(w, FinishReasonName(*c.finish_reason));
+  if (c.finish_reason && *c.finish_reason == FinishReason::kStop && c.finished_with_tool_calls) w.String("tool_calls");
+  else if (c.finish_reason && *c.finish_reason != FinishReason::kNone) WriteString(w, FinishReasonName(*c.finish_reason));
   else w.Null();
 }
 
@@ -138,6 +139,37 @@ void WriteCompletionChoice(Writer& w, const ChoiceDelta& c) {
   w.EndObject();
 }
 
+// tool_calls: [{index (chunks), id, type, function: {name, arguments}}]; a chunk's
+// continuation carries only index and function.arguments.
+void WriteToolCalls(Writer& w, const std::vector<ToolCallDelta>& calls, bool chunk) {
+  w.Key("tool_calls");
+  w.StartArray();
+  for (const ToolCallDelta& t : calls) {
+    w.StartObject();
+    if (chunk) {
+      w.Key("index");
+      w.Int(t.index);
+    }
+    if (!chunk || !t.id.empty()) {
+      w.Key("id");
+      WriteString(w, t.id);
+      w.Key("type");
+      w.String("function");
+    }
+    w.Key("function");
+    w.StartObject();
+    if (!chunk || !t.id.empty()) {
+      w.Key("name");
+      WriteString(w, t.name);
+    }
+    w.Key("arguments");
+    WriteString(w, t.arguments);
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // The chat choice, whole ("message") or as a streamed chunk ("delta"; the role only in
 // the first chunk).
 void WriteChatChoice(Writer& w, const ChoiceDelta& c, bool chunk, bool with_role) {
@@ -151,7 +183,9 @@ void WriteChatChoice(Writer& w, const ChoiceDelta& c, bool chunk, bool with_role
     w.String("assistant");
   }
   w.Key("content");
-  WriteString(w, c.text);
+  if (c.text.empty() && !c.tool_calls.empty()) w.Null();
+  else WriteString(w, c.text);
+  if (!c.tool_calls.empty()) WriteToolCalls(w, c.tool_calls, chunk);
   w.EndObject();
   WriteChatLogprobs(w, c);
   WriteFinish(w, c);

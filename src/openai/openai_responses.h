@@ -34,6 +34,15 @@ struct TopToken {
   float logprob = 0.0f;
 };
 
+// One tool call of a chat choice, or (streamed) a piece of one: a call's first delta
+// carries its id and name, later ones pieces of its arguments (OpenAI's stream shape).
+struct ToolCallDelta {
+  int index = 0;          // which call of the choice
+  std::string id;         // "call_…"; empty: a continuation
+  std::string name;       // with the id
+  std::string arguments;  // JSON text, whole or a piece
+};
+
 // One choice's content for a response or a chunk. The per-token vectors run in
 // parallel: logprobs[i] is of tokens[i] (empty logprobs: no logprobs in the output).
 struct ChoiceDelta {
@@ -45,6 +54,11 @@ struct ChoiceDelta {
   std::vector<std::vector<TopToken>> top;  // empty, or one list per token
   std::vector<int64_t> text_offsets;       // completions: where each token starts in the text
   std::optional<FinishReason> finish_reason;
+  // Chat: the tool calls (whole in a response, pieces in a chunk); with calls, empty
+  // text is written as "content": null.
+  std::vector<ToolCallDelta> tool_calls;
+  // finish_reason "stop" is written "tool_calls" (the model called tools).
+  bool finished_with_tool_calls = false;
 };
 
 std::string CompletionJson(std::string_view id, int64_t created, std::string_view model,

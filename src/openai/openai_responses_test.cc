@@ -69,5 +69,36 @@ TEST(OpenAiResponsesTest, ResponseIdsAreRandom128BitHex) {
   EXPECT_NE(a, b);
 }
 
+TEST(OpenAiResponsesTest, ToolCallsInAMessageAndInChunks) {
+  ChoiceDelta c;
+  c.finish_reason = FinishReason::kStop;
+  c.finished_with_tool_calls = true;
+  c.tool_calls = {{0, "call_1", "get_weather", R"({"city":"Paris"})"}};
+  EXPECT_EQ(ChatJson("c", 1, "m", {c}, {}),
+            R"({"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":)"
+            R"({"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":)"
+            R"({"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"logprobs":null,)"
+            R"("finish_reason":"tool_calls"}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,)"
+            R"("prompt_tokens_details":{"cached_tokens":0}}})");
+  // A stream: the call's header (index, id, type, name, empty arguments), then pieces.
+  ChoiceDelta head;
+  head.tool_calls = {{0, "call_1", "get_weather", ""}};
+  EXPECT_THAT(ChatChunkJson("c", 1, "m", head, false),
+              HasSubstr(R"("delta":{"content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function",)"
+                        R"("function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null)"));
+  ChoiceDelta piece;
+  piece.tool_calls = {{0, "", "", R"({"city")"}};
+  EXPECT_THAT(ChatChunkJson("c", 1, "m", piece, false),
+              HasSubstr(R"("tool_calls":[{"index":0,"function":{"arguments":"{\"city\""}}])"));
+  // finish "tool_calls" only replaces "stop": a call cut short by max_tokens says length.
+  ChoiceDelta cut;
+  cut.finish_reason = FinishReason::kLength;
+  cut.finished_with_tool_calls = true;
+  EXPECT_THAT(ChatChunkJson("c", 1, "m", cut, false), HasSubstr(R"("finish_reason":"length")"));
+  // Content next to calls stays a string.
+  c.text = "Let me look.";
+  EXPECT_THAT(ChatJson("c", 1, "m", {c}, {}), HasSubstr(R"("content":"Let me look.","tool_calls":[)"));
+}
+
 }  // namespace
 }  // namespace infera::openai

@@ -153,6 +153,14 @@ std::optional<InferTrace> StartTrace(const InferTrace::Sink& sink, std::string_v
   return trace;
 }
 
+// Chat: how the job reads tool calls from this model's output.
+void SetToolParsing(const ChatRequest& parsed, const TextGenerator& model, GenerationJob::Options& options) {
+  options.tool_choice = parsed.tools.choice.mode;
+  options.tool_name = parsed.tools.choice.name;
+  options.tool_format = model.tool_call_format();
+}
+void SetToolParsing(const CompletionRequest&, const TextGenerator&, GenerationJob::Options&) {}
+
 }  // namespace
 
 void OpenAiRoutes::Completions(HttpRequest request, HttpResponder responder) const {
@@ -197,6 +205,7 @@ void OpenAiRoutes::Generate(Endpoint endpoint, const Parsed& parsed, std::vector
   options.n = parsed.n;
   options.num_choices = generations.size();
   options.api_key = std::move(api_key);
+  SetToolParsing(parsed, *llm->model, options);
   // Held through the loop below: the job lets its copy go once the answer is complete,
   // which the last Generate may bring about.
   const ModelHandle version = llm->version;

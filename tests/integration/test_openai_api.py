@@ -183,7 +183,7 @@ def test_logit_bias_and_min_tokens_steer_the_output(server):
     ("/v1/completions", {"model": "chat", "prompt": [1, 99999]}, 400, "vocabulary"),
     ("/v1/chat/completions", {"model": "plain", "messages": [{"role": "user", "content": "x"}]}, 400,
      "chat_template"),
-    ("/v1/chat/completions", {"model": "chat", "messages": [{"role": "tool", "content": "x"}]}, 400, "role"),
+    ("/v1/chat/completions", {"model": "chat", "messages": [{"role": "robot", "content": "x"}]}, 400, "role"),
     ("/v1/completions", {"model": "simple_missing", "prompt": "x", "n": 17}, 400, "'n'"),
 ])
 def test_errors_are_openai_shaped(server, path, body, status, needle):
