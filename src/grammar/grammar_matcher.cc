@@ -197,34 +197,61 @@ void GrammarMatcher::ComputeNextTokenMask(TokenMask& mask) {
       if (id >= 0 && id < v.size()) MaskSet(mask, id);
     }
   }
-  if (levels_.empty()) levels_.resize(1);
-  levels_[0] = stacks_;
+  // Nodes made during the walk are dropped after it (the walk's states point to them).
   const size_t mark = nodes_.size();
-  WalkTrie(0, 0, mask);
+  std::vector<int32_t> start = stacks_;
+  WalkTrie(0, InternWalkState(start), mask);
+  walk_states_.clear();
+  walk_index_.clear();
+  walk_next_.clear();
   nodes_.resize(mark);
 }
 
-void GrammarMatcher::WalkTrie(int32_t trie_node, size_t depth, TokenMask& mask) {
-  const TokenVocabulary& v = *grammar_->vocabulary();
-  const TokenVocabulary::Node& node = v.nodes()[trie_node];
-  if (levels_.size() <= depth + 1) levels_.resize(depth + 2);
-  ByteSet next_bytes;  // the bytes any live stack takes next
-  for (int32_t s : levels_[depth]) {
+int32_t GrammarMatcher::InternWalkState(std::vector<int32_t>& stacks) {
+  uint64_t h = stacks.size();
+  for (int32_t s : stacks) h = Mix(h ^ (s < 0 ? kBottomHash : nodes_[s].hash));
+  std::vector<int32_t>& same_hash = walk_index_[h];
+  for (int32_t id : same_hash) {
+    const std::vector<int32_t>& other = walk_states_[id].stacks;
+    if (other.size() != stacks.size()) continue;
+    bool equal = true;
+    for (size_t i = 0; i < stacks.size() && equal; ++i) equal = SameStack(other[i], stacks[i]);
+    if (equal) return id;
+  }
+  WalkState state;
+  for (int32_t s : stacks) {
     if (s < 0) continue;
     const ByteSet& set = g_.byte_sets[g_.elements[nodes_[s].pos].value];
-    for (int w = 0; w < 4; ++w) next_bytes.bits[w] |= set.bits[w];
+    for (int w = 0; w < 4; ++w) state.next_bytes.bits[w] |= set.bits[w];
   }
+  state.stacks = std::move(stacks);
+  walk_states_.push_back(std::move(state));
+  const int32_t id = static_cast<int32_t>(walk_states_.size() - 1);
+  same_hash.push_back(id);
+  return id;
+}
+
+void GrammarMatcher::WalkTrie(int32_t trie_node, int32_t state, TokenMask& mask) {
+  const TokenVocabulary& v = *grammar_->vocabulary();
+  const TokenVocabulary::Node& node = v.nodes()[trie_node];
   for (int32_t c = node.first_child; c < node.first_child + node.num_children; ++c) {
     const TokenVocabulary::Node& child = v.nodes()[c];
-    if (!next_bytes.Has(child.byte)) continue;
-    const size_t mark = nodes_.size();
-    if (Advance(levels_[depth], child.byte, levels_[depth + 1])) {
-      for (int32_t t = child.first_token; t < child.first_token + child.num_tokens; ++t) {
-        MaskSet(mask, v.token_order()[t]);
-      }
-      if (child.num_children > 0) WalkTrie(c, depth + 1, mask);
+    if (!walk_states_[state].next_bytes.Has(child.byte)) continue;
+    const uint64_t key = (static_cast<uint64_t>(state) << 8) | child.byte;
+    int32_t next;
+    if (auto it = walk_next_.find(key); it != walk_next_.end()) {
+      next = it->second;
+    } else {
+      std::vector<int32_t> stacks;
+      const std::vector<int32_t> from = walk_states_[state].stacks;  // a copy: interning grows the vector
+      next = Advance(from, child.byte, stacks) ? InternWalkState(stacks) : -1;
+      walk_next_.emplace(key, next);
     }
-    nodes_.resize(mark);
+    if (next < 0) continue;
+    for (int32_t t = child.first_token; t < child.first_token + child.num_tokens; ++t) {
+      MaskSet(mask, v.token_order()[t]);
+    }
+    if (child.num_children > 0) WalkTrie(c, next, mask);
   }
 }
 

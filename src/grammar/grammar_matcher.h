@@ -16,7 +16,9 @@
 //
 // Token masks (FillNextTokenMask): the tokens whose bytes the matcher would accept,
 // found by walking the vocabulary's trie depth first with the stack set of each prefix,
-// pruning a subtree as soon as its prefix is refused, plus the end tokens where CanEnd().
+// pruning a subtree as soon as its prefix is refused, plus the end tokens where CanEnd();
+// the walk interns its stack sets and memoises (set, byte) transitions, so a subtree
+// that stays in one state costs a lookup per trie node.
 // Masks are cached in the compiled grammar by state (compiled_grammar.h).
 //
 // Not thread-safe (one request, the engine thread); the compiled grammar it points to is.
@@ -27,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -80,14 +83,25 @@ class GrammarMatcher {
   bool Advance(const std::vector<int32_t>& in, uint8_t byte, std::vector<int32_t>& out);
   void Dedupe(std::vector<int32_t>& stacks) const;
   bool SameStack(int32_t a, int32_t b) const;
-  void WalkTrie(int32_t trie_node, size_t depth, TokenMask& mask);
+  // The trie walk's states: each distinct stack set met (interned by a hash of its
+  // stacks), with the bytes its stacks take next; transitions (state, byte) → state are
+  // memoised, so a subtree that stays in one state (a JSON string's characters) costs a
+  // lookup per trie node, not an expansion.
+  struct WalkState {
+    std::vector<int32_t> stacks;
+    ByteSet next_bytes;
+  };
+  int32_t InternWalkState(std::vector<int32_t>& stacks);
+  void WalkTrie(int32_t trie_node, int32_t state, TokenMask& mask);
   void MaybeCompact();
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   const Grammar& g_;
   std::vector<Node> nodes_;
   std::vector<int32_t> stacks_;
-  std::vector<std::vector<int32_t>> levels_;  // the trie walk's stack sets, per depth
+  std::vector<WalkState> walk_states_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> walk_index_;  // set hash → states
+  std::unordered_map<uint64_t, int32_t> walk_next_;  // state << 8 | byte → state, -1: refused
   std::vector<std::pair<int32_t, int32_t>> work_;
   std::vector<uint64_t> visited_;  // Expand's tail references, few: a linear scan
   std::unordered_set<uint64_t> visited_set_;  // past 32 of them
