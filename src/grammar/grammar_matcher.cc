@@ -199,8 +199,9 @@ void GrammarMatcher::ComputeNextTokenMask(TokenMask& mask) {
   }
   // Nodes made during the walk are dropped after it (the walk's states point to them).
   const size_t mark = nodes_.size();
+  walk_mark_ = mark;
   std::vector<int32_t> start = stacks_;
-  WalkTrie(0, InternWalkState(start), mask);
+  WalkTrie(0, InternWalkState(start), false, mask);
   walk_states_.clear();
   walk_index_.clear();
   walk_next_.clear();
@@ -231,28 +232,61 @@ int32_t GrammarMatcher::InternWalkState(std::vector<int32_t>& stacks) {
   return id;
 }
 
-void GrammarMatcher::WalkTrie(int32_t trie_node, int32_t state, TokenMask& mask) {
+void GrammarMatcher::WalkTrie(int32_t trie_node, int32_t state, bool transient, TokenMask& mask) {
   const TokenVocabulary& v = *grammar_->vocabulary();
   const TokenVocabulary::Node& node = v.nodes()[trie_node];
   for (int32_t c = node.first_child; c < node.first_child + node.num_children; ++c) {
     const TokenVocabulary::Node& child = v.nodes()[c];
     if (!walk_states_[state].next_bytes.Has(child.byte)) continue;
     const uint64_t key = (static_cast<uint64_t>(state) << 8) | child.byte;
-    int32_t next;
-    if (auto it = walk_next_.find(key); it != walk_next_.end()) {
-      next = it->second;
-    } else {
-      std::vector<int32_t> stacks;
-      const std::vector<int32_t> from = walk_states_[state].stacks;  // a copy: interning grows the vector
-      next = Advance(from, child.byte, stacks) ? InternWalkState(stacks) : -1;
+    if (!transient) {
+      if (auto it = walk_next_.find(key); it != walk_next_.end()) {
+        if (it->second < 0) continue;
+        MarkTokens(child, mask);
+        if (child.num_children > 0) WalkTrie(c, it->second, false, mask);
+        continue;
+      }
+    }
+    // Memoise while the walk's states and nodes stay within bounds; past them (a
+    // grammar with very many distinct states), walk the subtree with a transient state
+    // and drop what it made, as a walk without memo would.
+    const bool memo = !transient && walk_states_.size() < max_walk_states_ &&
+                      nodes_.size() - walk_mark_ < max_walk_nodes_;
+    const size_t node_mark = nodes_.size();
+    std::vector<int32_t> stacks;
+    const std::vector<int32_t> from = walk_states_[state].stacks;  // a copy: states grow
+    const bool ok = Advance(from, child.byte, stacks);
+    if (memo) {
+      const int32_t next = ok ? InternWalkState(stacks) : -1;
       walk_next_.emplace(key, next);
+      if (next < 0) continue;
+      MarkTokens(child, mask);
+      if (child.num_children > 0) WalkTrie(c, next, false, mask);
+      continue;
     }
-    if (next < 0) continue;
-    for (int32_t t = child.first_token; t < child.first_token + child.num_tokens; ++t) {
-      MaskSet(mask, v.token_order()[t]);
+    if (ok) {
+      MarkTokens(child, mask);
+      if (child.num_children > 0) {
+        const size_t state_mark = walk_states_.size();
+        WalkState t;
+        for (int32_t s : stacks) {
+          if (s < 0) continue;
+          const ByteSet& set = g_.byte_sets[g_.elements[nodes_[s].pos].value];
+          for (int w = 0; w < 4; ++w) t.next_bytes.bits[w] |= set.bits[w];
+        }
+        t.stacks = std::move(stacks);
+        walk_states_.push_back(std::move(t));
+        WalkTrie(c, static_cast<int32_t>(state_mark), /*transient=*/true, mask);
+        walk_states_.resize(state_mark);
+      }
     }
-    if (child.num_children > 0) WalkTrie(c, next, mask);
+    nodes_.resize(node_mark);
   }
+}
+
+void GrammarMatcher::MarkTokens(const TokenVocabulary::Node& node, TokenMask& mask) const {
+  const TokenVocabulary& v = *grammar_->vocabulary();
+  for (int32_t t = node.first_token; t < node.first_token + node.num_tokens; ++t) MaskSet(mask, v.token_order()[t]);
 }
 
 void GrammarMatcher::MaybeCompact() {

@@ -64,6 +64,11 @@ class GrammarMatcher {
   std::string StateKey() const;
 
   size_t num_stacks() const { return stacks_.size(); }
+  // Tests: smaller bounds on a mask walk's memo, to exercise the walk past them.
+  void set_walk_limits_for_test(size_t states, size_t nodes) {
+    max_walk_states_ = states;
+    max_walk_nodes_ = nodes;
+  }
   const CompiledGrammar& compiled() const { return *grammar_; }
 
  private:
@@ -92,7 +97,11 @@ class GrammarMatcher {
     ByteSet next_bytes;
   };
   int32_t InternWalkState(std::vector<int32_t>& stacks);
-  void WalkTrie(int32_t trie_node, int32_t state, TokenMask& mask);
+  // `transient`: `state` is not interned (the memo's bounds were reached): nothing is
+  // memoised from it and what its subtree makes is dropped after it.
+  void WalkTrie(int32_t trie_node, int32_t state, bool transient, TokenMask& mask);
+  void MarkTokens(const TokenVocabulary::Node& node, TokenMask& mask) const;
+
   void MaybeCompact();
 
   std::shared_ptr<const CompiledGrammar> grammar_;
@@ -102,6 +111,10 @@ class GrammarMatcher {
   std::vector<WalkState> walk_states_;
   std::unordered_map<uint64_t, std::vector<int32_t>> walk_index_;  // set hash → states
   std::unordered_map<uint64_t, int32_t> walk_next_;  // state << 8 | byte → state, -1: refused
+  size_t walk_mark_ = 0;  // nodes_.size() when the walk began
+  // Bounds on a walk's memo: interned states, and nodes made for them.
+  size_t max_walk_states_ = 1 << 14;
+  size_t max_walk_nodes_ = size_t{1} << 20;
   std::vector<std::pair<int32_t, int32_t>> work_;
   std::vector<uint64_t> visited_;  // Expand's tail references, few: a linear scan
   std::unordered_set<uint64_t> visited_set_;  // past 32 of them
