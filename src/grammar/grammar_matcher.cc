@@ -19,6 +19,7 @@ constexpr uint64_t kBottomHash = 0x5bd1e9955bd1e995ULL;
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar)
     : grammar_(std::move(grammar)), g_(grammar_->grammar()) {
+  step_limit_ = kMaxExpansionSteps;
   for (int32_t alt : g_.rules[g_.root]) {
     if (!Expand(alt, -1, stacks_)) {
       stacks_.clear();
@@ -51,12 +52,11 @@ bool GrammarMatcher::Expand(int32_t pos, int32_t parent, std::vector<int32_t>& o
   visited_.clear();
   visited_set_.clear();
   work_.push_back({pos, parent});
-  size_t steps = 0;
   while (!work_.empty()) {
     auto [p, par] = work_.back();
     work_.pop_back();
     while (true) {
-      if (++steps > kMaxExpansionSteps) return false;
+      if (++expansion_steps_ > step_limit_) return false;
       const Element& e = g_.elements[p];
       if (e.type == ElementType::kEnd) {
         if (par < 0) {
@@ -118,6 +118,7 @@ void GrammarMatcher::Dedupe(std::vector<int32_t>& stacks) const {
 
 bool GrammarMatcher::Advance(const std::vector<int32_t>& in, uint8_t byte, std::vector<int32_t>& out) {
   out.clear();
+  step_limit_ = expansion_steps_ + kMaxExpansionSteps;  // for all of this byte's stacks
   for (int32_t s : in) {
     if (s < 0) continue;
     const Node n = nodes_[s];  // a copy: Expand grows nodes_
@@ -200,6 +201,7 @@ void GrammarMatcher::ComputeNextTokenMask(TokenMask& mask) {
   // Nodes made during the walk are dropped after it (the walk's states point to them).
   const size_t mark = nodes_.size();
   walk_mark_ = mark;
+  walk_step_limit_ = expansion_steps_ + kMaxMaskSteps;
   std::vector<int32_t> start = stacks_;
   WalkTrie(0, InternWalkState(start), false, mask);
   walk_states_.clear();
@@ -255,7 +257,9 @@ void GrammarMatcher::WalkTrie(int32_t trie_node, int32_t state, bool transient, 
     const size_t node_mark = nodes_.size();
     std::vector<int32_t> stacks;
     const std::vector<int32_t> from = walk_states_[state].stacks;  // a copy: states grow
-    const bool ok = Advance(from, child.byte, stacks);
+    // Past the walk's work budget the rest of the trie counts as refused (a hostile
+    // grammar cannot hold the engine thread; the mask stays within the grammar).
+    const bool ok = expansion_steps_ < walk_step_limit_ && Advance(from, child.byte, stacks);
     if (memo) {
       const int32_t next = ok ? InternWalkState(stacks) : -1;
       walk_next_.emplace(key, next);

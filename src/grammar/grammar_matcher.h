@@ -12,7 +12,8 @@
 // their bottoms); two stacks are the same when their positions are (compared by a hash
 // of the chain, then the chain), so a state is a canonical set. Ambiguity is bounded:
 // a byte that would leave more than kMaxStacks live stacks (or take more than
-// kMaxExpansionSteps to expand) is refused like a byte the grammar does not allow.
+// kMaxExpansionSteps to expand, over all stacks) is refused like a byte the grammar
+// does not allow, and a token mask stops after kMaxMaskSteps.
 //
 // Token masks (FillNextTokenMask): the tokens whose bytes the matcher would accept,
 // found by walking the vocabulary's trie depth first with the stack set of each prefix,
@@ -38,7 +39,10 @@
 namespace infera::grammar {
 
 inline constexpr size_t kMaxStacks = 1024;
-inline constexpr size_t kMaxExpansionSteps = 1 << 16;
+inline constexpr size_t kMaxExpansionSteps = 1 << 16;  // per byte, all stacks together
+// Expansion steps one token mask may take (~0.1-0.5 s); past them the tokens not yet
+// reached are left out of the mask (never ones the grammar refuses).
+inline constexpr size_t kMaxMaskSteps = size_t{1} << 24;
 
 class GrammarMatcher {
  public:
@@ -112,6 +116,9 @@ class GrammarMatcher {
   std::unordered_map<uint64_t, std::vector<int32_t>> walk_index_;  // set hash → states
   std::unordered_map<uint64_t, int32_t> walk_next_;  // state << 8 | byte → state, -1: refused
   size_t walk_mark_ = 0;  // nodes_.size() when the walk began
+  uint64_t expansion_steps_ = 0;  // Expand's steps, ever
+  uint64_t step_limit_ = 0;       // where the current byte's expansion stops
+  uint64_t walk_step_limit_ = 0;  // where the current mask walk stops
   // Bounds on a walk's memo: interned states, and nodes made for them.
   size_t max_walk_states_ = 1 << 14;
   size_t max_walk_nodes_ = size_t{1} << 20;
