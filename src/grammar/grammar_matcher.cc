@@ -19,6 +19,7 @@ constexpr uint64_t kBottomHash = 0x5bd1e9955bd1e995ULL;
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar)
     : grammar_(std::move(grammar)), g_(grammar_->grammar()) {
+  step_limit_ = kMaxExpansionSteps;
   for (int32_t alt : g_.rules[g_.root]) {
     if (!Expand(alt, -1, stacks_)) {
       stacks_.clear();
@@ -51,12 +52,11 @@ bool GrammarMatcher::Expand(int32_t pos, int32_t parent, std::vector<int32_t>& o
   visited_.clear();
   visited_set_.clear();
   work_.push_back({pos, parent});
-  size_t steps = 0;
   while (!work_.empty()) {
     auto [p, par] = work_.back();
     work_.pop_back();
     while (true) {
-      if (++steps > kMaxExpansionSteps) return false;
+      if (++expansion_steps_ > step_limit_) return false;
       const Element& e = g_.elements[p];
       if (e.type == ElementType::kEnd) {
         if (par < 0) {
@@ -118,6 +118,7 @@ void GrammarMatcher::Dedupe(std::vector<int32_t>& stacks) const {
 
 bool GrammarMatcher::Advance(const std::vector<int32_t>& in, uint8_t byte, std::vector<int32_t>& out) {
   out.clear();
+  step_limit_ = expansion_steps_ + kMaxExpansionSteps;  // for all of this byte's stacks
   for (int32_t s : in) {
     if (s < 0) continue;
     const Node n = nodes_[s];  // a copy: Expand grows nodes_
@@ -197,35 +198,99 @@ void GrammarMatcher::ComputeNextTokenMask(TokenMask& mask) {
       if (id >= 0 && id < v.size()) MaskSet(mask, id);
     }
   }
-  if (levels_.empty()) levels_.resize(1);
-  levels_[0] = stacks_;
+  // Nodes made during the walk are dropped after it (the walk's states point to them).
   const size_t mark = nodes_.size();
-  WalkTrie(0, 0, mask);
+  walk_mark_ = mark;
+  walk_step_limit_ = expansion_steps_ + kMaxMaskSteps;
+  std::vector<int32_t> start = stacks_;
+  WalkTrie(0, InternWalkState(start), false, mask);
+  walk_states_.clear();
+  walk_index_.clear();
+  walk_next_.clear();
   nodes_.resize(mark);
 }
 
-void GrammarMatcher::WalkTrie(int32_t trie_node, size_t depth, TokenMask& mask) {
-  const TokenVocabulary& v = *grammar_->vocabulary();
-  const TokenVocabulary::Node& node = v.nodes()[trie_node];
-  if (levels_.size() <= depth + 1) levels_.resize(depth + 2);
-  ByteSet next_bytes;  // the bytes any live stack takes next
-  for (int32_t s : levels_[depth]) {
+int32_t GrammarMatcher::InternWalkState(std::vector<int32_t>& stacks) {
+  uint64_t h = stacks.size();
+  for (int32_t s : stacks) h = Mix(h ^ (s < 0 ? kBottomHash : nodes_[s].hash));
+  std::vector<int32_t>& same_hash = walk_index_[h];
+  for (int32_t id : same_hash) {
+    const std::vector<int32_t>& other = walk_states_[id].stacks;
+    if (other.size() != stacks.size()) continue;
+    bool equal = true;
+    for (size_t i = 0; i < stacks.size() && equal; ++i) equal = SameStack(other[i], stacks[i]);
+    if (equal) return id;
+  }
+  WalkState state;
+  for (int32_t s : stacks) {
     if (s < 0) continue;
     const ByteSet& set = g_.byte_sets[g_.elements[nodes_[s].pos].value];
-    for (int w = 0; w < 4; ++w) next_bytes.bits[w] |= set.bits[w];
+    for (int w = 0; w < 4; ++w) state.next_bytes.bits[w] |= set.bits[w];
   }
+  state.stacks = std::move(stacks);
+  walk_states_.push_back(std::move(state));
+  const int32_t id = static_cast<int32_t>(walk_states_.size() - 1);
+  same_hash.push_back(id);
+  return id;
+}
+
+void GrammarMatcher::WalkTrie(int32_t trie_node, int32_t state, bool transient, TokenMask& mask) {
+  const TokenVocabulary& v = *grammar_->vocabulary();
+  const TokenVocabulary::Node& node = v.nodes()[trie_node];
   for (int32_t c = node.first_child; c < node.first_child + node.num_children; ++c) {
     const TokenVocabulary::Node& child = v.nodes()[c];
-    if (!next_bytes.Has(child.byte)) continue;
-    const size_t mark = nodes_.size();
-    if (Advance(levels_[depth], child.byte, levels_[depth + 1])) {
-      for (int32_t t = child.first_token; t < child.first_token + child.num_tokens; ++t) {
-        MaskSet(mask, v.token_order()[t]);
+    if (!walk_states_[state].next_bytes.Has(child.byte)) continue;
+    const uint64_t key = (static_cast<uint64_t>(state) << 8) | child.byte;
+    if (!transient) {
+      if (auto it = walk_next_.find(key); it != walk_next_.end()) {
+        if (it->second < 0) continue;
+        MarkTokens(child, mask);
+        if (child.num_children > 0) WalkTrie(c, it->second, false, mask);
+        continue;
       }
-      if (child.num_children > 0) WalkTrie(c, depth + 1, mask);
     }
-    nodes_.resize(mark);
+    // Memoise while the walk's states and nodes stay within bounds; past them (a
+    // grammar with very many distinct states), walk the subtree with a transient state
+    // and drop what it made, as a walk without memo would.
+    const bool memo = !transient && walk_states_.size() < max_walk_states_ &&
+                      nodes_.size() - walk_mark_ < max_walk_nodes_;
+    const size_t node_mark = nodes_.size();
+    std::vector<int32_t> stacks;
+    const std::vector<int32_t> from = walk_states_[state].stacks;  // a copy: states grow
+    // Past the walk's work budget the rest of the trie counts as refused (a hostile
+    // grammar cannot hold the engine thread; the mask stays within the grammar).
+    const bool ok = expansion_steps_ < walk_step_limit_ && Advance(from, child.byte, stacks);
+    if (memo) {
+      const int32_t next = ok ? InternWalkState(stacks) : -1;
+      walk_next_.emplace(key, next);
+      if (next < 0) continue;
+      MarkTokens(child, mask);
+      if (child.num_children > 0) WalkTrie(c, next, false, mask);
+      continue;
+    }
+    if (ok) {
+      MarkTokens(child, mask);
+      if (child.num_children > 0) {
+        const size_t state_mark = walk_states_.size();
+        WalkState t;
+        for (int32_t s : stacks) {
+          if (s < 0) continue;
+          const ByteSet& set = g_.byte_sets[g_.elements[nodes_[s].pos].value];
+          for (int w = 0; w < 4; ++w) t.next_bytes.bits[w] |= set.bits[w];
+        }
+        t.stacks = std::move(stacks);
+        walk_states_.push_back(std::move(t));
+        WalkTrie(c, static_cast<int32_t>(state_mark), /*transient=*/true, mask);
+        walk_states_.resize(state_mark);
+      }
+    }
+    nodes_.resize(node_mark);
   }
+}
+
+void GrammarMatcher::MarkTokens(const TokenVocabulary::Node& node, TokenMask& mask) const {
+  const TokenVocabulary& v = *grammar_->vocabulary();
+  for (int32_t t = node.first_token; t < node.first_token + node.num_tokens; ++t) MaskSet(mask, v.token_order()[t]);
 }
 
 void GrammarMatcher::MaybeCompact() {

@@ -12,11 +12,14 @@
 // their bottoms); two stacks are the same when their positions are (compared by a hash
 // of the chain, then the chain), so a state is a canonical set. Ambiguity is bounded:
 // a byte that would leave more than kMaxStacks live stacks (or take more than
-// kMaxExpansionSteps to expand) is refused like a byte the grammar does not allow.
+// kMaxExpansionSteps to expand, over all stacks) is refused like a byte the grammar
+// does not allow, and a token mask stops after kMaxMaskSteps.
 //
 // Token masks (FillNextTokenMask): the tokens whose bytes the matcher would accept,
 // found by walking the vocabulary's trie depth first with the stack set of each prefix,
-// pruning a subtree as soon as its prefix is refused, plus the end tokens where CanEnd().
+// pruning a subtree as soon as its prefix is refused, plus the end tokens where CanEnd();
+// the walk interns its stack sets and memoises (set, byte) transitions, so a subtree
+// that stays in one state costs a lookup per trie node.
 // Masks are cached in the compiled grammar by state (compiled_grammar.h).
 //
 // Not thread-safe (one request, the engine thread); the compiled grammar it points to is.
@@ -27,6 +30,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -35,7 +39,10 @@
 namespace infera::grammar {
 
 inline constexpr size_t kMaxStacks = 1024;
-inline constexpr size_t kMaxExpansionSteps = 1 << 16;
+inline constexpr size_t kMaxExpansionSteps = 1 << 16;  // per byte, all stacks together
+// Expansion steps one token mask may take (~0.1-0.5 s); past them the tokens not yet
+// reached are left out of the mask (never ones the grammar refuses).
+inline constexpr size_t kMaxMaskSteps = size_t{1} << 24;
 
 class GrammarMatcher {
  public:
@@ -61,6 +68,11 @@ class GrammarMatcher {
   std::string StateKey() const;
 
   size_t num_stacks() const { return stacks_.size(); }
+  // Tests: smaller bounds on a mask walk's memo, to exercise the walk past them.
+  void set_walk_limits_for_test(size_t states, size_t nodes) {
+    max_walk_states_ = states;
+    max_walk_nodes_ = nodes;
+  }
   const CompiledGrammar& compiled() const { return *grammar_; }
 
  private:
@@ -80,14 +92,36 @@ class GrammarMatcher {
   bool Advance(const std::vector<int32_t>& in, uint8_t byte, std::vector<int32_t>& out);
   void Dedupe(std::vector<int32_t>& stacks) const;
   bool SameStack(int32_t a, int32_t b) const;
-  void WalkTrie(int32_t trie_node, size_t depth, TokenMask& mask);
+  // The trie walk's states: each distinct stack set met (interned by a hash of its
+  // stacks), with the bytes its stacks take next; transitions (state, byte) → state are
+  // memoised, so a subtree that stays in one state (a JSON string's characters) costs a
+  // lookup per trie node, not an expansion.
+  struct WalkState {
+    std::vector<int32_t> stacks;
+    ByteSet next_bytes;
+  };
+  int32_t InternWalkState(std::vector<int32_t>& stacks);
+  // `transient`: `state` is not interned (the memo's bounds were reached): nothing is
+  // memoised from it and what its subtree makes is dropped after it.
+  void WalkTrie(int32_t trie_node, int32_t state, bool transient, TokenMask& mask);
+  void MarkTokens(const TokenVocabulary::Node& node, TokenMask& mask) const;
+
   void MaybeCompact();
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   const Grammar& g_;
   std::vector<Node> nodes_;
   std::vector<int32_t> stacks_;
-  std::vector<std::vector<int32_t>> levels_;  // the trie walk's stack sets, per depth
+  std::vector<WalkState> walk_states_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> walk_index_;  // set hash → states
+  std::unordered_map<uint64_t, int32_t> walk_next_;  // state << 8 | byte → state, -1: refused
+  size_t walk_mark_ = 0;  // nodes_.size() when the walk began
+  uint64_t expansion_steps_ = 0;  // Expand's steps, ever
+  uint64_t step_limit_ = 0;       // where the current byte's expansion stops
+  uint64_t walk_step_limit_ = 0;  // where the current mask walk stops
+  // Bounds on a walk's memo: interned states, and nodes made for them.
+  size_t max_walk_states_ = 1 << 14;
+  size_t max_walk_nodes_ = size_t{1} << 20;
   std::vector<std::pair<int32_t, int32_t>> work_;
   std::vector<uint64_t> visited_;  // Expand's tail references, few: a linear scan
   std::unordered_set<uint64_t> visited_set_;  // past 32 of them

@@ -46,7 +46,7 @@ TokenMask BruteForce(const GrammarMatcher& m, int32_t vocab) {
   return mask;
 }
 
-void CheckRandomWalks(std::string_view gbnf, int walks, int steps) {
+void CheckRandomWalks(std::string_view gbnf, int walks, int steps, size_t walk_states = 0, size_t walk_nodes = 0) {
   auto vocab = TestVocabulary();
   GrammarCache cache(vocab);
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g = cache.Get(gbnf);
@@ -54,6 +54,7 @@ void CheckRandomWalks(std::string_view gbnf, int walks, int steps) {
   std::mt19937 rng(42);
   for (int w = 0; w < walks; ++w) {
     GrammarMatcher m(*g);
+    if (walk_states > 0) m.set_walk_limits_for_test(walk_states, walk_nodes);
     for (int s = 0; s < steps; ++s) {
       TokenMask mask, cached;
       m.ComputeNextTokenMask(mask);
@@ -89,6 +90,12 @@ TEST(TokenMaskTest, Utf8MatchesBruteForce) {
 TEST(TokenMaskTest, NestingMatchesBruteForce) {
   CheckRandomWalks(R"g(root ::= x
 x ::= "(" x ")" | "[" x* "]" | "")g", 20, 30);
+}
+
+// Past the memo's bounds the walk goes on without it (transient states): same masks.
+TEST(TokenMaskTest, WalkPastTheMemoBoundsMatchesBruteForce) {
+  CheckRandomWalks(kJsonGbnf, 10, 30, /*walk_states=*/3, /*walk_nodes=*/1 << 20);
+  CheckRandomWalks(kJsonGbnf, 10, 30, /*walk_states=*/1 << 14, /*walk_nodes=*/40);
 }
 
 TEST(TokenMaskTest, EndTokenOnlyWhereTheGrammarCanEnd) {

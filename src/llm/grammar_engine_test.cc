@@ -4,6 +4,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -162,6 +163,54 @@ TEST_F(GrammarEngineTest, UnconstrainedRequestsAreUntouched) {
   EXPECT_EQ(r.text, "xxxxx");
   EXPECT_EQ(engine_->GrammarMetrics().constrained_requests, 0u);
   EXPECT_EQ(engine_->GrammarMetrics().mask_time.count, 0u);
+}
+
+// What a grammar sees of each vocabulary family: the bytes each id writes mid-text.
+TEST(GrammarVocabularyTest, ByteLevelAndSentencePieceTokensAsBytes) {
+  auto bpe = *Tokenizer::FromJson(testing::ByteLevelTokenizerJson(testing::kGpt2PreTokenizer));
+  auto v = GrammarVocabulary(*bpe, 264, {kEos});
+  EXPECT_EQ(v->size(), 264);
+  EXPECT_EQ(v->bytes('a'), "a");
+  EXPECT_EQ(v->bytes(0xE6), "\xE6");  // one byte of a multi-byte character
+  EXPECT_EQ(v->bytes(257), " th");     // "Ġth"
+  EXPECT_EQ(v->bytes(kEos), "");       // special: only through the end-token rule
+  EXPECT_EQ(v->bytes(261), "");        // special
+  EXPECT_EQ(v->bytes(262), "");        // padded logit rows
+  EXPECT_TRUE(v->IsEnd(kEos));
+
+  auto sp = *Tokenizer::FromJson(testing::SentencePieceTokenizerJson());
+  auto w = GrammarVocabulary(*sp, 275, {2});
+  EXPECT_EQ(w->bytes(259), " ");       // "▁"
+  EXPECT_EQ(w->bytes(271), " hello");  // "▁hello"
+  EXPECT_EQ(w->bytes(3 + 0x41), "A");  // byte fallback <0x41>
+  EXPECT_EQ(w->bytes(3 + 0xC3), "\xC3");
+  EXPECT_EQ(w->bytes(0), "");  // <unk>, <s>, </s>: special
+  EXPECT_EQ(w->bytes(1), "");
+  EXPECT_EQ(w->bytes(2), "");
+  // A SentencePiece model under a grammar: " hello" as one token or as pieces.
+  auto g = grammar::CompiledGrammar::Compile(R"(root ::= " hello" " world"?)", w);
+  ASSERT_TRUE(g.ok());
+  grammar::GrammarMatcher m(*g);
+  EXPECT_TRUE(m.AcceptToken(271));
+  EXPECT_TRUE(m.AcceptToken(2));  // EOS: the grammar may end here
+  EXPECT_TRUE(m.AcceptToken(274));  // "▁wor"
+  EXPECT_FALSE(m.AcceptToken(2));
+}
+
+TEST(GrammarVocabularyTest, OneCompilationForManyRequestsOnManyThreads) {
+  auto bpe = *Tokenizer::FromJson(testing::ByteLevelTokenizerJson(testing::kGpt2PreTokenizer));
+  GrammarCompiler compiler(bpe.get(), 264, {kEos});
+  ASSERT_TRUE(compiler.Compile(kPerson, nullptr).ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 250; ++i) EXPECT_TRUE(compiler.Compile(kPerson, nullptr).ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(compiler.compilations(), 1);
+  EXPECT_EQ(compiler.Compile("root ::= ", nullptr).status().code(), absl::StatusCode::kOk);  // empty: matches ""
+  EXPECT_EQ(compiler.Compile("root ::= [", nullptr).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
