@@ -6,13 +6,16 @@ check it (json.loads + python3-jsonschema with format checking, re.fullmatch, me
 The target is 100 % valid on the random-weights bench model.
 
     /usr/bin/python3 bench/structured_output/run_validity.py URL MODEL COUNT \\
-        [--seed 0] [--max-tokens 2048] [--concurrency 8] [--kinds json_schema,regex,choice]
+        [--seed 0] [--max-tokens 1900] [--concurrency 8] [--kinds json_schema,regex,choice]
+        [--endpoint chat|completions]
     /usr/bin/python3 bench/structured_output/run_validity.py --self-test
 
 Prints one line per invalid output (the constraint and the text), then a summary per
 kind: valid, invalid, finish_reason "length" (the grammar was not finished inside
 max_tokens: counted invalid), HTTP errors. Exit status 0 only when every output is valid.
 --self-test checks the generator and the validators offline (no server).
+--endpoint completions sends the same constraints to /v1/completions (a model without a
+chat template, such as the bench model of bench/llm/make_bench_model.py).
 """
 
 import argparse
@@ -28,9 +31,12 @@ import schema_gen
 PROMPT = "Answer with the requested structure."
 
 
-def make_request(kind, rng, model, max_tokens, seed):
-    body = {"model": model, "temperature": 1.0, "max_tokens": max_tokens, "seed": seed,
-            "messages": [{"role": "user", "content": PROMPT}]}
+def make_request(kind, rng, model, max_tokens, seed, endpoint):
+    body = {"model": model, "temperature": 1.0, "max_tokens": max_tokens, "seed": seed}
+    if endpoint == "chat":
+        body["messages"] = [{"role": "user", "content": PROMPT}]
+    else:
+        body["prompt"] = PROMPT
     if kind == "json_schema":
         constraint = schema_gen.top_schema(rng)
         body["response_format"] = {"type": "json_schema", "json_schema": {
@@ -52,8 +58,9 @@ def check(kind, text, constraint):
     return schema_gen.validate_choice(text, constraint)
 
 
-def post(url, body, timeout):
-    req = urllib.request.Request(url.rstrip("/") + "/v1/chat/completions",
+def post(url, endpoint, body, timeout):
+    path = "/v1/chat/completions" if endpoint == "chat" else "/v1/completions"
+    req = urllib.request.Request(url.rstrip("/") + path,
                                  data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"})
     try:
@@ -65,12 +72,12 @@ def post(url, body, timeout):
 
 def run_one(args, kind, index):
     rng = random.Random(f"{args.seed}-{kind}-{index}")
-    constraint, body = make_request(kind, rng, args.model, args.max_tokens, args.seed + index)
-    status, answer = post(args.url, body, args.timeout)
+    constraint, body = make_request(kind, rng, args.model, args.max_tokens, args.seed + index, args.endpoint)
+    status, answer = post(args.url, args.endpoint, body, args.timeout)
     if status != 200:
         return kind, "http_error", constraint, f"HTTP {status}: {str(answer)[:300]}"
     choice = answer["choices"][0]
-    text = choice["message"].get("content") or ""
+    text = (choice["message"].get("content") if args.endpoint == "chat" else choice.get("text")) or ""
     if choice.get("finish_reason") == "length":
         return kind, "length", constraint, text
     why = check(kind, text, constraint)
@@ -114,7 +121,8 @@ def main():
     parser.add_argument("model", nargs="?")
     parser.add_argument("count", nargs="?", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-tokens", type=int, default=2048)
+    parser.add_argument("--max-tokens", type=int, default=1900)
+    parser.add_argument("--endpoint", choices=["chat", "completions"], default="chat")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--kinds", default="json_schema,regex,choice")
