@@ -38,11 +38,11 @@ class Outcomes {
     absl::MutexLock lock(&mu_);
     return order_.size();
   }
-  // Waits until `n` outcomes arrived (at most 30 s); false when they did not.
-  bool AwaitSize(size_t n) const {
+  // Waits until `n` outcomes arrived (at most `timeout`); false when they did not.
+  bool AwaitSize(size_t n, absl::Duration timeout = absl::Seconds(30)) const {
     absl::MutexLock lock(&mu_);
     auto reached = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return order_.size() >= n; };
-    return mu_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(30));
+    return mu_.AwaitWithTimeout(absl::Condition(&reached), timeout);
   }
 
  private:

@@ -5,6 +5,7 @@
 #include "common/completion_batch.h"
 #include "common/retry_after.h"
 #include "common/str_cat.h"
+#include "scheduling/sequence_batch_hold.h"
 #include "scheduling/sequence_controls.h"
 #include "scheduling/sequence_request.h"
 
@@ -140,18 +141,28 @@ std::vector<SequenceSlots::Row> SequenceBatcher::NextRows(size_t instance, bool&
     // Stopping: no request will come, so every slot with nothing queued is idle now and
     // the backlog's sequences get slots without waiting for the idle time.
     WakeInstances(slots_.ReleaseIdle(stopping_ ? now + options_.max_idle : now));
-    if (slots_.HasWork(static_cast<int>(instance))) {
-      return slots_.NextBatch(static_cast<int>(instance), now,
-                              [](const ScheduledRequest& a, const ScheduledRequest& b) { return SameInputShapes(a, b); });
-    }
-    if (stopping_ && slots_.QueuedRequests() == 0) {
+    std::optional<SteadyTime> wake;  // the earliest of a hold's end and the next idle deadline
+    const SequenceSlots::Readiness ready = slots_.ReadyRows(static_cast<int>(instance));
+    if (ready.rows > 0) {
+      // Stopping: no sequence will become ready, so holding for one only delays the drain.
+      wake = stopping_ ? std::nullopt : SequenceBatchHoldUntil(options_, ready.rows, ready.oldest_arrival, now);
+      if (!wake) {
+        return slots_.NextBatch(static_cast<int>(instance), now, [](const ScheduledRequest& a,
+                                                                    const ScheduledRequest& b) {
+          return SameInputShapes(a, b);
+        });
+      }
+    } else if (stopping_ && slots_.QueuedRequests() == 0) {
       for (auto& cv : work_available_) cv->SignalAll();  // the other workers exit too
       exit = true;
       return {};
     }
-    std::optional<SteadyTime> idle = stopping_ ? std::nullopt : slots_.NextIdleDeadline();
-    if (idle) {
-      work_available_[instance]->WaitWithTimeout(&mu_, absl::FromChrono(*idle - now));
+    // Held rows wait for Admit's signal (another sequence ready) or the hold's end.
+    if (std::optional<SteadyTime> idle = stopping_ ? std::nullopt : slots_.NextIdleDeadline()) {
+      if (!wake || *idle < *wake) wake = idle;
+    }
+    if (wake) {
+      work_available_[instance]->WaitWithTimeout(&mu_, absl::FromChrono(*wake - now));
     } else {
       work_available_[instance]->Wait(&mu_);
     }

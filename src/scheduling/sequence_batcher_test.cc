@@ -227,5 +227,61 @@ TEST(SequenceBatcherTest, CancelledRequestIsAnsweredAndItsRowPadded) {
   EXPECT_EQ(recorder.ids(), (std::vector<std::vector<std::string>>{{"a1"}, {"-", "b1"}}));
 }
 
+// Direct with minimum_slot_utilization 1: the first sequences' requests wait (past the
+// moment they could run) until every slot is ready, then run as one full batch.
+TEST(SequenceBatcherTest, DirectHoldsRowsUntilTheMinimumSlotUtilization) {
+  Recorder recorder;
+  Outcomes outcomes;
+  SequenceBatchingOptions options = Options(3);
+  options.max_queue_delay = std::chrono::hours(1);
+  options.min_ready_rows = 3;
+  SequenceBatcher batcher(options, OneInstance(), recorder.Runner());
+  batcher.Enqueue(MakeRequest("a1", 1, outcomes.Callback("a1"), 1, Seq(int64_t{1}, true)));
+  batcher.Enqueue(MakeRequest("b1", 1, outcomes.Callback("b1"), 1, Seq(int64_t{2}, true)));
+  EXPECT_FALSE(outcomes.AwaitSize(1, absl::Milliseconds(50))) << "two of three slots ready: held";
+  batcher.Enqueue(MakeRequest("c1", 1, outcomes.Callback("c1"), 1, Seq(int64_t{3}, true)));
+  ASSERT_TRUE(outcomes.AwaitSize(3));
+  batcher.Shutdown();
+  EXPECT_EQ(recorder.ids(), (std::vector<std::vector<std::string>>{{"a1", "b1", "c1"}}));
+}
+
+// The hold never outlasts max_queue_delay from the oldest ready request's arrival.
+TEST(SequenceBatcherTest, HeldRowsRunWhenTheQueueDelayExpires) {
+  Recorder recorder;
+  Outcomes outcomes;
+  SequenceBatchingOptions options = Options(4);
+  options.max_queue_delay = std::chrono::milliseconds(80);
+  options.min_ready_rows = 4;
+  SequenceBatcher batcher(options, OneInstance(), recorder.Runner());
+  const absl::Time sent = absl::Now();
+  batcher.Enqueue(MakeRequest("a1", 1, outcomes.Callback("a1"), 1, Seq(int64_t{1}, true)));
+  ASSERT_TRUE(outcomes.AwaitSize(1));
+  const absl::Duration waited = absl::Now() - sent;
+  EXPECT_GE(waited, absl::Milliseconds(80));
+  EXPECT_LT(waited, absl::Seconds(5));
+  batcher.Shutdown();
+  EXPECT_EQ(recorder.ids(), (std::vector<std::vector<std::string>>{{"a1"}}));
+}
+
+// Oldest: a batch waits for a preferred size; stopping runs what is held at once.
+TEST(SequenceBatcherTest, OldestHoldsForAPreferredBatchSizeAndShutdownRunsHeldRows) {
+  Recorder recorder;
+  Outcomes outcomes;
+  SequenceBatchingOptions options = Options(4);
+  options.strategy = SequenceBatchingOptions::Strategy::kOldest;
+  options.max_queue_delay = std::chrono::hours(1);
+  options.preferred_rows = {2};
+  options.max_backlog_requests = 8;
+  SequenceBatcher batcher(options, OneInstance(), recorder.Runner());
+  batcher.Enqueue(MakeRequest("a1", 1, outcomes.Callback("a1"), 1, Seq(int64_t{1}, true)));
+  EXPECT_FALSE(outcomes.AwaitSize(1, absl::Milliseconds(50))) << "one ready sequence: held for a second";
+  batcher.Enqueue(MakeRequest("b1", 1, outcomes.Callback("b1"), 1, Seq(int64_t{2}, true)));
+  ASSERT_TRUE(outcomes.AwaitSize(2));
+  batcher.Enqueue(MakeRequest("c1", 1, outcomes.Callback("c1"), 1, Seq(int64_t{3}, true)));
+  batcher.Shutdown();  // c1 alone would wait an hour; stopping runs it now
+  EXPECT_TRUE(outcomes.status_of("c1").ok());
+  EXPECT_EQ(recorder.ids(), (std::vector<std::vector<std::string>>{{"a1", "b1"}, {"c1"}}));
+}
+
 }  // namespace
 }  // namespace infera

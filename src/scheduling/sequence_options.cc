@@ -1,6 +1,7 @@
 #include "scheduling/sequence_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "common/status.h"
@@ -145,6 +146,26 @@ absl::Status ParseOldest(const inference::ModelConfig& config, SequenceBatchingO
   options.strategy = SequenceBatchingOptions::Strategy::kOldest;
   options.slots_per_instance = oldest.max_candidate_sequences();
   options.max_batch_rows = rows;
+  options.max_queue_delay = std::chrono::microseconds(oldest.max_queue_delay_microseconds());
+  options.preferred_rows.assign(oldest.preferred_batch_size().begin(), oldest.preferred_batch_size().end());
+  std::sort(options.preferred_rows.begin(), options.preferred_rows.end());
+  return absl::OkStatus();
+}
+
+absl::Status ParseDirect(const inference::ModelConfig& config, SequenceBatchingOptions& options) {
+  const auto& direct = config.sequence_batching().direct();
+  if (direct.max_queue_delay_microseconds() > kMaxQueueDelayMicros) {
+    return Error("direct.max_queue_delay_microseconds",
+                 StrCat(direct.max_queue_delay_microseconds(), " is more than the limit of ", kMaxQueueDelayMicros));
+  }
+  const float utilization = direct.minimum_slot_utilization();
+  if (!(utilization >= 0.0F && utilization <= 1.0F)) {
+    return Error("direct.minimum_slot_utilization", StrCat(utilization, " must be 0 to 1"));
+  }
+  options.max_queue_delay = std::chrono::microseconds(direct.max_queue_delay_microseconds());
+  // The small epsilon keeps 0.5 × 4 at 2 rows despite float rounding.
+  options.min_ready_rows =
+      static_cast<int>(std::ceil(static_cast<double>(utilization) * options.slots_per_instance - 1e-6));
   return absl::OkStatus();
 }
 
@@ -173,11 +194,7 @@ absl::StatusOr<SequenceBatchingOptions> SequenceBatchingOptionsFromConfig(const 
   }
   RETURN_IF_ERROR(ParseControls(config, options));
   if (batching.has_oldest()) RETURN_IF_ERROR(ParseOldest(config, options));
-  if (batching.has_direct() && batching.direct().max_queue_delay_microseconds() > kMaxQueueDelayMicros) {
-    return Error("direct.max_queue_delay_microseconds",
-                 StrCat(batching.direct().max_queue_delay_microseconds(), " is more than the limit of ",
-                        kMaxQueueDelayMicros));
-  }
+  if (batching.has_direct()) RETURN_IF_ERROR(ParseDirect(config, options));
   return options;
 }
 

@@ -46,6 +46,15 @@ struct SequenceBatchingOptions {
   std::vector<SequenceControl> controls;  // in control_input order
   // The CORRID control's dtype, kInvalid when the model has none.
   DataType correlation_id_dtype = DataType::kInvalid;
+  // How long a worker may hold its ready rows back, waiting for more ready sequences
+  // (scheduling/sequence_batch_hold.h); 0: never. The strategy's
+  // max_queue_delay_microseconds.
+  std::chrono::microseconds max_queue_delay{0};
+  // Direct: the ready rows that run without waiting, ceil(minimum_slot_utilization ×
+  // slots_per_instance); 0: never wait.
+  int min_ready_rows = 0;
+  // Oldest: preferred_batch_size, ascending.
+  std::vector<int> preferred_rows;
 };
 
 // Builds the options for `config` (which must have sequence_batching). InvalidArgument,

@@ -146,6 +146,16 @@ std::vector<int> SequenceSlots::ReadySlots(int instance) const {
   return ready;
 }
 
+SequenceSlots::Readiness SequenceSlots::ReadyRows(int instance) const {
+  Readiness readiness;
+  for (int slot_number : ReadySlots(instance)) {
+    const Clock::time_point arrival = slots_[slot_number].pending.front().request->enqueue_time;
+    if (readiness.rows == 0 || arrival < readiness.oldest_arrival) readiness.oldest_arrival = arrival;
+    ++readiness.rows;
+  }
+  return readiness;
+}
+
 bool SequenceSlots::HasWork(int instance) const {
   for (int index = 0; index < slots_per_instance_; ++index) {
     if (!slots_[instance * slots_per_instance_ + index].pending.empty()) return true;

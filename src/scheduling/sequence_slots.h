@@ -68,6 +68,13 @@ class SequenceSlots {
   std::optional<Clock::time_point> NextIdleDeadline() const;
 
   bool HasWork(int instance) const;
+  // The rows NextBatch(instance) would take at most (shapes not compared) and the enqueue
+  // time of the oldest of them; rows 0 when the instance has no work.
+  struct Readiness {
+    int rows = 0;
+    Clock::time_point oldest_arrival{};
+  };
+  Readiness ReadyRows(int instance) const;
   size_t QueuedRequests() const { return queued_; }
   size_t ActiveSequences() const { return active_.size(); }
   size_t BacklogSequences() const { return backlog_.size(); }
