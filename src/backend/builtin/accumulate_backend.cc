@@ -1,10 +1,12 @@
 // accumulate: the demo stateful model of the sequence batcher (docs/sequence_batching.md).
 //
-// One INT32 input of dims [1] and one INT32 output of dims [1]; sequence_batching with
-// START and READY controls (direct strategy). Row i of a batch is sequence slot i (the
-// direct strategy's contract), so each instance keeps one running sum per slot: START
-// resets it, every READY row adds its input, and the output is the sum so far; rows that
-// are not READY (idle slots) leave the state alone and answer 0.
+// One INT32 input and one INT32 output, dims [1] or [-1]; sequence_batching with START
+// and READY controls (direct strategy). Row i of a batch is sequence slot i (the direct
+// strategy's contract), so each instance keeps one running sum per slot: START resets
+// it, every READY row adds all its input elements, and each output element is the sum so
+// far (the output has the input's shape: Triton's qa sequence models, whose variable-size
+// checks expect a row of n equal values v to add n·v); rows that are not READY (idle
+// slots) leave the state alone and answer 0.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -86,25 +88,29 @@ class AccumulateInstance : public ModelInstance {
     auto holds_rows = [rows](const Tensor& control) {
       return control.data.size() >= static_cast<size_t>(rows) * (control.dtype == DataType::kBool ? 1 : 4);
     };
-    if (rows < 1 || rows > static_cast<int64_t>(slots_) || input->data.size() != static_cast<size_t>(rows) * 4 ||
-        !holds_rows(*start) || !holds_rows(*ready)) {
+    const size_t elements = input->data.size() / 4;  // the batcher batches equal shapes only
+    if (rows < 1 || rows > static_cast<int64_t>(slots_) || elements == 0 || elements % rows != 0 ||
+        input->data.size() % 4 != 0 || !holds_rows(*start) || !holds_rows(*ready)) {
       return absl::InvalidArgumentError(StrCat("accumulate: a batch of ", rows, " rows does not fit its ", slots_,
                                                " slots and its controls"));
     }
+    const size_t per_row = elements / rows;
     uint8_t* out = nullptr;
-    Tensor output{output_, DataType::kInt32, batched_ ? Shape{rows, 1} : Shape{1},
-                  Buffer::Allocate(static_cast<size_t>(rows) * 4, &out)};
+    Tensor output{output_, DataType::kInt32, input->shape, Buffer::Allocate(elements * 4, &out)};
     absl::MutexLock lock(&mu_);
     for (int64_t row = 0; row < rows; ++row) {
       int32_t value = 0;
       if (FlagAt(*ready, row, ready_.false_value)) {
         if (FlagAt(*start, row, start_.false_value)) sums_[row] = 0;
-        int32_t x;
-        std::memcpy(&x, input->data.data() + row * 4, 4);
-        sums_[row] += x;
+        for (size_t e = 0; e < per_row; ++e) {
+          int32_t x;
+          std::memcpy(&x, input->data.data() + (row * per_row + e) * 4, 4);
+          // Wraps as the int32 arithmetic of Triton's qa models; never undefined.
+          sums_[row] = static_cast<int32_t>(static_cast<uint32_t>(sums_[row]) + static_cast<uint32_t>(x));
+        }
         value = sums_[row];
       }
-      std::memcpy(out + row * 4, &value, 4);
+      for (size_t e = 0; e < per_row; ++e) std::memcpy(out + (row * per_row + e) * 4, &value, 4);
     }
     return std::vector<Tensor>{std::move(output)};
   }
@@ -137,11 +143,13 @@ class AccumulateBackend : public Backend {
   std::string_view name() const override { return "accumulate"; }
 
   absl::Status ValidateConfig(const inference::ModelConfig& config) const override {
-    auto dims_one = [](const auto& tensor) { return tensor.dims_size() == 1 && tensor.dims(0) == 1; };
+    auto dims_one = [](const auto& tensor) {
+      return tensor.dims_size() == 1 && (tensor.dims(0) == 1 || tensor.dims(0) == -1);
+    };
     if (config.input_size() != 1 || config.output_size() != 1 || config.input(0).data_type() != inference::TYPE_INT32 ||
         config.output(0).data_type() != inference::TYPE_INT32 || !dims_one(config.input(0)) ||
         !dims_one(config.output(0))) {
-      return absl::InvalidArgumentError("accumulate: needs one TYPE_INT32 input and one TYPE_INT32 output, dims [1]");
+      return absl::InvalidArgumentError("accumulate: needs one TYPE_INT32 input and one TYPE_INT32 output, dims [1] or [-1]");
     }
     if (!config.has_sequence_batching() || config.sequence_batching().has_oldest()) {
       return absl::InvalidArgumentError("accumulate: needs sequence_batching with the direct strategy");

@@ -229,5 +229,44 @@ TEST(AccumulateBackendTest, KeepsARunningSumPerSlot) {
   EXPECT_THAT(backend->ValidateConfig(plain).message(), ::testing::HasSubstr("needs sequence_batching"));
 }
 
+// Variable-size rows (dims [-1]): each row adds all its elements, and every output element
+// is the running sum (as Triton's qa sequence models; the output has the input's shape).
+TEST(AccumulateBackendTest, VariableSizeRowsAddAllTheirElements) {
+  inference::ModelConfig config;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "name: 'acc' backend: 'accumulate' max_batch_size: 2 "
+      "input [ { name: 'INPUT' data_type: TYPE_INT32 dims: [-1] } ] "
+      "output [ { name: 'OUTPUT' data_type: TYPE_INT32 dims: [-1] } ] "
+      "sequence_batching { control_input [ "
+      "  { name: 'START' control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [0, 1] } ] },"
+      "  { name: 'READY' control [ { kind: CONTROL_SEQUENCE_READY int32_false_true: [0, 1] } ] } ] }",
+      &config));
+  auto backend = CreateAccumulateBackend();
+  ASSERT_TRUE(backend->ValidateConfig(config).ok());
+  ModelLoadContext context{&config, 1, {}, {}};
+  auto model = backend->Load(context);
+  ASSERT_TRUE(model.ok());
+  auto instance = (*model)->CreateInstance(InstanceOptions{});
+  ASSERT_TRUE(instance.ok());
+  auto run = [&](std::vector<int32_t> input, int64_t width, std::vector<int32_t> start) {
+    const int64_t rows = static_cast<int64_t>(start.size());
+    std::vector<int32_t> ready(start.size(), 1);
+    std::vector<Tensor> inputs;
+    inputs.push_back(Tensor{"INPUT", DataType::kInt32, {rows, width}, Buffer::Copy(input.data(), input.size() * 4)});
+    inputs.push_back(Tensor{"START", DataType::kInt32, {rows, 1}, Buffer::Copy(start.data(), start.size() * 4)});
+    inputs.push_back(Tensor{"READY", DataType::kInt32, {rows, 1}, Buffer::Copy(ready.data(), ready.size() * 4)});
+    auto outputs = (*instance)->Execute(std::move(inputs));
+    EXPECT_TRUE(outputs.ok()) << outputs.status();
+    if (!outputs.ok()) return std::vector<int32_t>{};
+    EXPECT_EQ((*outputs)[0].shape, (Shape{rows, width}));
+    return Values<int32_t>((*outputs)[0]);
+  };
+  EXPECT_EQ(run({1, 1, 5, 5}, 2, {1, 1}), (std::vector<int32_t>{2, 2, 10, 10}));
+  EXPECT_EQ(run({2, 2, 2, 0, 0, 1}, 3, {0, 0}), (std::vector<int32_t>{8, 8, 8, 11, 11, 11}));
+  inference::ModelConfig fixed_two = config;
+  fixed_two.mutable_input(0)->set_dims(0, 2);
+  EXPECT_THAT(backend->ValidateConfig(fixed_two).message(), ::testing::HasSubstr("dims [1] or [-1]"));
+}
+
 }  // namespace
 }  // namespace infera
