@@ -349,15 +349,16 @@ def test_ragged_batch(server, client_factory):
 # --- the backlog: test_backlog, test_backlog_fill(_no_end), test_backlog_same_correlation_id(_no_end)
 
 def test_backlog(server, client_factory):
-    # Five sequences on 4 slots: the fifth waits in the backlog until a slot frees.
-    model = "models1"
+    # Five sequences on 4 slots: the fifth waits in the backlog until the others end, then
+    # runs alone in slot 0 (each of its requests held for the queue delay).
+    model = "delay_full"
     sequences = {1001: (1, 2, 3), 1002: (11, 12, 13), 1003: (111, 112, 113), 1004: (1111, 1112, 1113),
                  1005: (11111, 11112, 11113)}
     before = stats(server, model)
     results = run_concurrently([lambda sid=sid, v=v: run_sequence(client_factory(), model, sid, seq(*v))[0]
                                 for sid, v in sequences.items()])
-    assert results == [6, 36, 336, 3336, 33336]
-    assert stats_delta(before, stats(server, model))[2] == 15
+    assert sorted(results) == [6, 36, 336, 3336, 33336]
+    assert stats_delta(before, stats(server, model)) == ({4: 3, 1: 3}, 6, 15)
 
 
 def backlog_scenario(server, client_factory, model, backlog_steps):
@@ -365,27 +366,46 @@ def backlog_scenario(server, client_factory, model, backlog_steps):
     sequences (1005, 1006) arrive while every slot is taken, so they wait in the backlog,
     and the short ones' ENDs (sent only then) free the slots they take."""
     admitted = threading.Event()
-    held = [lambda: run_sequence(client_factory(), model, 1001, seq(1, 2, 3))[0],
-            lambda: run_sequence(client_factory(), model, 1002, [("start", 11, None), ("end", 13, admitted.wait)])[0],
-            lambda: run_sequence(client_factory(), model, 1003, [("start", 111, None), ("end", 113, admitted.wait)])[0],
-            lambda: run_sequence(client_factory(), model, 1004, seq(1111, 1112, 1113))[0]]
+    first_answered = threading.Semaphore(0)
+
+    def answered():
+        first_answered.release()
+
+    def answered_then_wait():
+        first_answered.release()
+        assert admitted.wait(timeout=30)
+    held = [lambda: run_sequence(client_factory(), model, 1001, [("start", 1, None), ("", 2, answered), ("end", 3, None)])[0],
+            lambda: run_sequence(client_factory(), model, 1002, [("start", 11, None), ("end", 13, answered_then_wait)])[0],
+            lambda: run_sequence(client_factory(), model, 1003, [("start", 111, None), ("end", 113, answered_then_wait)])[0],
+            lambda: run_sequence(client_factory(), model, 1004, [("start", 1111, None), ("", 1112, answered),
+                                                                 ("end", 1113, None)])[0]]
     backlog = [lambda sid=sid, steps=steps: run_sequence(client_factory(), model, sid, steps)[0]
                for sid, steps in backlog_steps.items()]
-    results = {}
-
-    def first_four():
-        results["held"] = run_concurrently(held)
-    first = threading.Thread(target=first_four)
-    first.start()
+    results = {"held": [None] * 4}
+    threads = [threading.Thread(target=lambda i=i, job=job: results["held"].__setitem__(i, job()))
+               for i, job in enumerate(held)]
+    second = []
     try:
-        wait_pending(server, model, 2)  # 1001's and 1004's second requests: the first batch ran
-        second = threading.Thread(target=lambda: results.update(backlog=run_concurrently(backlog)))
-        second.start()
-        wait_pending(server, model, 4)  # ... and the two backlog STARTs
+        for i, t in enumerate(threads):
+            t.start()
+            if i < 3:  # each START admitted before the next: 1001..1004 take slots 0..3
+                wait_pending(server, model, i + 1)
+        for _ in range(4):  # the first batch ran; every slot stays taken
+            assert first_answered.acquire(timeout=30)
+        wait_pending(server, model, 2)  # 1001's and 1004's second requests
+        # 1005 enters the backlog before 1006, so 1005 takes the first slot that frees.
+        results["backlog"] = [None] * len(backlog)
+        second = [threading.Thread(target=lambda i=i, job=job: results["backlog"].__setitem__(i, job()))
+                  for i, job in enumerate(backlog)]
+        second[0].start()
+        wait_pending(server, model, 3)
+        second[1].start()
+        wait_pending(server, model, 4)  # the backlog STARTs wait with 1001's and 1004's next requests
     finally:
         admitted.set()
-    first.join()
-    second.join()
+    for t in threads + second:
+        t.join()
+    assert None not in results["held"] + results["backlog"], "a sequence failed"
     return results
 
 
@@ -407,30 +427,36 @@ def test_backlog_fill_no_end(server, client_factory):
                                {1005: [("start,end", 11111, None)],
                                 1006: [("start", 22222, None), ("", 22223, None), ("end", 22224, 0.2)]})
     assert results == {"held": [6, 24, 224, 3336], "backlog": [11111, 66669]}
-    assert stats_delta(before, stats(server, model))[2] == 14
+    # 1006 took slot 2 (1003's): its last two requests run alone, held for the delay, as 3 rows.
+    assert stats_delta(before, stats(server, model)) == ({4: 3, 3: 2}, 5, 14)
 
 
 def test_backlog_same_correlation_id(server, client_factory):
-    # A new sequence reusing the id of one that ended starts afresh (11111 + 11113).
-    model = "models1"
+    # A new sequence reusing the id of one that ended starts afresh (11111 + 11113), alone.
+    model = "delay_full"
     before = stats(server, model)
     first = run_concurrently([lambda sid=sid, v=v: run_sequence(client_factory(), model, sid, seq(*v))[0]
                               for sid, v in {1001: (1, 2, 3), 1002: (11, 12, 13), 1003: (111, 112, 113),
                                              1004: (1111, 1112, 1113)}.items()])
     assert first == [6, 36, 336, 3336]
     assert run_sequence(client_factory(), model, 1002, seq(11111, 11113))[0] == 22224
-    assert stats_delta(before, stats(server, model))[2] == 14
+    assert stats_delta(before, stats(server, model)) == ({4: 3, 1: 2}, 5, 14)
 
 
 def test_backlog_same_correlation_id_no_end(server, client_factory):
-    # Sequence 1001 never ends; a START with its id restarts it in the same slot.
-    model = "models1"
-    client = client_factory()
+    # Sequence 1001 never ends; a START with its id restarts it in the same slot, so every
+    # execution has all 4 slots ready.
+    model = "hold_full"
+
+    def twice_1001():
+        client = client_factory()
+        return (run_sequence(client, model, 1001, seq(1, 3, end=False))[0],
+                run_sequence(client, model, 1001, seq(11111, 11113))[0])
     others = [lambda sid=sid, v=v: run_sequence(client_factory(), model, sid, seq(*v))[0]
               for sid, v in {1002: (11, 12, 12, 13), 1003: (111, 112, 112, 113), 1004: (1111, 1112, 1112, 1113)}.items()]
-    assert run_sequence(client, model, 1001, seq(1, 3, end=False))[0] == 4
-    assert run_concurrently(others) == [48, 448, 4448]
-    assert run_sequence(client, model, 1001, seq(11111, 11113))[0] == 22224
+    before = stats(server, model)
+    assert run_concurrently([twice_1001] + others) == [(4, 22224), 48, 448, 4448]
+    assert stats_delta(before, stats(server, model)) == ({4: 4}, 4, 16)
 
 
 def test_backlog_sequence_timeout(server, client_factory):
