@@ -1,7 +1,7 @@
-// SequenceBatchHoldUntil: whether a sequence-batcher worker runs its ready rows now or
-// holds them back, waiting for more sequences to become ready — the strategies'
-// max_queue_delay_microseconds, with direct's minimum_slot_utilization and oldest's
-// preferred_batch_size (docs/sequence_batching.md, "Delays").
+// PlanSequenceBatch: whether a sequence-batcher worker runs its ready rows now or holds
+// them back, waiting for more sequences to become ready, and how many it takes — the
+// strategies' max_queue_delay_microseconds, with direct's minimum_slot_utilization and
+// oldest's preferred_batch_size (docs/sequence_batching.md, "Delays").
 //
 // A hold never outlasts the delay counted from the oldest ready request's arrival, so no
 // request waits past max_queue_delay_microseconds for company. Pure function.
@@ -15,11 +15,17 @@
 
 namespace infera {
 
-// `ready_rows` (≥ 1): the rows a batch would take now; `oldest_arrival`: the enqueue
-// time of the oldest of them. Returns nullopt to run now, else the time until which to
-// wait (unless more rows become ready before).
-std::optional<SteadyTime> SequenceBatchHoldUntil(const SequenceBatchingOptions& options, int ready_rows,
-                                                 SteadyTime oldest_arrival, SteadyTime now);
+struct SequenceBatchPlan {
+  // Set: hold the rows until then (unless more become ready before); unset: run now.
+  std::optional<SteadyTime> hold_until;
+  // The rows to take when running (oldest: a preferred size where one fits).
+  int rows = 0;
+};
+
+// `ready_rows` (≥ 1): the rows a batch could take now; `oldest_arrival`: the enqueue time
+// of the oldest of them.
+SequenceBatchPlan PlanSequenceBatch(const SequenceBatchingOptions& options, int ready_rows, SteadyTime oldest_arrival,
+                                    SteadyTime now);
 
 }  // namespace infera
 

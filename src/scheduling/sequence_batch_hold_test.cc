@@ -21,43 +21,59 @@ SequenceBatchingOptions Options(const std::string& strategy, int max_batch_size 
 
 const SteadyTime kArrival = SteadyTime(std::chrono::seconds(100));
 
+// The plan as (held until, or -1 µs after kArrival when run now; rows when run now).
+std::pair<int64_t, int> Plan(const SequenceBatchingOptions& options, int ready, int64_t now_us = 0) {
+  const SequenceBatchPlan plan = PlanSequenceBatch(options, ready, kArrival, kArrival + microseconds(now_us));
+  if (plan.hold_until) {
+    return {std::chrono::duration_cast<microseconds>(*plan.hold_until - kArrival).count(), 0};
+  }
+  return {-1, plan.rows};
+}
+
 TEST(SequenceBatchHoldTest, DirectWithoutDelayOrUtilizationNeverHolds) {
-  EXPECT_FALSE(SequenceBatchHoldUntil(Options("direct { }"), 1, kArrival, kArrival));
+  EXPECT_EQ(Plan(Options("direct { }"), 1), std::make_pair(int64_t{-1}, 1));
   // A delay alone (minimum_slot_utilization 0) does not hold either, as Triton.
-  EXPECT_FALSE(SequenceBatchHoldUntil(Options("direct { max_queue_delay_microseconds: 500 }"), 1, kArrival, kArrival));
+  EXPECT_EQ(Plan(Options("direct { max_queue_delay_microseconds: 500 }"), 1), std::make_pair(int64_t{-1}, 1));
   // Utilization without a delay: nothing to wait for.
-  EXPECT_FALSE(SequenceBatchHoldUntil(Options("direct { minimum_slot_utilization: 1 }"), 1, kArrival, kArrival));
+  EXPECT_EQ(Plan(Options("direct { minimum_slot_utilization: 1 }"), 1), std::make_pair(int64_t{-1}, 1));
 }
 
 TEST(SequenceBatchHoldTest, DirectHoldsBelowTheUtilizationUntilTheDelayFromTheOldestArrival) {
   const SequenceBatchingOptions half =
       Options("direct { max_queue_delay_microseconds: 500 minimum_slot_utilization: 0.5 }");
   EXPECT_EQ(half.min_ready_rows, 2);
-  EXPECT_EQ(SequenceBatchHoldUntil(half, 1, kArrival, kArrival + microseconds(100)), kArrival + microseconds(500));
-  EXPECT_FALSE(SequenceBatchHoldUntil(half, 2, kArrival, kArrival));  // half the 4 slots
-  EXPECT_FALSE(SequenceBatchHoldUntil(half, 1, kArrival, kArrival + microseconds(500)));  // delay spent
+  EXPECT_EQ(Plan(half, 1, 100), std::make_pair(int64_t{500}, 0));
+  EXPECT_EQ(Plan(half, 2), std::make_pair(int64_t{-1}, 2));       // half the 4 slots
+  EXPECT_EQ(Plan(half, 1, 500), std::make_pair(int64_t{-1}, 1));  // the delay is spent
   const SequenceBatchingOptions full = Options("direct { max_queue_delay_microseconds: 500 minimum_slot_utilization: 1 }");
   EXPECT_EQ(full.min_ready_rows, 4);
-  EXPECT_TRUE(SequenceBatchHoldUntil(full, 3, kArrival, kArrival));
-  EXPECT_FALSE(SequenceBatchHoldUntil(full, 4, kArrival, kArrival));
+  EXPECT_EQ(Plan(full, 3), std::make_pair(int64_t{500}, 0));
+  EXPECT_EQ(Plan(full, 4), std::make_pair(int64_t{-1}, 4));
 }
 
-TEST(SequenceBatchHoldTest, OldestHoldsForAPreferredSizeOrAFullBatch) {
+TEST(SequenceBatchHoldTest, OldestFollowsTheDynamicBatchersPreferredSizes) {
   const SequenceBatchingOptions preferred = Options(
       "oldest { max_candidate_sequences: 8 preferred_batch_size: [ 4, 2 ] max_queue_delay_microseconds: 300 }", 8);
   EXPECT_EQ(preferred.preferred_rows, (std::vector<int>{2, 4}));
-  EXPECT_EQ(SequenceBatchHoldUntil(preferred, 1, kArrival, kArrival), kArrival + microseconds(300));
-  EXPECT_FALSE(SequenceBatchHoldUntil(preferred, 2, kArrival, kArrival));
-  EXPECT_TRUE(SequenceBatchHoldUntil(preferred, 3, kArrival, kArrival));
-  EXPECT_FALSE(SequenceBatchHoldUntil(preferred, 4, kArrival, kArrival));
-  EXPECT_FALSE(SequenceBatchHoldUntil(preferred, 5, kArrival, kArrival));  // above the largest preferred
-  EXPECT_FALSE(SequenceBatchHoldUntil(preferred, 3, kArrival, kArrival + microseconds(301)));
+  // Below the largest preferred size: held until the delay from the oldest arrival.
+  EXPECT_EQ(Plan(preferred, 1), std::make_pair(int64_t{300}, 0));
+  EXPECT_EQ(Plan(preferred, 3, 100), std::make_pair(int64_t{300}, 0));
+  // The largest preferred size runs at once; more ready rows run as that size.
+  EXPECT_EQ(Plan(preferred, 4), std::make_pair(int64_t{-1}, 4));
+  EXPECT_EQ(Plan(preferred, 6), std::make_pair(int64_t{-1}, 4));
+  // The delay spent: the largest preferred size that fits, or everything below the smallest.
+  EXPECT_EQ(Plan(preferred, 3, 300), std::make_pair(int64_t{-1}, 2));
+  EXPECT_EQ(Plan(preferred, 1, 300), std::make_pair(int64_t{-1}, 1));
   // No preferred sizes: a full batch (max_batch_size, at most max_candidate_sequences) or the delay.
   const SequenceBatchingOptions none =
       Options("oldest { max_candidate_sequences: 3 max_queue_delay_microseconds: 300 }", 8);
-  EXPECT_TRUE(SequenceBatchHoldUntil(none, 2, kArrival, kArrival));
-  EXPECT_FALSE(SequenceBatchHoldUntil(none, 3, kArrival, kArrival));
-  EXPECT_FALSE(SequenceBatchHoldUntil(Options("oldest { max_candidate_sequences: 3 }", 8), 1, kArrival, kArrival));
+  EXPECT_EQ(Plan(none, 2), std::make_pair(int64_t{300}, 0));
+  EXPECT_EQ(Plan(none, 3), std::make_pair(int64_t{-1}, 3));
+  EXPECT_EQ(Plan(none, 2, 301), std::make_pair(int64_t{-1}, 2));
+  // No delay: whatever is ready runs (a preferred size still caps it).
+  EXPECT_EQ(Plan(Options("oldest { max_candidate_sequences: 3 }", 8), 1), std::make_pair(int64_t{-1}, 1));
+  EXPECT_EQ(Plan(Options("oldest { max_candidate_sequences: 8 preferred_batch_size: [ 2 ] }", 8), 3),
+            std::make_pair(int64_t{-1}, 2));
 }
 
 TEST(SequenceBatchHoldTest, UtilizationOutsideZeroToOneIsRefused) {

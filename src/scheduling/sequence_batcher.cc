@@ -144,13 +144,14 @@ std::vector<SequenceSlots::Row> SequenceBatcher::NextRows(size_t instance, bool&
     std::optional<SteadyTime> wake;  // the earliest of a hold's end and the next idle deadline
     const SequenceSlots::Readiness ready = slots_.ReadyRows(static_cast<int>(instance));
     if (ready.rows > 0) {
+      SequenceBatchPlan plan = PlanSequenceBatch(options_, ready.rows, ready.oldest_arrival, now);
       // Stopping: no sequence will become ready, so holding for one only delays the drain.
-      wake = stopping_ ? std::nullopt : SequenceBatchHoldUntil(options_, ready.rows, ready.oldest_arrival, now);
+      if (stopping_ && plan.hold_until) plan = SequenceBatchPlan{std::nullopt, ready.rows};
+      wake = plan.hold_until;
       if (!wake) {
-        return slots_.NextBatch(static_cast<int>(instance), now, [](const ScheduledRequest& a,
-                                                                    const ScheduledRequest& b) {
-          return SameInputShapes(a, b);
-        });
+        return slots_.NextBatch(
+            static_cast<int>(instance), now,
+            [](const ScheduledRequest& a, const ScheduledRequest& b) { return SameInputShapes(a, b); }, plan.rows);
       }
     } else if (stopping_ && slots_.QueuedRequests() == 0) {
       for (auto& cv : work_available_) cv->SignalAll();  // the other workers exit too

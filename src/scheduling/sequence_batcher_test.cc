@@ -263,7 +263,8 @@ TEST(SequenceBatcherTest, HeldRowsRunWhenTheQueueDelayExpires) {
   EXPECT_EQ(recorder.ids(), (std::vector<std::vector<std::string>>{{"a1"}}));
 }
 
-// Oldest: a batch waits for a preferred size; stopping runs what is held at once.
+// Oldest: a batch waits for its preferred size and takes no more; stopping runs what is
+// held at once.
 TEST(SequenceBatcherTest, OldestHoldsForAPreferredBatchSizeAndShutdownRunsHeldRows) {
   Recorder recorder;
   Outcomes outcomes;

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <limits>
 #include <list>
 #include <map>
 #include <memory>
@@ -56,10 +57,12 @@ class SequenceSlots {
   // Takes the next request of every slot of `instance` that has one (direct: in slot
   // order; oldest: oldest sequences first, at most max_rows). A slot whose END request is
   // taken is freed and given to the oldest backlog sequence. `compatible` decides whether
-  // a request may join the first one taken (same shapes); others wait.
-  // `now` counts as the taken sequences' last activity.
+  // a request may join the first one taken (same shapes); others wait. At most
+  // `row_limit` rows (oldest: a preferred batch size). `now` counts as the taken
+  // sequences' last activity.
   template <typename Compatible>
-  std::vector<Row> NextBatch(int instance, Clock::time_point now, Compatible compatible);
+  std::vector<Row> NextBatch(int instance, Clock::time_point now, Compatible compatible,
+                             int row_limit = std::numeric_limits<int>::max());
 
   // Frees every slot whose sequence has nothing queued and no request since `max_idle`
   // before `now`; returns the instances that got a backlog sequence (new work).
@@ -122,11 +125,12 @@ class SequenceSlots {
 
 template <typename Compatible>
 std::vector<SequenceSlots::Row> SequenceSlots::NextBatch(int instance, Clock::time_point now,
-                                                         Compatible compatible) {
+                                                         Compatible compatible, int row_limit) {
   std::vector<Row> rows;
   const ScheduledRequest* first = nullptr;
   std::vector<int> ended;
   for (int slot_number : ReadySlots(instance)) {
+    if (static_cast<int>(rows.size()) >= row_limit) break;
     Slot& slot = SlotAt(slot_number);
     Pending& next = slot.pending.front();
     if (first != nullptr && !compatible(*first, *next.request)) continue;

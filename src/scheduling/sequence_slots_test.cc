@@ -165,5 +165,21 @@ TEST_F(SequenceSlotsTest, IncompatibleRequestsWaitForTheNextBatch) {
   EXPECT_THAT(Batch(slots, 0), ElementsAre(P{1, "b1"}));
 }
 
+TEST_F(SequenceSlotsTest, ReadyRowsCountsTheOldestArrivalAndARowLimitCapsTheBatch) {
+  SequenceSlots slots("m", 1, 3, 100, microseconds(1000), /*oldest_first=*/true, /*max_rows=*/3);
+  EXPECT_EQ(slots.ReadyRows(0).rows, 0);
+  ASSERT_EQ(*Admit(slots, "a1", uint64_t{1}, true, false), 0);
+  ASSERT_EQ(*Admit(slots, "b1", uint64_t{2}, true, false), 0);
+  ASSERT_EQ(*Admit(slots, "c1", uint64_t{3}, true, false), 0);
+  const SequenceSlots::Readiness ready = slots.ReadyRows(0);
+  EXPECT_EQ(ready.rows, 3);
+  EXPECT_EQ(ready.oldest_arrival, Clock::time_point{}) << "MakeRequest leaves enqueue_time at the epoch";
+  auto rows = slots.NextBatch(0, now_, [](const ScheduledRequest&, const ScheduledRequest&) { return true; }, 2);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].pending.request->request.id, "a1");
+  EXPECT_EQ(rows[1].pending.request->request.id, "b1");
+  EXPECT_EQ(slots.ReadyRows(0).rows, 1);
+}
+
 }  // namespace
 }  // namespace infera
