@@ -72,6 +72,25 @@ MODELS.update({
     "delay_half": config("delay_half", 4, 1, queue_delay(0.5)),
     "delay_full": config("delay_full", 4, 1, queue_delay(1)),
     "short_idle": config("short_idle", 4, 1, idle_s=SHORT_IDLE_S),
+    # Beyond Triton's script: the oldest strategy's preferred size and delay.
+    "oldest_preferred": f"""
+name: "oldest_preferred"
+backend: "accumulate"
+max_batch_size: 4
+input [ {{ name: "INPUT" data_type: TYPE_INT32 dims: [ -1 ] }} ]
+output [ {{ name: "OUTPUT" data_type: TYPE_INT32 dims: [ -1 ] }} ]
+instance_group [ {{ count: 1 kind: KIND_CPU }} ]
+sequence_batching {{
+  max_sequence_idle_microseconds: {int(IDLE_S * 1e6)}
+  oldest {{ max_candidate_sequences: 4 preferred_batch_size: [ 2 ]
+           max_queue_delay_microseconds: {int(QUEUE_DELAY_S * 1e6)} }}
+  control_input [
+    {{ name: "START" control [ {{ kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] }} ] }},
+    {{ name: "END" control [ {{ kind: CONTROL_SEQUENCE_END int32_false_true: [ 0, 1 ] }} ] }},
+    {{ name: "READY" control [ {{ kind: CONTROL_SEQUENCE_READY int32_false_true: [ 0, 1 ] }} ] }},
+    {{ name: "CORRID" control [ {{ kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 }} ] }} ]
+}}
+""",
 })
 
 
@@ -530,3 +549,26 @@ def test_queue_delay_full_min_util(server, client_factory):
     assert QUEUE_DELAY_S <= a_waited < QUEUE_DELAY_S * 2
     assert QUEUE_DELAY_S * 1.5 <= b_waited < QUEUE_DELAY_S * 3
     assert stats_delta(before, stats(server, "delay_full")) == ({2: 2}, 2, 3)
+
+
+# --- beyond Triton's script: the oldest strategy holds for its preferred batch size ------
+
+def test_oldest_holds_for_the_preferred_batch_size(server, client_factory):
+    model = "oldest_preferred"
+    a, b = client_factory(), client_factory()
+    before = stats(server, model)
+    started = {}
+    first = threading.Thread(target=lambda: started.update(a=run_sequence(a, model, 2001, [("start", 1, None)])))
+    first.start()
+    wait_pending(server, model, 1)  # A's START is held: one ready sequence is not the preferred 2
+    assert run_sequence(b, model, 2002, [("start", 10, None)])[0] == 10  # B completes the pair
+    first.join()
+    assert started["a"][0] == 1
+    # A alone again: held until the delay, then run as what is ready.
+    total, waited = run_sequence(a, model, 2001, [("", 2, None)], total=1)
+    assert total == 3 and waited >= QUEUE_DELAY_S
+    # Both END together: a preferred pair again, keyed by CORRID (rows are not slots).
+    ends = run_concurrently([lambda: run_sequence(a, model, 2001, [("end", 3, None)], total=3),
+                             lambda: run_sequence(b, model, 2002, [("end", 20, None)], total=10)])
+    assert [e[0] for e in ends] == [6, 30]
+    assert stats_delta(before, stats(server, model)) == ({2: 2, 1: 1}, 3, 5)

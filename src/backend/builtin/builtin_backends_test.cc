@@ -268,5 +268,60 @@ TEST(AccumulateBackendTest, VariableSizeRowsAddAllTheirElements) {
   EXPECT_THAT(backend->ValidateConfig(fixed_two).message(), ::testing::HasSubstr("dims [1] or [-1]"));
 }
 
+// Oldest: rows are not slots; the sums are kept per CORRID, dropped at END, and bounded by
+// max_candidate_sequences (least recently used first).
+TEST(AccumulateBackendTest, OldestKeepsASumPerCorrelationId) {
+  inference::ModelConfig config;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "name: 'acc' backend: 'accumulate' max_batch_size: 2 "
+      "input [ { name: 'INPUT' data_type: TYPE_INT32 dims: [1] } ] "
+      "output [ { name: 'OUTPUT' data_type: TYPE_INT32 dims: [1] } ] "
+      "sequence_batching { oldest { max_candidate_sequences: 2 } control_input [ "
+      "  { name: 'START' control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [0, 1] } ] },"
+      "  { name: 'END' control [ { kind: CONTROL_SEQUENCE_END int32_false_true: [0, 1] } ] },"
+      "  { name: 'READY' control [ { kind: CONTROL_SEQUENCE_READY int32_false_true: [0, 1] } ] },"
+      "  { name: 'CORRID' control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] } ] }",
+      &config));
+  auto backend = CreateAccumulateBackend();
+  ASSERT_TRUE(backend->ValidateConfig(config).ok()) << backend->ValidateConfig(config);
+  ModelLoadContext context{&config, 1, {}, {}};
+  auto model = backend->Load(context);
+  ASSERT_TRUE(model.ok());
+  auto instance = (*model)->CreateInstance(InstanceOptions{});
+  ASSERT_TRUE(instance.ok());
+  // Rows: (corrid, input, start, end).
+  auto run = [&](std::vector<std::tuple<uint64_t, int32_t, int32_t, int32_t>> rows) {
+    std::vector<uint64_t> ids;
+    std::vector<int32_t> input, start, end, ready;
+    for (auto [id, x, s, e] : rows) {
+      ids.push_back(id);
+      input.push_back(x);
+      start.push_back(s);
+      end.push_back(e);
+      ready.push_back(1);
+    }
+    const int64_t n = static_cast<int64_t>(rows.size());
+    std::vector<Tensor> inputs;
+    for (auto [name, values] : {std::pair{"INPUT", &input}, std::pair{"START", &start}, std::pair{"END", &end},
+                                std::pair{"READY", &ready}}) {
+      inputs.push_back(Tensor{name, DataType::kInt32, {n, 1}, Buffer::Copy(values->data(), values->size() * 4)});
+    }
+    inputs.push_back(Tensor{"CORRID", DataType::kUint64, {n, 1}, Buffer::Copy(ids.data(), ids.size() * 8)});
+    auto outputs = (*instance)->Execute(std::move(inputs));
+    EXPECT_TRUE(outputs.ok()) << outputs.status();
+    return outputs.ok() ? Values<int32_t>((*outputs)[0]) : std::vector<int32_t>{};
+  };
+  EXPECT_EQ(run({{7, 5, 1, 0}, {9, 1, 1, 0}}), (std::vector<int32_t>{5, 1}));
+  EXPECT_EQ(run({{9, 2, 0, 0}, {7, 3, 0, 0}}), (std::vector<int32_t>{3, 8}));  // rows swapped: keyed by id
+  EXPECT_EQ(run({{7, 1, 0, 1}}), (std::vector<int32_t>{9}));                    // END drops 7
+  EXPECT_EQ(run({{7, 4, 0, 0}}), (std::vector<int32_t>{4})) << "a dropped id starts from 0";
+  EXPECT_EQ(run({{11, 6, 1, 0}}), (std::vector<int32_t>{6}));  // a third id: 9, least recently used, goes
+  EXPECT_EQ(run({{9, 1, 0, 0}}), (std::vector<int32_t>{1}));
+  inference::ModelConfig without_corrid = config;
+  without_corrid.mutable_sequence_batching()->mutable_control_input()->RemoveLast();
+  EXPECT_THAT(backend->ValidateConfig(without_corrid).message(),
+              ::testing::HasSubstr("oldest strategy needs a CONTROL_SEQUENCE_CORRID control"));
+}
+
 }  // namespace
 }  // namespace infera
