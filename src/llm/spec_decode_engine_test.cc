@@ -207,15 +207,21 @@ TEST_F(SpecDecodeEngineTest, PrefixCacheHoldsOnlyVerifiedTokens) {
 }
 
 // A tiny cache: requests are preempted (drafts dropped, blocks freed, recomputed) and
-// still produce the reference output.
+// still produce the reference output. Whether they meet in the cache depends on how soon
+// the engine thread takes the first one (about 1 run in 500 finished it before the others
+// arrived): each run checks its outputs, and runs repeat until one was preempted.
 TEST_F(SpecDecodeEngineTest, PreemptionKeepsOutputsExact) {
-  Start(4, /*num_blocks=*/32, /*max_batched=*/32);
-  const auto spec = Run(kCases);
-  for (size_t i = 0; i < kCases.size(); ++i) {
-    EXPECT_EQ(spec[i], Reference(Encode(kCases[i].prompt), kCases[i].max_tokens, {kEos})) << kCases[i].prompt;
+  bool preempted = false;
+  for (int run = 0; run < 20 && !preempted; ++run) {
+    Start(4, /*num_blocks=*/32, /*max_batched=*/32);
+    const auto spec = Run(kCases);
+    for (size_t i = 0; i < kCases.size(); ++i) {
+      EXPECT_EQ(spec[i], Reference(Encode(kCases[i].prompt), kCases[i].max_tokens, {kEos})) << kCases[i].prompt;
+    }
+    EXPECT_GT(engine_->Metrics().spec_decode_num_accepted_tokens, 0u);
+    preempted = engine_->Metrics().preemptions > 0;
   }
-  EXPECT_GT(engine_->Metrics().preemptions, 0u);
-  EXPECT_GT(engine_->Metrics().spec_decode_num_accepted_tokens, 0u);
+  EXPECT_TRUE(preempted) << "no run of 20 preempted a request";
 }
 
 }  // namespace
