@@ -18,6 +18,7 @@ import tempfile
 import pytest
 
 from infera_server import InferaServer, copy_model, demo_repo
+from testutil import greedy_completion
 
 DTYPES = ("fp32", "bf16", "fp16")
 ADMIN = {"Authorization": "Bearer t0ken"}
@@ -70,23 +71,7 @@ def post(server, path, body, headers=None):
 
 
 def complete(server, model, prompt, stream=False):
-    body = {"model": model, "prompt": prompt, "max_tokens": MAX_TOKENS, "temperature": 0, "ignore_eos": True,
-            "logprobs": 0, "return_tokens_as_token_ids": True, "stream": stream}
-    status, _, data = post(server, "/v1/completions", body)
-    assert status == 200, data
-    if not stream:
-        choice = json.loads(data)["choices"][0]
-        return choice["text"], choice["logprobs"]["tokens"], choice["finish_reason"]
-    events = [line[len("data: "):] for line in data.decode().split("\n\n") if line.startswith("data: ")]
-    assert events[-1] == "[DONE]", events[-3:]
-    text, tokens, finish = "", [], None
-    for event in map(json.loads, events[:-1]):
-        for choice in event["choices"]:
-            text += choice["text"]
-            if choice.get("logprobs"):
-                tokens += choice["logprobs"]["tokens"]
-            finish = choice.get("finish_reason") or finish
-    return text, tokens, finish
+    return greedy_completion(server, model, prompt, MAX_TOKENS, stream)
 
 
 def test_each_dtype_answers_streamed_and_not(server):
