@@ -20,6 +20,17 @@
 // t ≠ d, renormalised — which is norm(max(0, p − q)). The output distribution is the
 // target's. (A seeded request draws differently with and without speculation.)
 //
+// With a draft model (draft_model_proposer.h) a sampled request's drafts come from the
+// draft's distribution q (kept per draft in `draft_probs`), and the verifier runs the
+// general rule: p = the target's distribution at row i (Sampler::Distribution: the same
+// penalties and truncation as Sample()); accept draft d with probability
+// min(1, p(d) / q(d)); on rejection emit a token drawn from norm(max(0, p − q)) (from p
+// when that is all zero, i.e. p = q) and stop; after k accepted drafts the last row
+// gives the bonus token (Sampler::Sample). The emitted tokens have the target's
+// distribution whatever q is (Leviathan et al. 2023, Chen et al. 2023). Greedy
+// requests, and draft_probs null (n-gram drafts: q a point mass), use the rule above,
+// which is that rule for those q.
+//
 // Not thread-safe: the engine thread, with the request's RNG.
 #ifndef INFERA_LLM_DRAFT_VERIFIER_H_
 #define INFERA_LLM_DRAFT_VERIFIER_H_
@@ -34,8 +45,11 @@ namespace infera::llm {
 
 // `logits`: drafts.size() + 1 rows of vocab_size, used as scratch. `request` is left as
 // it was (the accepted drafts are appended by Scheduler::Update).
+// `draft_probs`: null, or one distribution (vocab_size values) per draft: the proposer's
+// q for a sampled request.
 std::vector<SampledToken> VerifyDraftTokens(float* logits, int64_t vocab_size, const std::vector<int32_t>& drafts,
-                                            LlmRequest& request);
+                                            LlmRequest& request,
+                                            const std::vector<std::vector<float>>* draft_probs = nullptr);
 
 }  // namespace infera::llm
 

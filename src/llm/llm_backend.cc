@@ -11,6 +11,7 @@
 #include "common/str_cat.h"
 #include "llm/text_imports.h"
 #include "llm/cpu_kernels.h"
+#include "llm/draft_model_loader.h"
 #include "llm/llama_model_runner.h"
 #include "llm/llm_metrics_series.h"
 #include "llm/llm_tensor_instance.h"
@@ -108,6 +109,21 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   stage_start = std::chrono::steady_clock::now();  // the engine options above are not a stage
   RETURN_IF_ERROR(runner->AllocateKvCache(engine.num_blocks, engine.block_size, options.kv_cache_dtype));
   end_stage("kv_cache");
+  std::unique_ptr<DraftModelProposer> draft;
+  if (options.speculative.method == SpeculativeConfig::Method::kDraftModel) {
+    // Its own cache, as many tokens as the target's (the draft is smaller per token), so
+    // whatever the target holds the draft can hold too.
+    ASSIGN_OR_RETURN(std::unique_ptr<LlamaModelRunner> draft_runner,
+                     LoadDraftModel(context.version_dir, options, *tokenizer, runner->vocab_size(), threads));
+    RETURN_IF_ERROR(draft_runner->AllocateKvCache(engine.num_blocks, engine.block_size, options.kv_cache_dtype));
+    INFERA_LOG(INFO) << "model '" << config.name() << "': draft model '" << options.speculative.draft_model_dir
+                     << "': " << draft_runner->config().num_layers << " layers x " << draft_runner->config().hidden_size
+                     << ", " << draft_runner->num_parameters() / 1e6 << " M parameters, "
+                     << options.speculative.num_speculative_tokens << " speculative tokens";
+    draft = std::make_unique<DraftModelProposer>(std::move(draft_runner), engine.num_blocks, engine.block_size,
+                                                 sc.max_model_len);
+    end_stage("draft_model");
+  }
   INFERA_LOG(INFO) << "model '" << config.name() << "': " << mc.model_type << ", " << mc.num_layers << " layers x "
                    << mc.hidden_size << ", " << runner->num_parameters() / 1e6 << " M parameters ("
                    << mc.torch_dtype << " on disk; " << static_cast<double>(runner->weight_bytes()) / (1 << 20)
@@ -127,7 +143,8 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
                                           config.max_batch_size() > 0,
                                           static_cast<size_t>(options.max_waiting_requests));
   stage_start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(auto llm_engine, LlmEngine::Create(std::move(engine), std::move(runner), &model->tokenizer()));
+  ASSIGN_OR_RETURN(auto llm_engine, LlmEngine::Create(std::move(engine), std::move(runner), &model->tokenizer(),
+                                                      std::move(draft)));
   model->set_engine(std::move(llm_engine));
   end_stage("engine");
   return model;

@@ -23,23 +23,25 @@ double Seconds(Clock::time_point from, Clock::time_point to) {
 }  // namespace
 
 LlmEngine::LlmEngine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
-                     const Tokenizer* tokenizer)
+                     const Tokenizer* tokenizer, std::unique_ptr<DraftModelProposer> draft)
     : options_(std::move(options)),
       runner_(std::move(runner)),
       tokenizer_(tokenizer),
       metrics_(options_.metrics_series),
-      proposer_(options_.speculative.enabled()
+      proposer_(options_.speculative.enabled() && options_.speculative.method == SpeculativeConfig::Method::kNgram
                     ? std::make_unique<NgramProposer>(options_.speculative.ngram_prompt_lookup_min,
                                                       options_.speculative.ngram_prompt_lookup_max,
                                                       options_.speculative.num_speculative_tokens)
                     : nullptr),
+      draft_(options_.speculative.enabled() ? std::move(draft) : nullptr),
       grammars_(tokenizer, runner_->vocab_size(), options_.scheduler.eos_token_ids),
       kv_(options_.num_blocks, options_.block_size, options_.enable_prefix_caching),
       scheduler_(options_.scheduler, &kv_) {}
 
 absl::StatusOr<std::unique_ptr<LlmEngine>> LlmEngine::Create(EngineOptions options,
                                                              std::unique_ptr<ModelRunner> runner,
-                                                             const Tokenizer* tokenizer) {
+                                                             const Tokenizer* tokenizer,
+                                                             std::unique_ptr<DraftModelProposer> draft) {
   if (options.num_blocks < 1 || options.block_size < 1) {
     return absl::InvalidArgumentError("the KV cache needs at least one block of one token");
   }
@@ -50,7 +52,18 @@ absl::StatusOr<std::unique_ptr<LlmEngine>> LlmEngine::Create(EngineOptions optio
         "), less than max_model_len ", options.scheduler.max_model_len,
         "; raise the KV cache memory or lower max_model_len"));
   }
-  std::unique_ptr<LlmEngine> engine(new LlmEngine(std::move(options), std::move(runner), tokenizer));
+  const bool wants_draft = options.speculative.enabled() &&
+                           options.speculative.method == SpeculativeConfig::Method::kDraftModel;
+  if (wants_draft != (draft != nullptr)) {
+    return absl::InvalidArgumentError(wants_draft ? "speculative_model names a draft model but none was loaded"
+                                                  : "a draft model was given without speculative_model naming one");
+  }
+  if (draft && draft->vocab_size() != runner->vocab_size()) {
+    return absl::InvalidArgumentError(StrCat("the draft model's vocabulary (", draft->vocab_size(),
+                                             ") is not the target's (", runner->vocab_size(), ")"));
+  }
+  std::unique_ptr<LlmEngine> engine(
+      new LlmEngine(std::move(options), std::move(runner), tokenizer, std::move(draft)));
   engine->metrics_.SetKvCacheShape(engine->options_.num_blocks, engine->options_.block_size);
   LlmEngine* e = engine.get();
   e->output_ = std::make_unique<OutputThread>(*tokenizer, &e->metrics_,
@@ -276,7 +289,11 @@ void LlmEngine::Step() {
 std::vector<SampledToken> LlmEngine::VerifyDrafts(const ScheduledSequence& seq, float* logits, int64_t vocab_size,
                                                    LlmRequest& request) {
   const std::vector<int32_t> drafts(seq.token_ids.end() - seq.num_draft_tokens, seq.token_ids.end());
-  std::vector<SampledToken> emitted = VerifyDraftTokens(logits, vocab_size, drafts, request);
+  // Draft-model drafts of a sampled request carry the draft's distributions.
+  const bool with_q = request.draft_probs.size() >= drafts.size();
+  std::vector<SampledToken> emitted =
+      VerifyDraftTokens(logits, vocab_size, drafts, request, with_q ? &request.draft_probs : nullptr);
+  request.draft_probs.clear();
   const auto emitted_count = static_cast<int64_t>(emitted.size());
   metrics_.RecordSpecDecode(seq.num_draft_tokens, emitted_count - 1, emitted_count);
   // Draft length follows acceptance (Hugging Face's "heuristic" schedule for assisted
@@ -291,7 +308,16 @@ std::vector<SampledToken> LlmEngine::VerifyDrafts(const ScheduledSequence& seq, 
 }
 
 void LlmEngine::ProposeDrafts(const std::vector<RequestUpdate>& updates) {
-  if (!proposer_) return;
+  if (!proposer_ && !draft_) return;
+  if (draft_) {
+    // Finished, aborted and preempted requests give their draft state back.
+    draft_->Retain([this](RequestId id) {
+      const LlmRequest* r = scheduler_.Find(id);
+      return r != nullptr && r->status == RequestStatus::kRunning;
+    });
+  }
+  std::vector<LlmRequest*> wanting;
+  std::vector<int32_t> wanted;
   for (size_t i = 0; i < updates.size(); ++i) {
     const RequestUpdate& u = updates[i];
     // A request's updates are adjacent: propose once, after its last token.
@@ -300,9 +326,22 @@ void LlmEngine::ProposeDrafts(const std::vector<RequestUpdate>& updates) {
     // Constrained requests decode one token per step: a draft would need the grammar
     // matcher at every draft position (docs/structured_output.md).
     if (r == nullptr || !r->sampling.grammar.empty()) continue;
+    if (draft_) {
+      wanting.push_back(r);
+      wanted.push_back(r->num_draft_tokens_wanted > 0 ? r->num_draft_tokens_wanted
+                                                      : options_.speculative.num_speculative_tokens);
+      continue;
+    }
     r->draft_token_ids = proposer_->Propose(r->all_token_ids);
+    r->draft_probs.clear();
     if (r->num_draft_tokens_wanted > 0 && r->draft_token_ids.size() > static_cast<size_t>(r->num_draft_tokens_wanted)) {
       r->draft_token_ids.resize(static_cast<size_t>(r->num_draft_tokens_wanted));
+    }
+  }
+  if (draft_ && !wanting.empty()) {
+    // All requests in one batch per draft step, on this thread.
+    if (absl::Status s = draft_->Propose(wanting, wanted); !s.ok()) {
+      INFERA_LOG(WARNING) << "draft model step failed (no drafts this step): " << s.message();
     }
   }
 }

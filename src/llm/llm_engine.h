@@ -10,7 +10,8 @@
 //     Sampler::Sample per sampled sequence                              → tokens
 //       (with draft tokens: VerifyDraftTokens, draft_verifier.h)        → 1..k+1 tokens
 //     Scheduler::Update(output, tokens)                                 → RequestUpdates
-//     NgramProposer per running request (speculative decoding only)    → draft tokens
+//     NgramProposer per running request, or DraftModelProposer for all of
+//       them in batched draft-model steps (speculative decoding only)    → draft tokens
 //     ─→ one EngineStepOutput (engine_output.h) ─→ output thread (output_thread.h):
 //        OutputProcessor: TextStream per request (detokenise, stop strings), metrics,
 //        GenerationOutput → the request's OutputCallback; stop-string hits ─→ Abort()
@@ -46,6 +47,7 @@
 #include "api/cancellation.h"
 #include "api/generation.h"
 #include "api/sampling_params.h"
+#include "llm/draft_model_proposer.h"
 #include "llm/engine_output.h"
 #include "llm/grammar_constraint.h"
 #include "llm/llm_metrics.h"
@@ -83,9 +85,12 @@ struct GenerateRequest {
 class LlmEngine {
  public:
   // Starts the engine and output threads. `tokenizer` outlives the engine.
+  // `draft`: the draft model's proposer, required when options.speculative names a
+  // draft model (Method::kDraftModel), null otherwise.
   static absl::StatusOr<std::unique_ptr<LlmEngine>> Create(EngineOptions options,
                                                            std::unique_ptr<ModelRunner> runner,
-                                                           const Tokenizer* tokenizer);
+                                                           const Tokenizer* tokenizer,
+                                                           std::unique_ptr<DraftModelProposer> draft = nullptr);
   ~LlmEngine();
   LlmEngine(const LlmEngine&) = delete;
   LlmEngine& operator=(const LlmEngine&) = delete;
@@ -113,7 +118,8 @@ class LlmEngine {
     NewOutputRequest output;  // handed to the output thread when admitted
   };
 
-  LlmEngine(EngineOptions options, std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer);
+  LlmEngine(EngineOptions options, std::unique_ptr<ModelRunner> runner, const Tokenizer* tokenizer,
+            std::unique_ptr<DraftModelProposer> draft);
   void Loop();
   void Step();
   void Admit(std::vector<Pending> incoming);
@@ -138,7 +144,9 @@ class LlmEngine {
   const std::unique_ptr<ModelRunner> runner_;
   const Tokenizer* const tokenizer_;
   LlmMetrics metrics_;
-  const std::unique_ptr<NgramProposer> proposer_;  // null: no speculation
+  const std::unique_ptr<NgramProposer> proposer_;  // [ngram] speculation, else null
+  // Draft-model speculation, else null. Engine thread only.
+  const std::unique_ptr<DraftModelProposer> draft_;
   // Structured output: the compiled grammars (thread-safe; AddRequest compiles).
   GrammarCompiler grammars_;
 

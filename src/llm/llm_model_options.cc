@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <string>
 
 #include "common/checked_math.h"
@@ -31,6 +32,24 @@ constexpr int32_t kMaxNgramLookup = 64;
 template <typename T>
 absl::Status ParseInt(std::string_view key, std::string_view v, T min, T max, T& out);
 
+// A draft model's directory: relative to the version directory and lexically inside it
+// (symlinks are resolved and checked at load: draft_model_loader.h).
+absl::Status CheckDraftModelDir(const std::string& dir) {
+  auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(StrCat("parameter speculative_model: '", dir, "' ", why));
+  };
+  if (dir.empty()) return bad("is empty (\"[ngram]\", or a draft model's directory relative to the version directory)");
+  if (dir.size() > 4096) return bad("is longer than 4096 bytes");
+  if (dir.find('\0') != std::string::npos) return bad("contains a NUL byte");
+  if (dir[0] == '[') return bad("is not a proposer infera knows (\"[ngram]\", or a draft model's directory)");
+  const std::filesystem::path path(dir);
+  if (path.is_absolute() || dir[0] == '/') return bad("is an absolute path; name a directory relative to the model's version directory");
+  for (const auto& part : path) {
+    if (part == "..") return bad("leaves the model's version directory (\"..\")");
+  }
+  return absl::OkStatus();
+}
+
 // speculative_model, num_speculative_tokens, ngram_prompt_lookup_max/min: read together,
 // since each one's validity depends on the others.
 absl::Status ParseSpeculative(const inference::ModelConfig& config, SpeculativeConfig& out) {
@@ -49,10 +68,8 @@ absl::Status ParseSpeculative(const inference::ModelConfig& config, SpeculativeC
     }
     return absl::OkStatus();
   }
-  if (*model != "[ngram]") {
-    return Bad("speculative_model", *model,
-               "supported: only \"[ngram]\" (n-gram prompt lookup); draft models are not supported yet");
-  }
+  const bool ngram = *model == "[ngram]";
+  if (!ngram) RETURN_IF_ERROR(CheckDraftModelDir(*model));
   if (num == nullptr) {
     return absl::InvalidArgumentError("parameter num_speculative_tokens is required with speculative_model");
   }
@@ -66,7 +83,12 @@ absl::Status ParseSpeculative(const inference::ModelConfig& config, SpeculativeC
     return absl::InvalidArgumentError(StrCat("parameter ngram_prompt_lookup_min: ", out.ngram_prompt_lookup_min,
                                              " is more than ngram_prompt_lookup_max ", out.ngram_prompt_lookup_max));
   }
-  out.method = SpeculativeConfig::Method::kNgram;
+  if (!ngram && (max_n || min_n)) {
+    return absl::InvalidArgumentError(StrCat("parameter ", max_n ? "ngram_prompt_lookup_max" : "ngram_prompt_lookup_min",
+                                             " needs speculative_model \"[ngram]\" (this one names a draft model)"));
+  }
+  out.method = ngram ? SpeculativeConfig::Method::kNgram : SpeculativeConfig::Method::kDraftModel;
+  if (!ngram) out.draft_model_dir = *model;
   return absl::OkStatus();
 }
 

@@ -27,9 +27,10 @@
 //                                                   per byte; kv_cache_dtype.h)
 //   speculative_model          (unset: off)         "[ngram]": speculative decoding by n-gram
 //                                                   prompt lookup (docs/speculative_decoding.md);
-//                                                   draft models are refused (not supported yet)
+//                                                   or a draft model's directory, relative to the
+//                                                   version directory ("draft": <version>/draft/)
 //   num_speculative_tokens     (required with it)   draft tokens per step (1..16)
-//   ngram_prompt_lookup_max    4                    longest suffix looked up (1..64)
+//   ngram_prompt_lookup_max    4                    longest suffix looked up (1..64; [ngram] only)
 //   ngram_prompt_lookup_min    1                    shortest suffix (1..ngram_prompt_lookup_max)
 //
 // Thread-safe (a value type).

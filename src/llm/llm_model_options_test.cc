@@ -149,6 +149,16 @@ TEST(LlmModelOptionsSpeculativeTest, NgramWithItsParameters) {
   EXPECT_FALSE(ParseAll({})->speculative.enabled());  // off by default
 }
 
+TEST(LlmModelOptionsSpeculativeTest, DraftModelDirectory) {
+  auto o = ParseAll({{"speculative_model", "draft"}, {"num_speculative_tokens", "3"}});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->speculative.enabled());
+  EXPECT_EQ(o->speculative.method, SpeculativeConfig::Method::kDraftModel);
+  EXPECT_EQ(o->speculative.draft_model_dir, "draft");
+  EXPECT_EQ(o->speculative.num_speculative_tokens, 3);
+  EXPECT_TRUE(ParseAll({{"speculative_model", "drafts/small"}, {"num_speculative_tokens", "3"}}).ok());
+}
+
 TEST(LlmModelOptionsSpeculativeTest, BadValuesNameTheParameter) {
   struct Case {
     std::initializer_list<std::pair<const char*, const char*>> params;
@@ -156,6 +166,13 @@ TEST(LlmModelOptionsSpeculativeTest, BadValuesNameTheParameter) {
   };
   for (const Case& c : {
            Case{{{"speculative_model", "/models/draft"}, {"num_speculative_tokens", "4"}}, "speculative_model"},
+           Case{{{"speculative_model", "../other/1"}, {"num_speculative_tokens", "4"}}, "speculative_model"},
+           Case{{{"speculative_model", "draft/../../x"}, {"num_speculative_tokens", "4"}}, "speculative_model"},
+           Case{{{"speculative_model", ""}, {"num_speculative_tokens", "4"}}, "speculative_model"},
+           Case{{{"speculative_model", "[eagle]"}, {"num_speculative_tokens", "4"}}, "speculative_model"},
+           Case{{{"speculative_model", "draft"}}, "num_speculative_tokens"},
+           Case{{{"speculative_model", "draft"}, {"num_speculative_tokens", "4"}, {"ngram_prompt_lookup_max", "2"}},
+                "ngram_prompt_lookup_max"},
            Case{{{"speculative_model", "[ngram]"}}, "num_speculative_tokens"},
            Case{{{"speculative_model", "[ngram]"}, {"num_speculative_tokens", "0"}}, "num_speculative_tokens"},
            Case{{{"speculative_model", "[ngram]"}, {"num_speculative_tokens", "17"}}, "num_speculative_tokens"},

@@ -60,6 +60,10 @@ struct LlmRequest {
   // by the engine after a step, consumed (scheduled for verification, or dropped) by the
   // scheduler's next Schedule(). Never part of all_token_ids until accepted.
   std::vector<int32_t> draft_token_ids;
+  // With a draft model and temperature > 0: the draft's distribution q each draft was
+  // drawn from (vocab_size values each, same order), for the verifier's rejection
+  // sampling (draft_verifier.h). Empty otherwise; set with draft_token_ids.
+  std::vector<std::vector<float>> draft_probs;
   // How many draft tokens to propose next (0: num_speculative_tokens), adapted to the
   // request's acceptance after each verification (llm_engine.cc, VerifyDrafts).
   int32_t num_draft_tokens_wanted = 0;

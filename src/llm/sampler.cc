@@ -52,13 +52,23 @@ int32_t Argmax(const float* x, int64_t n) {
   return static_cast<int32_t>(std::max_element(x, x + n) - x);  // first of equal maxima
 }
 
-int32_t Draw(float* logits, int64_t vocab, LlmRequest& r) {
-  const SamplingParams& s = r.sampling;
+// The tokens a draw may pick (temperature, then top-k, min-p, top-p): `ids[0, keep)`
+// with unnormalised weights `probs` (indexed by token id).
+struct Candidates {
+  std::vector<int32_t> ids;
+  std::vector<float> probs;
+  size_t keep = 0;
+};
+
+Candidates Truncate(const float* logits, int64_t vocab, const SamplingParams& s) {
+  Candidates c;
   const float inv_t = static_cast<float>(1.0 / s.temperature);
   const float m = *std::max_element(logits, logits + vocab) * inv_t;
-  std::vector<int32_t> ids(vocab);
-  std::iota(ids.begin(), ids.end(), 0);
-  std::vector<float> probs(vocab);  // unnormalised
+  c.ids.resize(vocab);
+  std::iota(c.ids.begin(), c.ids.end(), 0);
+  c.probs.resize(vocab);  // unnormalised
+  std::vector<int32_t>& ids = c.ids;
+  std::vector<float>& probs = c.probs;
   for (int64_t i = 0; i < vocab; ++i) probs[i] = std::exp(logits[i] * inv_t - m);
   auto by_prob = [&](int32_t a, int32_t b) { return probs[a] != probs[b] ? probs[a] > probs[b] : a < b; };
   size_t keep = ids.size();
@@ -85,6 +95,15 @@ int32_t Draw(float* logits, int64_t vocab, LlmRequest& r) {
     }
     keep = std::max<size_t>(k, 1);
   }
+  c.keep = keep;
+  return c;
+}
+
+int32_t Draw(float* logits, int64_t vocab, LlmRequest& r) {
+  const Candidates c = Truncate(logits, vocab, r.sampling);
+  const std::vector<int32_t>& ids = c.ids;
+  const std::vector<float>& probs = c.probs;
+  const size_t keep = c.keep;
   double total = 0;
   for (size_t i = 0; i < keep; ++i) total += probs[ids[i]];
   const double u = std::uniform_real_distribution<double>(0.0, total)(r.rng);
@@ -148,6 +167,59 @@ int32_t PickConstrained(float* logits, int64_t vocab, LlmRequest& r) {
 }
 
 }  // namespace
+
+std::vector<float> Sampler::Distribution(float* logits, int64_t vocab, const LlmRequest& request) {
+  ApplyPenalties(logits, vocab, request);
+  const Candidates c = Truncate(logits, vocab, request.sampling);
+  double total = 0;
+  for (size_t i = 0; i < c.keep; ++i) total += c.probs[c.ids[i]];
+  std::vector<float> out(static_cast<size_t>(vocab), 0.0f);
+  if (total <= 0) {  // every kept token held back: the first kept one (as Draw would)
+    out[c.ids[0]] = 1.0f;
+    return out;
+  }
+  for (size_t i = 0; i < c.keep; ++i) out[c.ids[i]] = static_cast<float>(c.probs[c.ids[i]] / total);
+  return out;
+}
+
+int32_t Sampler::GreedyToken(float* logits, int64_t vocab, const LlmRequest& request) {
+  ApplyPenalties(logits, vocab, request);
+  return Argmax(logits, vocab);
+}
+
+int32_t Sampler::DrawFrom(const std::vector<float>& weights, std::mt19937_64& rng) {
+  double total = 0;
+  for (float w : weights) total += w;
+  const double u = std::uniform_real_distribution<double>(0.0, total)(rng);
+  double cum = 0;
+  int32_t last_positive = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (weights[i] <= 0) continue;
+    cum += weights[i];
+    last_positive = static_cast<int32_t>(i);
+    if (u < cum) return last_positive;
+  }
+  return last_positive;  // rounding left u past the sum
+}
+
+SampledToken Sampler::Describe(const float* raw_logits, int64_t vocab, int32_t token, const LlmRequest& request) {
+  SampledToken out;
+  out.token_id = token;
+  if (!request.sampling.logprobs) return out;
+  const float lse = LogSumExp(raw_logits, vocab);
+  out.logprob = raw_logits[token] - lse;
+  const int64_t k = std::min<int64_t>(request.sampling.top_logprobs, vocab);
+  if (k > 0) {
+    std::vector<int32_t> ids(vocab);
+    std::iota(ids.begin(), ids.end(), 0);
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) {
+      return raw_logits[a] != raw_logits[b] ? raw_logits[a] > raw_logits[b] : a < b;
+    });
+    out.top.reserve(k);
+    for (int64_t i = 0; i < k; ++i) out.top.push_back({ids[i], raw_logits[ids[i]] - lse});
+  }
+  return out;
+}
 
 SampledToken Sampler::Sample(float* logits, int64_t vocab, LlmRequest& request) {
   const float lse = request.sampling.logprobs ? LogSumExp(logits, vocab) : 0.0f;

@@ -26,6 +26,8 @@
 #define INFERA_LLM_SAMPLER_H_
 
 #include <cstdint>
+#include <random>
+#include <vector>
 
 #include "llm/llm_request.h"
 #include "llm/scheduler.h"
@@ -36,6 +38,21 @@ class Sampler {
  public:
   // `logits` (vocab_size values) is used as scratch and left modified.
   static SampledToken Sample(float* logits, int64_t vocab_size, LlmRequest& request);
+
+  // Speculative decoding with a draft model (draft_model_proposer.h, draft_verifier.h):
+  // the pieces of Sample() for requests without a grammar.
+  //
+  // The distribution Sample() draws from when temperature > 0 — penalties, logit_bias,
+  // min_tokens, temperature, top-k, min-p, top-p — normalised, vocab_size values (0
+  // outside the kept tokens). `logits` is scratch. REQUIRES: !request.sampling.greedy().
+  static std::vector<float> Distribution(float* logits, int64_t vocab_size, const LlmRequest& request);
+  // Sample()'s greedy choice: the argmax after penalties. `logits` is scratch.
+  static int32_t GreedyToken(float* logits, int64_t vocab_size, const LlmRequest& request);
+  // A token drawn with probability proportional to `weights` (>= 0, not all 0).
+  static int32_t DrawFrom(const std::vector<float>& weights, std::mt19937_64& rng);
+  // `token` with the logprob fields Sample() would give it, from the unmodified logits.
+  static SampledToken Describe(const float* raw_logits, int64_t vocab_size, int32_t token,
+                               const LlmRequest& request);
 };
 
 }  // namespace infera::llm

@@ -46,9 +46,12 @@ std::vector<int32_t> Reference(std::vector<int32_t> tokens, int64_t max_tokens, 
   return out;
 }
 
+// With `wrong_every` > 0 (a draft model that disagrees sometimes): at positions that are
+// multiples of it the next token is shifted.
 class FakePagedModel : public ModelRunner {
  public:
-  explicit FakePagedModel(int32_t num_blocks) : slots_(static_cast<size_t>(num_blocks) * kBlockSize, -1) {}
+  explicit FakePagedModel(int32_t num_blocks, int wrong_every = 0)
+      : slots_(static_cast<size_t>(num_blocks) * kBlockSize, -1), wrong_every_(wrong_every) {}
   absl::StatusOr<ModelRunnerOutput> Execute(const SchedulerOutput& step) override {
     ModelRunnerOutput out;
     out.vocab_size = kVocab;
@@ -61,7 +64,9 @@ class FakePagedModel : public ModelRunner {
         std::vector<int32_t> context;
         for (int64_t q = 0; q <= pos; ++q) context.push_back(slots_[Slot(seq, q)]);
         std::vector<float> row(kVocab, 0.0f);
-        row[Next(context)] = 10.0f;
+        int32_t next = Next(context);
+        if (wrong_every_ > 0 && pos % wrong_every_ == 0) next = 'a' + (next + 3 - 'a') % 11;
+        row[next] = 10.0f;
         out.logits.insert(out.logits.end(), row.begin(), row.end());
       }
     }
@@ -74,6 +79,15 @@ class FakePagedModel : public ModelRunner {
     return static_cast<size_t>(seq.block_ids[pos / kBlockSize]) * kBlockSize + pos % kBlockSize;
   }
   std::vector<int32_t> slots_;
+  const int wrong_every_;
+};
+
+// The engine's speculation: off, n-gram lookup, or a draft model (the fake, exact or
+// wrong at every `wrong_every`-th position).
+struct Speculation {
+  int32_t k = 0;
+  bool draft_model = false;
+  int wrong_every = 0;
 };
 
 struct Result {
@@ -103,6 +117,10 @@ struct Case {
 class SpecDecodeEngineTest : public ::testing::Test {
  protected:
   void Start(int32_t num_speculative_tokens, int32_t num_blocks = 128, int64_t max_batched = 64) {
+    Start(Speculation{num_speculative_tokens}, num_blocks, max_batched);
+  }
+  void Start(Speculation spec, int32_t num_blocks = 128, int64_t max_batched = 64) {
+    const int32_t num_speculative_tokens = spec.k;
     engine_.reset();
     tokenizer_ = std::move(*Tokenizer::FromJson(testing::ByteLevelTokenizerJson(testing::kGpt2PreTokenizer)));
     EngineOptions o;
@@ -111,13 +129,20 @@ class SpecDecodeEngineTest : public ::testing::Test {
     o.scheduler.max_model_len = 128;
     o.scheduler.max_num_batched_tokens = max_batched;
     o.scheduler.eos_token_ids = {kEos};
-    if (num_speculative_tokens > 0) {
+    std::unique_ptr<DraftModelProposer> draft;
+    if (num_speculative_tokens > 0 && spec.draft_model) {
+      o.speculative.method = SpeculativeConfig::Method::kDraftModel;
+      o.speculative.num_speculative_tokens = num_speculative_tokens;
+      draft = std::make_unique<DraftModelProposer>(std::make_unique<FakePagedModel>(num_blocks, spec.wrong_every),
+                                                   num_blocks, kBlockSize, o.scheduler.max_model_len);
+    } else if (num_speculative_tokens > 0) {
       o.speculative.method = SpeculativeConfig::Method::kNgram;
       o.speculative.num_speculative_tokens = num_speculative_tokens;
       o.speculative.ngram_prompt_lookup_max = 3;
       o.speculative.ngram_prompt_lookup_min = 1;
     }
-    auto engine = LlmEngine::Create(o, std::make_unique<FakePagedModel>(num_blocks), tokenizer_.get());
+    auto engine =
+        LlmEngine::Create(o, std::make_unique<FakePagedModel>(num_blocks), tokenizer_.get(), std::move(draft));
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = std::move(*engine);
   }
@@ -219,6 +244,51 @@ TEST_F(SpecDecodeEngineTest, PreemptionKeepsOutputsExact) {
       EXPECT_EQ(spec[i], Reference(Encode(kCases[i].prompt), kCases[i].max_tokens, {kEos})) << kCases[i].prompt;
     }
     EXPECT_GT(engine_->Metrics().spec_decode_num_accepted_tokens, 0u);
+    preempted = engine_->Metrics().preemptions > 0;
+  }
+  EXPECT_TRUE(preempted) << "no run of 20 preempted a request";
+}
+
+
+// A draft model (draft_model_proposer.h): the target itself as its draft accepts every
+// draft; a draft that is wrong at every 7th position gets rejections; greedy output is
+// the plain model's either way, for k = 1, 3, 5.
+TEST_F(SpecDecodeEngineTest, DraftModelGreedyOutputIsIdentical) {
+  Start(0);
+  const auto plain = Run(kCases);
+  for (int32_t k : {1, 3, 5}) {
+    Start(Speculation{k, /*draft_model=*/true, /*wrong_every=*/0});
+    EXPECT_EQ(Run(kCases), plain) << "self-draft, k " << k;
+    LlmMetricsSnapshot m = engine_->Metrics();
+    EXPECT_GT(m.spec_decode_num_draft_tokens, 0u);
+    EXPECT_EQ(m.spec_decode_num_accepted_tokens, m.spec_decode_num_draft_tokens) << "k " << k;
+    Start(Speculation{k, /*draft_model=*/true, /*wrong_every=*/7});
+    EXPECT_EQ(Run(kCases), plain) << "wrong draft, k " << k;
+    m = engine_->Metrics();
+    EXPECT_GT(m.spec_decode_num_accepted_tokens, 0u);
+    EXPECT_LT(m.spec_decode_num_accepted_tokens, m.spec_decode_num_draft_tokens) << "no rejection, k " << k;
+  }
+}
+
+TEST_F(SpecDecodeEngineTest, DraftModelStopConditionsAndMinTokens) {
+  const std::vector<Case> cases = {{"abcabcabcabc", 40, {'d'}},
+                                   {"the cat and the cat and the", 7, {}},
+                                   {"abcabcabcabc", 40, {'d'}, /*min_tokens=*/20}};
+  Start(0);
+  const auto plain = Run(cases);
+  Start(Speculation{4, true, 5});
+  EXPECT_EQ(Run(cases), plain);
+}
+
+// A tiny cache: target requests are preempted (their draft state freed and recomputed).
+TEST_F(SpecDecodeEngineTest, DraftModelPreemptionKeepsOutputsExact) {
+  bool preempted = false;
+  for (int run = 0; run < 20 && !preempted; ++run) {
+    Start(Speculation{4, true, 7}, /*num_blocks=*/32, /*max_batched=*/32);
+    const auto spec = Run(kCases);
+    for (size_t i = 0; i < kCases.size(); ++i) {
+      EXPECT_EQ(spec[i], Reference(Encode(kCases[i].prompt), kCases[i].max_tokens, {kEos})) << kCases[i].prompt;
+    }
     preempted = engine_->Metrics().preemptions > 0;
   }
   EXPECT_TRUE(preempted) << "no run of 20 preempted a request";
