@@ -51,3 +51,66 @@ def greedy_completion(server, model, prompt, max_tokens, stream=False, **extra):
                 tokens += choice["logprobs"]["tokens"]
             finish = choice.get("finish_reason") or finish
     return text, tokens, finish
+
+
+def read_safetensors(path):
+    """(header dict without __metadata__, metadata, raw data bytes) of a safetensors file."""
+    import struct
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+        data = f.read()
+    metadata = header.pop("__metadata__", None)
+    return header, metadata, data
+
+
+def write_safetensors_raw(path, tensors, metadata=None):
+    """Writes {name: (dtype, shape, raw bytes)} as a safetensors file (no torch needed)."""
+    import struct
+    header, offset = {}, 0
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+    if metadata:
+        header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for _, _, raw in tensors.values():
+            f.write(raw)
+
+
+def truncate_llama_layers(src_dir, dst_dir, num_layers, vocab_size=None):
+    """Writes into dst_dir the Llama model of src_dir (config.json + model.safetensors) with
+    only its first `num_layers` decoder layers: a cheaper draft model with the same
+    vocabulary (tokenizer files copied). With `vocab_size` the embedding (and LM head)
+    keep only that many rows and config.json says so: a draft whose vocabulary differs."""
+    import os
+    import re
+    import shutil
+    os.makedirs(dst_dir, exist_ok=True)
+    with open(os.path.join(src_dir, "config.json")) as f:
+        config = json.load(f)
+    header, metadata, data = read_safetensors(os.path.join(src_dir, "model.safetensors"))
+    tensors = {}
+    for name, info in header.items():
+        m = re.match(r"model\.layers\.(\d+)\.", name)
+        if m and int(m.group(1)) >= num_layers:
+            continue
+        begin, end = info["data_offsets"]
+        shape, raw = list(info["shape"]), data[begin:end]
+        if vocab_size is not None and name in ("model.embed_tokens.weight", "lm_head.weight"):
+            row = len(raw) // shape[0]
+            shape[0], raw = vocab_size, raw[:vocab_size * row]
+        tensors[name] = (info["dtype"], shape, raw)
+    write_safetensors_raw(os.path.join(dst_dir, "model.safetensors"), tensors, metadata)
+    config["num_hidden_layers"] = num_layers
+    if vocab_size is not None:
+        config["vocab_size"] = vocab_size
+    with open(os.path.join(dst_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=1)
+    for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        if vocab_size is None and os.path.exists(os.path.join(src_dir, name)):
+            shutil.copy(os.path.join(src_dir, name), os.path.join(dst_dir, name))
