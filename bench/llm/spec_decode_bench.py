@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
-"""Speculative decoding (n-gram prompt lookup) vs plain decoding on one LLM, C = 1, greedy
-(docs/speculative_decoding.md; figures in docs/benchmarks.md, "Speculative decoding").
+"""Speculative decoding (n-gram prompt lookup, draft models) vs plain decoding on one LLM,
+C = 1, greedy (docs/speculative_decoding.md; figures in docs/benchmarks.md, "Speculative
+decoding").
 
-One server holds the model twice: as is (`<model>`) and with speculative_model "[ngram]"
-(`<model>_spec`). Each run sends every prompt to both, alternating which goes first, one
-request at a time (non-streamed /v1/completions, temperature 0, ignore_eos, max_tokens);
-a run's output tok/s is its completion tokens over its summed request wall times. The
-outputs must be token for token identical (checked every time). Prints medians over runs,
-the speed-up, and the acceptance rate from the vLLM spec_decode counters.
+One server holds the model once as is (`<model>`) and once per speculation variant:
+`<model>_ngram` (speculative_model "[ngram]"; leave out with --no-ngram), `<model>_l<N>`
+for each --truncated-draft N (a draft written by the script: the model's first N layers,
+testutil.truncate_llama_layers), `<model>_d<i>` for each --draft DIR (a draft model
+directory, copied into the version directory). Each run sends every prompt to every
+variant, rotating which goes first, one request at a time (non-streamed /v1/completions,
+temperature 0, ignore_eos, max_tokens); a run's output tok/s is its completion tokens over
+its summed request wall times. The outputs must be token for token identical to the plain
+model's (checked every time). Prints medians over runs, the speed-ups, and each variant's
+acceptance rate from the vLLM spec_decode counters.
 
   /usr/bin/python3 bench/llm/spec_decode_bench.py --binary build/infera \
-      --model-dir demo-models/fortune --runs 9 --max-tokens 256 --prompts mixed
+      --model-dir demo-models/fortune --runs 9 --max-tokens 256 --prompts mixed \
+      --truncated-draft 1 --truncated-draft 2
 """
 
 import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -24,6 +31,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "integration"))
 import infera_server  # noqa: E402
+import testutil  # noqa: E402
 
 # Repetitive text: code, lists, quoted text (issue 27's target workload).
 PROMPTS = [
@@ -56,6 +64,11 @@ def main():
     ap.add_argument("--num-speculative-tokens", type=int, default=4)
     ap.add_argument("--ngram-max", type=int, default=4)
     ap.add_argument("--ngram-min", type=int, default=2)
+    ap.add_argument("--no-ngram", action="store_true", help="leave out the [ngram] variant")
+    ap.add_argument("--draft", action="append", default=[],
+                    help="a draft model directory (config.json + safetensors, the model's vocabulary); repeatable")
+    ap.add_argument("--truncated-draft", type=int, action="append", default=[], metavar="N",
+                    help="a draft made of the model's first N layers; repeatable")
     ap.add_argument("--prompts", choices=["mixed", "repeating"], default="mixed",
                     help="mixed: code, lists, quoted text; repeating: where fortune's continuation repeats")
     args = ap.parse_args()
@@ -64,14 +77,31 @@ def main():
     src_repo, name = os.path.split(os.path.abspath(args.model_dir))
     repo = tempfile.mkdtemp(prefix="infera-specbench-")
     infera_server.copy_model(src_repo, name, repo)
-    extra = {"speculative_model": "[ngram]", "num_speculative_tokens": args.num_speculative_tokens,
-             "ngram_prompt_lookup_max": args.ngram_max, "ngram_prompt_lookup_min": args.ngram_min}
-    infera_server.copy_model(src_repo, name, repo, lambda text: text + "".join(
-        f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n' for k, v in extra.items()),
-        new_name=f"{name}_spec")
+
+    def variant(suffix, extra, build=None):
+        dst = infera_server.copy_model(src_repo, name, repo, lambda text: text + "".join(
+            f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n' for k, v in extra.items()),
+            new_name=f"{name}_{suffix}")
+        if build:
+            build(os.path.join(dst, "1"))
+        return f"{name}_{suffix}"
+
+    k = args.num_speculative_tokens
+    models = [name]
+    if not args.no_ngram:
+        models.append(variant("ngram", {"speculative_model": "[ngram]", "num_speculative_tokens": k,
+                                        "ngram_prompt_lookup_max": args.ngram_max,
+                                        "ngram_prompt_lookup_min": args.ngram_min}))
+    for layers in args.truncated_draft:
+        models.append(variant(f"l{layers}", {"speculative_model": "draft", "num_speculative_tokens": k},
+                              lambda version, n=layers: testutil.truncate_llama_layers(
+                                  version, os.path.join(version, "draft"), n)))
+    for i, draft in enumerate(args.draft):
+        models.append(variant(f"d{i}", {"speculative_model": "draft", "num_speculative_tokens": k},
+                              lambda version, d=draft: shutil.copytree(os.path.abspath(d),
+                                                                       os.path.join(version, "draft"))))
     server = infera_server.InferaServer(repo)
     server.wait_ready()
-    models = [name, f"{name}_spec"]
 
     def complete(model, prompt):
         body = {"model": model, "prompt": prompt, "max_tokens": args.max_tokens, "temperature": 0,
@@ -84,8 +114,8 @@ def main():
         choice = json.loads(data)["choices"][0]
         return choice["logprobs"]["tokens"], elapsed
 
-    def counter(kind):
-        m = re.search(rf'^vllm:spec_decode_num_{kind}_tokens_total{{model_name="{name}_spec",engine="0"}} (\S+)$',
+    def counter(model, kind):
+        m = re.search(rf'^vllm:spec_decode_num_{kind}_tokens_total{{model_name="{model}",engine="0"}} (\S+)$',
                       server.metrics_text(), re.M)
         return float(m.group(1))
 
@@ -93,29 +123,34 @@ def main():
         for prompt in prompts[:2]:  # warm-up
             for model in models:
                 complete(model, prompt)
-        draft0, accepted0 = counter("draft"), counter("accepted")
+        spec = models[1:]
+        start = {m: (counter(m, "draft"), counter(m, "accepted")) for m in spec}
         rates = {m: [] for m in models}
         for run in range(args.runs):
             tokens = {m: 0 for m in models}
             seconds = {m: 0.0 for m in models}
             for i, prompt in enumerate(prompts):
-                order = models if (run + i) % 2 == 0 else models[::-1]
+                shift = (run + i) % len(models)
                 outputs = {}
-                for model in order:
+                for model in models[shift:] + models[:shift]:
                     out, elapsed = complete(model, prompt)
                     outputs[model] = out
                     tokens[model] += len(out)
                     seconds[model] += elapsed
-                if outputs[models[0]] != outputs[models[1]]:
-                    raise SystemExit(f"outputs differ for prompt {prompt!r}")
+                for m in spec:
+                    if outputs[m] != outputs[name]:
+                        raise SystemExit(f"{m}: output differs from {name} for prompt {prompt!r}")
             for m in models:
                 rates[m].append(tokens[m] / seconds[m])
             print(f"run {run + 1}: " + ", ".join(f"{m} {rates[m][-1]:.0f} tok/s" for m in models), flush=True)
-        draft, accepted = counter("draft") - draft0, counter("accepted") - accepted0
-        base, spec = (statistics.median(rates[m]) for m in models)
-        print(f"median output tok/s at C=1: {name} {base:.0f}, {name}_spec {spec:.0f}; speed-up {spec / base:.2f}x "
-              f"(per run: {', '.join(f'{s / b:.2f}' for b, s in zip(rates[models[0]], rates[models[1]]))}); "
-              f"acceptance {accepted / draft:.2f} ({accepted:.0f} of {draft:.0f} drafts); outputs identical")
+        base = statistics.median(rates[name])
+        print(f"median output tok/s at C=1 (load average {os.getloadavg()[0]:.2f}): {name} {base:.0f}")
+        for m in spec:
+            draft, accepted = (counter(m, kind) - s for kind, s in zip(("draft", "accepted"), start[m]))
+            med = statistics.median(rates[m])
+            per_run = ", ".join(f"{s / b:.2f}" for b, s in zip(rates[name], rates[m]))
+            print(f"  {m}: {med:.0f} tok/s, speed-up {med / base:.2f}x (per run: {per_run}); acceptance "
+                  f"{accepted / max(draft, 1):.2f} ({accepted:.0f} of {draft:.0f} drafts); outputs identical")
     finally:
         server.stop()
 
