@@ -8,9 +8,10 @@
 namespace infera::llm {
 
 DraftModelProposer::DraftModelProposer(std::unique_ptr<ModelRunner> runner, int32_t num_blocks, int32_t block_size,
-                                       int64_t max_model_len)
+                                       int64_t max_model_len, int64_t max_catch_up_tokens)
     : runner_(std::move(runner)),
       max_model_len_(max_model_len),
+      max_catch_up_tokens_(std::max<int64_t>(1, max_catch_up_tokens)),
       kv_(num_blocks, block_size, /*enable_prefix_caching=*/false) {}
 
 void DraftModelProposer::Release(RequestId id) {
@@ -58,6 +59,7 @@ absl::Status DraftModelProposer::Propose(const std::vector<LlmRequest*>& request
                                          const std::vector<int32_t>& num_tokens) {
   std::vector<Item> items;
   SchedulerOutput step;
+  int64_t budget = max_catch_up_tokens_;
   for (size_t i = 0; i < requests.size(); ++i) {
     LlmRequest* r = requests[i];
     r->draft_token_ids.clear();
@@ -82,19 +84,26 @@ absl::Status DraftModelProposer::Propose(const std::vector<LlmRequest*>& request
         std::mismatch(s.cached.begin(), s.cached.end(), r->all_token_ids.begin(), r->all_token_ids.end()).first -
         s.cached.begin());
     const int64_t start = std::min(common, n - 1);  // the last token's logits give draft 1
-    if (!kv_.Allocate(*r, start, n - start, nullptr, wanted - 1)) continue;  // no room: no drafts
-    s.cached = r->all_token_ids;
+    if (budget <= 0) continue;  // the step's catch-up budget is spent: no drafts this step
+    // A context longer than the budget left: a chunk now (no logits, no drafts), the
+    // rest in later steps.
+    const bool whole = n - start <= budget;
+    const int64_t count = whole ? n - start : budget;
+    if (!kv_.Allocate(*r, start, count, nullptr, whole ? wanted - 1 : 0)) continue;  // no room: no drafts
+    s.cached.assign(r->all_token_ids.begin(), r->all_token_ids.begin() + start + count);
     ScheduledSequence seq;
     seq.request_id = r->id;
-    seq.token_ids.assign(r->all_token_ids.begin() + start, r->all_token_ids.end());
+    seq.token_ids.assign(r->all_token_ids.begin() + start, r->all_token_ids.begin() + start + count);
     seq.start_position = start;
     seq.block_ids = kv_.BlockIds(r->id);
-    seq.sample = true;
-    step.num_scheduled_tokens += n - start;
+    seq.sample = whole;
+    budget -= count;
+    step.num_scheduled_tokens += count;
     step.sequences.push_back(std::move(seq));
-    items.push_back({r, static_cast<int32_t>(wanted)});
+    if (whole) items.push_back({r, static_cast<int32_t>(wanted)});
   }
   // Step j computes draft j + 1 for every item that wants it; step 0 is the catch-up.
+  // Logits rows come for sampled sequences only, in order: row k is active[k].
   std::vector<Item*> active;
   for (Item& item : items) active.push_back(&item);
   while (!step.empty()) {

@@ -9,7 +9,10 @@
 //      accepted drafts and the token sampled after them; for a new request, or after a
 //      preemption freed its state, the whole context — from the first position where
 //      the draft's cached tokens and the request's differ (a rejected draft's slot is
-//      overwritten); always at least the last token, whose logits give draft 1;
+//      overwritten); always at least the last token, whose logits give draft 1. At
+//      most `max_catch_up_tokens` in all per step (the target's token budget): a
+//      request whose context does not fit catches up in chunks over several steps,
+//      without drafts until it is done (a long prompt never stalls a step);
 //   2. k − 1 single-token steps, each feeding the draft just proposed.
 //
 // Greedy requests take the argmax (after the request's penalties: Sampler::GreedyToken),
@@ -48,9 +51,10 @@ namespace infera::llm {
 class DraftModelProposer {
  public:
   // `runner`: the draft model, its KV cache allocated for `num_blocks` blocks of
-  // `block_size` tokens. `max_model_len`: the target's.
+  // `block_size` tokens. `max_model_len`: the target's. `max_catch_up_tokens` (>= 1):
+  // the most context tokens one Propose() computes (the target's max_num_batched_tokens).
   DraftModelProposer(std::unique_ptr<ModelRunner> runner, int32_t num_blocks, int32_t block_size,
-                     int64_t max_model_len);
+                     int64_t max_model_len, int64_t max_catch_up_tokens);
 
   // Sets draft_token_ids (and draft_probs for sampled requests) of each request, at
   // most `num_tokens[i]` drafts for requests[i] (0: none). Requests must be decoding and
@@ -84,6 +88,7 @@ class DraftModelProposer {
 
   const std::unique_ptr<ModelRunner> runner_;
   const int64_t max_model_len_;
+  const int64_t max_catch_up_tokens_;
   KvCacheManager kv_;
   std::unordered_map<RequestId, State> states_;
 };

@@ -23,6 +23,7 @@ struct Seen {
   RequestId id;
   int64_t start;
   std::vector<int32_t> tokens;
+  bool sample;
 };
 
 // Next token: last + 1 (mod kVocab), clearly the argmax; records every step.
@@ -37,8 +38,8 @@ class RecordingModel : public ModelRunner {
     for (const ScheduledSequence& seq : step.sequences) {
       const int64_t end = seq.start_position + static_cast<int64_t>(seq.token_ids.size());
       EXPECT_GE(static_cast<int64_t>(seq.block_ids.size()) * kBlockSize, end) << "block table too short";
-      EXPECT_TRUE(seq.sample);
-      seen.push_back({seq.request_id, seq.start_position, seq.token_ids});
+      seen.push_back({seq.request_id, seq.start_position, seq.token_ids, seq.sample});
+      if (!seq.sample) continue;
       std::vector<float> row(kVocab, 0.0f);
       row[(seq.token_ids.back() + 1) % kVocab] = 3.0f;
       out.logits.insert(out.logits.end(), row.begin(), row.end());
@@ -69,7 +70,8 @@ class DraftModelProposerTest : public ::testing::Test {
   DraftModelProposerTest() {
     auto model = std::make_unique<RecordingModel>(&steps_);
     model_ = model.get();
-    proposer_ = std::make_unique<DraftModelProposer>(std::move(model), kBlocks, kBlockSize, /*max_model_len=*/40);
+    proposer_ = std::make_unique<DraftModelProposer>(std::move(model), kBlocks, kBlockSize, /*max_model_len=*/40,
+                                                     /*max_catch_up_tokens=*/512);
   }
   std::vector<std::vector<Seen>> steps_;
   RecordingModel* model_;
@@ -173,12 +175,44 @@ TEST_F(DraftModelProposerTest, NoDraftPastMaxTokensOrMaxModelLen) {
 }
 
 TEST_F(DraftModelProposerTest, AFullDraftCacheGivesNoDrafts) {
-  DraftModelProposer proposer(std::make_unique<RecordingModel>(&steps_), kBlocks, kBlockSize, /*max_model_len=*/1000);
+  DraftModelProposer proposer(std::make_unique<RecordingModel>(&steps_), kBlocks, kBlockSize, /*max_model_len=*/1000,
+                              /*max_catch_up_tokens=*/512);
   auto big = Request(1, std::vector<int32_t>(kBlocks * kBlockSize - 8, 1));  // 58 slots: 15 blocks
   auto other = Request(2, std::vector<int32_t>(12, 2));                      // 14 slots: 4 blocks
   ASSERT_TRUE(proposer.Propose({big.get(), other.get()}, {3, 3}).ok());
   EXPECT_EQ(big->draft_token_ids.size(), 3u);
   EXPECT_THAT(other->draft_token_ids, IsEmpty());
+}
+
+// A context longer than the catch-up budget is computed in chunks over several calls,
+// without drafts (and without logits) until the last chunk; the budget is shared.
+TEST_F(DraftModelProposerTest, LongContextsCatchUpInChunks) {
+  DraftModelProposer proposer(std::make_unique<RecordingModel>(&steps_), kBlocks, kBlockSize, /*max_model_len=*/1000,
+                              /*max_catch_up_tokens=*/4);
+  auto r = Request(1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  ASSERT_TRUE(proposer.Propose({r.get()}, {2}).ok());
+  EXPECT_THAT(r->draft_token_ids, IsEmpty());
+  ASSERT_EQ(steps_.size(), 1u);
+  EXPECT_EQ(steps_[0][0].start, 0);
+  EXPECT_THAT(steps_[0][0].tokens, ElementsAre(1, 2, 3, 4));
+  EXPECT_FALSE(steps_[0][0].sample);
+  ASSERT_TRUE(proposer.Propose({r.get()}, {2}).ok());
+  EXPECT_THAT(steps_[1][0].tokens, ElementsAre(5, 6, 7, 8));
+  EXPECT_THAT(r->draft_token_ids, IsEmpty());
+  // The last chunk, and a short request sharing the budget: both get drafts.
+  auto b = Request(2, {20});
+  ASSERT_TRUE(proposer.Propose({r.get(), b.get()}, {2, 2}).ok());
+  EXPECT_EQ(steps_[2][0].start, 8);
+  EXPECT_THAT(steps_[2][0].tokens, ElementsAre(9, 10));
+  EXPECT_TRUE(steps_[2][0].sample);
+  EXPECT_THAT(r->draft_token_ids, ElementsAre(11, 12));
+  EXPECT_THAT(b->draft_token_ids, ElementsAre(21, 22));
+  // A spent budget: the request after it gets no drafts this call.
+  auto c = Request(3, {1, 2, 3, 4});
+  auto d = Request(4, {30});
+  ASSERT_TRUE(proposer.Propose({c.get(), d.get()}, {1, 1}).ok());
+  EXPECT_EQ(c->draft_token_ids.size(), 1u);
+  EXPECT_THAT(d->draft_token_ids, IsEmpty());
 }
 
 TEST_F(DraftModelProposerTest, SampledRequestsKeepTheDraftsDistribution) {

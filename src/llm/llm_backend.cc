@@ -121,7 +121,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
                      << ", " << draft_runner->num_parameters() / 1e6 << " M parameters, "
                      << options.speculative.num_speculative_tokens << " speculative tokens";
     draft = std::make_unique<DraftModelProposer>(std::move(draft_runner), engine.num_blocks, engine.block_size,
-                                                 sc.max_model_len);
+                                                 sc.max_model_len, sc.max_num_batched_tokens);
     end_stage("draft_model");
   }
   INFERA_LOG(INFO) << "model '" << config.name() << "': " << mc.model_type << ", " << mc.num_layers << " layers x "

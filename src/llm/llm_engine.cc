@@ -185,7 +185,10 @@ void LlmEngine::Loop() {
     }
     Admit(std::move(incoming));
     // Finished by the output thread (a stop string): free the blocks; it wants nothing more.
-    for (RequestId id : aborted) scheduler_.Finish(id, FinishReason::kStop);
+    for (RequestId id : aborted) {
+      scheduler_.Finish(id, FinishReason::kStop);
+      if (draft_) draft_->Release(id);
+    }
     if (stop) {
       for (RequestId id : scheduler_.AllRequestIds()) {
         End(id, FinishReason::kAbort, absl::CancelledError("the LLM engine shut down (the model is being unloaded)"));
@@ -226,6 +229,7 @@ void LlmEngine::SweepStopped() {
 
 void LlmEngine::End(RequestId id, FinishReason reason, absl::Status error) {
   scheduler_.Finish(id, reason);
+  if (draft_) draft_->Release(id);  // requests finished in Scheduler::Update: ProposeDrafts
   EngineRequestOutput out;
   out.id = id;
   out.finish_reason = reason;

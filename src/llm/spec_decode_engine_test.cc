@@ -134,7 +134,8 @@ class SpecDecodeEngineTest : public ::testing::Test {
       o.speculative.method = SpeculativeConfig::Method::kDraftModel;
       o.speculative.num_speculative_tokens = num_speculative_tokens;
       draft = std::make_unique<DraftModelProposer>(std::make_unique<FakePagedModel>(num_blocks, spec.wrong_every),
-                                                   num_blocks, kBlockSize, o.scheduler.max_model_len);
+                                                   num_blocks, kBlockSize, o.scheduler.max_model_len,
+                                                   o.scheduler.max_num_batched_tokens);
     } else if (num_speculative_tokens > 0) {
       o.speculative.method = SpeculativeConfig::Method::kNgram;
       o.speculative.num_speculative_tokens = num_speculative_tokens;
