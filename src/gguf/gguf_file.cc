@@ -58,6 +58,10 @@ absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::
     ::close(fd);
     return absl::InternalError(StrCat("cannot stat ", file->where_, ": ", std::strerror(err)));
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(StrCat(file->where_, ": not a regular file"));
+  }
   if (static_cast<uint64_t>(st.st_size) < kHeaderBytes) {
     ::close(fd);
     return absl::InvalidArgumentError(StrCat(file->where_, ": not a GGUF file (", st.st_size,

@@ -101,6 +101,9 @@ TEST(GgufFileTest, OpensAndMapsAFileOnDisk) {
 
   auto absent = GgufFile::Open(path);
   EXPECT_EQ(absent.status().code(), absl::StatusCode::kNotFound);
+  auto directory = GgufFile::Open(path.parent_path());
+  EXPECT_EQ(directory.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(directory.status().message().find("not a regular file"), std::string_view::npos);
 }
 
 TEST(GgufFileTest, TypeTable) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -255,6 +256,103 @@ TEST(GgufTokenizerTest, ErrorsNameTheKey) {
                   "merge 'a c' uses tokens missing from the vocab");
   ExpectLoadError(SpmMetadata().Str("tokenizer.ggml.add_bos_token", "yes").Build(),
                   "'tokenizer.ggml.add_bos_token' is string, expected bool");
+}
+
+}  // namespace
+}  // namespace infera::gguf
+
+namespace infera::gguf {
+namespace {
+
+// The fuzz target's seeds (fuzz/make_corpus.py, written with scripts/gguf_writer.py)
+// are what they say: the valid ones load, tensors and tokenizers included; the
+// near-misses are refused.
+TEST(GgufFuzzSeedsTest, ValidSeedsLoadAndNearMissesFail) {
+  const fs::path corpus = fs::path(INFERA_SOURCE_DIR) / "fuzz/corpus/fuzz_gguf";
+  for (const std::string name : {"seed-tensors", "seed-align64", "seed-tokenizer-llama", "seed-tokenizer-gpt2"}) {
+    auto file = GgufFile::Open(corpus / name);
+    ASSERT_TRUE(file.ok()) << name << ": " << file.status();
+    if (name.find("tokenizer") != std::string::npos) {
+      auto tok = LoadGgufTokenizer((*file)->metadata(), name);
+      ASSERT_TRUE(tok.ok()) << name << ": " << tok.status();
+      EXPECT_FALSE((*tok)->Encode("he the", false).empty());
+    }
+  }
+  auto tensors = GgufFile::Open(corpus / "seed-tensors");
+  ASSERT_TRUE(tensors.ok());
+  const GgufTensor* q4k = (*tensors)->FindTensor("q4k");
+  ASSERT_NE(q4k, nullptr);
+  EXPECT_EQ(q4k->type, GgmlType::kQ4_K);
+  EXPECT_EQ(q4k->dims, (std::vector<int64_t>{256, 1}));  // written row-major (1, 256), stored reversed
+  EXPECT_EQ((*tensors)->FindTensor("f32")->RowMajorShape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*tensors)->metadata().GetUint("llama.block_count").value(), 2u);
+  auto align64 = GgufFile::Open(corpus / "seed-align64");
+  ASSERT_TRUE(align64.ok());
+  EXPECT_EQ((*align64)->alignment(), 64u);
+  EXPECT_EQ(GgufFile::Open(corpus / "seed-truncated").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(GgufFile::Open(corpus / "seed-version1").status().message().find("version 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace infera::gguf
+
+namespace infera::gguf {
+namespace {
+
+// scripts/gguf_writer.py's own encoders, read back by the C++ reader: F32 as is, F16
+// (IEEE half, round to nearest), BF16 (round to nearest even: 1 + 2^-8 is a tie that
+// stays 1.0), row-major shapes stored reversed, nested arrays, explicit types.
+TEST(GgufWriterTest, PythonWriterRoundTrips) {
+  const fs::path dir = TempDir("writer");
+  WriteFile(dir / "write.py", R"(
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from gguf_writer import GGUFWriter, GGMLType, ValueType, typed
+w = GGUFWriter(alignment=16)
+a = np.array([[1.0, -2.5, 3.140625], [65504.0, 1e-8, 1.00390625]], dtype=np.float32)
+w.add_array_tensor("f32", a, GGMLType.F32)
+w.add_array_tensor("f16", a, GGMLType.F16)
+w.add_array_tensor("bf16", a, GGMLType.BF16)
+w.add("nested", typed(ValueType.ARRAY, [[1, 2], [3]], ValueType.ARRAY))
+w.add("big", 2**40)
+w.add("i8", typed(ValueType.INT8, -5))
+w.add("name", "h\u00e9")
+w.write(sys.argv[2])
+)");
+  const std::string command = "/usr/bin/python3 '" + (dir / "write.py").string() + "' " + INFERA_SOURCE_DIR +
+                              "/scripts '" + (dir / "w.gguf").string() + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  auto file = GgufFile::Open(dir / "w.gguf");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ((*file)->alignment(), 16u);
+  auto u16s = [](const GgufTensor* t) {
+    std::vector<uint16_t> v(t->num_bytes / 2);
+    std::memcpy(v.data(), t->data, t->num_bytes);
+    return v;
+  };
+  const GgufTensor* f32 = (*file)->FindTensor("f32");
+  ASSERT_NE(f32, nullptr);
+  EXPECT_EQ(f32->dims, (std::vector<int64_t>{3, 2}));
+  float first[2];
+  std::memcpy(first, f32->data, 8);
+  EXPECT_EQ(first[0], 1.0f);
+  EXPECT_EQ(first[1], -2.5f);
+  EXPECT_EQ(u16s((*file)->FindTensor("f16")), (std::vector<uint16_t>{0x3C00, 0xC100, 0x4248, 0x7BFF, 0x0000, 0x3C04}));
+  EXPECT_EQ(u16s((*file)->FindTensor("bf16")), (std::vector<uint16_t>{0x3F80, 0xC020, 0x4049, 0x4780, 0x322C, 0x3F80}));
+  const GgufMetadata& md = (*file)->metadata();
+  auto nested = md.GetArray("nested");
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  ASSERT_EQ((*nested)->items().size(), 2u);
+  EXPECT_EQ((*nested)->items()[0].element_type(), GgufValueType::kUint32);
+  EXPECT_EQ((*nested)->items()[0].ScalarAt(1).AsUint(), 2u);
+  EXPECT_EQ((*nested)->items()[1].ScalarAt(0).AsUint(), 3u);
+  EXPECT_EQ(md.Find("big")->type(), GgufValueType::kInt64);
+  EXPECT_EQ(md.GetInt("big").value(), int64_t{1} << 40);
+  EXPECT_EQ(md.GetInt("i8").value(), -5);
+  EXPECT_EQ(md.GetString("name").value(), "hé");
+  EXPECT_EQ(md.GetUint("general.alignment").value(), 16u);
+  fs::remove_all(dir);
 }
 
 }  // namespace
