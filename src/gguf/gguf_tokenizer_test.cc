@@ -137,18 +137,53 @@ TEST(GgufTokenizerReferenceTest, SentencePieceStyleBpe) {
   fs::remove_all(dir);
 }
 
-TEST(GgufTokenizerReferenceTest, Gpt2StyleByteLevelBpe) {
-  const fs::path dir = TempDir("gpt2");
-  const std::string json = text::testing::ByteLevelTokenizerJson(text::testing::kGpt2PreTokenizer);
+// Converts `json` through the Python writer and compares with the tokenizer.json
+// tokenizer; returns the converted file's tokenizer.ggml.pre.
+std::string CheckByteLevelJson(const std::string& name, const std::string& json) {
+  const fs::path dir = TempDir(name);
   WriteFile(dir / "tokenizer.json", json);
-  auto file = ConvertWithPython(dir, dir / "gpt2.gguf");
-  ASSERT_NE(file, nullptr);
+  auto file = ConvertWithPython(dir, dir / (name + ".gguf"));
+  if (file == nullptr) return "";
   auto converted = LoadGgufTokenizer(file->metadata(), file->where());
-  ASSERT_TRUE(converted.ok()) << converted.status();
+  EXPECT_TRUE(converted.ok()) << converted.status();
   auto reference = text::Tokenizer::FromJson(json);
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  ExpectSameTokenizer(**reference, **converted);
+  EXPECT_TRUE(reference.ok()) << reference.status();
+  if (converted.ok() && reference.ok()) ExpectSameTokenizer(**reference, **converted);
+  std::string pre(file->metadata().GetString("tokenizer.ggml.pre").value_or(""));
   fs::remove_all(dir);
+  return pre;
+}
+
+// The Split step of Llama-3 / Qwen2 tokenizer.json files around `regex`.
+std::string SplitPreTokenizer(const std::string& regex) {
+  std::string split = R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": ")";
+  for (char c : regex) {
+    if (c == '\\' || c == '"') split += '\\';
+    split += c;
+  }
+  return split + R"("}, "behavior": "Isolated", "invert": false},
+      {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]})";
+}
+
+TEST(GgufTokenizerReferenceTest, Gpt2StyleByteLevelBpe) {
+  EXPECT_EQ(CheckByteLevelJson("gpt2", text::testing::ByteLevelTokenizerJson(text::testing::kGpt2PreTokenizer)),
+            "gpt2");
+}
+
+TEST(GgufTokenizerReferenceTest, Llama3StyleByteLevelBpe) {
+  std::string json = text::testing::ByteLevelTokenizerJson(SplitPreTokenizer(
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"));
+  // Llama-3's tokenizer.json emits a piece that is a vocabulary entry whole.
+  const size_t model = json.find(R"("type": "BPE",)");
+  ASSERT_NE(model, std::string::npos);
+  json.insert(model + std::string(R"("type": "BPE",)").size(), R"( "ignore_merges": true,)");
+  EXPECT_EQ(CheckByteLevelJson("llama3", json), "llama-bpe");
+}
+
+TEST(GgufTokenizerReferenceTest, Qwen2StyleByteLevelBpe) {
+  EXPECT_EQ(CheckByteLevelJson("qwen2", text::testing::ByteLevelTokenizerJson(SplitPreTokenizer(
+      R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"))),
+            "qwen2");
 }
 
 // A SentencePiece-style vocabulary written directly: ▁=3 h=4 i=5 ▁h=6 ▁hi=7, bytes.
@@ -208,6 +243,7 @@ TEST(GgufTokenizerTest, Gpt2PreTokenizerFamilies) {
   for (const std::string pre : {"llama-bpe", "qwen2", "gpt2", "default"}) {
     std::vector<std::string> tokens;
     for (int i = 0; i < 4; ++i) tokens.push_back(std::string(1, static_cast<char>('a' + i)));
+    tokens.push_back("ab");
     const std::string bytes = GgufBuilder()
                                   .Str("tokenizer.ggml.model", "gpt2")
                                   .Str("tokenizer.ggml.pre", pre)
@@ -221,6 +257,9 @@ TEST(GgufTokenizerTest, Gpt2PreTokenizerFamilies) {
     EXPECT_NE(docs->tokenizer_json.find(pre == "llama-bpe" ? "\\\\p{N}{1,3}" : pre == "qwen2" ? "Split" : "ByteLevel"),
               std::string::npos)
         << pre;
+    auto tok = Load(bytes);
+    ASSERT_TRUE(tok.ok()) << pre << ": " << tok.status();
+    EXPECT_EQ((*tok)->Encode("abcd", false), (std::vector<int32_t>{4, 2, 3})) << pre;
   }
 }
 
