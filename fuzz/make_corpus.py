@@ -243,6 +243,61 @@ def safetensors_seeds():
     write(t, "bad-dtype", safetensors_file({"i": ("I64", [1], b"\x01" + b"\x00" * 7)}))
 
 
+def gguf_seeds():
+    """Small GGUF files from scripts/gguf_writer.py: tensors of several types, every
+    metadata type (nested arrays too), a non-default alignment, tokenizers of both
+    families, and near-misses (truncated, a tensor past the end)."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+    from gguf_writer import GGUFWriter, GGMLType, ValueType, typed
+    t = "fuzz_gguf"
+    w = GGUFWriter()
+    w.add("general.architecture", "llama")
+    w.add("llama.block_count", 2)
+    w.add("llama.rope.freq_base", 10000.0)
+    w.add("u8", typed(ValueType.UINT8, 7))
+    w.add("i16", typed(ValueType.INT16, -3))
+    w.add("u64", typed(ValueType.UINT64, 2**40))
+    w.add("f64", typed(ValueType.FLOAT64, 0.5))
+    w.add("flag", True)
+    w.add("nested", typed(ValueType.ARRAY, [typed(ValueType.ARRAY, [1, 2], ValueType.INT32),
+                                           typed(ValueType.ARRAY, ["a"], ValueType.STRING)], ValueType.ARRAY))
+    w.add_tensor("f32", GGMLType.F32, (2, 3), struct.pack("<6f", *range(6)))
+    w.add_tensor("f16", GGMLType.F16, (4,), b"\x00\x3c" * 4)
+    w.add_tensor("q8", GGMLType.Q8_0, (1, 32), b"\x00\x3c" + bytes(range(32)))
+    w.add_tensor("q4k", GGMLType.Q4_K, (1, 256), bytes(144))
+    tensors = w.to_bytes()
+    write(t, "tensors", tensors)
+    write(t, "truncated", tensors[:len(tensors) - 40])
+    w = GGUFWriter(alignment=64)
+    w.add_tensor("bf16", GGMLType.BF16, (2,), b"\x80\x3f\x00\x40")
+    write(t, "align64", w.to_bytes())
+    bad = bytearray(tensors)
+    bad[4] = 1
+    write(t, "version1", bytes(bad))
+
+    w = GGUFWriter()
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + ["\u2581", "h", "e", "\u2581h", "he"]
+    w.add("tokenizer.ggml.model", "llama")
+    w.add("tokenizer.ggml.tokens", typed(ValueType.ARRAY, tokens, ValueType.STRING))
+    w.add("tokenizer.ggml.token_type", typed(ValueType.ARRAY, [2, 3, 3] + [6] * 256 + [1] * 5, ValueType.INT32))
+    w.add("tokenizer.ggml.scores", typed(ValueType.ARRAY, [0.0] * 262 + [-1.0, -2.0], ValueType.FLOAT32))
+    w.add("tokenizer.ggml.bos_token_id", 1)
+    w.add("tokenizer.ggml.eos_token_id", 2)
+    w.add("tokenizer.chat_template", "{% for m in messages %}{{ m['content'] }}{% endfor %}")
+    write(t, "tokenizer-llama", w.to_bytes())
+
+    w = GGUFWriter()
+    alphabet = [chr(c) for c in range(ord("!"), ord("~") + 1)] + ["\u0120"]
+    w.add("tokenizer.ggml.model", "gpt2")
+    w.add("tokenizer.ggml.pre", "llama-bpe")
+    w.add("tokenizer.ggml.tokens", typed(ValueType.ARRAY, alphabet + ["\u0120t", "<|end|>"], ValueType.STRING))
+    w.add("tokenizer.ggml.token_type", typed(ValueType.ARRAY, [1] * (len(alphabet) + 1) + [3], ValueType.INT32))
+    w.add("tokenizer.ggml.merges", typed(ValueType.ARRAY, ["\u0120 t"], ValueType.STRING))
+    w.add("tokenizer.ggml.eos_token_id", len(alphabet) + 1)
+    write(t, "tokenizer-gpt2", w.to_bytes())
+
+
 def tiny_sentencepiece():
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
     for b in range(256):
@@ -630,6 +685,7 @@ def main():
     generate_request_seeds()
     config_seeds(args.demo_repo)
     safetensors_seeds()
+    gguf_seeds()
     tokenizer_seeds(args.demo_repo)
     openai_seeds()
     llm_tensor_request_seeds()
