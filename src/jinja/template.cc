@@ -42,7 +42,38 @@ void CheckNames(const Body& body) {
   }
 }
 
+bool ExprReferences(const Expr* e, std::string_view name) {
+  if (!e) return false;
+  if (e->kind == Expr::Kind::kName && e->name == name) return true;
+  for (const ExprPtr& a : e->args) {
+    if (ExprReferences(a.get(), name)) return true;
+  }
+  for (const auto& [k, v] : e->kwargs) {
+    if (ExprReferences(v.get(), name)) return true;
+  }
+  for (const auto& [k, v] : e->entries) {
+    if (ExprReferences(k.get(), name) || ExprReferences(v.get(), name)) return true;
+  }
+  return false;
+}
+
+bool BodyReferences(const Body& body, std::string_view name) {
+  for (const NodePtr& n : body) {
+    if (ExprReferences(n->expr.get(), name) || ExprReferences(n->filter.get(), name)) return true;
+    for (const auto& [condition, branch] : n->branches) {
+      if (ExprReferences(condition.get(), name) || BodyReferences(branch, name)) return true;
+    }
+    for (const MacroParam& p : n->params) {
+      if (ExprReferences(p.default_value.get(), name)) return true;
+    }
+    if (BodyReferences(n->body, name) || BodyReferences(n->else_body, name)) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool Template::References(std::string_view name) const { return body_ && BodyReferences(*body_, name); }
 
 absl::StatusOr<Template> Template::Parse(std::string_view source) {
   try {

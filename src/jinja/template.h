@@ -31,6 +31,10 @@ class Template {
   // type error, or a RenderLimits bound.
   absl::StatusOr<std::string> Render(const ValueDict& context, const RenderOptions& options = {}) const;
 
+  // Whether the template reads the variable `name` anywhere (chat_template.h: does it
+  // render `tools`?).
+  bool References(std::string_view name) const;
+
  private:
   std::shared_ptr<const Body> body_;
 };
