@@ -319,7 +319,12 @@ void Evaluator::ExecSet(const Node& node, const Value& value) {
 
 Value Evaluator::MakeMacro(const Node& node) {
   const Node* macro = &node;
-  return Value::Callable(node.text, [macro](Evaluator& ev, CallArgs& args) {
+  // A macro defined inside a loop or another macro sees the variables around it then.
+  auto closure = std::make_shared<Frame>();
+  for (size_t i = 1; i < frames_.size(); ++i) {
+    for (const auto& [k, v] : frames_[i]) (*closure)[k] = v;
+  }
+  return Value::Callable(node.text, [macro, closure](Evaluator& ev, CallArgs& args) {
     if (args.positional.size() > macro->params.size()) {
       throw Error("macro '" + macro->text + "' takes " + std::to_string(macro->params.size()) +
                   " arguments, got " + std::to_string(args.positional.size()));
@@ -346,6 +351,7 @@ Value Evaluator::MakeMacro(const Node& node) {
     }
     std::vector<Frame> saved(ev.frames_.begin() + 1, ev.frames_.end());
     ev.frames_.resize(1);
+    ev.frames_.push_back(*closure);
     ev.frames_.push_back(std::move(frame));
     const int saved_loops = ev.loop_depth_;
     ev.loop_depth_ = 0;
@@ -411,6 +417,39 @@ Value Evaluator::Eval(const Expr& e) {
 
 namespace {
 
+// Python's printf-style `str % args` for %s, %r, %d, %i and %%.
+std::string PercentFormat(const std::string& format, const Value& args) {
+  const ValueList items = args.is_tuple() ? args.as_list() : ValueList{args};
+  size_t next = 0;
+  std::string out;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%') {
+      out += format[i];
+      continue;
+    }
+    if (++i >= format.size()) throw Error("incomplete format");
+    const char spec = format[i];
+    if (spec == '%') {
+      out += '%';
+      continue;
+    }
+    if (next >= items.size()) throw Error("not enough arguments for format string");
+    const Value& v = items[next++];
+    if (spec == 's') {
+      out += v.Str();
+    } else if (spec == 'r') {
+      out += v.Repr();
+    } else if (spec == 'd' || spec == 'i') {
+      if (!v.is_number()) throw Error("%d format: a real number is required, not " + std::string(v.TypeName()));
+      out += std::to_string(v.is_float() ? static_cast<int64_t>(v.as_double()) : v.as_int());
+    } else {
+      throw Error(std::string("unsupported format character '") + spec + "'");
+    }
+  }
+  if (next < items.size()) throw Error("not all arguments converted during string formatting");
+  return out;
+}
+
 Value Arithmetic(Evaluator& ev, const std::string& op, const Value& a, const Value& b) {
   if (a.is_undefined()) ThrowUndefined(a);
   if (b.is_undefined()) ThrowUndefined(b);
@@ -443,6 +482,7 @@ Value Arithmetic(Evaluator& ev, const std::string& op, const Value& a, const Val
       return Value::List(std::move(out), seq.is_tuple());
     }
   }
+  if (op == "%" && a.is_string()) return ev.MakeString(PercentFormat(a.as_string(), b));
   if (!a.is_number() || !b.is_number()) {
     throw Error("unsupported operand type(s) for " + op + ": '" + std::string(a.TypeName()) + "' and '" +
                 std::string(b.TypeName()) + "'");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -113,17 +114,30 @@ Value FilterInt(Evaluator&, const Value& in, CallArgs& args) {
   const Value fallback = args.Get(0, "default", Value::Int(0));
   if (in.is_int() || in.is_bool()) return Value::Int(in.as_int());
   if (in.is_float()) {
-    if (!std::isfinite(in.as_double()) || std::fabs(in.as_double()) > 9.2e18) return fallback;
+    if (!std::isfinite(in.as_double())) throw Error("cannot convert float infinity or NaN to integer");
+    if (std::fabs(in.as_double()) > 9.2e18) throw Error("integer overflow in int");
     return Value::Int(static_cast<int64_t>(in.as_double()));
   }
   if (in.is_string()) {
-    const std::string s = Strip(in.as_string(), nullptr, true, true);
+    std::string s = Strip(in.as_string(), nullptr, true, true);
+    // Python's int() takes underscores between digits; float() takes no hex.
+    for (size_t k = 1; k + 1 < s.size(); ++k) {
+      if (s[k] == '_' && std::isdigit(static_cast<unsigned char>(s[k - 1])) &&
+          std::isdigit(static_cast<unsigned char>(s[k + 1]))) {
+        s.erase(k, 1);
+      }
+    }
+    if (s.find_first_of("xXpP") != std::string::npos) return fallback;
     char* end = nullptr;
     errno = 0;
     const long long i = std::strtoll(s.c_str(), &end, 10);
     if (!s.empty() && *end == '\0' && errno == 0) return Value::Int(i);
     const double d = std::strtod(s.c_str(), &end);
-    if (!s.empty() && *end == '\0' && std::isfinite(d) && std::fabs(d) < 9.2e18) return Value::Int(static_cast<int64_t>(d));
+    if (!s.empty() && *end == '\0') {
+      if (!std::isfinite(d)) throw Error("cannot convert float infinity or NaN to integer");
+      if (std::fabs(d) > 9.2e18) throw Error("integer overflow in int");
+      return Value::Int(static_cast<int64_t>(d));
+    }
   }
   return fallback;
 }
@@ -273,6 +287,12 @@ Value FilterRound(Evaluator&, const Value& in, CallArgs& args) {
   const std::string method = args.Get(1, "method", Value::String("common")).Str();
   if (!in.is_number()) throw Error("round: not a number");
   if (!in.is_float() && method == "common") return Value::Int(in.as_int());  // Python: round(int) is an int
+  if (method == "common" && precision >= 0 && precision <= 60) {
+    // Python rounds the exact binary value half to even, as printf does.
+    char buf[512];
+    std::snprintf(buf, sizeof(buf), "%.*f", static_cast<int>(precision), in.as_double());
+    return Value::Float(std::strtod(buf, nullptr));
+  }
   const double scale = std::pow(10.0, static_cast<double>(std::clamp<int64_t>(precision, -300, 300)));
   const double x = in.as_double() * scale;
   double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::nearbyint(x);  // Python rounds half to even

@@ -233,6 +233,15 @@ SNIPPETS = [
     ("{% for x in 5 %}{% endfor %}", {}),
     ("{{ 'a' * 3 }}{{ [1] * 2 }}{{ 3 * 'b' }}", {}),
     ("{% set x = {'a': 1} %}{{ x.update({'b': 2}) }}", {}),
+    # scoping across iterations, macro closures, printf-style %, Python's round and int
+    ("{% for i in [1,2] %}{% if i == 2 %}[{{ x }}]{% endif %}{% set x = i %}{% endfor %}", {}),
+    ("{% set x = 5 %}{% for i in [1,2] %}{{ x }}{% set x = i %}{{ x }}{% endfor %}{{ x }}", {}),
+    ("{% for i in [1] %}{% macro m() %}{{ i }}{% endmacro %}{{ m() }}{% endfor %}", {}),
+    ("{{ '%s and %d%%' % ('x', 3) }} {{ '%r' % 'q' }} {{ '%s' % none }}", {}),
+    ("{{ 5 | round(1) }} {{ 2.675 | round(2) }} {{ 0.5 | round }} {{ 1.5 | round }} {{ -2.5 | round }} {{ 1234.5678 | round(-2, 'floor') }}", {}),
+    ("{{ x | int }}{{ '0x1A' | int }}{{ ' 12 ' | int }}{{ '1_000' | int }} {{ 'inf' | int }} {{ '1e3' | int }}", {"x": "-5"}),
+    ("{{ m[0]['content'] | tojson }} {{ [m[0]['content']] }} {{ 1e22 }} {{ 123456789.123 }} {{ -0.0 }} {{ 1.5e-7 }}",
+     {"m": [{"content": "a\u2028b\u00e9\U0001F642\u007f\u0007'"}]}),
 ]
 
 
