@@ -31,7 +31,8 @@ ValueDict Globals();
 std::string ToJson(const Value& value, bool ensure_ascii, int indent, bool has_indent, const std::string& item_sep,
                    const std::string& key_sep, bool sort_keys);
 
-// JSON text -> value (objects keep their key order). Throws Error on bad JSON.
+// JSON text -> value (objects keep their key order), through common/json_reader.h (its
+// depth and size limits). Throws Error on bad JSON.
 Value FromJson(std::string_view json);
 
 // Python's str.strip family: `chars` null strips whitespace.

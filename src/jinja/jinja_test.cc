@@ -106,6 +106,16 @@ TEST(JinjaTest, UndefinedFollowsJinja2) {
   EXPECT_EQ(Render("{{ 'a' if false }}|{{ none }}|{{ nope == nope }}"), "|None|True");
 }
 
+// Tool schemas and call arguments reach templates through FromJson: request text.
+TEST(JinjaTest, FromJsonIsBoundedAndSafe) {
+  // RapidJSON's full-precision strtod crashed on this (common/json_reader.cc).
+  EXPECT_EQ(FromJson("0." + std::string(370, '0') + "88").kind(), Value::Kind::kFloat);
+  EXPECT_THROW(FromJson(std::string(1000, '[') + std::string(1000, ']')), Error);
+  EXPECT_THROW(FromJson("{\"a\": 1} trailing"), Error);
+  EXPECT_THROW(FromJson("\"\xff\""), Error);  // not UTF-8
+  EXPECT_EQ(FromJson(R"({"b": 1, "a": [true, null, "x"]})").Repr(), "{'b': 1, 'a': [True, None, 'x']}");
+}
+
 TEST(JinjaTest, StrftimeNowUsesTheInjectedClock) {
   RenderOptions options;
   options.strftime_now = [](const std::string& format) { return "<" + format + ">"; };

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/json_reader.h"
 #include "jinja/builtins.h"
 #include "rapidjson/document.h"
-#include "rapidjson/error/en.h"
 
 namespace infera::jinja {
 namespace {
@@ -150,11 +150,10 @@ std::string ToJson(const Value& value, bool ensure_ascii, int indent, bool has_i
 }
 
 Value FromJson(std::string_view json) {
+  // The project's one JSON reader: depth and size bounds, UTF-8 validated, and none of
+  // RapidJSON's full-precision strtod (which crashes on some inputs; json_reader.cc).
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseIterativeFlag>(json.data(), json.size());
-  if (doc.HasParseError()) {
-    throw Error(std::string("bad JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()));
-  }
+  if (absl::Status status = ReadJson(json, "JSON value", doc); !status.ok()) throw Error(std::string(status.message()));
   return Convert(doc, 0);
 }
 
