@@ -289,6 +289,22 @@ def test_tools_render_for_every_family(server):
         assert with_tools["usage"]["prompt_tokens"] > plain["usage"]["prompt_tokens"] + 30, model
 
 
+def test_a_template_that_cannot_be_parsed_fails_the_load_naming_the_construct():
+    repo = tempfile.mkdtemp(prefix="infera-openai-badtemplate-")
+    bad = "{% for m in messages %}\n{{ m.content | frobnicate }}{% endfor %}"
+    u.write_llm_repo(repo, "bad", CONFIG, WEIGHTS, TOKENIZER, {"eos_token": "<|endoftext|>", "chat_template": bad},
+                     parameters=PARAMETERS, kserve=False)
+    s = InferaServer(repo)
+    try:
+        s.wait_ready()
+        index = json.loads(s.request("POST", "/v2/repository/index", "")[2])
+        [entry] = [e for e in index if e["name"] == "bad"]
+        assert entry["state"] == "UNAVAILABLE", entry
+        assert "line 2: unsupported filter 'frobnicate'" in entry["reason"], entry
+    finally:
+        s.stop()
+
+
 # --- the official openai npm client -----------------------------------------------------------
 
 def run_node(server, scenario):
