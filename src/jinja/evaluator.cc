@@ -50,6 +50,21 @@ int64_t CheckedInt(long double v, const char* op) {
 
 }  // namespace
 
+class RenderDepthGuard {
+ public:
+  explicit RenderDepthGuard(Evaluator& ev) : ev_(ev) {
+    if (++ev_.render_depth_ > ev_.options_.limits.max_render_depth) {
+      --ev_.render_depth_;
+      throw Error("template evaluation nests deeper than " + std::to_string(ev_.options_.limits.max_render_depth) +
+                  " levels");
+    }
+  }
+  ~RenderDepthGuard() { --ev_.render_depth_; }
+
+ private:
+  Evaluator& ev_;
+};
+
 Value GetAttr(const Value& obj, const std::string& name) {
   if (obj.is_undefined()) ThrowUndefined(obj);
   if (obj.is_dict()) {
@@ -148,6 +163,7 @@ Evaluator::Flow Evaluator::Exec(const Body& body, std::string& out) {
 }
 
 Evaluator::Flow Evaluator::ExecNode(const Node& node, std::string& out) {
+  RenderDepthGuard guard(*this);
   switch (node.kind) {
     case Node::Kind::kText: Append(out, node.text); break;
     case Node::Kind::kOutput: Append(out, Eval(*node.expr).Str()); break;
@@ -407,6 +423,7 @@ bool Evaluator::ApplyTest(const std::string& name, const Value& input, CallArgs&
 }
 
 Value Evaluator::Eval(const Expr& e) {
+  RenderDepthGuard guard(*this);
   try {
     return EvalInner(e);
   } catch (Error& error) {

@@ -23,6 +23,9 @@ struct RenderLimits {
   size_t max_output_bytes = 8 << 20;  // also bounds every string a template builds
   int64_t max_loop_iterations = 1'000'000;  // all loops of one render together
   int max_call_depth = 64;                  // macro (and caller) recursion
+  // Blocks and expressions being evaluated at once, macro calls included: what bounds
+  // the evaluator's C++ stack (about 1 KiB a level under ASan).
+  int max_render_depth = 1000;
 };
 
 struct RenderOptions {
@@ -68,6 +71,8 @@ class Evaluator {
   std::vector<Frame> frames_;  // [0]: globals + context + top-level sets
   int64_t iterations_ = 0;
   int call_depth_ = 0;
+  int render_depth_ = 0;
+  friend class RenderDepthGuard;
   int loop_depth_ = 0;
 };
 

@@ -93,6 +93,12 @@ TEST(JinjaTest, OutputLoopsAndRecursionAreBounded) {
               HasSubstr("loop iterations"));
   EXPECT_THAT(Render("{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}", "{}", small),
               HasSubstr("macro calls nest deeper than 10"));
+  // Deep blocks in a recursive macro: the evaluator's stack is bounded too.
+  std::string deep = "{% macro m(n) %}";
+  for (int i = 0; i < 120; ++i) deep += "{% if true %}";
+  deep += "{{ m(n + 1) }}";
+  for (int i = 0; i < 120; ++i) deep += "{% endif %}";
+  EXPECT_THAT(Render(deep + "{% endmacro %}{{ m(0) }}"), HasSubstr("template evaluation nests deeper than 1000 levels"));
   EXPECT_THAT(Render("{{ range(100001) | length }}"), HasSubstr("Range too big"));
   EXPECT_THAT(Render("{{ [1] * 100000000 }}"), HasSubstr("loop iterations"));
   // The defaults hold a generous chat prompt.
