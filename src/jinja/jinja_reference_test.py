@@ -54,7 +54,10 @@ WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The weather in a city, now",
     "parameters": {"type": "object",
                    "properties": {"city": {"type": "string", "enum": ["Paris", "Oslo"]},
-                                  "celsius": {"type": "boolean", "description": "°C or °F"}},
+                                  "celsius": {"type": "boolean", "description": "°C or °F"},
+                                  "days": {"type": "array", "items": {"type": "integer"}, "description": " 1-7 "},
+                                  "unit": {"type": ["string", "null"]},
+                                  "extra": {"type": "object", "additionalProperties": {"type": "number"}}},
                    "required": ["city"]}}}
 CLOCK = {"type": "function", "function": {"name": "get_time", "description": "What time it is",
                                           "parameters": {"type": "object", "properties": {}}}}
