@@ -1,4 +1,4 @@
-// Fuzz target: the chat template (llm/chat_template.h): family detection from a
+// Fuzz target: the chat template (llm/chat_template.h): parsing and family detection of a
 // tokenizer_config.json `chat_template` string, and rendering of a conversation.
 //
 // Input: parts split on the line "\n@@@@\n": the Jinja template, the BOS token, the EOS
@@ -6,8 +6,8 @@
 // add_generation_prompt values are rendered, without tools and with one tool; an
 // assistant message's content also becomes a tool call's arguments (rendered as they are)
 // and a tool message's content its tool_call_id.
-// Invariant checked beyond "no crash": a rendered prompt has at least
-// ChatTemplate::MinRenderedBytes bytes (the bound the prompt-length check relies on).
+// The template is rendered by the Jinja engine (fuzz_jinja fuzzes it alone); a template
+// may drop message text, so MinRenderedBytes is no invariant here (chat_template.h).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -41,11 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::vector<infera::ChatTool> tools = {{"f", "a function", R"({"type":"object"})"}};
   for (const auto* conversation : {&messages, &with_calls}) {
-    const size_t least = infera::llm::ChatTemplate::MinRenderedBytes(*conversation);
     for (bool generation_prompt : {true, false}) {
       for (const auto& t : {std::vector<infera::ChatTool>{}, tools}) {
         auto rendered = chat->Render(*conversation, generation_prompt, t);
-        if (rendered.ok() && rendered->size() < least) std::abort();
+        if (!rendered.ok() && rendered.status().code() != absl::StatusCode::kInvalidArgument) std::abort();
       }
     }
   }

@@ -35,6 +35,7 @@ HARDENING_PKGS=(
 # Tools used to make demo models and to test the server from outside.
 TOOL_PKGS=(
   python3 python3-torch python3-torchvision python3-numpy   # demo models + reference checks
+  python3-jinja2         # the reference renderer of chat templates (src/jinja/jinja_reference_test.py)
   python3-pil python3-skimage  # demo photos (scikit-image's sample data) + their PIL reference
   python3-pytest         # integration tests drive the real binary from Python
   python3-grpcio python3-grpc-tools python3-protobuf  # independent gRPC client for tests

@@ -1,72 +1,75 @@
-// ChatTemplate: renders chat messages into a prompt for the common template families,
-// detected from tokenizer_config.json's Jinja `chat_template` by its marker tokens —
-// no Jinja engine:
+// ChatTemplate: renders chat messages into a prompt with the model's own Jinja
+// `chat_template` (tokenizer_config.json, or a GGUF's tokenizer.chat_template) through
+// infera's Jinja engine (src/jinja, docs/jinja.md), as Hugging Face's
+// apply_chat_template does: the variables messages, tools (none when not given),
+// documents (none), add_generation_prompt, bos_token and eos_token (when the tokenizer
+// has them). A list-of-named-templates config picks "tool_use" when the request has
+// tools and the list has one, else "default" (as Hugging Face does).
 //
-//   Llama-3   "<|start_header_id|>"   <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>…
-//   ChatML    "<|im_start|>"          <|im_start|>user\nHi<|im_end|>\n…  (Qwen: its default system
-//                                     message, read from the template, when none is given)
-//   Llama-2   "[INST]" and "<<SYS>>"  <s>[INST] <<SYS>>\nsys\n<</SYS>>\n\nHi [/INST] answer </s>…
-//   Mistral   "[INST]"                <s>[INST] Hi [/INST]answer</s>[INST] …  (a system message is
-//                                     put before the first user message)
-// Any other template is an error naming the families; so is a model without one.
+// Messages reach the template in OpenAI's shape: {"role", "content"} (content none for
+// an assistant message that only calls tools), "tool_calls": [{"id", "type": "function",
+// "function": {"name", "arguments"}}] with the arguments as a JSON object (as vLLM passes
+// them; text that is no JSON stays a string), and a tool message's "tool_call_id".
+// Tools: [{"type": "function", "function": {"name", "description", "parameters"}}].
 //
-// Tools (OpenAI's `tools`, tool results and assistant tool calls) are rendered per family
-// as the families' own templates do (docs/structured_output.md "OpenAI surface"):
-//   ChatML    Hermes/Qwen: a "# Tools" block with <tools>…</tools> in the system message;
-//             assistant calls as <tool_call>\n{"name", "arguments"}\n</tool_call>; tool
-//             results as <tool_response>…</tool_response> in a user turn
-//   Llama-3   Llama-3.1 JSON: the functions and the answer format before the first user
-//             message; calls as {"name", "parameters"}; results in an `ipython` turn
-//   Mistral   [AVAILABLE_TOOLS][…][/AVAILABLE_TOOLS] before the last user message; calls
-//             as [TOOL_CALLS][{"name", "arguments", "id"}]; results as [TOOL_RESULTS]
-//   Llama-2   no tool format: tools, tool messages and tool calls are refused
+// The family, read from the template's marker tokens, only says how the model writes
+// tool calls (tool_call_format, for src/openai/tool_call_parser.h):
+//   Llama-3   "<|start_header_id|>"                  kLlama3   {"name", "parameters"}
+//   ChatML    "<|im_start|>" or "<tool_call>"         kHermes   <tool_call>{…}</tool_call>
+//   Mistral   "[TOOL_CALLS]", or "[INST]" w/o <<SYS>>  kMistral  [TOOL_CALLS][{…}]
+//   Llama-2   "[INST]" and "<<SYS>>"                   kNone
+//   other     (Phi, Gemma, DeepSeek, …)                kNone
+// Tools, tool messages and tool calls are refused for a kNone family (their answers could
+// not be read back), and tools for a template that never mentions `tools` (the model
+// would not see them).
 //
-// Thread-safe (a value type).
+// Thread-safe: Render is const and shares only the immutable parsed template.
 #ifndef INFERA_LLM_CHAT_TEMPLATE_H_
 #define INFERA_LLM_CHAT_TEMPLATE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "api/chat_message.h"
+#include "jinja/template.h"
 
 namespace infera::llm {
 
 class ChatTemplate {
  public:
-  enum class Kind { kLlama3, kChatMl, kLlama2, kMistral };
+  enum class Kind { kLlama3, kChatMl, kLlama2, kMistral, kOther };
 
-  // FailedPrecondition when `jinja` is empty, InvalidArgument when it is no known family.
-  static absl::StatusOr<ChatTemplate> Detect(std::string_view jinja, std::string bos_token,
-                                             std::string eos_token);
+  // FailedPrecondition when `jinja` is empty; InvalidArgument naming the line and the
+  // construct when it (or `tool_use_jinja`, the named "tool_use" template, when given)
+  // cannot be parsed.
+  static absl::StatusOr<ChatTemplate> Detect(std::string_view jinja, std::string bos_token, std::string eos_token,
+                                             std::string_view tool_use_jinja = {});
 
-  // InvalidArgument for an unknown role, an empty conversation, or tools in a family
-  // without a tool format. A tool's parameters_json and a call's arguments must be JSON
-  // text (the OpenAI request parser checks them); they are rendered as they are.
+  // InvalidArgument for an unknown role, an empty conversation, tools the template cannot
+  // take (above), or a render error (the template's raise_exception message, with its
+  // line). A tool's parameters_json and a call's arguments are JSON text (the OpenAI
+  // request parser checks them).
   absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                      const std::vector<ChatTool>& tools = {}) const;
-  // At most the bytes of Render(messages, ...) whenever it succeeds, without rendering:
-  // the contents of the messages other than system ones, less the surrounding
-  // whitespace some families trim (every family renders each of them). With the
-  // tokenizer's bytes-per-token bound it gives a chat prompt's least length before it
-  // is rendered (prompt_length.h). O(messages + trimmed whitespace).
+  // The bytes of the messages other than system ones, less surrounding whitespace: what
+  // the prompt-length pre-check (prompt_length.h) assumes a rendered prompt holds at
+  // least. True of every family template infera tests; a template that drops message
+  // text (Qwen3 drops earlier turns' reasoning) can render less, and then a conversation
+  // near the length limit is refused before it is rendered. O(messages).
   static size_t MinRenderedBytes(const std::vector<ChatMessage>& messages);
   Kind kind() const { return kind_; }
   ToolCallFormat tool_call_format() const;
   std::string_view name() const;
 
  private:
-  Kind kind_ = Kind::kChatMl;
-  absl::StatusOr<std::string> RenderChatMl(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                           const std::vector<ChatTool>& tools) const;
-  absl::StatusOr<std::string> RenderLlama3(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                           const std::vector<ChatTool>& tools) const;
-  absl::StatusOr<std::string> RenderInst(const std::vector<ChatMessage>& messages,
-                                         const std::vector<ChatTool>& tools) const;
-
-  std::string bos_, eos_, default_system_;
+  Kind kind_ = Kind::kOther;
+  jinja::Template default_;
+  std::optional<jinja::Template> tool_use_;
+  bool renders_tools_ = false;  // the template used with tools mentions `tools`
+  std::string bos_, eos_;
 };
 
 }  // namespace infera::llm

@@ -137,7 +137,12 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
                    << KvKernelIsaName(BestKvKernelIsa()) << "); max_model_len " << sc.max_model_len
                    << ", max_num_seqs " << sc.max_num_seqs << ", " << threads << " threads";
   absl::StatusOr<ChatTemplate> chat = ChatTemplate::Detect(tokenizer->chat_template(), tokenizer->bos_token(),
-                                                           tokenizer->eos_token());
+                                                           tokenizer->eos_token(), tokenizer->chat_template_tool_use());
+  // No template: /v1/completions still serves. A template that cannot be parsed: the load fails,
+  // naming the line and the construct.
+  if (!chat.ok() && !absl::IsFailedPrecondition(chat.status())) {
+    return absl::InvalidArgumentError(StrCat("model '", config.name(), "': ", chat.status().message()));
+  }
   // The prompt worker's queue is bounded like the engine's waiting queue.
   auto model = std::make_unique<LlmModel>(config.name(), std::move(tokenizer), std::move(chat),
                                           config.max_batch_size() > 0,

@@ -301,6 +301,7 @@ absl::Status Tokenizer::ParseTokenizerConfig(std::string_view text) {
     if (ct->IsArray()) {
       for (const auto& entry : ct->GetArray()) {
         if (GetString(entry, "name") == "default") chat_template_ = GetString(entry, "template").value_or("");
+        if (GetString(entry, "name") == "tool_use") chat_template_tool_use_ = GetString(entry, "template").value_or("");
       }
     }
   }

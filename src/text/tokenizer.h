@@ -124,8 +124,10 @@ class Tokenizer {
   const std::vector<int32_t>& eos_token_ids() const { return eos_ids_; }
   const std::string& bos_token() const { return bos_token_; }
   const std::string& eos_token() const { return eos_token_; }
-  // tokenizer_config.json "chat_template" ("" when absent).
+  // tokenizer_config.json "chat_template" ("" when absent); in the list-of-named-templates
+  // form, the one named "default", and chat_template_tool_use() the one named "tool_use".
   const std::string& chat_template() const { return chat_template_; }
+  const std::string& chat_template_tool_use() const { return chat_template_tool_use_; }
   const std::vector<AddedToken>& added_tokens() const { return added_; }
   // The window of a budgeted encoding (see the file comment; 64 KiB). Tests and the fuzz
   // target set a few bytes to exercise the cuts; no effect where the tokenizer has none.
@@ -183,7 +185,7 @@ class Tokenizer {
   // Special-token facts.
   std::optional<int32_t> bos_id_;
   std::vector<int32_t> eos_ids_;
-  std::string bos_token_, eos_token_, chat_template_;
+  std::string bos_token_, eos_token_, chat_template_, chat_template_tool_use_;
 };
 
 }  // namespace infera::text

@@ -7,7 +7,7 @@
     writes; a tool message round trip goes through the chat template (the prompt grows);
   - constrained (needs the grammar engine, src/grammar/ in the LLM engine): json_object,
     json_schema (validated with jsonschema), guided_choice, guided_regex;
-  - tools render into every family's prompt (the prompt grows); tool_choice
+  - tools render into every family's prompt through its own template (the prompt grows); tool_choice
     required / named give valid calls at temperature 1 on a random-weights model, whole
     and as delta.tool_calls; auto parses the call each family's model (ChatML/Hermes,
     Llama-3, Mistral) was made to write by a guided_grammar;
@@ -26,19 +26,27 @@ import pytest
 import llm_testutil as u
 from infera_server import ROOT, InferaServer
 
-CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content']"
-          " + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
-          "{% endif %}")
+# The models' own chat templates (tests/data/chat_templates/, rendered by src/jinja): each
+# family's template renders tools, tool calls and tool results itself.
+TEMPLATES = os.path.join(ROOT, "tests", "data", "chat_templates")
+
+
+def fixture(name):
+    with open(os.path.join(TEMPLATES, name), encoding="utf-8") as f:
+        return f.read()
+
+
+CHATML = fixture("qwen2_5.jinja")  # ChatML with Hermes/Qwen tool calls
 LLAMA2 = "{% if system %}[INST] <<SYS>>\n{{ system }}\n<</SYS>>\n\n{% endif %}[INST] {{ c }} [/INST]"
-LLAMA3 = "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{% endfor %}"
-MISTRAL = "{{ bos_token }}{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}"
+LLAMA3 = fixture("llama3_1_style.jinja")
+MISTRAL = fixture("mistral_v0_3.jinja")
 CLIENTS = os.path.join(ROOT, "tests", "clients")
 
 VOCAB, MERGES = u.train_byte_level_bpe(u.SAMPLE_TEXT, 40)
 N = len(VOCAB)
 TOKENIZER = u.byte_level_tokenizer_json(VOCAB, MERGES, "gpt2",
                                         [("<|endoftext|>", N), ("<|im_start|>", N + 1), ("<|im_end|>", N + 2)])
-CONFIG = u.tiny_config(vocab_size=N + 3, max_position_embeddings=2048, eos_token_id=N)
+CONFIG = u.tiny_config(vocab_size=N + 3, max_position_embeddings=4096, eos_token_id=N)  # room for the tools blocks
 WEIGHTS = u.random_weights(CONFIG, seed=27)
 PARAMETERS = {"max_num_seqs": 8, "kv_cache_memory_bytes": "16MiB"}
 
@@ -279,6 +287,22 @@ def test_tools_render_for_every_family(server):
         plain = chat(server, model=model, max_tokens=1)
         with_tools = chat(server, model=model, tools=[WEATHER], max_tokens=1)
         assert with_tools["usage"]["prompt_tokens"] > plain["usage"]["prompt_tokens"] + 30, model
+
+
+def test_a_template_that_cannot_be_parsed_fails_the_load_naming_the_construct():
+    repo = tempfile.mkdtemp(prefix="infera-openai-badtemplate-")
+    bad = "{% for m in messages %}\n{{ m.content | frobnicate }}{% endfor %}"
+    u.write_llm_repo(repo, "bad", CONFIG, WEIGHTS, TOKENIZER, {"eos_token": "<|endoftext|>", "chat_template": bad},
+                     parameters=PARAMETERS, kserve=False)
+    s = InferaServer(repo)
+    try:
+        s.wait_ready()
+        index = json.loads(s.request("POST", "/v2/repository/index", "")[2])
+        [entry] = [e for e in index if e["name"] == "bad"]
+        assert entry["state"] == "UNAVAILABLE", entry
+        assert "line 2: unsupported filter 'frobnicate'" in entry["reason"], entry
+    finally:
+        s.stop()
 
 
 # --- the official openai npm client -----------------------------------------------------------
