@@ -87,11 +87,6 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   sc.enable_chunked_prefill = options.enable_chunked_prefill;
   sc.policy = options.policy;
   sc.max_model_len = options.max_model_len.value_or(mc.max_position_embeddings);
-  if (mc.sliding_window > 0 && sc.max_model_len > mc.sliding_window) {
-    INFERA_LOG(WARNING) << "model '" << config.name() << "': max_model_len capped at the sliding window "
-                        << mc.sliding_window << " (sliding-window attention is not implemented)";
-    sc.max_model_len = mc.sliding_window;
-  }
   sc.eos_token_ids = tokenizer->eos_token_ids();
   if (context.metrics) {
     engine.metrics_series = LlmMetricsSeries::Acquire(context.metrics, config.name(), sc.max_model_len);
