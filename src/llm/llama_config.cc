@@ -166,6 +166,7 @@ absl::StatusOr<LlamaConfig> LlamaConfig::Parse(std::string_view text) {
   c.fused_weights = type == "phi3";
   // Gemma names the MLP activation `hidden_activation` (its `hidden_act` is legacy).
   std::optional<std::string> act = c.gemma ? GetString(doc, "hidden_activation") : std::nullopt;
+  const char* act_field = act ? "hidden_activation" : "hidden_act";
   if (!act) act = GetString(doc, "hidden_act");
   const std::string activation = act.value_or(c.gemma ? "gelu_pytorch_tanh" : "silu");
   if (activation == "silu" || activation == "swish") {
@@ -173,7 +174,7 @@ absl::StatusOr<LlamaConfig> LlamaConfig::Parse(std::string_view text) {
   } else if (activation == "gelu_pytorch_tanh" || activation == "gelu_new") {
     c.activation = MlpActivation::kGeluTanh;
   } else {
-    return absl::InvalidArgumentError(StrCat("config.json: hidden_act \"", activation,
+    return absl::InvalidArgumentError(StrCat("config.json: ", act_field, " \"", activation,
                                              "\" is not supported (silu, gelu_pytorch_tanh)"));
   }
   auto need = [&](std::string_view key, int64_t& out) -> absl::Status {
