@@ -34,9 +34,17 @@ absl::Status ParseRopeScaling(const rapidjson::Value& doc, LlamaConfig& config) 
 }
 
 
+// The member `key` including an explicit null (FindMember treats null as absent, but for
+// these fields null means "off", unlike absent, which means the class default).
+const rapidjson::Value* RawMember(const rapidjson::Value& doc, std::string_view key) {
+  if (!doc.IsObject()) return nullptr;
+  auto it = doc.FindMember(rapidjson::Value(rapidjson::StringRef(key.data(), key.size())));
+  return it == doc.MemberEnd() ? nullptr : &it->value;
+}
+
 // A float field that Hugging Face lets be null (= off): `fallback` when absent.
 absl::StatusOr<double> NullableDouble(const rapidjson::Value& doc, std::string_view key, double fallback) {
-  const rapidjson::Value* v = FindMember(doc, key);
+  const rapidjson::Value* v = RawMember(doc, key);
   if (!v) return fallback;
   if (v->IsNull()) return 0.0;
   if (!v->IsNumber() || v->GetDouble() < 0) {
@@ -90,7 +98,7 @@ absl::Status ParseGemma(const rapidjson::Value& doc, LlamaConfig& c) {
 // family's rule (Hugging Face's modeling code for that architecture).
 absl::Status ParseLayerWindows(const rapidjson::Value& doc, LlamaConfig& c) {
   const std::string& type = c.model_type;
-  const rapidjson::Value* sw = FindMember(doc, "sliding_window");
+  const rapidjson::Value* sw = RawMember(doc, "sliding_window");
   int64_t window = 0;
   if (sw && !sw->IsNull()) {
     if (!sw->IsInt64() || sw->GetInt64() <= 0) {
@@ -102,6 +110,9 @@ absl::Status ParseLayerWindows(const rapidjson::Value& doc, LlamaConfig& c) {
   }
   c.layer_window.assign(static_cast<size_t>(c.num_layers), 0);
   std::vector<bool> sliding(static_cast<size_t>(c.num_layers), false);
+  // Whether the config asks for sliding layers explicitly (then a missing window is an
+  // error) or only by the family's default (then a null window means none, as in HF).
+  bool explicit_request = false;
   if (const rapidjson::Value* types = FindMember(doc, "layer_types"); types && !types->IsNull()) {
     if (!types->IsArray() || static_cast<int64_t>(types->Size()) != c.num_layers) {
       return absl::InvalidArgumentError(
@@ -112,6 +123,7 @@ absl::Status ParseLayerWindows(const rapidjson::Value& doc, LlamaConfig& c) {
       const std::string name = t.IsString() ? std::string(t.GetString(), t.GetStringLength()) : "";
       if (name == "sliding_attention") {
         sliding[i] = true;
+        explicit_request = true;
       } else if (name != "full_attention") {
         return absl::InvalidArgumentError(StrCat("config.json: layer_types[", i, "] \"", name,
                                                  "\" is not supported (full_attention, sliding_attention)"));
@@ -119,7 +131,9 @@ absl::Status ParseLayerWindows(const rapidjson::Value& doc, LlamaConfig& c) {
     }
   } else {
     const bool qwen = type == "qwen2" || type == "qwen3";
-    const bool use = GetBool(doc, "use_sliding_window").value_or(type == "mistral" || type == "phi3" || c.gemma);
+    const std::optional<bool> requested = GetBool(doc, "use_sliding_window");
+    explicit_request = requested.value_or(false);
+    const bool use = requested.value_or(type == "mistral" || type == "phi3" || c.gemma) && (explicit_request || window > 0);
     const int64_t max_window_layers = GetInt(doc, "max_window_layers").value_or(qwen ? c.num_layers : 0);
     const int64_t pattern = GetInt(doc, "sliding_window_pattern").value_or(6);
     if (type == "gemma3_text" && pattern <= 0) {
