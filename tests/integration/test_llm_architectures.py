@@ -6,20 +6,21 @@ norms, alternating sliding window), Gemma-3 text (q/k norm, local/global layers 
 their own rope base). docs/llm.md, "Architectures".
 
 Each tiny random-weight checkpoint (3-4 layers x 64 hidden, 4/2 heads, vocab 1024, the
-fortune demo model's tokenizer, sliding window 16) is written as float32 and bfloat16:
+fortune demo model's tokenizer, sliding window 16) is written as float32 and bfloat16,
+and the float32 one is also served with `quantization: int8` and `int4`:
   - the paged runner's logits (tool `llm_logits`: chunked prefill over scrambled block
-    tables, batched) equal the reference's within |d| <= 1e-4 + 1e-4 |ref|, and its
-    batched greedy decode equals the reference's tokens;
+    tables, batched; float32 and bfloat16) equal the reference's within
+    |d| <= 1e-4 + 1e-4 |ref|, and its batched greedy decode equals the reference's tokens;
   - through the real server's /v1/completions (greedy, prompt token ids), prompts of
     3-45 tokens (past the 16-token window), one at a time and 8 concurrently (batched
-    decode), produce the reference's tokens;
+    decode), produce the reference's tokens, and the chosen tokens' logprobs equal the
+    reference's log-softmax within 1e-3 -- for int8 / int4 against the reference run on
+    the same blocks dequantised (llm_reference.quantised);
   - each architecture-specific feature changes the reference's output on these weights
     (so the comparisons above could fail if the engine ignored it);
   - config fields the engine does not implement are load errors naming the field.
 A step where the reference's top-2 logits are within 1e-3 is numerically fragile: the
 token comparison stops there.
-Quantised weights (`quantization: int8|int4`) are not compared here: the reference does
-not re-implement the packed quantisation (test_llm_quantization.py covers them).
 """
 
 import concurrent.futures
@@ -40,6 +41,8 @@ import llm_reference as ref  # noqa: E402
 LLM_LOGITS = os.path.join(os.path.dirname(BINARY), "tools", "llm", "llm_logits")
 ARCHS = sorted(ref.ARCHITECTURES)
 DTYPES = ["float32", "bfloat16"]
+# What the server serves: the stored dtypes, and the float32 weights quantised at load.
+VARIANTS = DTYPES + ["int8", "int4"]
 GEN = 8
 FRAGILE = 1e-3
 PROMPTS = [[7, 300, 42], [(i * 37) % 1000 + 3 for i in range(20)], [(i * 53) % 1000 + 5 for i in range(45)]]
@@ -51,22 +54,27 @@ def tokenizer_dir():
 
 @pytest.fixture(scope="module")
 def checkpoints():
-    """{(arch, dtype): (dir, config, weights as stored)} under one temporary repository."""
+    """{(arch, variant): (model name, dir, config, weights the engine computes with)}
+    under one temporary repository."""
     repo = tempfile.mkdtemp(prefix="infera-arch-")
     out = {}
     for arch in ARCHS:
-        for dtype in DTYPES:
-            name = f"{arch}_{dtype}".replace("_text", "")
+        for variant in VARIANTS:
+            name = f"{arch}_{variant}".replace("_text", "")
             version = os.path.join(repo, name, "1")
+            dtype = variant if variant in DTYPES else "float32"
             ref.make_checkpoint(version, ref.tiny_config(arch), seed=3, dtype=dtype, tokenizer_from=tokenizer_dir())
+            quantization = variant if variant not in DTYPES else "none"
             with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
                 f.write(f'name: "{name}"\nbackend: "llm"\nmax_batch_size: 0\n'
                         'instance_group [ { count: 1 kind: KIND_CPU } ]\n'
                         'parameters { key: "max_num_seqs" value: { string_value: "8" } }\n'
                         'parameters { key: "block_size" value: { string_value: "4" } }\n'
+                        'parameters { key: "kv_cache_dtype" value: { string_value: "fp32" } }\n'
+                        f'parameters {{ key: "quantization" value: {{ string_value: "{quantization}" }} }}\n'
                         'parameters { key: "kv_cache_memory_bytes" value: { string_value: "4MiB" } }\n')
             config, weights = ref.load(version)
-            out[(arch, dtype)] = (name, version, config, weights)
+            out[(arch, variant)] = (name, version, config, ref.quantised(config, weights, quantization))
     yield repo, out
 
 
@@ -118,30 +126,58 @@ def test_runner_logits_and_batched_greedy_match_reference(checkpoints, arch, dty
                 assert matching_prefix_ok(want, margins, seq["generated"]), (arch, prompt, want, seq["generated"])
 
 
-def complete_ids(server, model, prompt):
-    """Greedy token ids of /v1/completions for a token-id prompt."""
+def complete(server, model, prompt):
+    """(greedy token ids, their logprobs) of /v1/completions for a token-id prompt."""
     body = dict(model=model, prompt=prompt, max_tokens=GEN, temperature=0, ignore_eos=True, logprobs=1,
                 return_tokens_as_token_ids=True)
     status, _, data = server.request("POST", "/v1/completions", json.dumps(body),
                                      {"Content-Type": "application/json"})
     assert status == 200, data
-    tokens = json.loads(data)["choices"][0]["logprobs"]["tokens"]
-    return [int(t.split(":", 1)[1]) for t in tokens]
+    logprobs = json.loads(data)["choices"][0]["logprobs"]
+    return [int(t.split(":", 1)[1]) for t in logprobs["tokens"]], logprobs["token_logprobs"]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+def complete_ids(server, model, prompt):
+    return complete(server, model, prompt)[0]
+
+
+def check_against_reference(config, weights, prompt, want, margins, got, logprobs, label):
+    assert matching_prefix_ok(want, margins, got), (label, len(prompt), want, got)
+    # The chosen tokens' logprobs, up to the first fragile step, against the reference's
+    # log-softmax over the same (server-chosen) continuation.
+    logits = ref.forward(config, weights, prompt + got)
+    for i, token in enumerate(got):
+        if margins[i] < FRAGILE or token != want[i]:
+            break
+        row = logits[len(prompt) - 1 + i]
+        expected = row[token] - row.max() - np.log(np.exp(row - row.max()).sum())
+        assert abs(logprobs[i] - expected) <= 1e-3, (label, len(prompt), i, logprobs[i], expected)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("arch", ARCHS)
-def test_server_greedy_prefill_and_batched_decode_match_reference(server, checkpoints, arch, dtype):
+def test_server_greedy_prefill_and_batched_decode_match_reference(server, checkpoints, arch, variant):
     _, models = checkpoints
-    name, _, config, weights = models[(arch, dtype)]
+    name, _, config, weights = models[(arch, variant)]
     prompts = PROMPTS + [[(i * 11 + k * 29) % 1000 + 2 for k in range(4 + 5 * i)] for i in range(5)]
     expected = [ref.greedy(config, weights, p, GEN) for p in prompts]
-    alone = [complete_ids(server, name, p) for p in prompts]
+    alone = [complete(server, name, p) for p in prompts]
     with concurrent.futures.ThreadPoolExecutor(len(prompts)) as pool:
-        together = list(pool.map(lambda p: complete_ids(server, name, p), prompts))
+        together = list(pool.map(lambda p: complete(server, name, p), prompts))
     for prompt, (want, margins), one, batched in zip(prompts, expected, alone, together):
-        assert matching_prefix_ok(want, margins, one), (arch, dtype, len(prompt), want, one)
-        assert matching_prefix_ok(want, margins, batched), (arch, dtype, len(prompt), want, batched)
+        check_against_reference(config, weights, prompt, want, margins, *one, f"{name} alone")
+        check_against_reference(config, weights, prompt, want, margins, *batched, f"{name} batched")
+
+
+def test_quantisation_changes_the_reference_output(checkpoints):
+    """The int8 / int4 references differ from the float32 one (so serving float32 weights
+    for a quantised model would fail the comparisons above)."""
+    _, models = checkpoints
+    for arch in ARCHS:
+        base = ref.forward(models[(arch, "float32")][2], models[(arch, "float32")][3], PROMPTS[1])
+        for mode in ("int8", "int4"):
+            diff = np.abs(ref.forward(models[(arch, mode)][2], models[(arch, mode)][3], PROMPTS[1]) - base).max()
+            assert diff > 2e-3, (arch, mode, diff)
 
 
 # Each feature, switched off in the reference's config, changes its output: so the

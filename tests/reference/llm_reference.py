@@ -168,6 +168,61 @@ def inverse_frequencies(c, local=False):
     raise ValueError(f"rope_scaling {kind}")
 
 
+# ------------------------------------------------------------ weight quantisation
+#
+# The engine's `quantization` parameter (docs/llm.md, "Weight quantisation"): weight-only,
+# symmetric, activations stay fp32; every layer projection is quantised from its fp32
+# values, the LM head as int8 for both modes, the embedding table and norms untouched.
+#   int8: per output channel, scale = absmax / 127 (fp32), q = round-half-even(w / scale)
+#   int4: per output channel and group of 32 input features, d = fp16(extreme / -8) where
+#         `extreme` is the group's value of largest magnitude (the first such), q =
+#         round-half-even(w / d) clamped to [-8, 7]
+# The reference replaces those weights with their dequantised values q * scale.
+
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "down_proj",
+               "gate_up_proj")
+
+
+def dequantised_int8(w):
+    w = w.astype(np.float32)
+    scale = (np.abs(w).max(axis=1, keepdims=True) / np.float32(127)).astype(np.float32)
+    safe = np.where(scale > 0, scale, np.float32(1))
+    q = np.clip(np.rint(w / safe), -127, 127).astype(np.float32)
+    return np.where(scale > 0, q * scale, np.float32(0)).astype(np.float64)
+
+
+def dequantised_int4(w, group=32):
+    w = w.astype(np.float32)
+    out = np.zeros_like(w, dtype=np.float64)
+    for g0 in range(0, w.shape[1], group):
+        block = w[:, g0:g0 + group]
+        first_max = np.argmax(np.abs(block), axis=1)  # argmax returns the first maximum
+        extreme = block[np.arange(block.shape[0]), first_max]
+        d = (extreme / np.float32(-8)).astype(np.float16).astype(np.float32)[:, None]
+        safe = np.where(d != 0, d, np.float32(1))
+        q = np.clip(np.rint(block / safe), -8, 7).astype(np.float32)
+        out[:, g0:g0 + group] = np.where(d != 0, q * d, np.float32(0))
+    return out
+
+
+def quantised(config, weights, mode):
+    """The weights as the engine computes with them under `quantization: mode`."""
+    if mode in (None, "none"):
+        return weights
+    layer = dequantised_int8 if mode == "int8" else dequantised_int4
+    out = dict(weights)
+    for name, w in weights.items():
+        if name.startswith("model.layers.") and name.endswith(".weight") and name.split(".")[-2] in PROJECTIONS:
+            out[name] = layer(w)
+    gemma = is_gemma(config)
+    if config.get("tie_word_embeddings", gemma) or "lm_head.weight" not in weights:
+        out["lm_head.weight"] = dequantised_int8(weights["model.embed_tokens.weight"])
+        out["_tied_head_quantised"] = True
+    else:
+        out["lm_head.weight"] = dequantised_int8(weights["lm_head.weight"])
+    return out
+
+
 # --------------------------------------------------------------------------- forward
 
 
@@ -260,7 +315,8 @@ def forward(c, w, tokens):
         mlp = (act(gate) * up) @ w[p + "mlp.down_proj.weight"].T
         x = x + (rms_norm(mlp, w[p + "post_feedforward_layernorm.weight"], eps, True) if gemma else mlp)
     x = rms_norm(x, w["model.norm.weight"], eps, gemma)
-    head = w.get("lm_head.weight") if not c.get("tie_word_embeddings", gemma) else None
+    tied = c.get("tie_word_embeddings", gemma) and not w.get("_tied_head_quantised")
+    head = None if tied else w.get("lm_head.weight")
     logits = x @ (head if head is not None else w["model.embed_tokens.weight"]).T
     if final_cap:
         logits = final_cap * np.tanh(logits / final_cap)
