@@ -14,14 +14,63 @@ absl::Status Missing(std::string_view field) {
   return absl::InvalidArgumentError(StrCat("config.json: \"", field, "\" is missing or not an integer"));
 }
 
+// rope_scaling.<key>: head_dim / 2 positive numbers.
+absl::StatusOr<std::vector<double>> RopeFactors(const rapidjson::Value& rs, std::string_view key, int64_t half) {
+  const rapidjson::Value* v = FindMember(rs, key);
+  if (!v || !v->IsArray() || static_cast<int64_t>(v->Size()) != half) {
+    return absl::InvalidArgumentError(
+        StrCat("config.json: rope_scaling.", key, " must be a list of head_dim / 2 = ", half, " numbers"));
+  }
+  std::vector<double> out;
+  for (const auto& f : v->GetArray()) {
+    if (!f.IsNumber() || !(f.GetDouble() > 0)) {
+      return absl::InvalidArgumentError(StrCat("config.json: rope_scaling.", key, " holds a non-positive value"));
+    }
+    out.push_back(f.GetDouble());
+  }
+  return out;
+}
+
+// Phi-3's longrope ("su" in older configs): per-frequency divisors, short_factor up to
+// original_max_position_embeddings and long_factor beyond, and cos/sin scaled by an
+// attention factor. Hugging Face picks the factor set from the current sequence length
+// and never re-rotates cached keys, so sequences past the original length have no single
+// well-defined rotation; the engine serves up to original_max_position_embeddings
+// tokens (short factors: exactly Hugging Face's result) and caps max_model_len there.
+absl::Status ParseLongRope(const rapidjson::Value& doc, const rapidjson::Value& rs, LlamaConfig& config) {
+  RopeScaling& s = config.rope_scaling;
+  s.type = "longrope";
+  const int64_t half = config.head_dim / 2;
+  ASSIGN_OR_RETURN(s.short_factor, RopeFactors(rs, "short_factor", half));
+  ASSIGN_OR_RETURN(std::vector<double> long_factor, RopeFactors(rs, "long_factor", half));
+  (void)long_factor;  // validated; used only past original_max_position_embeddings (refused)
+  std::optional<int64_t> original = GetInt(doc, "original_max_position_embeddings");
+  if (!original) original = GetInt(rs, "original_max_position_embeddings");
+  if (!original || *original <= 0) {
+    return absl::InvalidArgumentError(
+        "config.json: longrope needs a positive \"original_max_position_embeddings\"");
+  }
+  s.original_max_position_embeddings = *original;
+  const double factor = static_cast<double>(config.max_position_embeddings) / static_cast<double>(*original);
+  s.factor = factor;
+  if (auto a = GetDouble(rs, "attention_factor")) {
+    s.attention_factor = *a;
+  } else {
+    s.attention_factor =
+        factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(*original)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseRopeScaling(const rapidjson::Value& doc, LlamaConfig& config) {
   const rapidjson::Value* rs = FindMember(doc, "rope_scaling");
   if (!rs) return absl::OkStatus();
   std::string type = GetString(*rs, "rope_type").value_or(GetString(*rs, "type").value_or(""));
   if (type == "default" || type.empty()) return absl::OkStatus();
+  if (type == "longrope" || type == "su") return ParseLongRope(doc, *rs, config);
   if (type != "linear" && type != "llama3") {
     return absl::InvalidArgumentError(
-        StrCat("config.json: rope_scaling type \"", type, "\" is not supported (linear, llama3)"));
+        StrCat("config.json: rope_scaling type \"", type, "\" is not supported (linear, llama3, longrope)"));
   }
   RopeScaling& s = config.rope_scaling;
   s.type = type;
@@ -256,6 +305,14 @@ std::vector<float> LlamaConfig::RopeInverseFrequencies(bool local) const {
     inv[i] = 1.0f / std::pow(static_cast<float>(base), exponent);
   }
   if (local) return inv;  // Gemma-3's local rope is never scaled
+  if (rope_scaling.type == "longrope") {
+    // torch: 1.0 / (ext_factors * base ** (arange(0, dim, 2).float() / dim)), float32.
+    for (int64_t i = 0; i < half; ++i) {
+      const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+      inv[i] = 1.0f / (static_cast<float>(rope_scaling.short_factor[i]) *
+                       std::pow(static_cast<float>(rope_theta), exponent));
+    }
+  }
   if (rope_scaling.type == "linear") {
     for (float& f : inv) f = static_cast<float>(f / rope_scaling.factor);
   } else if (rope_scaling.type == "llama3") {

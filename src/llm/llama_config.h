@@ -4,7 +4,7 @@
 //
 // The supported family: pre-norm decoder layers with RMSNorm, rotary position
 // embeddings in Hugging Face's rotate-half layout (`rope_theta`; `rope_scaling` of type
-// "linear" or "llama3"), grouped-query attention (num_key_value_heads), a gated MLP
+// "linear", "llama3", or Phi-3's "longrope" up to its original length), grouped-query attention (num_key_value_heads), a gated MLP
 // (SwiGLU, or GeGLU with gelu_pytorch_tanh), tied or untied output embedding, optional
 // q/k/v(/o) biases (Qwen2; Llama's `attention_bias`), and the per-architecture variations
 // below (docs/llm.md, "Architectures"): per-head q/k RMSNorm (Qwen3, Gemma-3), fused
@@ -28,8 +28,12 @@
 namespace infera::llm {
 
 struct RopeScaling {
-  std::string type;  // "" (none), "linear", "llama3"
+  std::string type;  // "" (none), "linear", "llama3", "longrope" (Phi-3; "su" too)
   double factor = 1.0;
+  // longrope: the per-frequency divisors used up to original_max_position_embeddings
+  // (the only lengths served: max_model_len is capped there), and the cos/sin scale.
+  std::vector<double> short_factor;
+  double attention_factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 8192;

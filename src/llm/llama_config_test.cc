@@ -89,10 +89,29 @@ TEST(LlamaConfigArchitectures, Gemma3LocalGlobalLayersAndRopeBases) {
   EXPECT_EQ(typed->layer_window, (std::vector<int64_t>{0, 4, 0, 0, 0, 4}));
 }
 
+TEST(LlamaConfigArchitectures, Phi3LongRopeUsesShortFactorsAndTheAttentionFactor) {
+  auto c = LlamaConfig::Parse(Config("phi3", R"("max_position_embeddings": 131072,
+      "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
+      "rope_scaling": {"type": "longrope", "short_factor": [1, 2, 1, 1, 1, 1, 1, 4],
+                       "long_factor": [5, 5, 5, 5, 5, 5, 5, 5]})"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rope_scaling.type, "longrope");
+  EXPECT_EQ(c->rope_scaling.original_max_position_embeddings, 4096);
+  EXPECT_NEAR(c->rope_scaling.attention_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)), 1e-12);
+  const std::vector<float> inv = c->RopeInverseFrequencies();
+  EXPECT_FLOAT_EQ(inv[0], 1.0f);
+  EXPECT_NEAR(inv[1], std::pow(10000.0, -2.0 / 16) / 2, 1e-7);
+  EXPECT_NEAR(inv[7], std::pow(10000.0, -14.0 / 16) / 4, 1e-9);
+}
+
 TEST(LlamaConfigArchitectures, UnimplementedFieldsAreErrorsNamingThem) {
   const std::pair<std::string, std::string> cases[] = {
       {Config("phi3", R"("rope_scaling": {"type": "longrope", "short_factor": [1], "long_factor": [2]})"),
-       "rope_scaling type \"longrope\""},
+       "rope_scaling.short_factor must be a list of head_dim / 2 = 8 numbers"},
+      {Config("phi3", R"("rope_scaling": {"type": "su", "short_factor": [1,1,1,1,1,1,1,1],
+                         "long_factor": [1,1,1,1,1,1,1,1]})"),
+       "original_max_position_embeddings"},
+      {Config("qwen3", R"("rope_scaling": {"rope_type": "yarn", "factor": 4.0})"), "rope_scaling type \"yarn\""},
       {Config("phi3", R"("partial_rotary_factor": 0.5)"), "partial_rotary_factor"},
       {Config("llama", R"("mlp_bias": true)"), "mlp_bias"},
       {Config("llama", R"("quantization_config": {})"), "quantization_config"},

@@ -69,8 +69,9 @@ struct StepBatch {
 };
 
 // cos/sin of position · inv_freq for every token, in float32 as Hugging Face does.
-void RopeTables(const std::vector<int64_t>& positions, const std::vector<float>& inv_freq, std::vector<float>& cos,
-                std::vector<float>& sin) {
+// `scale` multiplies both (longrope's attention factor; 1 otherwise).
+void RopeTables(const std::vector<int64_t>& positions, const std::vector<float>& inv_freq, float scale,
+                std::vector<float>& cos, std::vector<float>& sin) {
   const size_t half = inv_freq.size();
   cos.resize(positions.size() * half);
   sin.resize(positions.size() * half);
@@ -78,8 +79,8 @@ void RopeTables(const std::vector<int64_t>& positions, const std::vector<float>&
     const float pos = static_cast<float>(positions[t]);
     for (size_t i = 0; i < half; ++i) {
       const float angle = pos * inv_freq[i];
-      cos[t * half + i] = std::cos(angle);
-      sin[t * half + i] = std::sin(angle);
+      cos[t * half + i] = std::cos(angle) * scale;
+      sin[t * half + i] = std::sin(angle) * scale;
     }
   }
 }
@@ -206,6 +207,13 @@ absl::StatusOr<StepBatch> LlamaModelRunner::Impl::Flatten(const SchedulerOutput&
         return absl::InternalError(StrCat("request ", seq.request_id, ": block id ", block, " out of range"));
       }
     }
+    if (weights.config.rope_scaling.type == "longrope" &&
+        end > weights.config.rope_scaling.original_max_position_embeddings) {
+      return absl::InvalidArgumentError(StrCat("request ", seq.request_id, ": position ", end - 1,
+                                               " is past original_max_position_embeddings ",
+                                               weights.config.rope_scaling.original_max_position_embeddings,
+                                               " (longrope's long factors are not implemented)"));
+    }
     for (size_t i = 0; i < seq.token_ids.size(); ++i) {
       const int64_t id = seq.token_ids[i];
       if (id < 0 || id >= weights.config.vocab_size) {
@@ -226,8 +234,9 @@ absl::StatusOr<StepBatch> LlamaModelRunner::Impl::Flatten(const SchedulerOutput&
     for (int64_t r = rows; r > 0; --r) b.sample_rows.push_back(static_cast<int64_t>(b.ids.size()) - r);
   }
   // Hugging Face: freqs = position * inv_freq in float32, then cos/sin.
-  RopeTables(b.positions, inv_freq, b.rope_cos, b.rope_sin);
-  if (!inv_freq_local.empty()) RopeTables(b.positions, inv_freq_local, b.local_cos, b.local_sin);
+  const RopeScaling& rs = weights.config.rope_scaling;
+  RopeTables(b.positions, inv_freq, static_cast<float>(rs.attention_factor), b.rope_cos, b.rope_sin);
+  if (!inv_freq_local.empty()) RopeTables(b.positions, inv_freq_local, 1.0f, b.local_cos, b.local_sin);
   return b;
 }
 

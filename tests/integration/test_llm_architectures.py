@@ -39,7 +39,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import llm_reference as ref  # noqa: E402
 
 LLM_LOGITS = os.path.join(os.path.dirname(BINARY), "tools", "llm", "llm_logits")
-ARCHS = sorted(ref.ARCHITECTURES)
+# Phi-3 with longrope (its 128k variants): short factors and the attention factor, up to
+# original_max_position_embeddings (64 here, so a 45-token prompt plus 8 stays inside).
+LONGROPE = {"type": "longrope", "short_factor": [1.0, 1.5, 2.0, 1.0, 3.0, 1.0, 1.25, 4.0],
+            "long_factor": [8.0] * 8}
+CASES = {arch: (arch, {}) for arch in ref.ARCHITECTURES}
+CASES["phi3_longrope"] = ("phi3", dict(rope_scaling=LONGROPE, original_max_position_embeddings=64,
+                                       max_position_embeddings=1024))
+ARCHS = sorted(CASES)
+
+
+def case_config(case):
+    arch, overrides = CASES[case]
+    return ref.tiny_config(arch, **overrides)
 DTYPES = ["float32", "bfloat16"]
 # What the server serves: the stored dtypes, and the float32 weights quantised at load.
 VARIANTS = DTYPES + ["int8", "int4"]
@@ -63,7 +75,7 @@ def checkpoints():
             name = f"{arch}_{variant}".replace("_text", "")
             version = os.path.join(repo, name, "1")
             dtype = variant if variant in DTYPES else "float32"
-            ref.make_checkpoint(version, ref.tiny_config(arch), seed=3, dtype=dtype, tokenizer_from=tokenizer_dir())
+            ref.make_checkpoint(version, case_config(arch), seed=3, dtype=dtype, tokenizer_from=tokenizer_dir())
             quantization = variant if variant not in DTYPES else "none"
             with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
                 f.write(f'name: "{name}"\nbackend: "llm"\nmax_batch_size: 0\n'
@@ -186,6 +198,8 @@ FEATURES = {
     "mistral sliding window": ("mistral", {"sliding_window": None}),
     "phi3 sliding window": ("phi3", {"sliding_window": None}),
     "llama3 rope scaling": ("llama", {"rope_scaling": None}),
+    "phi3 longrope short factors": ("phi3_longrope", {"rope_scaling": dict(LONGROPE, short_factor=[1.0] * 8)}),
+    "phi3 longrope attention factor": ("phi3_longrope", {"max_position_embeddings": 64}),
     "gemma2 attention soft-cap": ("gemma2", {"attn_logit_softcapping": None}),
     "gemma2 final soft-cap": ("gemma2", {"final_logit_softcapping": None}),
     "gemma2 sliding window": ("gemma2", {"sliding_window": None}),
@@ -220,10 +234,10 @@ def test_qk_norm_changes_the_reference_output(checkpoints):
 
 
 UNSUPPORTED = {
-    "longrope": ("phi3", {"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8,
-                                           "long_factor": [2.0] * 8}}, 'rope_scaling type "longrope"'),
-    "su": ("phi3", {"rope_scaling": {"type": "su", "short_factor": [1.0] * 8, "long_factor": [2.0] * 8}},
-           'rope_scaling type "su"'),
+    "longrope_factors": ("phi3", {"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 3,
+                                                   "long_factor": [2.0] * 8}}, "rope_scaling.short_factor"),
+    "su_original": ("phi3", {"rope_scaling": {"type": "su", "short_factor": [1.0] * 8, "long_factor": [2.0] * 8},
+                             "original_max_position_embeddings": None}, "original_max_position_embeddings"),
     "yarn": ("qwen3", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, 'rope_scaling type "yarn"'),
     "partial_rotary_factor": ("phi3", {"partial_rotary_factor": 0.75}, "partial_rotary_factor 0.75"),
     "mlp_bias": ("llama", {"mlp_bias": True}, "mlp_bias"),
@@ -250,20 +264,39 @@ def test_unsupported_config_field_is_a_load_error_naming_it(tmp_path, case):
 def test_unsupported_field_fails_that_model_through_the_server(tmp_path):
     """The server reports the load error naming the field and keeps serving the others."""
     repo = str(tmp_path)
-    for name, config in (("good", ref.tiny_config("qwen3")),
-                         ("longrope", ref.tiny_config("phi3", rope_scaling={"type": "longrope"}))):
+    for name, config, extra in (
+            ("good", ref.tiny_config("qwen3"), ""),
+            ("yarn", ref.tiny_config("qwen3", rope_scaling={"rope_type": "yarn", "factor": 4.0}), ""),
+            ("longrope_long", case_config("phi3_longrope"),
+             'parameters { key: "max_model_len" value: { string_value: "128" } }\n')):
         ref.make_checkpoint(os.path.join(repo, name, "1"), config, seed=2, tokenizer_from=tokenizer_dir())
         with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
             f.write(f'name: "{name}"\nbackend: "llm"\nmax_batch_size: 0\n'
-                    'parameters { key: "kv_cache_memory_bytes" value: { string_value: "2MiB" } }\n')
+                    'parameters { key: "kv_cache_memory_bytes" value: { string_value: "2MiB" } }\n' + extra)
     s = InferaServer(repo, "--model-control-mode", "explicit", "--load-model", "good")
     try:
         s.wait_ready()
-        status, _, data = s.request("POST", "/v2/repository/models/longrope/load", "")
+        status, _, data = s.request("POST", "/v2/repository/models/yarn/load", "")
         assert status == 400, (status, data)
         error = json.loads(data)["error"]
-        assert 'rope_scaling type "longrope"' in error and "config.json" in error, error
+        assert 'rope_scaling type "yarn"' in error and "config.json" in error, error
+        status, _, data = s.request("POST", "/v2/repository/models/longrope_long/load", "")
+        assert status == 400, (status, data)
+        error = json.loads(data)["error"]
+        assert "max_model_len 128 exceeds original_max_position_embeddings 64" in error, error
         assert complete_ids(s, "good", [5, 6, 7])
         s.assert_serving()
     finally:
         s.stop()
+
+
+def test_longrope_is_served_up_to_the_original_length_only(checkpoints, server):
+    """Past original_max_position_embeddings longrope would need its long factors: the
+    model's max_model_len is capped there (a larger one is a load error naming it: see
+    test_unsupported_field_fails_that_model_through_the_server)."""
+    repo, models = checkpoints
+    name = models[("phi3_longrope", "float32")][0]
+    body = dict(model=name, prompt=list(range(5, 65)), max_tokens=8, temperature=0)
+    status, _, data = server.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
+    assert status == 400 and "64" in data.decode(errors="replace"), (status, data)
+    assert complete_ids(server, name, [5, 6, 7])

@@ -10,7 +10,9 @@ Architectures (config.json `model_type`):
   mistral      llama + sliding-window attention on every layer
   qwen2        llama + q/k/v biases (sliding window from max_window_layers when enabled)
   qwen3        llama + RMSNorm over each head's q and k before RoPE, explicit head_dim
-  phi3         llama with fused qkv_proj and gate_up_proj weights, sliding window
+  phi3         llama with fused qkv_proj and gate_up_proj weights, sliding window;
+               rope_scaling longrope / su (short factors, attention factor) for sequences
+               up to original_max_position_embeddings
   gemma2       (1 + w) RMSNorm, embeddings x sqrt(hidden), sandwich norms (post-attention,
                pre/post-feedforward), GeGLU (gelu tanh), scale query_pre_attn_scalar^-1/2,
                attention and final logit soft-capping, sliding window on even layers
@@ -149,6 +151,10 @@ def inverse_frequencies(c, local=False):
         return inv
     if kind == "linear":
         return inv / rs["factor"]
+    if kind in ("longrope", "su"):
+        # Phi-3: each frequency divided by its short_factor while the sequence is within
+        # original_max_position_embeddings (forward() refuses longer ones).
+        return inv / np.array(rs["short_factor"], dtype=np.float64)
     if kind == "llama3":
         # Llama 3.1: long wavelengths divided by `factor`, short ones kept, a smooth
         # interpolation between low_freq_factor and high_freq_factor.
@@ -231,11 +237,24 @@ def rms_norm(x, w, eps, gemma):
     return y * (1.0 + w) if gemma else y * w
 
 
-def rope(x, positions, inv):
-    """x [n, heads, d], rotate-half layout."""
+def rope_attention_factor(c):
+    """longrope's cos/sin scale: given, or sqrt(1 + ln(s) / ln(original)) for the context
+    extension s = max_position_embeddings / original_max_position_embeddings (> 1)."""
+    rs = c.get("rope_scaling") or {}
+    if rs.get("rope_type", rs.get("type")) not in ("longrope", "su"):
+        return 1.0
+    if rs.get("attention_factor") is not None:
+        return rs["attention_factor"]
+    original = c.get("original_max_position_embeddings") or rs["original_max_position_embeddings"]
+    s = c["max_position_embeddings"] / original
+    return 1.0 if s <= 1 else math.sqrt(1 + math.log(s) / math.log(original))
+
+
+def rope(x, positions, inv, factor=1.0):
+    """x [n, heads, d], rotate-half layout; cos and sin multiplied by `factor`."""
     angles = np.outer(positions, inv)  # [n, d/2]
-    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)[:, None, :]
-    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)[:, None, :]
+    cos = factor * np.concatenate([np.cos(angles)] * 2, axis=-1)[:, None, :]
+    sin = factor * np.concatenate([np.sin(angles)] * 2, axis=-1)[:, None, :]
     half = x.shape[-1] // 2
     rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
     return x * cos + rotated * sin
@@ -267,6 +286,11 @@ def forward(c, w, tokens):
     positions = np.arange(n, dtype=np.float64)
     inv_global = inverse_frequencies(c)
     inv_local = inverse_frequencies(c, local=True) if mt == "gemma3_text" else inv_global
+    rope_factor = rope_attention_factor(c)
+    if rope_factor != 1.0 or (c.get("rope_scaling") or {}).get("type") in ("longrope", "su"):
+        original = c.get("original_max_position_embeddings") or c["rope_scaling"]["original_max_position_embeddings"]
+        if n > original:
+            raise ValueError("longrope past original_max_position_embeddings (long factors) is not modelled")
 
     x = w["model.embed_tokens.weight"][np.array(tokens)]
     if gemma:
@@ -287,8 +311,9 @@ def forward(c, w, tokens):
         if qk_norm:
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps, gemma)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps, gemma)
-        inv = inv_local if sliding[layer] else inv_global
-        q, k = rope(q, positions, inv), rope(k, positions, inv)
+        local = sliding[layer] and mt == "gemma3_text"
+        inv, factor = (inv_local, 1.0) if local else (inv_global, rope_factor)
+        q, k = rope(q, positions, inv, factor), rope(k, positions, inv, factor)
         group = hq // hkv
         k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
         scores = np.einsum("ihd,jhd->hij", q, k) * scale
