@@ -240,19 +240,29 @@ absl::StatusOr<LlamaConfig> LlamaConfig::Parse(std::string_view text) {
     return absl::InvalidArgumentError(StrCat("config.json: ", act_field, " \"", activation,
                                              "\" is not supported (silu, gelu_pytorch_tanh)"));
   }
-  auto need = [&](std::string_view key, int64_t& out) -> absl::Status {
+  // Bounds far above any published model keep every product of two sizes (weight
+  // shapes, per-layer tables) well inside int64 for a hostile config.json.
+  auto bounded = [&](std::string_view key, int64_t value, int64_t limit) -> absl::Status {
+    if (value > limit) {
+      return absl::InvalidArgumentError(StrCat("config.json: \"", key, "\" ", value, " exceeds ", limit));
+    }
+    return absl::OkStatus();
+  };
+  auto need = [&](std::string_view key, int64_t& out, int64_t limit) -> absl::Status {
     auto v = GetInt(doc, key);
     if (!v || *v <= 0) return Missing(key);
     out = *v;
-    return absl::OkStatus();
+    return bounded(key, out, limit);
   };
-  RETURN_IF_ERROR(need("vocab_size", c.vocab_size));
-  RETURN_IF_ERROR(need("hidden_size", c.hidden_size));
-  RETURN_IF_ERROR(need("intermediate_size", c.intermediate_size));
-  RETURN_IF_ERROR(need("num_hidden_layers", c.num_layers));
-  RETURN_IF_ERROR(need("num_attention_heads", c.num_heads));
+  constexpr int64_t kMaxWidth = int64_t{1} << 24, kMaxCount = 4096;
+  RETURN_IF_ERROR(need("vocab_size", c.vocab_size, kMaxWidth));
+  RETURN_IF_ERROR(need("hidden_size", c.hidden_size, kMaxWidth));
+  RETURN_IF_ERROR(need("intermediate_size", c.intermediate_size, kMaxWidth));
+  RETURN_IF_ERROR(need("num_hidden_layers", c.num_layers, kMaxCount));
+  RETURN_IF_ERROR(need("num_attention_heads", c.num_heads, kMaxCount));
   c.num_kv_heads = GetInt(doc, "num_key_value_heads").value_or(c.num_heads);
   c.head_dim = GetInt(doc, "head_dim").value_or(c.hidden_size / c.num_heads);
+  RETURN_IF_ERROR(bounded("head_dim", c.head_dim, kMaxCount));
   if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0) {
     return absl::InvalidArgumentError(StrCat("config.json: num_attention_heads ", c.num_heads,
                                              " is not a multiple of num_key_value_heads ", c.num_kv_heads));

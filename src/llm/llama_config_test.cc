@@ -122,6 +122,10 @@ TEST(LlamaConfigArchitectures, UnimplementedFieldsAreErrorsNamingThem) {
       {Config("qwen2", R"("use_sliding_window": true, "max_window_layers": 2)"), "\"sliding_window\" is not set"},
       {Config("gemma2", R"("query_pre_attn_scalar": 0)"), "query_pre_attn_scalar"},
       {Config("falcon"), "model_type \"falcon\""},
+      {R"({"vocab_size": 100, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1000000000000,
+           "num_attention_heads": 4})", "\"num_hidden_layers\" 1000000000000 exceeds 4096"},
+      {R"({"vocab_size": 100, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "head_dim": 1000000})", "\"head_dim\" 1000000 exceeds 4096"},
   };
   for (const auto& [text, message] : cases) {
     auto c = LlamaConfig::Parse(text);
