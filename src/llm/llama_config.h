@@ -74,7 +74,7 @@ struct LlamaConfig {
   double attn_logit_softcapping = 0;
   double final_logit_softcapping = 0;
   // Per layer: the sliding window (a query at position p sees keys p - w + 1 .. p), or
-  // 0 for full attention.
+  // 0 for full attention. Parse fills one per layer; read it through WindowOf().
   std::vector<int64_t> layer_window;
   // Gemma-3: the sliding (local) layers' rope base, unscaled; 0: every layer uses
   // rope_theta and rope_scaling.
@@ -93,7 +93,11 @@ struct LlamaConfig {
   // (rope_local_theta, no scaling).
   std::vector<float> RopeInverseFrequencies(bool local = false) const;
   // Whether layer `l` uses the local rope (rope_local_theta set and the layer slides).
-  bool UsesLocalRope(int64_t l) const { return rope_local_theta > 0 && layer_window[l] > 0; }
+  bool UsesLocalRope(int64_t l) const { return rope_local_theta > 0 && WindowOf(l) > 0; }
+  // layer_window[l], or 0 (full attention) where a config built in code left it empty.
+  int64_t WindowOf(int64_t l) const {
+    return l >= 0 && l < static_cast<int64_t>(layer_window.size()) ? layer_window[static_cast<size_t>(l)] : 0;
+  }
   float AttentionScale() const;
 };
 

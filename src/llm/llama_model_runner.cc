@@ -295,7 +295,7 @@ void LlamaModelRunner::Impl::Attention(int64_t l, const SchedulerOutput& step,
   const int64_t d = c.head_dim, heads = c.num_heads, group = c.num_heads / c.num_kv_heads;
   const int64_t width = qkv.size(1);
   const float scale = c.AttentionScale();
-  const int64_t window = c.layer_window[l];
+  const int64_t window = c.WindowOf(l);
   const float softcap = static_cast<float>(c.attn_logit_softcapping);
   const float* q_base = qkv.data_ptr<float>();
   float* out_base = out.data_ptr<float>();
