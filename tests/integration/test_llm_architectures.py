@@ -16,6 +16,9 @@ and the float32 one is also served with `quantization: int8` and `int4`:
     decode), produce the reference's tokens, and the chosen tokens' logprobs equal the
     reference's log-softmax within 1e-3 -- for int8 / int4 against the reference run on
     the same blocks dequantised (llm_reference.quantised);
+  - a text prompt, tokenized by the server with the fortune tokenizer, continues as the
+    reference does from the ids `llm_tokenize` gives for it;
+  - Phi-3 longrope is served up to original_max_position_embeddings and no further;
   - each architecture-specific feature changes the reference's output on these weights
     (so the comparisons above could fail if the engine ignored it);
   - config fields the engine does not implement are load errors naming the field.
@@ -300,3 +303,27 @@ def test_longrope_is_served_up_to_the_original_length_only(checkpoints, server):
     status, _, data = server.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
     assert status == 400 and "64" in data.decode(errors="replace"), (status, data)
     assert complete_ids(server, name, [5, 6, 7])
+
+
+LLM_TOKENIZE = os.path.join(os.path.dirname(BINARY), "tools", "llm", "llm_tokenize")
+TEXT = "A banker is a fellow who lends you his umbrella when the sun is shining"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_text_prompt_through_the_fortune_tokenizer_matches_reference(server, checkpoints, arch):
+    """A text prompt, tokenized by the server with the fortune tokenizer (the same ids as
+    `llm_tokenize` gives): its greedy continuation is the reference's for those ids."""
+    _, models = checkpoints
+    name, version, config, weights = models[(arch, "float32")]
+    encoded = subprocess.run([LLM_TOKENIZE, version], input=json.dumps(TEXT) + "\n", capture_output=True,
+                             text=True, timeout=60, check=True)
+    prompt = json.loads(encoded.stdout.splitlines()[0])["ids"]
+    body = dict(model=name, prompt=TEXT, max_tokens=GEN, temperature=0, ignore_eos=True, logprobs=1,
+                return_tokens_as_token_ids=True)
+    status, _, data = server.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
+    assert status == 200, data
+    response = json.loads(data)
+    assert response["usage"]["prompt_tokens"] == len(prompt) > 5, (response["usage"], prompt)
+    got = [int(t.split(":", 1)[1]) for t in response["choices"][0]["logprobs"]["tokens"]]
+    want, margins = ref.greedy(config, weights, prompt, GEN)
+    assert matching_prefix_ok(want, margins, got), (arch, want, got)
