@@ -53,6 +53,15 @@ void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+INFERA_KERNEL
+void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * (g + 0.044715f * g * g * g))) * up[i];
+  }
+}
+
 // ---- Paged attention over fp32 / bf16 / fp16 caches ----------------------------------
 //
 // One body (AttentionBody) over an `Ops` struct per instruction set that provides the two
@@ -164,51 +173,57 @@ struct Avx512Ops {
 template <class Ops, KvCacheDtype D>
 inline void AttentionBody(const float* q, const void* k_cache, const void* v_cache, const int32_t* block_table,
                           int64_t context_len, int64_t kv_head, const PagedKvLayout& layout, float scale,
-                          float* scratch, float* out) {
+                          float* scratch, float* out, const AttentionVariant& variant) {
   const Elem<D>* kc = static_cast<const Elem<D>*>(k_cache);
   const Elem<D>* vc = static_cast<const Elem<D>*>(v_cache);
   const int64_t d = layout.head_dim;
   const int64_t bs = layout.block_size;
   const int64_t stride = layout.SlotStride();
+  const int64_t first = std::clamp<int64_t>(variant.window_start, 0, context_len - 1);
+  const float cap = variant.logit_softcap;
   float max_score = -INFINITY;
-  for (int64_t p = 0; p < context_len; ++p) {
+  for (int64_t p = first; p < context_len; ++p) {
     const int64_t slot = static_cast<int64_t>(block_table[p / bs]) * bs + p % bs;
-    scratch[p] = Ops::template Dot<D>(q, kc + slot * stride + kv_head * d, d) * scale;
-    max_score = std::max(max_score, scratch[p]);
+    float score = Ops::template Dot<D>(q, kc + slot * stride + kv_head * d, d) * scale;
+    if (cap > 0.0f) score = cap * std::tanh(score / cap);
+    scratch[p] = score;
+    max_score = std::max(max_score, score);
   }
   float denom = 0.0f;
-  for (int64_t p = 0; p < context_len; ++p) {
+  for (int64_t p = first; p < context_len; ++p) {
     scratch[p] = std::exp(scratch[p] - max_score);
     denom += scratch[p];
   }
   const float inv = 1.0f / denom;
   std::fill(out, out + d, 0.0f);
-  for (int64_t p = 0; p < context_len; ++p) {
+  for (int64_t p = first; p < context_len; ++p) {
     const int64_t slot = static_cast<int64_t>(block_table[p / bs]) * bs + p % bs;
     Ops::template Axpy<D>(scratch[p] * inv, vc + slot * stride + kv_head * d, d, out);
   }
 }
 
 using AttentionFn = void (*)(const float*, const void*, const void*, const int32_t*, int64_t, int64_t,
-                             const PagedKvLayout&, float, float*, float*);
+                             const PagedKvLayout&, float, float*, float*, const AttentionVariant&);
 
 template <KvCacheDtype D>
 __attribute__((flatten)) void AttentionPortable(const float* q, const void* k, const void* v, const int32_t* bt,
                                                 int64_t n, int64_t h, const PagedKvLayout& l, float s, float* sc,
-                                                float* o) {
-  AttentionBody<PortableOps, D>(q, k, v, bt, n, h, l, s, sc, o);
+                                                float* o, const AttentionVariant& var) {
+  AttentionBody<PortableOps, D>(q, k, v, bt, n, h, l, s, sc, o, var);
 }
 template <KvCacheDtype D>
 INFERA_AVX2 __attribute__((flatten)) void AttentionAvx2(const float* q, const void* k, const void* v,
                                                         const int32_t* bt, int64_t n, int64_t h,
-                                                        const PagedKvLayout& l, float s, float* sc, float* o) {
-  AttentionBody<Avx2Ops, D>(q, k, v, bt, n, h, l, s, sc, o);
+                                                        const PagedKvLayout& l, float s, float* sc, float* o,
+                                                        const AttentionVariant& var) {
+  AttentionBody<Avx2Ops, D>(q, k, v, bt, n, h, l, s, sc, o, var);
 }
 template <KvCacheDtype D>
 INFERA_AVX512 __attribute__((flatten)) void AttentionAvx512(const float* q, const void* k, const void* v,
                                                             const int32_t* bt, int64_t n, int64_t h,
-                                                            const PagedKvLayout& l, float s, float* sc, float* o) {
-  AttentionBody<Avx512Ops, D>(q, k, v, bt, n, h, l, s, sc, o);
+                                                            const PagedKvLayout& l, float s, float* sc, float* o,
+                                                            const AttentionVariant& var) {
+  AttentionBody<Avx512Ops, D>(q, k, v, bt, n, h, l, s, sc, o, var);
 }
 
 // [isa][dtype], in the enums' order.
@@ -277,16 +292,18 @@ void StoreKvRow(const float* src, int64_t n, KvCacheDtype dtype, void* dst) {
 
 void PagedAttentionHeadOn(KvKernelIsa isa, const float* q, const void* k_cache, const void* v_cache,
                           KvCacheDtype dtype, const int32_t* block_table, int64_t context_len, int64_t kv_head,
-                          const PagedKvLayout& layout, float scale, float* scratch, float* out) {
+                          const PagedKvLayout& layout, float scale, float* scratch, float* out,
+                          const AttentionVariant& variant) {
   kAttention[static_cast<int>(isa)][static_cast<int>(dtype)](q, k_cache, v_cache, block_table, context_len, kv_head,
-                                                             layout, scale, scratch, out);
+                                                             layout, scale, scratch, out, variant);
 }
 
 void PagedAttentionHead(const float* q, const void* k_cache, const void* v_cache, KvCacheDtype dtype,
                         const int32_t* block_table, int64_t context_len, int64_t kv_head,
-                        const PagedKvLayout& layout, float scale, float* scratch, float* out) {
+                        const PagedKvLayout& layout, float scale, float* scratch, float* out,
+                        const AttentionVariant& variant) {
   PagedAttentionHeadOn(BestKvKernelIsa(), q, k_cache, v_cache, dtype, block_table, context_len, kv_head, layout,
-                       scale, scratch, out);
+                       scale, scratch, out, variant);
 }
 
 }  // namespace infera::llm

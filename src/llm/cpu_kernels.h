@@ -1,5 +1,5 @@
 // The model's element-wise and attention kernels on plain float arrays (no LibTorch):
-// RMSNorm, rotary embedding, SwiGLU, paged-KV writes and paged attention. The model
+// RMSNorm, rotary embedding, SwiGLU / GeGLU, paged-KV writes and paged attention. The model
 // runner calls them inside at::parallel_for ranges; GEMMs go to ATen/BLAS.
 //
 // Why own kernels: at these model sizes one step is dominated by BLAS and by per-op
@@ -40,6 +40,20 @@ void ApplyRope(float* x, int64_t num_heads, int64_t head_dim, const float* cos, 
 // out[i] = silu(gate[i]) * up[i].
 void SiluMul(const float* gate, const float* up, int64_t n, float* out);
 
+// out[i] = gelu_tanh(gate[i]) * up[i] (GeGLU; PyTorch's gelu(approximate="tanh"):
+// 0.5·g·(1 + tanh(sqrt(2/π)·(g + 0.044715·g³)))).
+void GeluTanhMul(const float* gate, const float* up, int64_t n, float* out);
+
+// What an architecture changes in attention besides the scale (docs/llm.md):
+//   window_start   the first position attended (sliding window: p - window + 1), so
+//                  the query sees positions [window_start, context_len)
+//   logit_softcap  scores become cap · tanh(score / cap) before the softmax (Gemma-2);
+//                  0: none
+struct AttentionVariant {
+  int64_t window_start = 0;
+  float logit_softcap = 0.0f;
+};
+
 struct PagedKvLayout {
   int64_t block_size = 16;
   int64_t num_kv_heads = 1;
@@ -78,17 +92,19 @@ KvKernelIsa BestKvKernelIsa();                  // decided once per process
 // fp32, round to nearest even for bf16/fp16 (kv_cache_dtype.h).
 void StoreKvRow(const float* src, int64_t n, KvCacheDtype dtype, void* dst);
 
-// Attention of one query head over positions [0, context_len) of one sequence.
-// `q` is head_dim values; the K/V of `kv_head` are read through `block_table` from
-// caches of `dtype`. `scratch` holds >= context_len floats; `out` receives head_dim
+// Attention of one query head over positions [variant.window_start, context_len) of one
+// sequence. `q` is head_dim values; the K/V of `kv_head` are read through `block_table`
+// from caches of `dtype`. `scratch` holds >= context_len floats; `out` receives head_dim
 // values. Runs on BestKvKernelIsa().
 void PagedAttentionHead(const float* q, const void* k_cache, const void* v_cache, KvCacheDtype dtype,
                         const int32_t* block_table, int64_t context_len, int64_t kv_head,
-                        const PagedKvLayout& layout, float scale, float* scratch, float* out);
+                        const PagedKvLayout& layout, float scale, float* scratch, float* out,
+                        const AttentionVariant& variant = {});
 // The same on an explicit ISA, which must be supported (tests and benchmarks).
 void PagedAttentionHeadOn(KvKernelIsa isa, const float* q, const void* k_cache, const void* v_cache,
                           KvCacheDtype dtype, const int32_t* block_table, int64_t context_len, int64_t kv_head,
-                          const PagedKvLayout& layout, float scale, float* scratch, float* out);
+                          const PagedKvLayout& layout, float scale, float* scratch, float* out,
+                          const AttentionVariant& variant = {});
 // fp32 caches (the signature before kv_cache_dtype).
 inline void PagedAttentionHead(const float* q, const float* k_cache, const float* v_cache,
                                const int32_t* block_table, int64_t context_len, int64_t kv_head,

@@ -116,7 +116,8 @@ struct AttentionCase {
 
 // Every supported ISA × dtype against a double-precision reference over the cache's
 // widened values: scrambled block tables, GQA (every query head of a group reads its
-// kv head), odd context lengths and head dims that leave vector tails.
+// kv head), odd context lengths and head dims that leave vector tails; full attention,
+// a sliding window (window_start) and soft-capped scores.
 TEST(PagedAttentionTest, EveryIsaAndDtypeMatchesReference) {
   const AttentionCase cases[] = {
       {16, 2, 3, 64, 1},  {16, 2, 3, 64, 17}, {4, 3, 2, 32, 37},  {16, 1, 4, 128, 301},
@@ -139,25 +140,29 @@ TEST(PagedAttentionTest, EveryIsaAndDtypeMatchesReference) {
       const Cache v = RandomCache(rng, cache_elems, dtype, 1.0f);
       for (int64_t head = 0; head < c.kv_heads * c.group; ++head) {
         const int64_t kv_head = head / c.group;
+        // Full, a window over the last ~2/3 of the context, soft-capped, both.
+        const AttentionVariant variant{head % 2 == 1 ? c.context / 3 : 0, head % 3 == 2 ? 1.5f : 0.0f};
+        const int64_t first = variant.window_start;
         std::vector<float> q(static_cast<size_t>(c.head_dim));
         std::uniform_real_distribution<float> qd(-2.0f, 2.0f);
         for (float& x : q) x = qd(rng);
         // Reference.
-        std::vector<double> scores(static_cast<size_t>(c.context));
+        std::vector<double> scores(static_cast<size_t>(c.context), -INFINITY);
         double max_score = -INFINITY;
-        for (int64_t p = 0; p < c.context; ++p) {
+        for (int64_t p = first; p < c.context; ++p) {
           const int64_t slot = table[p / c.block_size] * c.block_size + p % c.block_size;
           double dot = 0;
           for (int64_t i = 0; i < c.head_dim; ++i) {
             dot += q[i] * k.widened[slot * layout.SlotStride() + kv_head * c.head_dim + i];
           }
           scores[p] = dot * scale;
+          if (variant.logit_softcap > 0) scores[p] = variant.logit_softcap * std::tanh(scores[p] / variant.logit_softcap);
           max_score = std::max(max_score, scores[p]);
         }
         double denom = 0;
         for (double& s : scores) denom += (s = std::exp(s - max_score));
         std::vector<double> want(static_cast<size_t>(c.head_dim), 0.0);
-        for (int64_t p = 0; p < c.context; ++p) {
+        for (int64_t p = first; p < c.context; ++p) {
           const int64_t slot = table[p / c.block_size] * c.block_size + p % c.block_size;
           for (int64_t i = 0; i < c.head_dim; ++i) {
             want[i] += scores[p] / denom * v.widened[slot * layout.SlotStride() + kv_head * c.head_dim + i];
@@ -167,11 +172,12 @@ TEST(PagedAttentionTest, EveryIsaAndDtypeMatchesReference) {
           if (!KvKernelIsaSupported(isa)) continue;
           SCOPED_TRACE(testing::Message() << KvKernelIsaName(isa) << " " << KvCacheDtypeName(dtype) << " bs="
                                           << c.block_size << " hkv=" << c.kv_heads << " d=" << c.head_dim
-                                          << " ctx=" << c.context << " head=" << head);
+                                          << " ctx=" << c.context << " head=" << head
+                                          << " window_start=" << first << " cap=" << variant.logit_softcap);
           std::vector<float> scratch(static_cast<size_t>(c.context), -1.0f);
           std::vector<float> out(static_cast<size_t>(c.head_dim), 99.0f);
           PagedAttentionHeadOn(isa, q.data(), k.data(dtype), v.data(dtype), dtype, table.data(), c.context, kv_head,
-                               layout, scale, scratch.data(), out.data());
+                               layout, scale, scratch.data(), out.data(), variant);
           for (int64_t i = 0; i < c.head_dim; ++i) {
             ASSERT_NEAR(out[i], want[i], 2e-6 + 2e-5 * std::abs(want[i])) << "i=" << i;
           }
@@ -181,6 +187,23 @@ TEST(PagedAttentionTest, EveryIsaAndDtypeMatchesReference) {
     }
   }
   EXPECT_GT(checked, 0);
+}
+
+// GeGLU's gate: PyTorch's gelu(approximate="tanh") times up, against double precision.
+TEST(GeluTanhMulTest, MatchesTheTanhApproximation) {
+  std::vector<float> gate, up;
+  for (int i = -60; i <= 60; ++i) {
+    gate.push_back(static_cast<float>(i) / 8.0f);
+    up.push_back(1.0f + static_cast<float>(i % 7) / 10.0f);
+  }
+  std::vector<float> out(gate.size());
+  GeluTanhMul(gate.data(), up.data(), static_cast<int64_t>(gate.size()), out.data());
+  for (size_t i = 0; i < gate.size(); ++i) {
+    const double g = gate[i];
+    const double want = 0.5 * g * (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g))) * up[i];
+    EXPECT_NEAR(out[i], want, 1e-6 + 1e-6 * std::abs(want)) << "g=" << g;
+  }
+  EXPECT_EQ(out[60], 0.0f);  // gelu(0) = 0
 }
 
 // The dispatching entry point and the fp32 overload give what the best ISA gives.

@@ -1,11 +1,18 @@
 // LlamaConfig: the architecture of a Llama-family decoder read from a Hugging Face
-// `config.json` (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM).
+// `config.json`: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
+// Qwen3ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM (text).
 //
 // The supported family: pre-norm decoder layers with RMSNorm, rotary position
 // embeddings in Hugging Face's rotate-half layout (`rope_theta`; `rope_scaling` of type
-// "linear" or "llama3"), grouped-query attention (num_key_value_heads), a SwiGLU MLP,
-// tied or untied output embedding, and optional q/k/v(/o) biases (Qwen2 has q/k/v
-// biases; Llama's `attention_bias`). Anything else is a load error naming the field.
+// "linear", "llama3", or Phi-3's "longrope" up to its original length), grouped-query attention (num_key_value_heads), a gated MLP
+// (SwiGLU, or GeGLU with gelu_pytorch_tanh), tied or untied output embedding, optional
+// q/k/v(/o) biases (Qwen2; Llama's `attention_bias`), and the per-architecture variations
+// below (docs/llm.md, "Architectures"): per-head q/k RMSNorm (Qwen3, Gemma-3), fused
+// qkv / gate-up weights (Phi-3), Gemma's (1 + w) norms, sandwich norms, scaled
+// embeddings, query_pre_attn_scalar and logit soft-capping, and sliding-window attention
+// per layer (Mistral, Phi-3, Qwen2/3 `use_sliding_window`, Gemma-2's alternating and
+// Gemma-3's local/global layers with their own rope base). Anything else is a load error
+// naming the field.
 //
 // Thread-safe (a value type).
 #ifndef INFERA_LLM_LLAMA_CONFIG_H_
@@ -21,15 +28,23 @@
 namespace infera::llm {
 
 struct RopeScaling {
-  std::string type;  // "" (none), "linear", "llama3"
+  std::string type;  // "" (none), "linear", "llama3", "longrope" (Phi-3; "su" too)
   double factor = 1.0;
+  // longrope: the per-frequency divisors used up to original_max_position_embeddings
+  // (the only lengths served: max_model_len is capped there), and the cos/sin scale.
+  std::vector<double> short_factor;
+  double attention_factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 8192;
 };
 
+// The MLP's gate activation: silu (SwiGLU) or gelu_pytorch_tanh (GeGLU).
+enum class MlpActivation { kSilu, kGeluTanh };
+
 struct LlamaConfig {
-  std::string model_type;  // "llama", "mistral", "qwen2"
+  // "llama", "mistral", "qwen2", "qwen3", "phi3", "gemma2", "gemma3_text"
+  std::string model_type;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -41,7 +56,29 @@ struct LlamaConfig {
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
   int64_t max_position_embeddings = 2048;
-  int64_t sliding_window = 0;  // 0: none
+  int64_t sliding_window = 0;  // 0: none; which layers use it: layer_window
+  MlpActivation activation = MlpActivation::kSilu;
+  // Phi-3: q/k/v in one `qkv_proj` and gate/up in one `gate_up_proj` weight.
+  bool fused_weights = false;
+  // Qwen3, Gemma-3: RMSNorm over each head's q and k (weights [head_dim]) before RoPE.
+  bool qk_norm = false;
+  // Gemma: every RMSNorm multiplies by (1 + w) (applied once at load), the embeddings
+  // are scaled by sqrt(hidden_size), and each layer has sandwich norms: the attention
+  // and MLP outputs are normed before their residual add (post_attention_layernorm,
+  // post_feedforward_layernorm), pre_feedforward_layernorm feeds the MLP.
+  bool gemma = false;
+  double embedding_scale = 1.0;
+  // Attention scores are q·k / sqrt(query_pre_attn_scalar) (Gemma), else / sqrt(head_dim).
+  double query_pre_attn_scalar = 0;
+  // cap · tanh(x / cap) on attention scores / final logits; 0: none.
+  double attn_logit_softcapping = 0;
+  double final_logit_softcapping = 0;
+  // Per layer: the sliding window (a query at position p sees keys p - w + 1 .. p), or
+  // 0 for full attention. Parse fills one per layer; read it through WindowOf().
+  std::vector<int64_t> layer_window;
+  // Gemma-3: the sliding (local) layers' rope base, unscaled; 0: every layer uses
+  // rope_theta and rope_scaling.
+  double rope_local_theta = 0;
   bool tie_word_embeddings = false;
   std::string torch_dtype;  // informational: "float32", "bfloat16", ...
   std::vector<int64_t> eos_token_ids;  // from config.json, may be empty
@@ -52,8 +89,16 @@ struct LlamaConfig {
   static absl::StatusOr<LlamaConfig> Load(const std::filesystem::path& config_json);
 
   // The rotary inverse frequencies (head_dim / 2 values), computed in float exactly as
-  // Hugging Face does, with rope_scaling applied.
-  std::vector<float> RopeInverseFrequencies() const;
+  // Hugging Face does, with rope_scaling applied; `local`: Gemma-3's local-layer rope
+  // (rope_local_theta, no scaling).
+  std::vector<float> RopeInverseFrequencies(bool local = false) const;
+  // Whether layer `l` uses the local rope (rope_local_theta set and the layer slides).
+  bool UsesLocalRope(int64_t l) const { return rope_local_theta > 0 && WindowOf(l) > 0; }
+  // layer_window[l], or 0 (full attention) where a config built in code left it empty.
+  int64_t WindowOf(int64_t l) const {
+    return l >= 0 && l < static_cast<int64_t>(layer_window.size()) ? layer_window[static_cast<size_t>(l)] : 0;
+  }
+  float AttentionScale() const;
 };
 
 }  // namespace infera::llm

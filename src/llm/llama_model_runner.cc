@@ -64,7 +64,26 @@ struct StepBatch {
   // 1 + num_draft_tokens tokens (speculative decoding).
   std::vector<int64_t> sample_rows;
   std::vector<float> rope_cos, rope_sin;  // [token][head_dim / 2], shared by every layer
+  // Gemma-3's local layers' rope (rope_local_theta); empty when the model has none.
+  std::vector<float> local_cos, local_sin;
 };
+
+// cos/sin of position · inv_freq for every token, in float32 as Hugging Face does.
+// `scale` multiplies both (longrope's attention factor; 1 otherwise).
+void RopeTables(const std::vector<int64_t>& positions, const std::vector<float>& inv_freq, float scale,
+                std::vector<float>& cos, std::vector<float>& sin) {
+  const size_t half = inv_freq.size();
+  cos.resize(positions.size() * half);
+  sin.resize(positions.size() * half);
+  for (size_t t = 0; t < positions.size(); ++t) {
+    const float pos = static_cast<float>(positions[t]);
+    for (size_t i = 0; i < half; ++i) {
+      const float angle = pos * inv_freq[i];
+      cos[t * half + i] = std::cos(angle) * scale;
+      sin[t * half + i] = std::sin(angle) * scale;
+    }
+  }
+}
 
 }  // namespace
 
@@ -72,6 +91,7 @@ struct LlamaModelRunner::Impl {
   LlamaWeights weights;
   int num_threads = 1;
   std::vector<float> inv_freq;
+  std::vector<float> inv_freq_local;  // Gemma-3 local layers; empty otherwise
   at::Tensor kv_cache;  // [L, 2, num_blocks, block_size, Hkv, D] of kv_dtype
   KvCacheDtype kv_dtype = KvCacheDtype::kFloat32;
   int64_t num_blocks = 0;
@@ -101,6 +121,9 @@ absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::Load(
   impl->weights = std::move(*weights);
   impl->num_threads = std::max(1, num_threads);
   impl->inv_freq = impl->weights.config.RopeInverseFrequencies();
+  if (impl->weights.config.rope_local_theta > 0) {
+    impl->inv_freq_local = impl->weights.config.RopeInverseFrequencies(/*local=*/true);
+  }
   impl->layout.num_kv_heads = impl->weights.config.num_kv_heads;
   impl->layout.head_dim = impl->weights.config.head_dim;
   return std::unique_ptr<LlamaModelRunner>(new LlamaModelRunner(std::move(impl)));
@@ -184,6 +207,13 @@ absl::StatusOr<StepBatch> LlamaModelRunner::Impl::Flatten(const SchedulerOutput&
         return absl::InternalError(StrCat("request ", seq.request_id, ": block id ", block, " out of range"));
       }
     }
+    if (weights.config.rope_scaling.type == "longrope" &&
+        end > weights.config.rope_scaling.original_max_position_embeddings) {
+      return absl::InvalidArgumentError(StrCat("request ", seq.request_id, ": position ", end - 1,
+                                               " is past original_max_position_embeddings ",
+                                               weights.config.rope_scaling.original_max_position_embeddings,
+                                               " (longrope's long factors are not implemented)"));
+    }
     for (size_t i = 0; i < seq.token_ids.size(); ++i) {
       const int64_t id = seq.token_ids[i];
       if (id < 0 || id >= weights.config.vocab_size) {
@@ -204,17 +234,9 @@ absl::StatusOr<StepBatch> LlamaModelRunner::Impl::Flatten(const SchedulerOutput&
     for (int64_t r = rows; r > 0; --r) b.sample_rows.push_back(static_cast<int64_t>(b.ids.size()) - r);
   }
   // Hugging Face: freqs = position * inv_freq in float32, then cos/sin.
-  const size_t half = inv_freq.size();
-  b.rope_cos.resize(b.ids.size() * half);
-  b.rope_sin.resize(b.ids.size() * half);
-  for (size_t t = 0; t < b.ids.size(); ++t) {
-    const float pos = static_cast<float>(b.positions[t]);
-    for (size_t i = 0; i < half; ++i) {
-      const float angle = pos * inv_freq[i];
-      b.rope_cos[t * half + i] = std::cos(angle);
-      b.rope_sin[t * half + i] = std::sin(angle);
-    }
-  }
+  const RopeScaling& rs = weights.config.rope_scaling;
+  RopeTables(b.positions, inv_freq, static_cast<float>(rs.attention_factor), b.rope_cos, b.rope_sin);
+  if (!inv_freq_local.empty()) RopeTables(b.positions, inv_freq_local, 1.0f, b.local_cos, b.local_sin);
   return b;
 }
 
@@ -240,11 +262,24 @@ void LlamaModelRunner::Impl::RopeAndStore(int64_t l, const StepBatch& batch, at:
   char* v_cache = static_cast<char*>(CacheBase(l, 1));
   const int64_t slot_bytes = layout.SlotStride() * KvCacheElementSize(kv_dtype);
   const KvCacheDtype dtype = kv_dtype;
+  const bool local = c.UsesLocalRope(l);
+  const std::vector<float>& cos_table = local ? batch.local_cos : batch.rope_cos;
+  const std::vector<float>& sin_table = local ? batch.local_sin : batch.rope_sin;
+  const LlamaLayerWeights& w = weights.layers[l];
+  const float* q_norm = w.q_norm.defined() ? w.q_norm.data_ptr<float>() : nullptr;
+  const float* k_norm = w.k_norm.defined() ? w.k_norm.data_ptr<float>() : nullptr;
+  const float eps = static_cast<float>(c.rms_norm_eps);
   at::parallel_for(0, static_cast<int64_t>(batch.ids.size()), 8, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
-      const float* cos = batch.rope_cos.data() + t * half;
-      const float* sin = batch.rope_sin.data() + t * half;
+      const float* cos = cos_table.data() + t * half;
+      const float* sin = sin_table.data() + t * half;
       float* row = base + t * width;
+      if (q_norm) {  // Qwen3 / Gemma-3: RMSNorm over each head, before RoPE (in place)
+        for (int64_t h = 0; h < c.num_heads; ++h) RmsNorm(row + h * d, q_norm, d, eps, row + h * d);
+        for (int64_t h = 0; h < c.num_kv_heads; ++h) {
+          RmsNorm(row + q_width + h * d, k_norm, d, eps, row + q_width + h * d);
+        }
+      }
       ApplyRope(row, c.num_heads, d, cos, sin);
       ApplyRope(row + q_width, c.num_kv_heads, d, cos, sin);
       StoreKvRow(row + q_width, kv_width, dtype, k_cache + batch.slots[t] * slot_bytes);
@@ -259,7 +294,9 @@ void LlamaModelRunner::Impl::Attention(int64_t l, const SchedulerOutput& step,
   const LlamaConfig& c = weights.config;
   const int64_t d = c.head_dim, heads = c.num_heads, group = c.num_heads / c.num_kv_heads;
   const int64_t width = qkv.size(1);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const float scale = c.AttentionScale();
+  const int64_t window = c.WindowOf(l);
+  const float softcap = static_cast<float>(c.attn_logit_softcapping);
   const float* q_base = qkv.data_ptr<float>();
   float* out_base = out.data_ptr<float>();
   const void* k_cache = CacheBase(l, 0);
@@ -273,8 +310,12 @@ void LlamaModelRunner::Impl::Attention(int64_t l, const SchedulerOutput& step,
       const ScheduledSequence& seq = step.sequences[batch.seq_of_token[t]];
       const int64_t context = batch.positions[t] + 1;  // causal: itself and everything before
       if (static_cast<int64_t>(scratch.size()) < context) scratch.resize(context);
+      AttentionVariant variant;
+      variant.logit_softcap = softcap;
+      // Sliding window: keys at positions p - window + 1 .. p (Hugging Face's mask).
+      if (window > 0) variant.window_start = std::max<int64_t>(0, context - window);
       PagedAttentionHead(q_base + t * width + h * d, k_cache, v_cache, dtype, seq.block_ids.data(), context,
-                         h / group, layout, scale, scratch.data(), out_base + t * heads * d + h * d);
+                         h / group, layout, scale, scratch.data(), out_base + t * heads * d + h * d, variant);
     }
   });
 }
@@ -289,17 +330,32 @@ void LlamaModelRunner::Impl::Layer(int64_t l, const SchedulerOutput& step, const
   RopeAndStore(l, batch, qkv);
   at::Tensor attn = at::empty({tokens, c.num_heads * c.head_dim}, at::kFloat);
   Attention(l, step, batch, qkv, attn);
-  AddLinear(x, attn, w.o, w.o_bias);
-  h = Norm(x, w.post_norm);
+  if (c.gemma) {
+    // Sandwich norms: each sub-block's output is normed before its residual add.
+    x.add_(Norm(Linear(attn, w.o, w.o_bias), w.post_norm));
+    h = Norm(x, w.pre_ff_norm);
+  } else {
+    AddLinear(x, attn, w.o, w.o_bias);
+    h = Norm(x, w.post_norm);
+  }
   at::Tensor gate_up = Linear(h, w.gate_up);
   const int64_t inter = c.intermediate_size;
   at::Tensor act = at::empty({tokens, inter}, at::kFloat);
   const float* gu = gate_up.data_ptr<float>();
   float* a = act.data_ptr<float>();
+  const bool gelu = c.activation == MlpActivation::kGeluTanh;
   at::parallel_for(0, tokens, 4, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) SiluMul(gu + t * 2 * inter, gu + t * 2 * inter + inter, inter, a + t * inter);
+    for (int64_t t = begin; t < end; ++t) {
+      const float* gate = gu + t * 2 * inter;
+      if (gelu) GeluTanhMul(gate, gate + inter, inter, a + t * inter);
+      else SiluMul(gate, gate + inter, inter, a + t * inter);
+    }
   });
-  AddLinear(x, act, w.down);
+  if (c.gemma) {
+    x.add_(Norm(Linear(act, w.down), w.post_ff_norm));
+  } else {
+    AddLinear(x, act, w.down);
+  }
 }
 
 absl::StatusOr<ModelRunnerOutput> LlamaModelRunner::Execute(const SchedulerOutput& step) {
@@ -317,6 +373,8 @@ absl::StatusOr<ModelRunnerOutput> LlamaModelRunner::Execute(const SchedulerOutpu
     const int64_t tokens = static_cast<int64_t>(batch->ids.size());
     at::Tensor ids = at::from_blob(batch->ids.data(), {tokens}, at::kLong);
     at::Tensor x = m.weights.embed.index_select(0, ids);
+    const LlamaConfig& c = m.weights.config;
+    if (c.embedding_scale != 1.0) x.mul_(static_cast<float>(c.embedding_scale));  // Gemma: sqrt(hidden)
     for (int64_t l = 0; l < m.weights.config.num_layers; ++l) m.Layer(l, step, *batch, x);
     const int64_t sampled = static_cast<int64_t>(batch->sample_rows.size());
     if (sampled > 0) {
@@ -325,6 +383,10 @@ absl::StatusOr<ModelRunnerOutput> LlamaModelRunner::Execute(const SchedulerOutpu
       output.logits.resize(static_cast<size_t>(sampled * output.vocab_size));
       Matmul(last.data_ptr<float>(), sampled, m.weights.lm_head, nullptr, output.logits.data(), output.vocab_size,
              false);
+      if (c.final_logit_softcapping > 0) {  // Gemma-2: cap · tanh(logit / cap)
+        const float cap = static_cast<float>(c.final_logit_softcapping);
+        for (float& v : output.logits) v = cap * std::tanh(v / cap);
+      }
     }
   } catch (const std::exception& e) {
     return absl::InternalError(StrCat("model step failed: ", e.what()));

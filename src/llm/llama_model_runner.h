@@ -6,6 +6,9 @@
 // into the cache slots named by the block tables → paged attention over each sequence's
 // blocks → O GEMM (+ residual, in place) → RMSNorm → fused gate/up GEMM → SwiGLU → down
 // GEMM (+ residual); then the final norm and the LM head only for sampled sequences.
+// The architecture variations of llama_config.h (q/k norm before RoPE, sandwich norms,
+// GeGLU, scaled embeddings, attention and final logit soft-capping, per-layer sliding
+// windows and Gemma-3's local rope) are branches inside these same steps.
 // GEMMs are ATen (OpenBLAS); the rest are cpu_kernels.h, parallelised with
 // at::parallel_for over the engine thread's intra-op threads.
 //

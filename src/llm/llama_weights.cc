@@ -80,20 +80,42 @@ absl::StatusOr<at::Tensor> OptionalBias(const SafetensorsModel& st, const std::s
   return ToFloat(st, name, {size});
 }
 
+// A norm weight, with Gemma's (1 + w) folded in.
+absl::StatusOr<at::Tensor> NormWeight(const SafetensorsModel& st, const LlamaConfig& c, const std::string& name,
+                                      int64_t size) {
+  ASSIGN_OR_RETURN(at::Tensor w, ToFloat(st, name, {size}));
+  if (c.gemma) w.add_(1.0f);
+  return w;
+}
+
 absl::StatusOr<LlamaLayerWeights> LoadLayer(const SafetensorsModel& st, const LlamaConfig& c, int64_t i,
                                             Storage kernel) {
   const std::string p = StrCat("model.layers.", i, ".");
   const int64_t h = c.hidden_size, d = c.head_dim, q_out = c.num_heads * d,
                 kv_out = c.num_kv_heads * d, inter = c.intermediate_size;
   LlamaLayerWeights w;
-  ASSIGN_OR_RETURN(w.input_norm, ToFloat(st, p + "input_layernorm.weight", {h}));
-  ASSIGN_OR_RETURN(w.post_norm, ToFloat(st, p + "post_attention_layernorm.weight", {h}));
-  ASSIGN_OR_RETURN(at::Tensor q, ToFloat(st, p + "self_attn.q_proj.weight", {q_out, h}));
-  ASSIGN_OR_RETURN(at::Tensor k, ToFloat(st, p + "self_attn.k_proj.weight", {kv_out, h}));
-  ASSIGN_OR_RETURN(at::Tensor v, ToFloat(st, p + "self_attn.v_proj.weight", {kv_out, h}));
-  const bool qkv_bf16 = IsBf16(st, p + "self_attn.q_proj.weight") && IsBf16(st, p + "self_attn.k_proj.weight") &&
-                        IsBf16(st, p + "self_attn.v_proj.weight");
-  w.qkv = MakeProjection(at::cat({q, k, v}, 0), kernel, qkv_bf16);
+  ASSIGN_OR_RETURN(w.input_norm, NormWeight(st, c, p + "input_layernorm.weight", h));
+  ASSIGN_OR_RETURN(w.post_norm, NormWeight(st, c, p + "post_attention_layernorm.weight", h));
+  if (c.gemma) {
+    ASSIGN_OR_RETURN(w.pre_ff_norm, NormWeight(st, c, p + "pre_feedforward_layernorm.weight", h));
+    ASSIGN_OR_RETURN(w.post_ff_norm, NormWeight(st, c, p + "post_feedforward_layernorm.weight", h));
+  }
+  if (c.qk_norm) {
+    ASSIGN_OR_RETURN(w.q_norm, NormWeight(st, c, p + "self_attn.q_norm.weight", d));
+    ASSIGN_OR_RETURN(w.k_norm, NormWeight(st, c, p + "self_attn.k_norm.weight", d));
+  }
+  if (c.fused_weights) {
+    const std::string qkv_name = p + "self_attn.qkv_proj.weight";
+    ASSIGN_OR_RETURN(at::Tensor qkv, ToFloat(st, qkv_name, {q_out + 2 * kv_out, h}));
+    w.qkv = MakeProjection(qkv, kernel, IsBf16(st, qkv_name));
+  } else {
+    ASSIGN_OR_RETURN(at::Tensor q, ToFloat(st, p + "self_attn.q_proj.weight", {q_out, h}));
+    ASSIGN_OR_RETURN(at::Tensor k, ToFloat(st, p + "self_attn.k_proj.weight", {kv_out, h}));
+    ASSIGN_OR_RETURN(at::Tensor v, ToFloat(st, p + "self_attn.v_proj.weight", {kv_out, h}));
+    const bool qkv_bf16 = IsBf16(st, p + "self_attn.q_proj.weight") && IsBf16(st, p + "self_attn.k_proj.weight") &&
+                          IsBf16(st, p + "self_attn.v_proj.weight");
+    w.qkv = MakeProjection(at::cat({q, k, v}, 0), kernel, qkv_bf16);
+  }
   ASSIGN_OR_RETURN(at::Tensor qb, OptionalBias(st, p + "self_attn.q_proj.bias", q_out));
   ASSIGN_OR_RETURN(at::Tensor kb, OptionalBias(st, p + "self_attn.k_proj.bias", kv_out));
   ASSIGN_OR_RETURN(at::Tensor vb, OptionalBias(st, p + "self_attn.v_proj.bias", kv_out));
@@ -104,10 +126,16 @@ absl::StatusOr<LlamaLayerWeights> LoadLayer(const SafetensorsModel& st, const Ll
   ASSIGN_OR_RETURN(at::Tensor o, ToFloat(st, p + "self_attn.o_proj.weight", {h, q_out}));
   w.o = MakeProjection(o, kernel, IsBf16(st, p + "self_attn.o_proj.weight"));
   ASSIGN_OR_RETURN(w.o_bias, OptionalBias(st, p + "self_attn.o_proj.bias", h));
-  ASSIGN_OR_RETURN(at::Tensor gate, ToFloat(st, p + "mlp.gate_proj.weight", {inter, h}));
-  ASSIGN_OR_RETURN(at::Tensor up, ToFloat(st, p + "mlp.up_proj.weight", {inter, h}));
-  w.gate_up = MakeProjection(at::cat({gate, up}, 0), kernel,
-                             IsBf16(st, p + "mlp.gate_proj.weight") && IsBf16(st, p + "mlp.up_proj.weight"));
+  if (c.fused_weights) {
+    const std::string gate_up_name = p + "mlp.gate_up_proj.weight";
+    ASSIGN_OR_RETURN(at::Tensor gate_up, ToFloat(st, gate_up_name, {2 * inter, h}));
+    w.gate_up = MakeProjection(gate_up, kernel, IsBf16(st, gate_up_name));
+  } else {
+    ASSIGN_OR_RETURN(at::Tensor gate, ToFloat(st, p + "mlp.gate_proj.weight", {inter, h}));
+    ASSIGN_OR_RETURN(at::Tensor up, ToFloat(st, p + "mlp.up_proj.weight", {inter, h}));
+    w.gate_up = MakeProjection(at::cat({gate, up}, 0), kernel,
+                               IsBf16(st, p + "mlp.gate_proj.weight") && IsBf16(st, p + "mlp.up_proj.weight"));
+  }
   ASSIGN_OR_RETURN(at::Tensor down, ToFloat(st, p + "mlp.down_proj.weight", {h, inter}));
   w.down = MakeProjection(down, kernel, IsBf16(st, p + "mlp.down_proj.weight"));
   return w;
@@ -133,7 +161,7 @@ absl::StatusOr<LlamaWeights> LlamaWeights::Load(const std::filesystem::path& dir
   const LlamaConfig& c = w.config;
   try {
     ASSIGN_OR_RETURN(w.embed, ToFloat(*st, "model.embed_tokens.weight", {c.vocab_size, c.hidden_size}));
-    ASSIGN_OR_RETURN(w.final_norm, ToFloat(*st, "model.norm.weight", {c.hidden_size}));
+    ASSIGN_OR_RETURN(w.final_norm, NormWeight(*st, c, "model.norm.weight", c.hidden_size));
     // Some tied checkpoints still carry lm_head.weight; an untied one must.
     if (st->Has("lm_head.weight") && !c.tie_word_embeddings) {
       ASSIGN_OR_RETURN(at::Tensor head_weight, ToFloat(*st, "lm_head.weight", {c.vocab_size, c.hidden_size}));
@@ -161,8 +189,10 @@ absl::StatusOr<LlamaWeights> LlamaWeights::Load(const std::filesystem::path& dir
 size_t LlamaWeights::BytesStreamedPerDecodeStep() const {
   size_t bytes = lm_head.bytes() + static_cast<size_t>(final_norm.numel()) * sizeof(float);
   for (const auto& l : layers) {
-    bytes += static_cast<size_t>(l.input_norm.numel() + l.post_norm.numel()) * sizeof(float) + l.qkv.bytes() +
-             l.o.bytes() + l.gate_up.bytes() + l.down.bytes();
+    for (const at::Tensor* norm : {&l.input_norm, &l.post_norm, &l.pre_ff_norm, &l.post_ff_norm, &l.q_norm, &l.k_norm}) {
+      if (norm->defined()) bytes += static_cast<size_t>(norm->numel()) * sizeof(float);
+    }
+    bytes += l.qkv.bytes() + l.o.bytes() + l.gate_up.bytes() + l.down.bytes();
   }
   return bytes;
 }

@@ -2,6 +2,7 @@
 // F16 on disk) and laid out for the runner. q/k/v are fused into one
 // [hidden → (Hq + 2·Hkv)·D] projection and gate/up into one [hidden → 2·intermediate],
 // so a layer is four matmuls; the LM head is a fifth (tied: packed from the embedding).
+// Phi-3 checkpoints store them fused already (qkv_proj, gate_up_proj), in the same order.
 //
 // Projections, by MatmulKernel:
 //   kPacked (default)  PackedMatrix (packed_matmul.h), packed once here: fp32, or bf16
@@ -40,9 +41,15 @@ struct Projection {
   size_t bytes() const { return packed.empty() ? static_cast<size_t>(in_out.numel()) * 4 : packed.bytes(); }
 };
 
+// Norm weights are stored ready to multiply: Gemma's (1 + w) is applied at load.
 struct LlamaLayerWeights {
   at::Tensor input_norm;  // [hidden]
-  at::Tensor post_norm;   // [hidden]
+  // [hidden] post_attention_layernorm: the MLP's input norm, or with Gemma's sandwich
+  // norms (config.gemma) the norm of the attention output before its residual add.
+  at::Tensor post_norm;
+  at::Tensor pre_ff_norm;   // [hidden] Gemma: the MLP's input norm; else undefined
+  at::Tensor post_ff_norm;  // [hidden] Gemma: the MLP output's norm; else undefined
+  at::Tensor q_norm, k_norm;  // [head_dim] with config.qk_norm; else undefined
   Projection qkv;         // hidden → (Hq + 2 Hkv) D
   at::Tensor qkv_bias;    // [(Hq + 2 Hkv) D] or undefined
   Projection o;           // Hq D → hidden

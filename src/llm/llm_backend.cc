@@ -88,10 +88,15 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   sc.enable_chunked_prefill = options.enable_chunked_prefill;
   sc.policy = options.policy;
   sc.max_model_len = options.max_model_len.value_or(mc.max_position_embeddings);
-  if (mc.sliding_window > 0 && sc.max_model_len > mc.sliding_window) {
-    INFERA_LOG(WARNING) << "model '" << config.name() << "': max_model_len capped at the sliding window "
-                        << mc.sliding_window << " (sliding-window attention is not implemented)";
-    sc.max_model_len = mc.sliding_window;
+  if (mc.rope_scaling.type == "longrope") {
+    // Served up to the original length only (llama_config.cc, ParseLongRope).
+    const int64_t limit = mc.rope_scaling.original_max_position_embeddings;
+    if (options.max_model_len && *options.max_model_len > limit) {
+      return absl::InvalidArgumentError(StrCat("parameter max_model_len ", *options.max_model_len,
+                                               " exceeds original_max_position_embeddings ", limit,
+                                               ": longrope's long factors are not implemented"));
+    }
+    sc.max_model_len = std::min(sc.max_model_len, limit);
   }
   sc.eos_token_ids = tokenizer->eos_token_ids();
   if (context.metrics) {
