@@ -1,0 +1,186 @@
+#include "quant/block_matmul.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "quant/block_matmul_kernels.h"
+
+namespace infera::quant {
+
+using block_matmul_internal::CodeBias;
+
+const char* BlockKernelName(BlockKernel kernel) {
+  switch (kernel) {
+    case BlockKernel::kReference:
+      return "reference";
+    case BlockKernel::kAvx2:
+      return "avx2";
+    case BlockKernel::kAvx512Vnni:
+      return "avx512vnni";
+  }
+  return "?";
+}
+
+bool BlockKernelSupported(BlockKernel kernel) {
+  switch (kernel) {
+    case BlockKernel::kReference:
+      return true;
+    case BlockKernel::kAvx2: {
+      static const bool has =
+          __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+      return has;
+    }
+    case BlockKernel::kAvx512Vnni: {
+      static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                              __builtin_cpu_supports("avx512vnni") && BlockKernelSupported(BlockKernel::kAvx2);
+      return has;
+    }
+  }
+  return false;
+}
+
+BlockKernel BestBlockKernel() {
+  static const BlockKernel best = BlockKernelSupported(BlockKernel::kAvx512Vnni) ? BlockKernel::kAvx512Vnni
+                                  : BlockKernelSupported(BlockKernel::kAvx2)     ? BlockKernel::kAvx2
+                                                                                 : BlockKernel::kReference;
+  return best;
+}
+
+std::optional<BlockMatrix> BlockMatrix::View(const void* data, size_t bytes, BlockType type, int64_t n, int64_t k,
+                                             std::string* error) {
+  std::string problem = CheckRowLength(type, k);
+  if (problem.empty() && n <= 0) problem = "matrix must have at least one row, got " + std::to_string(n);
+  if (problem.empty() && static_cast<uint64_t>(RowBytes(type, k)) * static_cast<uint64_t>(n) != bytes) {
+    problem = std::string(Name(type)) + " matrix of " + std::to_string(n) + " x " + std::to_string(k) + " needs " +
+              std::to_string(RowBytes(type, k) * n) + " bytes, got " + std::to_string(bytes);
+  }
+  if (problem.empty() && data == nullptr) problem = "matrix data is null";
+  if (!problem.empty()) {
+    *error = problem;
+    return std::nullopt;
+  }
+  BlockMatrix w;
+  w.data_ = static_cast<const uint8_t*>(data);
+  w.type_ = type;
+  w.n_ = n;
+  w.k_ = k;
+  w.row_bytes_ = RowBytes(type, k);
+  return w;
+}
+
+namespace block_matmul_internal {
+
+int CodeBias(BlockType type, BlockKernel kernel) {
+  switch (type) {
+    case BlockType::kQ4_0:
+      return 8;
+    case BlockType::kQ5_0:
+      return 16;
+    case BlockType::kQ6_K:
+      return 32;
+    case BlockType::kQ8_0:
+      return kernel == BlockKernel::kAvx512Vnni ? 128 : 0;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace block_matmul_internal
+
+std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t m, int64_t ldx, BlockType type,
+                                                        int64_t k, std::string* error, BlockKernel kernel) {
+  std::string problem = CheckRowLength(type, k);
+  if (problem.empty() && m <= 0) problem = "activations must have at least one row, got " + std::to_string(m);
+  if (problem.empty() && ldx < k) problem = "activation row stride " + std::to_string(ldx) + " < k " + std::to_string(k);
+  if (problem.empty() && !BlockKernelSupported(kernel)) {
+    problem = std::string("kernel ") + BlockKernelName(kernel) + " is not supported by this CPU";
+  }
+  if (!problem.empty()) {
+    *error = problem;
+    return std::nullopt;
+  }
+  QuantizedActivations a;
+  a.type = type;
+  a.kernel = kernel;
+  a.m = m;
+  a.k = k;
+  if (!IsQuantized(type)) {
+    a.kp = (k + 15) / 16 * 16;
+    a.x.assign(static_cast<size_t>(m * a.kp), 0.0f);
+    for (int64_t i = 0; i < m; ++i) std::copy(x + i * ldx, x + i * ldx + k, a.x.begin() + i * a.kp);
+    return a;
+  }
+  const bool k_quant = Info(type).block_elements == 256;
+  const bool with_min = type == BlockType::kQ4_1 || type == BlockType::kQ5_1;
+  const bool with_sub_sums = type == BlockType::kQ4_K || type == BlockType::kQ5_K;
+  const int64_t act_block = k_quant ? 256 : 32;
+  const int bias = CodeBias(type, kernel);
+  a.kp = (k + 63) / 64 * 64;
+  a.q.assign(static_cast<size_t>(m * a.kp), 0);
+  a.lane_off.assign(static_cast<size_t>(m * a.kp / 4), 0);
+  if (k_quant) {
+    a.d256.assign(static_cast<size_t>(m * a.kp / 256), 0.0f);
+  } else {
+    a.lane_d.assign(static_cast<size_t>(m * a.kp / 4), 0.0f);
+  }
+  if (with_sub_sums) a.sum32.assign(static_cast<size_t>(m * a.kp / 32), 0);
+  if (with_min) a.dsum32.assign(static_cast<size_t>(m * a.kp / 32), 0.0f);
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xr = x + i * ldx;
+    int8_t* q = a.q.data() + i * a.kp;
+    for (int64_t b = 0; b < k / act_block; ++b) {
+      float amax = 0.0f;
+      for (int64_t e = b * act_block; e < (b + 1) * act_block; ++e) amax = std::max(amax, std::fabs(xr[e]));
+      const float d = amax / 127.0f;
+      const float id = d == 0.0f ? 0.0f : 1.0f / d;
+      for (int64_t e = b * act_block; e < (b + 1) * act_block; ++e) {
+        const float r = std::nearbyint(xr[e] * id);
+        q[e] = static_cast<int8_t>(r > 127.0f ? 127 : (r < -127.0f ? -127 : static_cast<int>(r)));
+      }
+      if (k_quant) {
+        a.d256[i * a.kp / 256 + b] = d;
+      } else {
+        std::fill_n(a.lane_d.begin() + i * a.kp / 4 + b * 8, 8, d);
+      }
+    }
+    for (int64_t l = 0; l < a.kp / 4; ++l) {
+      const int32_t s = q[4 * l] + q[4 * l + 1] + q[4 * l + 2] + q[4 * l + 3];
+      a.lane_off[i * a.kp / 4 + l] = -bias * s;
+    }
+    for (int64_t s = 0; s < k / 32; ++s) {
+      int32_t sum = 0;
+      for (int e = 0; e < 32; ++e) sum += q[32 * s + e];
+      if (with_sub_sums) a.sum32[i * a.kp / 32 + s] = sum;
+      if (with_min) a.dsum32[i * a.kp / 32 + s] = a.lane_d[i * a.kp / 4 + 8 * s] * static_cast<float>(sum);
+    }
+  }
+  return a;
+}
+
+std::string BlockMatmul(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t col_begin,
+                        int64_t col_end) {
+  if (a.type != w.type()) {
+    return std::string("activations were quantised for ") + Name(a.type) + ", the matrix is " + Name(w.type());
+  }
+  if (a.k != w.k()) return "activations have k " + std::to_string(a.k) + ", the matrix " + std::to_string(w.k());
+  if (col_begin < 0 || col_end > w.n() || col_begin > col_end) {
+    return "column range [" + std::to_string(col_begin) + ", " + std::to_string(col_end) + ") outside [0, " +
+           std::to_string(w.n()) + ")";
+  }
+  if (ldy < w.n()) return "output row stride " + std::to_string(ldy) + " < n " + std::to_string(w.n());
+  if (col_begin == col_end) return "";
+  switch (a.kernel) {
+    case BlockKernel::kAvx512Vnni:
+      block_matmul_internal::Avx512VnniColumns(a, w, y, ldy, col_begin, col_end);
+      break;
+    case BlockKernel::kAvx2:
+      block_matmul_internal::Avx2Columns(a, w, y, ldy, col_begin, col_end);
+      break;
+    case BlockKernel::kReference:
+      block_matmul_internal::ReferenceColumns(a, w, y, ldy, col_begin, col_end);
+      break;
+  }
+  return "";
+}
+
+}  // namespace infera::quant

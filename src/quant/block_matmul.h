@@ -1,0 +1,120 @@
+// BlockMatmul: y[M][N] = x[M][K] · Wᵀ straight from GGUF blocks (block_types.h), W stored
+// as N rows of K — no dequantisation of the matrix, ever. For memory-bound decode: the M
+// rows of x share ONE pass over W (a weight row is unpacked once into registers and used
+// by up to 8 rows of x before the next; larger M re-reads that row from L1/L2, not memory),
+// and callers split the columns into ranges to parallelise (docs/quant_kernels.md).
+//
+// Two steps, so that threads share the first:
+//   QuantizedActivations a = QuantizeActivations(x, m, ldx, w.type(), w.k());
+//   BlockMatmul(a, w, y, ldy, col_begin, col_end);   // any column range, any thread
+//
+// The math (the contract; "reference" below is BlockKernel::kReference, plain C++):
+//
+// Activations of a quantised type are quantised per activation block — 32 elements for the
+// 32-element weight types, 256 for the K-quants — to int8: d = amax / 127, q = rint(x · (1/d))
+// clamped to ±127 (a zero block has d = 0, q = 0). Rows are zero-padded to whole 64-element
+// chunks. F32/F16/BF16 keep x in fp32.
+//
+// Every output element y[i][j] is computed by the same sequence of float operations,
+// whatever M, the column range and the instruction set:
+//   acc[16] = +0 (16 float lanes). Lane l of a 64-element chunk covers its elements
+//   4l .. 4l+3. All integer sums below are exact (int32, no overflow for any input).
+//   - 32-element types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), chunk = weight blocks 2c, 2c+1:
+//       ilane = Σ over the lane's 4 elements of w_int · q, with w_int the signed code
+//               (Q8_0 q, Q4_0 u − 8, Q5_0 u − 16, Q4_1/Q5_1 u);
+//       acc[l] = fma(d_w(block) · d_x(block), float(ilane), acc[l]);
+//       Q4_1/Q5_1, per block b in order: accm = fma(m_w(b), d_x(b) · float(Σ q over b), accm).
+//     A missing second block (K ≡ 32 mod 64) has codes and scale 0 (acc[l] unchanged).
+//   - K-quants, per 256-element block b (4 chunks c):
+//       ilane[l] = Σ_c sc(c, l) · (Σ over the lane's 4 elements of w_int · q), w_int = u
+//               for Q4_K/Q5_K, u − 32 for Q6_K; sc the lane's sub-block scale;
+//       acc[l] = fma(d_w · d_x(b), float(ilane[l]), acc[l]);
+//       Q4_K/Q5_K: accm = fma(dmin_w · d_x(b), float(Σ_s mn[s] · Σ q over sub-block s), accm).
+//   - F32/F16/BF16: acc[k mod 16] = fma(x[k], w[k], acc[k mod 16]) for k in order.
+//   y = R(acc) (+ accm for Q4_1/Q5_1, − accm for Q4_K/Q5_K), where
+//   R(a) = t2[0] + t2[1], t2[i] = t4[i] + t4[i+2], t4[i] = t8[i] + t8[i+4], t8[i] = a[i] + a[i+8].
+// Products d_w · d_x are float multiplies (d_w the half widened to float); fma is fused.
+// So the SIMD kernels equal the reference bit for bit (block_matmul_test checks every type),
+// a row's result does not depend on M, the other rows or the column split, and a greedy
+// decode with these kernels is reproducible by the reference. Against fp32 (dequantised
+// weights × unquantised x) the difference is the activation rounding: per element at most
+// |w|·d_x/2; the tests bound |y − y_fp32| by Σ_k |w_k| · d_x(k) / 2 plus fp32 rounding.
+//
+// Kernels, chosen once at run time (BlockKernelFor): kAvx512Vnni (AVX-512F/BW + VNNI:
+// vpdpbusd on 64 codes at once; Q8_0 codes biased by +128 and the bias removed through
+// the activations' per-lane offsets), kAvx2 (AVX2 + FMA + F16C: vpmaddubsw/vpmaddwd, Q8_0
+// by the sign trick), kReference (portable C++: the definition above).
+//
+// Thread safety: BlockMatrix and QuantizedActivations are read-only views/values;
+// BlockMatmul writes only y[i][col_begin .. col_end).
+#ifndef INFERA_QUANT_BLOCK_MATMUL_H_
+#define INFERA_QUANT_BLOCK_MATMUL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "quant/block_types.h"
+
+namespace infera::quant {
+
+enum class BlockKernel { kReference, kAvx2, kAvx512Vnni };
+const char* BlockKernelName(BlockKernel kernel);  // "reference", "avx2", "avx512vnni"
+// The fastest kernel this CPU runs (detected once).
+BlockKernel BestBlockKernel();
+// Whether this CPU can run `kernel` (tests skip the others).
+bool BlockKernelSupported(BlockKernel kernel);
+
+// A read-only view of a GGUF matrix: n rows of k elements of one type, rows contiguous.
+class BlockMatrix {
+ public:
+  // The view, or nullopt with *error naming the problem: k not a multiple of the block
+  // size, n or k not positive, `bytes` not n · RowBytes(type, k).
+  static std::optional<BlockMatrix> View(const void* data, size_t bytes, BlockType type, int64_t n, int64_t k,
+                                         std::string* error);
+  BlockType type() const { return type_; }
+  int64_t n() const { return n_; }
+  int64_t k() const { return k_; }
+  int64_t row_bytes() const { return row_bytes_; }
+  const uint8_t* row(int64_t j) const { return data_ + j * row_bytes_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  BlockType type_ = BlockType::kF32;
+  int64_t n_ = 0, k_ = 0, row_bytes_ = 0;
+};
+
+// x quantised (or kept) for one weight type and kernel; see the math above. Row i of each
+// array starts at i · (its length per row).
+struct QuantizedActivations {
+  BlockType type = BlockType::kF32;  // the weight type these activations are for
+  BlockKernel kernel = BlockKernel::kReference;
+  int64_t m = 0, k = 0;
+  int64_t kp = 0;                 // k zero-padded to 64 (quantised) or 16 (float) elements
+  std::vector<float> x;           // float types: m × kp
+  std::vector<int8_t> q;          // quantised types: m × kp codes
+  std::vector<float> lane_d;      // 32-element types: m × kp/4, d_x of each lane's block
+  std::vector<int32_t> lane_off;  // m × kp/4: −offset · Σ q over the lane (kernel-specific bias)
+  std::vector<float> d256;        // K-quants: m × kp/256, d_x per 256 elements
+  std::vector<int32_t> sum32;     // Q4_K/Q5_K: m × kp/32, Σ q per 32 elements
+  std::vector<float> dsum32;      // Q4_1/Q5_1: m × kp/32, d_x · float(Σ q) per 32 elements
+};
+
+// Quantises (or copies) rows x[i][0..k), i < m, row stride ldx, for weights of `type` and
+// the given kernel. k must pass CheckRowLength(type, k) and m ≥ 1: otherwise returns
+// nullopt with *error naming the problem.
+std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t m, int64_t ldx, BlockType type,
+                                                        int64_t k, std::string* error,
+                                                        BlockKernel kernel = BestBlockKernel());
+
+// y[i][j] = Σ_k x[i][k] · W[j][k] for i < a.m, col_begin ≤ j < col_end (other columns of y
+// untouched), y row stride ldy ≥ w.n(). Returns "" or, without computing anything, the
+// problem (type or k of a and w differ, column range outside [0, n]).
+std::string BlockMatmul(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t col_begin,
+                        int64_t col_end);
+
+}  // namespace infera::quant
+
+#endif  // INFERA_QUANT_BLOCK_MATMUL_H_

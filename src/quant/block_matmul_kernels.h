@@ -1,0 +1,27 @@
+// Internal to block_matmul: the three kernels behind BlockMatmul (same contract, same
+// bits; see block_matmul.h) and what they share. Each computes columns [c0, c1) of all
+// a.m rows; arguments are already checked.
+#ifndef INFERA_QUANT_BLOCK_MATMUL_KERNELS_H_
+#define INFERA_QUANT_BLOCK_MATMUL_KERNELS_H_
+
+#include <cstdint>
+
+#include "quant/block_matmul.h"
+
+namespace infera::quant::block_matmul_internal {
+
+// The bias b of the activations' lane offsets (lane_off = −b · Σ q): the kernel adds
+// lane_off to its Σ u · q over unsigned codes u = w_int + b.
+int CodeBias(BlockType type, BlockKernel kernel);
+// Rows of x that share one unpacked weight chunk (registers: 2 per row for the K-quants).
+constexpr int kTileRows = 8;
+
+void ReferenceColumns(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0,
+                      int64_t c1);
+void Avx2Columns(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1);
+void Avx512VnniColumns(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0,
+                       int64_t c1);
+
+}  // namespace infera::quant::block_matmul_internal
+
+#endif  // INFERA_QUANT_BLOCK_MATMUL_KERNELS_H_

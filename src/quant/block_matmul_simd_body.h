@@ -1,0 +1,197 @@
+// Internal to the SIMD kernels: the loops of block_matmul.h's math, written once against
+// a 16-lane vector vocabulary that each kernel file defines before including this (in its
+// anonymous namespace, after its `#pragma GCC target`):
+//   CodeVec  64 unsigned codes        Codes(lo, hi), BiasQ8(u) (+128 when kQ8Biased)
+//   IVec     16 int32 lanes           IZero, ILoad, IAdd, IMul, ISet2(a, b), ISet4(int8 s[4])
+//            Dot(u, x, init) = init + Σ over each lane's 4 bytes of u · x (u unsigned)
+//            DotSigned(w, x, init): the same with signed codes w (only when !kQ8Biased)
+//   FVec     16 float lanes           FZero, FLoad, FMul, FFma, FSet1, FSet2(a, b), Cvt, Reduce
+//            LoadF<T>(16 weights of a float type)
+// Lane l of every vector covers elements 4l .. 4l+3 of a 64-element chunk, or element l
+// of 16 for the float types, as in the reference.
+
+constexpr int64_t kPrefetchBytes = 768;  // ahead of the weight stream
+
+template <BlockType T, int R>
+void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float* y, int64_t ldy, int64_t j) {
+  constexpr int64_t kBytes = T == BlockType::kQ8_0   ? 34
+                             : T == BlockType::kQ4_0 ? 18
+                             : T == BlockType::kQ4_1 ? 20
+                             : T == BlockType::kQ5_0 ? 22
+                                                     : 24;
+  constexpr bool kMin = T == BlockType::kQ4_1 || T == BlockType::kQ5_1;
+  constexpr bool kSigned = T == BlockType::kQ8_0 && !kQ8Biased;
+  const int64_t blocks = a.k / 32, chunks = a.kp / 64, kp = a.kp;
+  FVec acc[R];
+  float accm[R];
+  for (int r = 0; r < R; ++r) {
+    acc[r] = FZero();
+    accm[r] = 0.0f;
+  }
+  for (int64_t c = 0; c < chunks; ++c) {
+    const uint8_t* p0 = row + 2 * c * kBytes;
+    _mm_prefetch(reinterpret_cast<const char*>(p0 + kPrefetchBytes), _MM_HINT_T0);
+    const bool has1 = 2 * c + 1 < blocks;
+    const __m256i lo = Codes32<T>(p0);
+    const __m256i hi = has1 ? Codes32<T>(p0 + kBytes) : _mm256_setzero_si256();
+    const float d0 = HalfAt(p0), d1 = has1 ? HalfAt(p0 + kBytes) : 0.0f;
+    float m0 = 0.0f, m1 = 0.0f;
+    if constexpr (kMin) {
+      m0 = HalfAt(p0 + 2);
+      m1 = has1 ? HalfAt(p0 + kBytes + 2) : 0.0f;
+    }
+    CodeVec u = Codes(lo, hi);
+    if constexpr (T == BlockType::kQ8_0) u = BiasQ8(u);
+    const FVec wd = FSet2(d0, d1);
+    for (int r = 0; r < R; ++r) {
+      const int64_t i = r0 + r;
+      const int8_t* x = a.q.data() + i * kp + 64 * c;
+      const IVec init = ILoad(a.lane_off.data() + i * kp / 4 + 16 * c);
+      IVec v;
+      if constexpr (kSigned) {
+        v = DotSigned(u, x, init);
+      } else {
+        v = Dot(u, x, init);
+      }
+      const FVec s = FMul(wd, FLoad(a.lane_d.data() + i * kp / 4 + 16 * c));
+      acc[r] = FFma(s, Cvt(v), acc[r]);
+      if constexpr (kMin) {
+        const float* ds = a.dsum32.data() + i * kp / 32 + 2 * c;
+        accm[r] = std::fma(m0, ds[0], accm[r]);
+        if (has1) accm[r] = std::fma(m1, ds[1], accm[r]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = kMin ? Reduce(acc[r]) + accm[r] : Reduce(acc[r]);
+}
+
+template <BlockType T, int R>
+void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float* y, int64_t ldy, int64_t j) {
+  constexpr int64_t kBytes = T == BlockType::kQ4_K ? 144 : T == BlockType::kQ5_K ? 176 : 210;
+  constexpr bool kQ6 = T == BlockType::kQ6_K;
+  const int64_t kp = a.kp;
+  FVec acc[R];
+  float accm[R];
+  for (int r = 0; r < R; ++r) {
+    acc[r] = FZero();
+    accm[r] = 0.0f;
+  }
+  for (int64_t b = 0; b < a.k / 256; ++b) {
+    const uint8_t* p = row + b * kBytes;
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 64), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 128), _MM_HINT_T0);
+    uint8_t sc[8] = {}, mn[8] = {};
+    float d, dmin = 0.0f;
+    if constexpr (kQ6) {
+      d = HalfAt(p + 208);
+    } else {
+      d = HalfAt(p);
+      dmin = HalfAt(p + 2);
+      for (int s = 0; s < 8; ++s) UnpackKScaleMin(p + 4, s, &sc[s], &mn[s]);
+    }
+    IVec il[R];
+    for (int r = 0; r < R; ++r) il[r] = IZero();
+    for (int c = 0; c < 4; ++c) {
+      __m256i lo, hi;
+      CodesK<T>(p, c, &lo, &hi);
+      const CodeVec u = Codes(lo, hi);
+      IVec scale;
+      if constexpr (kQ6) {
+        scale = ISet4(reinterpret_cast<const int8_t*>(p + 192 + 4 * c));
+      } else {
+        scale = ISet2(sc[2 * c], sc[2 * c + 1]);
+      }
+      for (int r = 0; r < R; ++r) {
+        const int64_t i = r0 + r;
+        const int64_t e0 = 256 * b + 64 * c;
+        const IVec init = kQ6 ? ILoad(a.lane_off.data() + i * kp / 4 + e0 / 4) : IZero();
+        il[r] = IAdd(il[r], IMul(Dot(u, a.q.data() + i * kp + e0, init), scale));
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const int64_t i = r0 + r;
+      const float dx = a.d256[i * kp / 256 + b];
+      acc[r] = FFma(FSet1(d * dx), Cvt(il[r]), acc[r]);
+      if constexpr (!kQ6) {
+        const int32_t* sums = a.sum32.data() + i * kp / 32 + 8 * b;
+        int32_t isum_m = 0;
+        for (int s = 0; s < 8; ++s) isum_m += mn[s] * sums[s];
+        accm[r] = std::fma(dmin * dx, static_cast<float>(isum_m), accm[r]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = kQ6 ? Reduce(acc[r]) : Reduce(acc[r]) - accm[r];
+}
+
+template <BlockType T, int R>
+void TileF(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float* y, int64_t ldy, int64_t j) {
+  constexpr int64_t kElem = T == BlockType::kF32 ? 4 : 2;
+  const int64_t full = a.k / 16, tail = a.k % 16;
+  FVec acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = FZero();
+  for (int64_t g = 0; g <= full; ++g) {
+    const uint8_t* p = row + 16 * g * kElem;
+    alignas(64) uint8_t padded[64];
+    if (g == full) {  // the last, partial group: zero weights beyond k (x is zero-padded)
+      if (tail == 0) break;
+      std::memset(padded, 0, sizeof padded);
+      std::memcpy(padded, p, static_cast<size_t>(tail * kElem));
+      p = padded;
+    } else {
+      _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
+    }
+    const FVec w = LoadF<T>(p);
+    for (int r = 0; r < R; ++r) acc[r] = FFma(FLoad(a.x.data() + (r0 + r) * a.kp + 16 * g), w, acc[r]);
+  }
+  for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = Reduce(acc[r]);
+}
+
+template <BlockType T, int R>
+void Tile(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float* y, int64_t ldy, int64_t j) {
+  if constexpr (T == BlockType::kF32 || T == BlockType::kF16 || T == BlockType::kBF16) {
+    TileF<T, R>(a, row, r0, y, ldy, j);
+  } else if constexpr (T == BlockType::kQ4_K || T == BlockType::kQ5_K || T == BlockType::kQ6_K) {
+    TileK<T, R>(a, row, r0, y, ldy, j);
+  } else {
+    Tile32<T, R>(a, row, r0, y, ldy, j);
+  }
+}
+
+// Column by column (so a weight row is read from memory once), tiles of up to kTileRows
+// rows of x each (the later tiles find the row in L1/L2).
+template <BlockType T>
+void Columns(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1) {
+  using block_matmul_internal::kTileRows;
+  for (int64_t j = c0; j < c1; ++j) {
+    const uint8_t* row = w.row(j);
+    for (int64_t r0 = 0; r0 < a.m; r0 += kTileRows) {
+      switch (std::min<int64_t>(kTileRows, a.m - r0)) {
+        case 1: Tile<T, 1>(a, row, r0, y, ldy, j); break;
+        case 2: Tile<T, 2>(a, row, r0, y, ldy, j); break;
+        case 3: Tile<T, 3>(a, row, r0, y, ldy, j); break;
+        case 4: Tile<T, 4>(a, row, r0, y, ldy, j); break;
+        case 5: Tile<T, 5>(a, row, r0, y, ldy, j); break;
+        case 6: Tile<T, 6>(a, row, r0, y, ldy, j); break;
+        case 7: Tile<T, 7>(a, row, r0, y, ldy, j); break;
+        default: Tile<T, 8>(a, row, r0, y, ldy, j); break;
+      }
+    }
+  }
+}
+
+void AllColumns(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1) {
+  switch (w.type()) {
+    case BlockType::kF32: return Columns<BlockType::kF32>(a, w, y, ldy, c0, c1);
+    case BlockType::kF16: return Columns<BlockType::kF16>(a, w, y, ldy, c0, c1);
+    case BlockType::kBF16: return Columns<BlockType::kBF16>(a, w, y, ldy, c0, c1);
+    case BlockType::kQ8_0: return Columns<BlockType::kQ8_0>(a, w, y, ldy, c0, c1);
+    case BlockType::kQ4_0: return Columns<BlockType::kQ4_0>(a, w, y, ldy, c0, c1);
+    case BlockType::kQ4_1: return Columns<BlockType::kQ4_1>(a, w, y, ldy, c0, c1);
+    case BlockType::kQ5_0: return Columns<BlockType::kQ5_0>(a, w, y, ldy, c0, c1);
+    case BlockType::kQ5_1: return Columns<BlockType::kQ5_1>(a, w, y, ldy, c0, c1);
+    case BlockType::kQ4_K: return Columns<BlockType::kQ4_K>(a, w, y, ldy, c0, c1);
+    case BlockType::kQ5_K: return Columns<BlockType::kQ5_K>(a, w, y, ldy, c0, c1);
+    case BlockType::kQ6_K: return Columns<BlockType::kQ6_K>(a, w, y, ldy, c0, c1);
+  }
+}
