@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "quant/block_matmul_kernels.h"
 
@@ -116,18 +117,16 @@ std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t 
   const int64_t act_block = k_quant ? 256 : 32;
   const int bias = CodeBias(type, kernel);
   a.kp = (k + 63) / 64 * 64;
-  a.q.assign(static_cast<size_t>(m * a.kp), 0);
-  a.lane_off.assign(static_cast<size_t>(m * a.kp / 4), 0);
-  if (k_quant) {
-    a.d256.assign(static_cast<size_t>(m * a.kp / 256), 0.0f);
-  } else {
-    a.lane_d.assign(static_cast<size_t>(m * a.kp / 4), 0.0f);
-  }
+  const int64_t chunks = a.kp / 64;
+  a.chunks.assign(static_cast<size_t>(chunks * m * QuantizedActivations::kChunkBytes), 0);
+  if (k_quant) a.d256.assign(static_cast<size_t>(m * a.kp / 256), 0.0f);
   if (with_sub_sums) a.sum32.assign(static_cast<size_t>(m * a.kp / 32), 0);
   if (with_min) a.dsum32.assign(static_cast<size_t>(m * a.kp / 32), 0.0f);
+  std::vector<int8_t> q(static_cast<size_t>(a.kp));
+  std::vector<float> block_d(static_cast<size_t>(a.kp / act_block), 0.0f);
   for (int64_t i = 0; i < m; ++i) {
     const float* xr = x + i * ldx;
-    int8_t* q = a.q.data() + i * a.kp;
+    std::fill(q.begin(), q.end(), 0);
     for (int64_t b = 0; b < k / act_block; ++b) {
       float amax = 0.0f;
       for (int64_t e = b * act_block; e < (b + 1) * act_block; ++e) amax = std::max(amax, std::fabs(xr[e]));
@@ -137,21 +136,25 @@ std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t 
         const float r = std::nearbyint(xr[e] * id);
         q[e] = static_cast<int8_t>(r > 127.0f ? 127 : (r < -127.0f ? -127 : static_cast<int>(r)));
       }
-      if (k_quant) {
-        a.d256[i * a.kp / 256 + b] = d;
-      } else {
-        std::fill_n(a.lane_d.begin() + i * a.kp / 4 + b * 8, 8, d);
-      }
+      block_d[b] = d;
+      if (k_quant) a.d256[i * a.kp / 256 + b] = d;
     }
-    for (int64_t l = 0; l < a.kp / 4; ++l) {
-      const int32_t s = q[4 * l] + q[4 * l + 1] + q[4 * l + 2] + q[4 * l + 3];
-      a.lane_off[i * a.kp / 4 + l] = -bias * s;
+    for (int64_t c = 0; c < chunks; ++c) {
+      uint8_t* record = a.chunks.data() + (c * m + i) * QuantizedActivations::kChunkBytes;
+      std::memcpy(record, q.data() + 64 * c, 64);
+      for (int l = 0; l < 16; ++l) {
+        const int8_t* lane = q.data() + 64 * c + 4 * l;
+        const int32_t off = -bias * (lane[0] + lane[1] + lane[2] + lane[3]);
+        const float d = k_quant ? 0.0f : block_d[(64 * c + 4 * l) / 32];
+        std::memcpy(record + 64 + 4 * l, &off, 4);
+        std::memcpy(record + 128 + 4 * l, &d, 4);
+      }
     }
     for (int64_t s = 0; s < k / 32; ++s) {
       int32_t sum = 0;
       for (int e = 0; e < 32; ++e) sum += q[32 * s + e];
       if (with_sub_sums) a.sum32[i * a.kp / 32 + s] = sum;
-      if (with_min) a.dsum32[i * a.kp / 32 + s] = a.lane_d[i * a.kp / 4 + 8 * s] * static_cast<float>(sum);
+      if (with_min) a.dsum32[i * a.kp / 32 + s] = block_d[s] * static_cast<float>(sum);
     }
   }
   return a;

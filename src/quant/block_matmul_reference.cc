@@ -130,13 +130,13 @@ float Dot(const QuantizedActivations& a, int64_t i, const BlockMatrix& w, int64_
     for (int64_t k = 0; k < a.k; ++k) acc[k % 16] = std::fma(x[k], FloatWeight(type, row, k), acc[k % 16]);
     return Reduce16(acc);
   }
-  const int8_t* q = a.q.data() + i * a.kp;
   const int64_t block_bytes = Info(type).block_bytes;
   if (Info(type).block_elements == 32) {
     const bool with_min = type == BlockType::kQ4_1 || type == BlockType::kQ5_1;
     const int64_t blocks = a.k / 32;
-    const float* lane_d = a.lane_d.data() + i * a.kp / 4;
     for (int64_t c = 0; c < a.kp / 64; ++c) {
+      const int8_t* q = a.q(i, c);
+      const float* lane_d = a.lane_d(i, c);
       for (int h = 0; h < 2; ++h) {
         const int64_t b = 2 * c + h;
         Block32 wb;  // a missing second block: codes and scales 0
@@ -147,8 +147,8 @@ float Dot(const QuantizedActivations& a, int64_t i, const BlockMatrix& w, int64_
         }
         for (int l = 8 * h; l < 8 * h + 8; ++l) {
           int32_t ilane = 0;
-          for (int e = 0; e < 4; ++e) ilane += wb.code[4 * (l - 8 * h) + e] * q[64 * c + 4 * l + e];
-          acc[l] = std::fma(wb.d * lane_d[16 * c + l], static_cast<float>(ilane), acc[l]);
+          for (int e = 0; e < 4; ++e) ilane += wb.code[4 * (l - 8 * h) + e] * q[4 * l + e];
+          acc[l] = std::fma(wb.d * lane_d[l], static_cast<float>(ilane), acc[l]);
         }
         if (with_min && b < blocks) accm = std::fma(wb.m, a.dsum32[i * a.kp / 32 + b], accm);
       }
@@ -158,13 +158,13 @@ float Dot(const QuantizedActivations& a, int64_t i, const BlockMatrix& w, int64_
   for (int64_t b = 0; b < a.k / 256; ++b) {
     const BlockK wb = DecodeK(type, row + b * block_bytes);
     const float dx = a.d256[i * a.kp / 256 + b];
-    const int8_t* qb = q + 256 * b;
     int32_t ilane[16] = {};
     for (int c = 0; c < 4; ++c) {
+      const int8_t* qc = a.q(i, 4 * b + c);
       for (int l = 0; l < 16; ++l) {
         const int e0 = 64 * c + 4 * l;
         int32_t dot = 0;
-        for (int e = 0; e < 4; ++e) dot += wb.code[e0 + e] * qb[e0 + e];
+        for (int e = 0; e < 4; ++e) dot += wb.code[e0 + e] * qc[4 * l + e];
         ilane[l] += wb.scale[e0] * dot;
       }
     }

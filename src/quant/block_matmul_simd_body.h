@@ -22,6 +22,7 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
   constexpr bool kMin = T == BlockType::kQ4_1 || T == BlockType::kQ5_1;
   constexpr bool kSigned = T == BlockType::kQ8_0 && !kQ8Biased;
   const int64_t blocks = a.k / 32, chunks = a.kp / 64, kp = a.kp;
+  (void)kp;
   FVec acc[R];
   float accm[R];
   for (int r = 0; r < R; ++r) {
@@ -43,20 +44,21 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
     CodeVec u = Codes(lo, hi);
     if constexpr (T == BlockType::kQ8_0) u = BiasQ8(u);
     const FVec wd = FSet2(d0, d1);
+    const uint8_t* records = a.chunk(r0, c);  // the tile's rows, one record after another
     for (int r = 0; r < R; ++r) {
-      const int64_t i = r0 + r;
-      const int8_t* x = a.q.data() + i * kp + 64 * c;
-      const IVec init = ILoad(a.lane_off.data() + i * kp / 4 + 16 * c);
+      const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
+      const auto* x = reinterpret_cast<const int8_t*>(record);
+      const IVec init = ILoad(reinterpret_cast<const int32_t*>(record + 64));
       IVec v;
       if constexpr (kSigned) {
         v = DotSigned(u, x, init);
       } else {
         v = Dot(u, x, init);
       }
-      const FVec s = FMul(wd, FLoad(a.lane_d.data() + i * kp / 4 + 16 * c));
+      const FVec s = FMul(wd, FLoad(reinterpret_cast<const float*>(record + 128)));
       acc[r] = FFma(s, Cvt(v), acc[r]);
       if constexpr (kMin) {
-        const float* ds = a.dsum32.data() + i * kp / 32 + 2 * c;
+        const float* ds = a.dsum32.data() + (r0 + r) * kp / 32 + 2 * c;
         accm[r] = std::fma(m0, ds[0], accm[r]);
         if (has1) accm[r] = std::fma(m1, ds[1], accm[r]);
       }
@@ -102,11 +104,11 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
       } else {
         scale = ISet2(sc[2 * c], sc[2 * c + 1]);
       }
+      const uint8_t* records = a.chunk(r0, 4 * b + c);
       for (int r = 0; r < R; ++r) {
-        const int64_t i = r0 + r;
-        const int64_t e0 = 256 * b + 64 * c;
-        const IVec init = kQ6 ? ILoad(a.lane_off.data() + i * kp / 4 + e0 / 4) : IZero();
-        il[r] = IAdd(il[r], IMul(Dot(u, a.q.data() + i * kp + e0, init), scale));
+        const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
+        const IVec init = kQ6 ? ILoad(reinterpret_cast<const int32_t*>(record + 64)) : IZero();
+        il[r] = IAdd(il[r], IMul(Dot(u, reinterpret_cast<const int8_t*>(record), init), scale));
       }
     }
     for (int r = 0; r < R; ++r) {
