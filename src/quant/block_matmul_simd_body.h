@@ -10,7 +10,7 @@
 // Lane l of every vector covers elements 4l .. 4l+3 of a 64-element chunk, or element l
 // of 16 for the float types, as in the reference.
 
-constexpr int64_t kPrefetchBytes = 768;  // ahead of the weight stream
+constexpr int64_t kPrefetchBytes = 2048;  // ahead of the weight stream (768: 30 % slower from DRAM)
 
 template <BlockType T, int R>
 void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float* y, int64_t ldy, int64_t j) {
