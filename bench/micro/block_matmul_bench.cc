@@ -3,6 +3,7 @@
 //
 //   block_matmul_bench [--types Q8_0,Q4_0,...] [--batches 1,8] [--threads 1,2] [--runs 5]
 //                      [--shapes 2048x2048,8192x2048,2048x8192,128256x2048] [--arena-mib 768]
+//                      [--kernel avx512vnni|avx2|reference]   (default: the best this CPU runs)
 //
 // A shape NxK is N output rows of K (GGUF's layout: attention projections 2048x2048, FFN
 // gate/up 8192x2048, down 2048x8192, output/vocab 128256x2048). Each matrix is copied
@@ -148,6 +149,7 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1, 2};
   int runs = 5;
   size_t arena_bytes = size_t{768} << 20;
+  infera::quant::BlockKernel kernel = infera::quant::BestBlockKernel();
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--types") types = Split(value);
@@ -156,10 +158,18 @@ int main(int argc, char** argv) {
     else if (flag == "--threads") { thread_counts.clear(); for (auto& t : Split(value)) thread_counts.push_back(std::stoi(t)); }
     else if (flag == "--runs") runs = std::stoi(value);
     else if (flag == "--arena-mib") arena_bytes = std::stoull(value) << 20;
+    else if (flag == "--kernel") {
+      bool found = false;
+      for (auto k : {infera::quant::BlockKernel::kAvx512Vnni, infera::quant::BlockKernel::kAvx2,
+                     infera::quant::BlockKernel::kReference}) {
+        if (value == infera::quant::BlockKernelName(k) && infera::quant::BlockKernelSupported(k)) kernel = k, found = true;
+      }
+      if (!found) { std::fprintf(stderr, "kernel %s unknown or not supported here\n", value.c_str()); return 2; }
+    }
     else { std::fprintf(stderr, "unknown flag %s\n", flag.c_str()); return 2; }
   }
   std::printf("{\"block_kernel\": \"%s\", \"packed_matmul_isa\": \"%s\"}\n",
-              infera::quant::BlockKernelName(infera::quant::BestBlockKernel()), infera::llm::PackedMatmulIsa());
+              infera::quant::BlockKernelName(kernel), infera::llm::PackedMatmulIsa());
   const int64_t max_m = *std::max_element(batches.begin(), batches.end());
   for (const std::string& shape : shapes) {
     const int64_t n = std::stoll(shape.substr(0, shape.find('x')));
@@ -214,7 +224,7 @@ int main(int argc, char** argv) {
                 });
               } else {
                 const auto& w = views[c];
-                const auto a = infera::quant::QuantizeActivations(x.data(), m, k, w.type(), k, &error);
+                const auto a = infera::quant::QuantizeActivations(x.data(), m, k, w.type(), k, &error, kernel);
                 pool.Run([&](int t) {
                   infera::quant::BlockMatmul(*a, w, y.data(), n, n * t / threads, n * (t + 1) / threads);
                 });
@@ -226,7 +236,7 @@ int main(int argc, char** argv) {
           }
           Report(shape, type_name.c_str(),
                  packed ? infera::llm::PackedMatmulIsa()
-                        : infera::quant::BlockKernelName(infera::quant::BestBlockKernel()),
+                        : infera::quant::BlockKernelName(kernel),
                  m, threads, Median(per_call), matrix_bytes, n, k);
         }
       }
