@@ -321,6 +321,18 @@ absl::StatusOr<TokenizerDocuments> ConvertGgufTokenizer(const GgufMetadata& meta
     if (!IsValidUtf8(*t)) return absl::InvalidArgumentError(StrCat(where, ": tokenizer.chat_template is not valid UTF-8"));
     chat_template = *t;
   }
+  // Named templates (llama.cpp's convert writes tokenizer_config's list form as
+  // tokenizer.chat_template.<name>, e.g. tool_use): back into that list form, so they
+  // reach Tokenizer::chat_template_tool_use() as a tokenizer_config.json's would.
+  std::vector<std::pair<std::string_view, std::string_view>> named_templates;
+  constexpr std::string_view kNamedPrefix = "tokenizer.chat_template.";
+  for (const std::string& key : metadata.keys()) {
+    if (key.size() <= kNamedPrefix.size() || key.compare(0, kNamedPrefix.size(), kNamedPrefix) != 0) continue;
+    absl::StatusOr<std::string_view> t = metadata.GetString(key);
+    if (!t.ok()) return fail(t.status());
+    if (!IsValidUtf8(*t)) return absl::InvalidArgumentError(StrCat(where, ": ", key, " is not valid UTF-8"));
+    named_templates.emplace_back(std::string_view(key).substr(kNamedPrefix.size()), *t);
+  }
 
   std::vector<std::string_view> gpt2_merges;
   std::vector<std::pair<std::string_view, std::string_view>> spm_merges;
@@ -378,7 +390,21 @@ absl::StatusOr<TokenizerDocuments> ConvertGgufTokenizer(const GgufMetadata& meta
     w.Bool(add_bos);
     Key(w, "add_eos_token");
     w.Bool(add_eos);
-    if (!chat_template.empty()) {
+    if (!named_templates.empty()) {
+      Key(w, "chat_template");
+      w.StartArray();
+      auto entry = [&](std::string_view name, std::string_view text) {
+        w.StartObject();
+        Key(w, "name");
+        WriteString(w, name);
+        Key(w, "template");
+        WriteString(w, text);
+        w.EndObject();
+      };
+      if (!chat_template.empty()) entry("default", chat_template);
+      for (const auto& [name, text] : named_templates) entry(name, text);
+      w.EndArray();
+    } else if (!chat_template.empty()) {
       Key(w, "chat_template");
       WriteString(w, chat_template);
     }

@@ -24,7 +24,9 @@
 //       added tokens (matched in raw text first, as Hugging Face does).
 //   bos / eos / unknown / padding token ids; eot and eom ids become further end
 //       tokens; add_bos_token (default true for "llama", false for "gpt2"),
-//       add_eos_token; tokenizer.chat_template -> Tokenizer::chat_template().
+//       add_eos_token; tokenizer.chat_template -> Tokenizer::chat_template(), and
+//       tokenizer.chat_template.<name> -> tokenizer_config's named-template list
+//       (tool_use -> Tokenizer::chat_template_tool_use()).
 // Anything else is an InvalidArgument naming the key and value (e.g. model "bert",
 // an unknown `pre`, an id past the vocabulary, token_type of the wrong length).
 //

@@ -253,7 +253,8 @@ Evaluator::Flow Evaluator::ExecNode(const Node& node, std::string& out) {
 
 Evaluator::Flow Evaluator::ExecFor(const Node& node, std::string& out) {
   const Value iterable = Eval(*node.expr);
-  if (!iterable.is_undefined() && !iterable.is_list() && !iterable.is_dict() && !iterable.is_string()) {
+  if (!iterable.is_undefined() && !iterable.is_list() && !iterable.is_dict() && !iterable.is_string() &&
+      !iterable.is_iterator()) {
     throw Error("'" + std::string(iterable.TypeName()) + "' object is not iterable");
   }
   ValueList items = Iterate(iterable);
@@ -393,6 +394,7 @@ ValueList Evaluator::Iterate(const Value& v) {
   ValueList out;
   if (v.is_undefined()) return out;
   if (v.is_list()) return v.as_list();
+  if (v.is_iterator()) return v.TakeAll();
   if (v.is_dict()) {
     for (const auto& [k, unused] : v.as_dict()) out.push_back(Value::String(k));
     return out;
@@ -467,12 +469,33 @@ std::string PercentFormat(const std::string& format, const Value& args) {
   return out;
 }
 
+// markupsafe's escape() of a plain str (a Markup is already safe).
+std::string HtmlEscaped(const Value& v) {
+  if (v.is_markup()) return v.as_string();
+  std::string out;
+  for (char c : v.as_string()) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '\'': out += "&#39;"; break;
+      case '"': out += "&#34;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 Value Arithmetic(Evaluator& ev, const std::string& op, const Value& a, const Value& b) {
   if (a.is_undefined()) ThrowUndefined(a);
   if (b.is_undefined()) ThrowUndefined(b);
   if (op == "~") return ev.MakeString(a.Str() + b.Str());
   if (op == "+") {
-    if (a.is_string() && b.is_string()) return ev.MakeString(a.as_string() + b.as_string());
+    if (a.is_markup() || b.is_markup()) {
+      if (a.is_string() && b.is_string()) return Value::Markup(ev.MakeString(HtmlEscaped(a) + HtmlEscaped(b)).as_string());
+    } else if (a.is_string() && b.is_string()) {
+      return ev.MakeString(a.as_string() + b.as_string());
+    }
     if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
       ValueList out = a.as_list();
       out.insert(out.end(), b.as_list().begin(), b.as_list().end());
@@ -491,7 +514,7 @@ Value Arithmetic(Evaluator& ev, const std::string& op, const Value& a, const Val
         }
         std::string out;
         for (int64_t i = 0; i < n; ++i) out += seq.as_string();
-        return Value::String(std::move(out));
+        return seq.is_markup() ? Value::Markup(std::move(out)) : Value::String(std::move(out));
       }
       ev.CountIterations(n * static_cast<int64_t>(seq.as_list().size()));
       ValueList out;
@@ -557,6 +580,13 @@ bool Contains(const Value& container, const Value& item) {
     return false;
   }
   if (container.is_dict()) return item.is_string() && container.Find(item.as_string()) != nullptr;
+  if (container.is_iterator()) {  // consumes up to and including the match, as Python's `in`
+    Value v;
+    while (container.TakeNext(&v)) {
+      if (Equal(v, item)) return true;
+    }
+    return false;
+  }
   if (container.is_undefined()) return false;
   throw Error("argument of type '" + std::string(container.TypeName()) + "' is not iterable");
 }

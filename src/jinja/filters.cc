@@ -61,11 +61,16 @@ Value FilterTrim(Evaluator& ev, const Value& in, CallArgs& args) {
 Value FilterLength(Evaluator&, const Value& in, CallArgs&) { return Value::Int(Length(in)); }
 
 Value FilterFirst(Evaluator& ev, const Value& in, CallArgs&) {
+  if (in.is_iterator()) {  // next(iter(seq)): takes one item, the rest stay
+    Value item;
+    return in.TakeNext(&item) ? item : Value::Undefined("No first item, sequence was empty.");
+  }
   ValueList items = ev.Iterate(in);
   return items.empty() ? Value::Undefined("No first item, sequence was empty.") : items.front();
 }
 
 Value FilterLast(Evaluator& ev, const Value& in, CallArgs&) {
+  if (in.is_iterator()) throw Error("'" + std::string(in.TypeName()) + "' object is not reversible");
   ValueList items = ev.Iterate(in);
   return items.empty() ? Value::Undefined("No last item, sequence was empty.") : items.back();
 }
@@ -159,6 +164,7 @@ Value FilterList(Evaluator& ev, const Value& in, CallArgs&) { return Value::List
 // map(attribute=...) / map('filter', args...)
 Value FilterMap(Evaluator& ev, const Value& in, CallArgs& args) {
   ValueList out;
+  if (!in.Truthy()) return Value::Iterator({}, "generator");  // Jinja2: `if value:` guards the loop
   const Value attribute = args.Get(SIZE_MAX, "attribute");
   if (!attribute.is_undefined()) {
     const Value fallback = args.Get(SIZE_MAX, "default");
@@ -166,7 +172,7 @@ Value FilterMap(Evaluator& ev, const Value& in, CallArgs& args) {
       Value v = Attribute(item, attribute);
       out.push_back(v.is_undefined() && !fallback.is_undefined() ? fallback : v);
     }
-    return Value::List(std::move(out));
+    return Value::Iterator(std::move(out), "generator");
   }
   if (args.positional.empty() || !args.positional[0].is_string()) throw Error("map: a filter name or attribute= is needed");
   const std::string name = args.positional[0].as_string();
@@ -174,10 +180,11 @@ Value FilterMap(Evaluator& ev, const Value& in, CallArgs& args) {
   rest.positional.assign(args.positional.begin() + 1, args.positional.end());
   rest.keyword = args.keyword;
   for (const Value& item : ev.Iterate(in)) out.push_back(ev.ApplyFilter(name, item, rest));
-  return Value::List(std::move(out));
+  return Value::Iterator(std::move(out), "generator");
 }
 
-ValueList Select(Evaluator& ev, const Value& in, CallArgs& args, bool by_attribute, bool keep) {
+Value Select(Evaluator& ev, const Value& in, CallArgs& args, bool by_attribute, bool keep) {
+  if (!in.Truthy()) return Value::Iterator({}, "generator");  // Jinja2: `if value:` guards the loop
   size_t next = 0;
   Value attribute;
   if (by_attribute) {
@@ -194,13 +201,13 @@ ValueList Select(Evaluator& ev, const Value& in, CallArgs& args, bool by_attribu
     const bool passed = test.empty() ? v.Truthy() : ev.ApplyTest(test, v, rest);
     if (passed == keep) out.push_back(item);
   }
-  return out;
+  return Value::Iterator(std::move(out), "generator");
 }
 
-Value FilterSelect(Evaluator& ev, const Value& in, CallArgs& args) { return Value::List(Select(ev, in, args, false, true)); }
-Value FilterReject(Evaluator& ev, const Value& in, CallArgs& args) { return Value::List(Select(ev, in, args, false, false)); }
-Value FilterSelectAttr(Evaluator& ev, const Value& in, CallArgs& args) { return Value::List(Select(ev, in, args, true, true)); }
-Value FilterRejectAttr(Evaluator& ev, const Value& in, CallArgs& args) { return Value::List(Select(ev, in, args, true, false)); }
+Value FilterSelect(Evaluator& ev, const Value& in, CallArgs& args) { return Select(ev, in, args, false, true); }
+Value FilterReject(Evaluator& ev, const Value& in, CallArgs& args) { return Select(ev, in, args, false, false); }
+Value FilterSelectAttr(Evaluator& ev, const Value& in, CallArgs& args) { return Select(ev, in, args, true, true); }
+Value FilterRejectAttr(Evaluator& ev, const Value& in, CallArgs& args) { return Select(ev, in, args, true, false); }
 
 Value FilterUpper(Evaluator&, const Value& in, CallArgs&) { return Value::String(AsciiUpper(in.Str())); }
 Value FilterLower(Evaluator&, const Value& in, CallArgs&) { return Value::String(AsciiLower(in.Str())); }
@@ -308,19 +315,21 @@ Value FilterAbs(Evaluator&, const Value& in, CallArgs&) {
   throw Error("bad operand type for abs(): '" + std::string(in.TypeName()) + "'");
 }
 
-Value FilterItems(Evaluator&, const Value& in, CallArgs&) {
+ValueList ItemPairs(const Value& in) {
   ValueList out;
-  if (in.is_undefined()) return Value::List({});
+  if (in.is_undefined()) return out;
   if (!in.is_dict()) throw Error("items: can only get item pairs from a mapping");
   for (const auto& [k, v] : in.as_dict()) out.push_back(Value::List({Value::String(k), v}, true));
-  return Value::List(std::move(out));
+  return out;
 }
 
-Value FilterDictSort(Evaluator& ev, const Value& in, CallArgs& args) {
+Value FilterItems(Evaluator&, const Value& in, CallArgs&) { return Value::Iterator(ItemPairs(in), "generator"); }
+
+Value FilterDictSort(Evaluator&, const Value& in, CallArgs& args) {
   const bool case_sensitive = args.Get(0, "case_sensitive", Value::Bool(false)).Truthy();
   const std::string by = args.Get(1, "by", Value::String("key")).Str();
   const bool reverse = args.Get(2, "reverse", Value::Bool(false)).Truthy();
-  ValueList items = FilterItems(ev, in, args).as_list();
+  ValueList items = ItemPairs(in);
   const size_t pos = by == "value" ? 1 : 0;
   std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) {
     return reverse ? Less(SortKey(b.as_list()[pos], case_sensitive), SortKey(a.as_list()[pos], case_sensitive))
@@ -354,10 +363,10 @@ Value FilterUnique(Evaluator& ev, const Value& in, CallArgs& args) {
     seen.push_back(key);
     out.push_back(item);
   }
-  return Value::List(std::move(out));
+  return Value::Iterator(std::move(out), "generator");
 }
 
-Value FilterSafe(Evaluator&, const Value& in, CallArgs&) { return in; }
+Value FilterSafe(Evaluator&, const Value& in, CallArgs&) { return Value::Markup(in.Str()); }
 
 Value FilterReverse(Evaluator& ev, const Value& in, CallArgs&) {
   if (in.is_string()) {
@@ -366,9 +375,14 @@ Value FilterReverse(Evaluator& ev, const Value& in, CallArgs&) {
     for (auto it = cps.rbegin(); it != cps.rend(); ++it) out += *it;
     return Value::String(std::move(out));
   }
+  // Jinja2 returns reversed(value) where Python can reverse it (a list: an iterator; a
+  // dict: its keys), else the reversed list of the items (an iterator's).
+  const bool reversible = in.is_list() || in.is_dict() || in.is_undefined();
   ValueList items = ev.Iterate(in);
   std::reverse(items.begin(), items.end());
-  return Value::List(std::move(items));
+  if (!reversible) return Value::List(std::move(items));
+  return Value::Iterator(std::move(items), in.is_list() ? (in.is_tuple() ? "reversed" : "list_reverseiterator")
+                                           : in.is_dict() ? "dict_reversekeyiterator" : "reversed");
 }
 
 Value FilterSum(Evaluator& ev, const Value& in, CallArgs& args) {

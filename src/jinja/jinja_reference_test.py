@@ -59,6 +59,21 @@ WEATHER = {"type": "function", "function": {
                                   "unit": {"type": ["string", "null"]},
                                   "extra": {"type": "object", "additionalProperties": {"type": "number"}}},
                    "required": ["city"]}}}
+# A schema whose every type the Hermes / Command-R tool_use macros resolve: their
+# json_to_python_type recurses on each character of a type string it does not know
+# (`"null" is iterable`), so WEATHER's ["string", "null"] union is a RecursionError in
+# jinja2 (and "macro calls nest deeper than 64" here); this tool lets them render
+# (Command-R's also needs every parameter described).
+SEARCH = {"type": "function", "function": {
+    "name": "search", "description": "Search the notes",
+    "parameters": {"type": "object",
+                   "properties": {"query": {"type": "string", "description": "words"},
+                                  "limit": {"type": ["integer", "string"], "description": "how many"},
+                                  "tags": {"type": "array", "items": {"type": "string"}, "description": "any of"},
+                                  "weights": {"type": "object", "additionalProperties": {"type": "number"},
+                                              "description": "tag -> weight"},
+                                  "exact": {"type": "boolean", "description": "whole words"}},
+                   "required": ["query"]}}}
 CLOCK = {"type": "function", "function": {"name": "get_time", "description": "What time it is",
                                           "parameters": {"type": "object", "properties": {}}}}
 CALL = {"id": "abc123xyz", "type": "function",
@@ -77,13 +92,14 @@ CONVERSATIONS = {
                  {"role": "user", "content": "3+3?"}],
     "tools": [{"role": "system", "content": "You can call tools."},
               {"role": "user", "content": "Weather in Paris?"}],
+    "typed_tools": [{"role": "user", "content": "Find my notes on Jinja."}],
     "tool_round_trip": [{"role": "user", "content": "Weather in Paris?"},
                         {"role": "assistant", "content": None, "tool_calls": [CALL]},
                         {"role": "tool", "tool_call_id": "abc123xyz", "content": "21 degrees and sunny"},
                         {"role": "assistant", "content": "It is 21 °C."},
                         {"role": "user", "content": "Thanks"}],
 }
-TOOLS = {"tools": [WEATHER, CLOCK], "tool_round_trip": [WEATHER]}
+TOOLS = {"tools": [WEATHER, CLOCK], "typed_tools": [SEARCH, CLOCK], "tool_round_trip": [WEATHER]}
 
 
 def cases():
@@ -110,7 +126,8 @@ def render_jinja2(source, context):
         return 0, ENV.from_string(source).render(**context)
     except jinja2.exceptions.TemplateError as e:
         return 1, str(e)
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as e:
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError,
+            RecursionError) as e:
         return 1, str(e)
 
 
@@ -245,6 +262,27 @@ SNIPPETS = [
     ("{{ x | int }}{{ '0x1A' | int }}{{ ' 12 ' | int }}{{ '1_000' | int }} {{ 'inf' | int }} {{ '1e3' | int }}", {"x": "-5"}),
     ("{{ m[0]['content'] | tojson }} {{ [m[0]['content']] }} {{ 1e22 }} {{ 123456789.123 }} {{ -0.0 }} {{ 1.5e-7 }}",
      {"m": [{"content": "a\u2028b\u00e9\U0001F642\u007f\u0007'"}]}),
+    # Jinja2's lazy filters: map/select/reject/selectattr/rejectattr return nothing for a
+    # false input (none, undefined, ''); they, unique and items return a generator, reverse
+    # of a list a list_reverseiterator: always true, iterated once, no len(), not JSON
+    ("{{ none | selectattr('a') | list }} {{ none | map('upper') | list }} {{ 0 | reject('odd') | list }} {{ '' | select | list }} {{ nope | rejectattr('x') | list }} {{ none | map(attribute='a') | join }}", {}),
+    ("{% if [] | select('odd') %}a{% endif %}{% if [1] | reject %}b{% endif %}{% if {} | items %}c{% endif %}{% if [] | reverse %}d{% endif %}{{ [] | unique is iterable }}{{ [] | map('int') is sequence }}", {}),
+    ("{% set g = [1, 2, 3, 4, 5] | select('odd') %}{{ g | first }}{{ g | list }}{{ g | list }}{% set h = [1, 2, 3] | map('string') %}{{ 2 in h }}{{ h | join }}{% for x in h %}{{ x }}{% else %}empty{% endfor %}", {}),
+    ("{% set g = [1, 2] | reject('odd') %}{{ g == g }} {{ g is sameas g }} {{ g == [2] }} {{ g[0] }}|{{ [3, 1, 2] | reverse | list }} {{ {'a': 1, 'b': 2} | reverse | list }} {{ (1, 2) | reverse | list }} {{ [1, 2] | map('string') | reverse }}", {}),
+    ("{{ tools | map(attribute='function') | tojson }}", {"tools": [{"function": {"name": "f"}}]}),
+    ("{{ [1, 2] | select('odd') | length }}", {}),
+    ("{{ [1, 2] | reverse | tojson }}", {}),
+    ("{{ {'a': 1} | items | tojson }}", {}),
+    ("{{ [1, 2] | map('string') | last }}", {}),
+    # markupsafe's Markup from `safe`: `+` HTML-escapes the plain str operand; `~` gives a str
+    ("{{ 'a<' | safe + '<b>\"\\'&' }} {{ '<' + '&' | safe }} {{ ('x' | safe) * 2 + '<' }} {{ ['x' | safe] }} {{ ('<' | safe ~ '<') + '<' }} {{ 5 | safe + '>' }} {{ ('<' | safe + '>') | length }}", {}),
+    ("{{ '>' | safe + 1 }}", {}),
+    ("{{ 'x' | safe is string }} {{ '<' | safe == '<' }} {{ ('&' | safe + '&') | tojson }}", {}),
+    # a macro that recurses without end (a str is iterable, and so is each character):
+    # RecursionError in jinja2, the macro depth limit here
+    ("{% macro walk(t) %}{% if t is iterable %}{% for c in t %}{{ walk(c) }}{% endfor %}{% endif %}{% endmacro %}{{ walk('ab') }}", {}),
+    # attribute lookup tries the method first: a dict's `.items` is the method, not the key
+    ("{% macro m(s) %}{{ s.items is callable }}[{{ s.items.type }}]{{ s['items'].type }}{% endmacro %}{{ m({'items': {'type': 'x'}}) }}", {}),
 ]
 
 

@@ -26,7 +26,7 @@ bool TestInteger(Evaluator&, const Value& v, CallArgs&) { return v.is_int(); }
 bool TestFloat(Evaluator&, const Value& v, CallArgs&) { return v.is_float(); }
 bool TestMapping(Evaluator&, const Value& v, CallArgs&) { return v.is_dict() && !v.is_namespace(); }
 bool TestIterable(Evaluator&, const Value& v, CallArgs&) {
-  return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.is_namespace());
+  return v.is_undefined() || v.is_string() || v.is_list() || v.is_iterator() || (v.is_dict() && !v.is_namespace());
 }
 bool TestSequence(Evaluator&, const Value& v, CallArgs&) {
   return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.is_namespace());
@@ -43,7 +43,7 @@ bool TestLe(Evaluator&, const Value& v, CallArgs& a) { return !Less(Arg(a, "othe
 bool TestGe(Evaluator&, const Value& v, CallArgs& a) { return !Less(v, Arg(a, "other")); }
 bool TestSameAs(Evaluator&, const Value& v, CallArgs& a) {
   const Value other = Arg(a, "other");
-  if (v.is_list() || v.is_dict() || v.is_callable()) return v.kind() == other.kind() && Equal(v, other) && v.Repr() == other.Repr();
+  if (v.is_list() || v.is_dict() || v.is_callable() || v.is_iterator()) return v.kind() == other.kind() && Equal(v, other) && v.Repr() == other.Repr();
   return v.kind() == other.kind() && Equal(v, other);
 }
 
@@ -57,6 +57,13 @@ bool TestIn(Evaluator&, const Value& v, CallArgs& a) {
     return false;
   }
   if (seq.is_dict()) return v.is_string() && seq.Find(v.as_string());
+  if (seq.is_iterator()) {  // consumes up to and including the match, as Python's `in`
+    Value item;
+    while (seq.TakeNext(&item)) {
+      if (Equal(item, v)) return true;
+    }
+    return false;
+  }
   if (seq.is_undefined()) return false;
   throw Error("argument of type '" + std::string(seq.TypeName()) + "' is not iterable");
 }

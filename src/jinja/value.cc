@@ -24,6 +24,20 @@ void Value::Set(const std::string& key, Value value) const {
   dict_->emplace_back(key, std::move(value));
 }
 
+ValueList Value::TakeAll() const {
+  ValueList items;
+  items.swap(*list_);
+  std::reverse(items.begin(), items.end());
+  return items;
+}
+
+bool Value::TakeNext(Value* item) const {
+  if (list_->empty()) return false;
+  *item = std::move(list_->back());
+  list_->pop_back();
+  return true;
+}
+
 bool Value::Truthy() const {
   switch (kind_) {
     case Kind::kUndefined:
@@ -34,7 +48,8 @@ bool Value::Truthy() const {
     case Kind::kString: return !str_->empty();
     case Kind::kList: return !list_->empty();
     case Kind::kDict: return flag_ || !dict_->empty();  // a namespace object is always true
-    case Kind::kFunction: return true;
+    case Kind::kFunction:
+    case Kind::kIterator: return true;  // Python: a generator is true even when exhausted
   }
   return false;
 }
@@ -46,10 +61,11 @@ std::string_view Value::TypeName() const {
     case Kind::kBool: return "bool";
     case Kind::kInt: return "int";
     case Kind::kFloat: return "float";
-    case Kind::kString: return "str";
+    case Kind::kString: return flag_ ? "Markup" : "str";
     case Kind::kList: return flag_ ? "tuple" : "list";
     case Kind::kDict: return flag_ ? "Namespace" : "dict";
     case Kind::kFunction: return "function";
+    case Kind::kIterator: return *str_;
   }
   return "";
 }
@@ -166,7 +182,7 @@ std::string Value::Repr() const {
     case Kind::kBool: return int_ ? "True" : "False";
     case Kind::kInt: return std::to_string(int_);
     case Kind::kFloat: return FloatRepr(float_);
-    case Kind::kString: return StringRepr(*str_);
+    case Kind::kString: return flag_ ? "Markup(" + StringRepr(*str_) + ")" : StringRepr(*str_);
     case Kind::kList: {
       std::string out = flag_ ? "(" : "[";
       for (size_t i = 0; i < list_->size(); ++i) {
@@ -187,6 +203,7 @@ std::string Value::Repr() const {
       return out + (flag_ ? "}>" : "}");
     }
     case Kind::kFunction: return "<function " + *str_ + ">";
+    case Kind::kIterator: return "<" + *str_ + " object>";  // Python adds an address
   }
   return "";
 }
@@ -226,6 +243,7 @@ bool Equal(const Value& a, const Value& b) {
       return true;
     }
     case Value::Kind::kFunction: return &a.as_function() == &b.as_function();
+    case Value::Kind::kIterator: return a.iterator_id() == b.iterator_id();
     default: return false;
   }
 }

@@ -1,6 +1,8 @@
 // Value: a Jinja value as the templates see it — Python's data model reduced to what chat
 // templates use: undefined, none, bool, int, float, str, list/tuple, dict (string keys,
-// insertion order kept, as Python's), namespace and callables (builtins and macros).
+// insertion order kept, as Python's), namespace, callables (builtins and macros) and the
+// one-shot iterators Jinja2's lazy filters return (map, select, reject, selectattr,
+// rejectattr, unique, items: a generator; reverse of a list: a list_reverseiterator).
 // Lists and dicts are shared (Python reference semantics; the sandbox makes them immutable
 // to templates except a namespace's attributes). docs/jinja.md.
 //
@@ -8,6 +10,7 @@
 #ifndef INFERA_JINJA_VALUE_H_
 #define INFERA_JINJA_VALUE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,7 +43,7 @@ using Function = std::function<Value(Evaluator&, CallArgs&)>;
 
 class Value {
  public:
-  enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kFunction };
+  enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kFunction, kIterator };
 
   Value() = default;  // undefined
   static Value Undefined(std::string hint = "") {
@@ -69,6 +72,13 @@ class Value {
     v.str_ = std::make_shared<std::string>(std::move(s));
     return v;
   }
+  // markupsafe's Markup, what the `safe` filter returns: a str that `+` joins by
+  // HTML-escaping the other (plain) str operand. Every other operation gives a plain str.
+  static Value Markup(std::string s) {
+    Value v = String(std::move(s));
+    v.flag_ = true;
+    return v;
+  }
   static Value List(ValueList items, bool tuple = false) {
     Value v(Kind::kList);
     v.list_ = std::make_shared<ValueList>(std::move(items));
@@ -88,6 +98,19 @@ class Value {
     return v;
   }
 
+  // A one-shot iterator over `items` (computed eagerly; Jinja2 computes them as they are
+  // consumed, which only differs in when an error inside a filter is raised). As in
+  // Python it is always true, iterates once (a second loop sees what the first left),
+  // has no length, is not JSON, is not subscriptable and equals only itself.
+  // `type_name` is Python's ("generator", "list_reverseiterator").
+  static Value Iterator(ValueList items, std::string type_name) {
+    Value v(Kind::kIterator);
+    std::reverse(items.begin(), items.end());  // stored back to front: the next item is back()
+    v.list_ = std::make_shared<ValueList>(std::move(items));
+    v.str_ = std::make_shared<std::string>(std::move(type_name));
+    return v;
+  }
+
   Kind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == Kind::kUndefined; }
   bool is_none() const { return kind_ == Kind::kNone; }
@@ -97,11 +120,13 @@ class Value {
   // Python's numbers.Number: bool counts, as in Python.
   bool is_number() const { return kind_ == Kind::kInt || kind_ == Kind::kFloat || kind_ == Kind::kBool; }
   bool is_string() const { return kind_ == Kind::kString; }
+  bool is_markup() const { return kind_ == Kind::kString && flag_; }
   bool is_list() const { return kind_ == Kind::kList; }
   bool is_tuple() const { return kind_ == Kind::kList && flag_; }
   bool is_dict() const { return kind_ == Kind::kDict; }
   bool is_namespace() const { return kind_ == Kind::kDict && flag_; }
   bool is_callable() const { return kind_ == Kind::kFunction; }
+  bool is_iterator() const { return kind_ == Kind::kIterator; }
 
   bool as_bool() const { return int_ != 0; }
   int64_t as_int() const { return int_; }
@@ -114,6 +139,13 @@ class Value {
   const std::string& function_name() const { return *str_; }
   // What an undefined value stands for ("'x' is undefined"), for error messages.
   std::string undefined_hint() const { return str_ && !str_->empty() ? *str_ : "value"; }
+
+  // An iterator's identity (Python's `is`).
+  const void* iterator_id() const { return list_.get(); }
+  // An iterator's remaining items, consumed (every copy of the value sees it exhausted).
+  ValueList TakeAll() const;
+  // An iterator's next item, consumed; false when it is exhausted.
+  bool TakeNext(Value* item) const;
 
   // A dict's member, or nullptr.
   const Value* Find(std::string_view key) const;
