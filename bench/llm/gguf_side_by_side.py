@@ -152,7 +152,8 @@ class Server:
             cmd = [a.infera, "serve", "--model-repository", repo, "--http-address", "127.0.0.1",
                    "--http-port", "0", "--grpc-port", "0", "--metrics-port", "0"]
         self.cmd = cmd
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        env = dict(os.environ, OMP_WAIT_POLICY="passive")
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
         self._wait_ready()
         return self
 
@@ -195,7 +196,10 @@ class Server:
 def write_infera_config(model_dir, filename, a):
     params = {"num_threads": a.threads, "max_num_seqs": a.slots, "max_model_len": a.ctx,
               "enable_prefix_caching": "false"}
-    lines = ['backend: "llm"', "max_batch_size: 0", f'default_model_filename: "{filename}"']
+    if a.infera_kv_bytes:
+        params["kv_cache_memory_bytes"] = a.infera_kv_bytes
+    lines = [f'name: "{os.path.basename(model_dir)}"', 'backend: "llm"', "max_batch_size: 0",
+             f'default_model_filename: "{filename}"', "instance_group [ { count: 1 kind: KIND_CPU } ]"]
     lines += [f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}' for k, v in params.items()]
     with open(os.path.join(model_dir, "config.pbtxt"), "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -252,6 +256,9 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--slots", type=int, default=8)
     p.add_argument("--ctx", type=int, default=1024, help="positions per sequence (both engines)")
+    p.add_argument("--infera-kv-bytes", default="",
+                   help="infera's kv_cache_memory_bytes (e.g. 256MiB: llama.cpp's f16 cache for 8 x 1024 "
+                        "positions of the 1 B shape); default: the engine's own")
     p.add_argument("--prompt", type=int, default=64)
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--requests-per-client", type=int, default=1)
