@@ -6,7 +6,7 @@
 
 Shapes (Llama architecture, rope 500000, RMSNorm 1e-5, untied output):
   1b: 16 layers x 2048, 32 query / 8 KV heads (head 64), FFN 8192, vocab 128256  (1.50 B params)
-  3b: 28 layers x 3072, 24 query / 8 KV heads (head 128), FFN 8192, vocab 128256 (3.26 B params)
+  3b: 28 layers x 3072, 24 query / 8 KV heads (head 128), FFN 8192, vocab 128256 (3.61 B params)
 
 Tensor types follow llama-quantize's choices for the file type, so the files look like the
 ones users download: Q8_0 -> every matrix Q8_0; Q4_0 -> every matrix Q4_0 except
@@ -29,7 +29,7 @@ vocabulary (incl. fortune's three special tokens, moved to the end) has 128256 e
 Every merge's parts are tokens, so both engines' BPE loaders accept it.
 
 The file is written in one streaming pass (header from the shapes, then each tensor's
-blocks), never held in memory: the 3b Q8_0 file is 3.5 GB.
+blocks), never held in memory: the 3b Q8_0 file is 3.8 GB.
 """
 import argparse
 import json
