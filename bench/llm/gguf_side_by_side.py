@@ -275,6 +275,13 @@ def main():
         if e not in ("llamacpp", "infera"):
             sys.exit(f"unknown engine {e!r} (llamacpp, infera)")
     args.infera = os.path.abspath(args.infera)
+    binaries = {"llamacpp": args.llama_server, "infera": args.infera}
+    for e in engines:
+        if not os.access(binaries[e], os.X_OK):
+            sys.exit(f"{e}: {binaries[e]} is not an executable (--llama-server / --infera)")
+    for gguf in args.gguf:
+        if not os.path.isfile(gguf):
+            sys.exit(f"--gguf {gguf}: no such file")
     results, meta = {}, {"loadavg_start": os.getloadavg(), "args": vars(args)}
     workdir = tempfile.mkdtemp(prefix="gguf-side-by-side.")
     try:

@@ -46,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 from gguf_quant import quantize  # noqa: E402
 from gguf_tokenizer import CL100K, add_tokenizer  # noqa: E402
-from gguf_writer import BLOCK, GGMLType, GGUFWriter, encode_string, encode_value, tensor_bytes  # noqa: E402
+from gguf_writer import GGMLType, GGUFWriter, encode_string, encode_value, tensor_bytes  # noqa: E402
 
 SHAPES = {
     "1b": dict(layers=16, hidden=2048, heads=32, kv_heads=8, ffn=8192, vocab=128256),
