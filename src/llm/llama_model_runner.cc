@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -60,6 +62,9 @@ void BlockProjection(const float* x, int64_t rows, const Projection& w, const fl
   }
   const int64_t threads = std::max(1, at::get_num_threads());
   const int64_t grain = std::max<int64_t>(16, (w.out / threads + 15) / 16 * 16);
+  // Types and sizes were checked at load, so BlockMatmul cannot refuse; should it, the
+  // first message is kept (under the lock) and the step fails.
+  std::mutex failure_lock;
   std::string failure;
   at::parallel_for(0, w.out, grain, [&](int64_t begin, int64_t end) {
     for (size_t i = 0; i < w.blocks.size(); ++i) {
@@ -68,7 +73,10 @@ void BlockProjection(const float* x, int64_t rows, const Projection& w, const fl
       const int64_t e = std::min(end, part.out_offset + part.matrix.n()) - part.out_offset;
       if (b >= e) continue;
       std::string error = quant::BlockMatmul(*part_acts[i], part.matrix, out + part.out_offset, ldo, b, e);
-      if (!error.empty()) failure = error;
+      if (!error.empty()) {
+        std::lock_guard<std::mutex> lock(failure_lock);
+        if (failure.empty()) failure = error;
+      }
     }
   });
   if (!failure.empty()) throw std::runtime_error(StrCat("block matmul: ", failure));
