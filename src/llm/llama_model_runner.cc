@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +16,8 @@
 #include "llm/cpu_kernels.h"
 #include "llm/llama_weights.h"
 #include "llm/llm_model_options.h"
+#include "quant/block_matmul.h"
+#include "quant/dequantize.h"
 
 namespace infera::llm {
 namespace {
@@ -22,8 +26,78 @@ namespace {
 // Packed: the panels are split over the intra-op threads (each streams its own panels
 // once for all rows). BLAS: a transposed GEMV for one row (1.5-3x faster than GEMM with
 // M = 1 in OpenBLAS), an NN GEMM otherwise.
+// GGUF projections (Projection::blocks): the activations are quantised once per block
+// type (q/k/v or gate/up parts of one type share them), then the output columns are
+// split over the intra-op threads, each streaming its own rows of every part once.
+void BlockProjection(const float* x, int64_t rows, const Projection& w, const float* bias, float* y, int64_t ldy,
+                     bool accumulate) {
+  std::vector<std::pair<quant::BlockType, quant::QuantizedActivations>> acts;
+  std::vector<const quant::QuantizedActivations*> part_acts;
+  for (const BlockPart& part : w.blocks) {
+    const quant::BlockType type = part.matrix.type();
+    const quant::QuantizedActivations* found = nullptr;
+    for (const auto& a : acts) {
+      if (a.first == type) found = &a.second;
+    }
+    if (found == nullptr) {
+      std::string error;
+      std::optional<quant::QuantizedActivations> a = quant::QuantizeActivations(x, rows, w.in, type, w.in, &error);
+      if (!a) throw std::runtime_error(StrCat("quantising activations: ", error));
+      acts.emplace_back(type, std::move(*a));
+    }
+    part_acts.push_back(nullptr);
+  }
+  for (size_t i = 0; i < w.blocks.size(); ++i) {
+    for (const auto& a : acts) {
+      if (a.first == w.blocks[i].matrix.type()) part_acts[i] = &a.second;
+    }
+  }
+  std::vector<float> scratch;
+  float* out = y;
+  int64_t ldo = ldy;
+  if (accumulate) {
+    scratch.resize(static_cast<size_t>(rows * w.out));
+    out = scratch.data();
+    ldo = w.out;
+  }
+  const int64_t threads = std::max(1, at::get_num_threads());
+  const int64_t grain = std::max<int64_t>(16, (w.out / threads + 15) / 16 * 16);
+  // Types and sizes were checked at load, so BlockMatmul cannot refuse; should it, the
+  // first message is kept (under the lock) and the step fails.
+  std::mutex failure_lock;
+  std::string failure;
+  at::parallel_for(0, w.out, grain, [&](int64_t begin, int64_t end) {
+    for (size_t i = 0; i < w.blocks.size(); ++i) {
+      const BlockPart& part = w.blocks[i];
+      const int64_t b = std::max(begin, part.out_offset) - part.out_offset;
+      const int64_t e = std::min(end, part.out_offset + part.matrix.n()) - part.out_offset;
+      if (b >= e) continue;
+      std::string error = quant::BlockMatmul(*part_acts[i], part.matrix, out + part.out_offset, ldo, b, e);
+      if (!error.empty()) {
+        std::lock_guard<std::mutex> lock(failure_lock);
+        if (failure.empty()) failure = error;
+      }
+    }
+  });
+  if (!failure.empty()) throw std::runtime_error(StrCat("block matmul: ", failure));
+  for (int64_t r = 0; r < rows; ++r) {
+    float* dst = y + r * ldy;
+    const float* src = out + r * ldo;
+    if (accumulate) {
+      for (int64_t j = 0; j < w.out; ++j) dst[j] += src[j];
+    }
+    if (bias) {
+      for (int64_t j = 0; j < w.out; ++j) dst[j] += bias[j];
+    }
+  }
+}
+
 void Matmul(const float* x, int64_t rows, const Projection& w, const float* bias, float* y, int64_t ldy,
             bool accumulate) {
+  if (!w.blocks.empty()) {
+    BlockProjection(x, rows, w, bias, y, ldy, accumulate);
+    return;
+  }
   if (!w.packed.empty()) {
     at::parallel_for(0, w.packed.num_panels(), 1, [&](int64_t begin, int64_t end) {
       PackedMatmul(x, rows, w.in, w.packed, bias, y, ldy, accumulate, begin, end);
@@ -103,6 +177,7 @@ struct LlamaModelRunner::Impl {
   void Attention(int64_t l, const SchedulerOutput& step, const StepBatch& batch,
                  const at::Tensor& qkv, at::Tensor& out);
   at::Tensor Norm(const at::Tensor& x, const at::Tensor& weight) const;
+  void UnpermuteQk(at::Tensor& qkv) const;
   // The first element of one layer's K (kv = 0) or V (kv = 1) cache.
   void* CacheBase(int64_t layer, int kv) {
     return static_cast<char*>(kv_cache.data_ptr()) +
@@ -113,12 +188,24 @@ struct LlamaModelRunner::Impl {
 LlamaModelRunner::LlamaModelRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LlamaModelRunner::~LlamaModelRunner() = default;
 
+absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::LoadGguf(const std::filesystem::path& gguf_file,
+                                                                              const LlmModelOptions& options,
+                                                                              int num_threads) {
+  auto weights = LlamaWeights::LoadGguf(gguf_file, options.matmul_kernel, options.quantization);
+  if (!weights.ok()) return weights.status();
+  return FromWeights(std::move(*weights), num_threads);
+}
+
 absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::Load(
     const std::filesystem::path& model_dir, int num_threads, MatmulKernel kernel, WeightQuantization quantization) {
-  auto impl = std::make_unique<Impl>();
   auto weights = LlamaWeights::Load(model_dir, kernel, quantization);
   if (!weights.ok()) return weights.status();
-  impl->weights = std::move(*weights);
+  return FromWeights(std::move(*weights), num_threads);
+}
+
+std::unique_ptr<LlamaModelRunner> LlamaModelRunner::FromWeights(LlamaWeights weights, int num_threads) {
+  auto impl = std::make_unique<Impl>();
+  impl->weights = std::move(weights);
   impl->num_threads = std::max(1, num_threads);
   impl->inv_freq = impl->weights.config.RopeInverseFrequencies();
   if (impl->weights.config.rope_local_theta > 0) {
@@ -240,6 +327,29 @@ absl::StatusOr<StepBatch> LlamaModelRunner::Impl::Flatten(const SchedulerOutput&
   return b;
 }
 
+// GGUF llama files store attn_q / attn_k rows permuted for interleaved RoPE: within a
+// head, output 2i + j (j = 0, 1) is Hugging Face's output j·D/2 + i. Reordering the
+// outputs (exact: a permutation of finished values) restores the rotate-half layout the
+// rest of the step uses, without copying the weights out of the mapping.
+void LlamaModelRunner::Impl::UnpermuteQk(at::Tensor& qkv) const {
+  const LlamaConfig& c = weights.config;
+  const int64_t d = c.head_dim, half = d / 2, width = qkv.size(1), heads = c.num_heads + c.num_kv_heads;
+  float* base = qkv.data_ptr<float>();
+  at::parallel_for(0, qkv.size(0), 8, [&](int64_t begin, int64_t end) {
+    std::vector<float> head(static_cast<size_t>(d));
+    for (int64_t t = begin; t < end; ++t) {
+      for (int64_t hd = 0; hd < heads; ++hd) {
+        float* p = base + t * width + hd * d;
+        for (int64_t i = 0; i < half; ++i) {
+          head[static_cast<size_t>(i)] = p[2 * i];
+          head[static_cast<size_t>(half + i)] = p[2 * i + 1];
+        }
+        std::memcpy(p, head.data(), static_cast<size_t>(d) * sizeof(float));
+      }
+    }
+  });
+}
+
 at::Tensor LlamaModelRunner::Impl::Norm(const at::Tensor& x, const at::Tensor& weight) const {
   const int64_t rows = x.size(0), n = x.size(1);
   at::Tensor out = at::empty({rows, n}, at::kFloat);
@@ -327,6 +437,7 @@ void LlamaModelRunner::Impl::Layer(int64_t l, const SchedulerOutput& step, const
   const int64_t tokens = x.size(0);
   at::Tensor h = Norm(x, w.input_norm);
   at::Tensor qkv = Linear(h, w.qkv, w.qkv_bias);
+  if (weights.qk_permuted) UnpermuteQk(qkv);
   RopeAndStore(l, batch, qkv);
   at::Tensor attn = at::empty({tokens, c.num_heads * c.head_dim}, at::kFloat);
   Attention(l, step, batch, qkv, attn);
@@ -371,8 +482,16 @@ absl::StatusOr<ModelRunnerOutput> LlamaModelRunner::Execute(const SchedulerOutpu
   try {
     at::InferenceMode guard;
     const int64_t tokens = static_cast<int64_t>(batch->ids.size());
-    at::Tensor ids = at::from_blob(batch->ids.data(), {tokens}, at::kLong);
-    at::Tensor x = m.weights.embed.index_select(0, ids);
+    at::Tensor x;
+    if (m.weights.embed_blocks) {  // GGUF: dequantise each looked-up row of token_embd
+      const quant::BlockMatrix& e = *m.weights.embed_blocks;
+      x = at::empty({tokens, e.k()}, at::kFloat);
+      float* dst = x.data_ptr<float>();
+      for (int64_t t = 0; t < tokens; ++t) quant::DequantizeRow(e.type(), e.row(batch->ids[t]), e.k(), dst + t * e.k());
+    } else {
+      at::Tensor ids = at::from_blob(batch->ids.data(), {tokens}, at::kLong);
+      x = m.weights.embed.index_select(0, ids);
+    }
     const LlamaConfig& c = m.weights.config;
     if (c.embedding_scale != 1.0) x.mul_(static_cast<float>(c.embedding_scale));  // Gemma: sqrt(hidden)
     for (int64_t l = 0; l < m.weights.config.num_layers; ++l) m.Layer(l, step, *batch, x);

@@ -9,6 +9,9 @@
 // The architecture variations of llama_config.h (q/k norm before RoPE, sandwich norms,
 // GeGLU, scaled embeddings, attention and final logit soft-capping, per-layer sliding
 // windows and Gemma-3's local rope) are branches inside these same steps.
+// GGUF models (LoadGguf): the projections are quant::BlockMatmul on the file's blocks,
+// llama's permuted q/k outputs are reordered after the qkv projection, embedding rows
+// are dequantised per token (docs/llm.md, "GGUF models").
 // GEMMs are ATen (OpenBLAS); the rest are cpu_kernels.h, parallelised with
 // at::parallel_for over the engine thread's intra-op threads.
 //
@@ -66,6 +69,9 @@ class LlamaModelRunner : public ModelRunner {
   // tools/llm/llm_eval, so an option that changes the runner applies to both.
   static absl::StatusOr<std::unique_ptr<LlamaModelRunner>> Load(const std::filesystem::path& model_dir,
                                                                  const LlmModelOptions& options, int num_threads);
+  // A GGUF model file (docs/llm.md, "GGUF models"); its tensors stay in the file's mapping.
+  static absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LoadGguf(const std::filesystem::path& gguf_file,
+                                                                     const LlmModelOptions& options, int num_threads);
   ~LlamaModelRunner() override;
 
   const LlamaConfig& config() const;
@@ -88,6 +94,7 @@ class LlamaModelRunner : public ModelRunner {
  private:
   struct Impl;
   explicit LlamaModelRunner(std::unique_ptr<Impl> impl);
+  static std::unique_ptr<LlamaModelRunner> FromWeights(struct LlamaWeights weights, int num_threads);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -198,7 +198,12 @@ size_t LlamaWeights::BytesStreamedPerDecodeStep() const {
 }
 
 size_t LlamaWeights::BytesInMemory() const {
-  size_t bytes = BytesStreamedPerDecodeStep() + static_cast<size_t>(embed.numel()) * sizeof(float);
+  size_t bytes = BytesStreamedPerDecodeStep();
+  if (embed.defined()) bytes += static_cast<size_t>(embed.numel()) * sizeof(float);
+  // A tied GGUF head is token_embd itself (counted once, in lm_head).
+  if (embed_blocks && (lm_head.blocks.empty() || lm_head.blocks[0].matrix.row(0) != embed_blocks->row(0))) {
+    bytes += static_cast<size_t>(embed_blocks->n() * embed_blocks->row_bytes());
+  }
   for (const auto& l : layers) {
     if (l.qkv_bias.defined()) bytes += static_cast<size_t>(l.qkv_bias.numel()) * sizeof(float);
     if (l.o_bias.defined()) bytes += static_cast<size_t>(l.o_bias.numel()) * sizeof(float);

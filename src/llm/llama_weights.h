@@ -13,6 +13,9 @@
 // as PackedType kInt8 / kInt4 from its fp32 values, and the LM head as kInt8 for both
 // (docs/llm.md, "Weight quantisation").
 // Norms, biases and the embedding table are fp32 ATen tensors (F16/BF16 widened).
+// LoadGguf (gguf_llama_weights.cc): a GGUF file's projections stay as its blocks in the
+// mapping (Projection::blocks, quant::BlockMatmul), the embedding too (rows dequantised
+// when looked up); only norms and biases are widened (docs/llm.md, "GGUF models").
 //
 // IMPORTANT: internal to the model runner — the only header in src/llm that includes
 // ATen. Do not include it from anything that must stay LibTorch-free.
@@ -24,21 +27,45 @@
 #include <ATen/ATen.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "llm/llama_config.h"
 #include "llm/llama_model_runner.h"  // MatmulKernel
 #include "llm/packed_matmul.h"
+#include "quant/block_matmul.h"
+
+namespace infera::gguf {
+class GgufFile;
+}
 
 namespace infera::llm {
+
+// Part of a GGUF projection: one tensor's blocks in the file's mapping (quant::BlockMatrix,
+// n = its outputs), writing outputs [out_offset, out_offset + n) of the projection.
+struct BlockPart {
+  quant::BlockMatrix matrix;
+  int64_t out_offset = 0;
+};
 
 // One projection y = x · W, W mapping `in` features to `out`.
 struct Projection {
   int64_t in = 0, out = 0;
   PackedMatrix packed;  // kPacked
   at::Tensor in_out;    // kBlas: fp32 [in, out]
-  size_t bytes() const { return packed.empty() ? static_cast<size_t>(in_out.numel()) * 4 : packed.bytes(); }
+  // GGUF: the file's tensors as they are (q, k, v as three parts of qkv; gate, up as two
+  // of gate_up), multiplied by quant::BlockMatmul. Empty otherwise.
+  std::vector<BlockPart> blocks;
+  size_t bytes() const {
+    if (!blocks.empty()) {
+      size_t b = 0;
+      for (const BlockPart& p : blocks) b += static_cast<size_t>(p.matrix.n() * p.matrix.row_bytes());
+      return b;
+    }
+    return packed.empty() ? static_cast<size_t>(in_out.numel()) * 4 : packed.bytes();
+  }
 };
 
 // Norm weights are stored ready to multiply: Gemma's (1 + w) is applied at load.
@@ -62,7 +89,13 @@ struct LlamaWeights {
   LlamaConfig config;
   MatmulKernel kernel = MatmulKernel::kPacked;
   WeightQuantization quantization = WeightQuantization::kNone;
-  at::Tensor embed;    // [vocab, hidden] fp32 (rows are looked up)
+  at::Tensor embed;    // [vocab, hidden] fp32 (rows are looked up); undefined for GGUF
+  // GGUF: the file (its mapping holds every projection's blocks), token_embd's blocks
+  // (rows dequantised when looked up), and whether attn_q / attn_k rows are stored
+  // permuted for interleaved RoPE (llama; the runner reorders their outputs).
+  std::shared_ptr<const gguf::GgufFile> gguf;
+  std::optional<quant::BlockMatrix> embed_blocks;
+  bool qk_permuted = false;
   Projection lm_head;  // hidden → vocab
   at::Tensor final_norm;
   std::vector<LlamaLayerWeights> layers;
@@ -73,6 +106,11 @@ struct LlamaWeights {
   static absl::StatusOr<LlamaWeights> Load(const std::filesystem::path& dir,
                                            MatmulKernel kernel = MatmulKernel::kPacked,
                                            WeightQuantization quantization = WeightQuantization::kNone);
+  // Reads the GGUF model file `path` (docs/llm.md, "GGUF models"): tensors stay in the
+  // file's mapping. Needs kPacked and kNone (the file's own types are the quantisation).
+  static absl::StatusOr<LlamaWeights> LoadGguf(const std::filesystem::path& path,
+                                               MatmulKernel kernel = MatmulKernel::kPacked,
+                                               WeightQuantization quantization = WeightQuantization::kNone);
   // Bytes of every projection and norm (what a batch-1 decode step reads).
   size_t BytesStreamedPerDecodeStep() const;
   // Bytes held: the above plus the embedding table and biases.

@@ -4,13 +4,18 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "llm/text_imports.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_tokenizer.h"
 #include "llm/cpu_kernels.h"
+#include "llm/gguf_llama_config.h"
 #include "llm/draft_model_loader.h"
 #include "llm/llama_model_runner.h"
 #include "llm/llm_metrics_series.h"
@@ -68,12 +73,34 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
     if (context.timings != nullptr) context.timings->AddStage(name, now - stage_start);
     stage_start = now;
   };
-  ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(context.version_dir));
+  // A GGUF file in the version directory is the model (docs/llm.md, "GGUF models").
+  ASSIGN_OR_RETURN(std::optional<std::filesystem::path> gguf_path,
+                   FindGgufModelFile(context.version_dir, config.default_model_filename()));
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<gguf::GgufFile> gguf_file;
+  if (gguf_path) {
+    ASSIGN_OR_RETURN(gguf_file, gguf::GgufFile::Open(*gguf_path));
+    ASSIGN_OR_RETURN(tokenizer, gguf::LoadGgufTokenizer(gguf_file->metadata(), gguf_file->where()));
+  } else {
+    ASSIGN_OR_RETURN(tokenizer, Tokenizer::Load(context.version_dir));
+  }
   end_stage("tokenizer");
   const int threads = options.num_threads > 0 ? options.num_threads
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  ASSIGN_OR_RETURN(std::unique_ptr<LlamaModelRunner> runner, LlamaModelRunner::Load(context.version_dir, options,
-                                                                                         threads));
+  gguf_file.reset();  // the runner maps the file again for its tensors
+  std::unique_ptr<LlamaModelRunner> runner;
+  if (gguf_path) {
+    if (options.speculative.method == SpeculativeConfig::Method::kDraftModel) {
+      return absl::InvalidArgumentError("a GGUF model cannot use a draft model (speculative decoding) yet");
+    }
+    ASSIGN_OR_RETURN(runner, LlamaModelRunner::LoadGguf(*gguf_path, options, threads));
+    if (runner->vocab_size() < tokenizer->vocab_size()) {
+      return absl::InvalidArgumentError(StrCat(gguf_path->string(), ": token_embd has ", runner->vocab_size(),
+                                               " rows but the tokenizer has ", tokenizer->vocab_size(), " tokens"));
+    }
+  } else {
+    ASSIGN_OR_RETURN(runner, LlamaModelRunner::Load(context.version_dir, options, threads));
+  }
   end_stage("weights");
   const LlamaConfig& mc = runner->config();
 

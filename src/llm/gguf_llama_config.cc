@@ -1,0 +1,204 @@
+#include "llm/gguf_llama_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "common/status.h"
+#include "common/str_cat.h"
+
+namespace infera::llm {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Reads `<arch>.<key>` as a positive integer within `limit`.
+class Keys {
+ public:
+  Keys(const gguf::GgufFile& file, std::string arch) : file_(file), arch_(std::move(arch)) {}
+  std::string Name(std::string_view key) const { return StrCat(arch_, ".", key); }
+  bool Has(std::string_view key) const { return file_.metadata().Has(Name(key)); }
+
+  absl::StatusOr<int64_t> Positive(std::string_view key, int64_t limit) const {
+    auto v = file_.metadata().GetUint(Name(key));
+    if (!v.ok()) return Error(std::string(v.status().message()));
+    if (*v == 0 || *v > static_cast<uint64_t>(limit)) {
+      return Error(StrCat("'", Name(key), "' is ", *v, "; it must be in 1..", limit));
+    }
+    return static_cast<int64_t>(*v);
+  }
+  absl::StatusOr<int64_t> PositiveOr(std::string_view key, int64_t limit, int64_t fallback) const {
+    if (!Has(key)) return fallback;
+    return Positive(key, limit);
+  }
+  absl::StatusOr<double> FloatOr(std::string_view key, double fallback) const {
+    if (!Has(key)) return fallback;
+    auto v = file_.metadata().GetFloat(Name(key));
+    if (!v.ok()) return Error(std::string(v.status().message()));
+    if (!std::isfinite(*v)) return Error(StrCat("'", Name(key), "' is not finite"));
+    return *v;
+  }
+  absl::Status Error(std::string_view what) const {
+    return absl::InvalidArgumentError(StrCat(file_.where(), ": ", what));
+  }
+
+ private:
+  const gguf::GgufFile& file_;
+  std::string arch_;
+};
+
+constexpr int64_t kMaxLayers = 4096, kMaxHeads = 4096, kMaxHeadDim = 4096, kMaxWidth = int64_t{1} << 24;
+
+}  // namespace
+
+absl::StatusOr<std::optional<std::filesystem::path>> FindGgufModelFile(const std::filesystem::path& version_dir,
+                                                                        const std::string& default_model_filename) {
+  if (EndsWith(default_model_filename, ".gguf")) {
+    if (default_model_filename.find('/') != std::string::npos || default_model_filename == ".gguf") {
+      return absl::InvalidArgumentError(
+          StrCat("default_model_filename '", default_model_filename, "' must be a plain file name"));
+    }
+    std::filesystem::path path = version_dir / default_model_filename;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      return absl::InvalidArgumentError(
+          StrCat("default_model_filename '", default_model_filename, "' is not a file in ", version_dir.string()));
+    }
+    return path;
+  }
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(version_dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (EndsWith(name, ".gguf")) found.push_back(name);
+  }
+  if (found.empty()) return std::optional<std::filesystem::path>();
+  if (found.size() > 1) {
+    std::sort(found.begin(), found.end());
+    return absl::InvalidArgumentError(StrCat(version_dir.string(), " holds ", found.size(), " GGUF files (",
+                                             StrJoin(found, ", "),
+                                             "): name the model with default_model_filename"));
+  }
+  return version_dir / found[0];
+}
+
+absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const gguf::GgufFile& file) {
+  const gguf::GgufMetadata& md = file.metadata();
+  auto arch_or = md.GetString("general.architecture");
+  if (!arch_or.ok()) return absl::InvalidArgumentError(StrCat(file.where(), ": ", arch_or.status().message()));
+  const std::string arch(*arch_or);
+  LlamaConfig c;
+  if (arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "phi3" || arch == "gemma2") {
+    c.model_type = arch;
+  } else if (arch == "gemma3") {
+    c.model_type = "gemma3_text";
+  } else {
+    return absl::InvalidArgumentError(StrCat(file.where(), ": general.architecture '", arch,
+                                             "' is not supported (llama, qwen2, qwen3, phi3, gemma2, gemma3)"));
+  }
+  Keys k(file, arch);
+  ASSIGN_OR_RETURN(c.num_layers, k.Positive("block_count", kMaxLayers));
+  ASSIGN_OR_RETURN(c.hidden_size, k.Positive("embedding_length", kMaxWidth));
+  ASSIGN_OR_RETURN(c.intermediate_size, k.Positive("feed_forward_length", kMaxWidth));
+  ASSIGN_OR_RETURN(c.num_heads, k.Positive("attention.head_count", kMaxHeads));
+  ASSIGN_OR_RETURN(c.num_kv_heads, k.PositiveOr("attention.head_count_kv", kMaxHeads, c.num_heads));
+  if (c.num_heads % c.num_kv_heads != 0) {
+    return k.Error(StrCat("attention.head_count ", c.num_heads, " is not a multiple of attention.head_count_kv ",
+                          c.num_kv_heads));
+  }
+  ASSIGN_OR_RETURN(c.head_dim, k.PositiveOr("attention.key_length", kMaxHeadDim, c.hidden_size / c.num_heads));
+  ASSIGN_OR_RETURN(int64_t value_length, k.PositiveOr("attention.value_length", kMaxHeadDim, c.head_dim));
+  if (value_length != c.head_dim || c.head_dim % 2 != 0 || c.head_dim == 0) {
+    return k.Error(StrCat("'", k.Name("attention.value_length"), "' ", value_length, " with key_length ", c.head_dim,
+                          ": the engine needs equal, even head sizes"));
+  }
+  ASSIGN_OR_RETURN(int64_t rope_dims, k.PositiveOr("rope.dimension_count", kMaxHeadDim, c.head_dim));
+  if (rope_dims != c.head_dim) {
+    return k.Error(StrCat("'", k.Name("rope.dimension_count"), "' is ", rope_dims,
+                          ": partial rotary embeddings (fewer dimensions than the head's ", c.head_dim,
+                          ") are not supported"));
+  }
+  ASSIGN_OR_RETURN(c.rms_norm_eps, k.FloatOr("attention.layer_norm_rms_epsilon", 1e-6));
+  if (!(c.rms_norm_eps > 0)) return k.Error(StrCat("'", k.Name("attention.layer_norm_rms_epsilon"), "' must be > 0"));
+  const bool gemma3 = arch == "gemma3";
+  ASSIGN_OR_RETURN(c.rope_theta, k.FloatOr("rope.freq_base", gemma3 ? 1000000.0 : 10000.0));
+  if (!(c.rope_theta > 0)) return k.Error(StrCat("'", k.Name("rope.freq_base"), "' must be > 0"));
+  ASSIGN_OR_RETURN(c.max_position_embeddings, k.PositiveOr("context_length", kMaxWidth, 2048));
+
+  // Rope scaling: none or linear (the GGUF keys carry no llama3 / yarn parameters the
+  // engine implements; llama 3.1's factors come as a rope_freqs tensor).
+  if (k.Has("rope.scaling.type")) {
+    auto type = md.GetString(k.Name("rope.scaling.type"));
+    if (!type.ok()) return k.Error(std::string(type.status().message()));
+    if (*type == "linear") {
+      ASSIGN_OR_RETURN(double factor, k.FloatOr("rope.scaling.factor", 1.0));
+      if (!(factor > 0)) return k.Error(StrCat("'", k.Name("rope.scaling.factor"), "' must be > 0"));
+      if (factor != 1.0) {
+        c.rope_scaling.type = "linear";
+        c.rope_scaling.factor = factor;
+      }
+    } else if (*type != "none") {
+      return k.Error(StrCat("'", k.Name("rope.scaling.type"), "' '", *type,
+                            "' is not supported (none, linear)"));
+    }
+  }
+  for (const char* tensor : {"rope_freqs.weight", "rope_factors_short.weight", "rope_factors_long.weight"}) {
+    if (file.FindTensor(tensor) != nullptr) {
+      return k.Error(StrCat("tensor '", tensor, "' (per-frequency rope factors) is not supported"));
+    }
+  }
+
+  c.qk_norm = arch == "qwen3" || gemma3;
+  c.fused_weights = arch == "phi3";
+  c.gemma = arch == "gemma2" || gemma3;
+  if (c.gemma) {
+    c.activation = MlpActivation::kGeluTanh;
+    c.embedding_scale = std::sqrt(static_cast<double>(c.hidden_size));
+    // GGUF has no query_pre_attn_scalar: scores are scaled by 1/sqrt(head_dim) unless the
+    // file says otherwise in <arch>.attention.scale (= query_pre_attn_scalar^-1/2).
+    ASSIGN_OR_RETURN(double scale, k.FloatOr("attention.scale", 0.0));
+    c.query_pre_attn_scalar = scale > 0 ? 1.0 / (scale * scale) : static_cast<double>(c.head_dim);
+    if (gemma3) c.rope_local_theta = 10000.0;
+  }
+  ASSIGN_OR_RETURN(c.attn_logit_softcapping, k.FloatOr("attn_logit_softcapping", 0.0));
+  ASSIGN_OR_RETURN(c.final_logit_softcapping, k.FloatOr("final_logit_softcapping", 0.0));
+  if (c.attn_logit_softcapping < 0 || c.final_logit_softcapping < 0) {
+    return k.Error("logit soft-capping must be >= 0");
+  }
+
+  // Sliding windows: every layer (llama = Mistral, phi3), even layers (gemma2), all but
+  // every pattern-th (gemma3, <arch>.attention.sliding_window_pattern, default 6).
+  ASSIGN_OR_RETURN(c.sliding_window, k.PositiveOr("attention.sliding_window", kMaxWidth, 0));
+  if (c.sliding_window > 0 && (arch == "qwen2" || arch == "qwen3")) {
+    return k.Error(StrCat("'", k.Name("attention.sliding_window"), "' is not supported for ", arch));
+  }
+  ASSIGN_OR_RETURN(int64_t pattern, k.PositiveOr("attention.sliding_window_pattern", kMaxLayers, 6));
+  c.layer_window.assign(static_cast<size_t>(c.num_layers), 0);
+  if (c.sliding_window > 0) {
+    for (int64_t i = 0; i < c.num_layers; ++i) {
+      const bool slides = arch == "gemma2" ? i % 2 == 0 : gemma3 ? (i + 1) % pattern != 0 : true;
+      if (slides) c.layer_window[static_cast<size_t>(i)] = c.sliding_window;
+    }
+  } else if (gemma3) {
+    return k.Error(StrCat("'", k.Name("attention.sliding_window"), "' is missing (gemma3's local layers need it)"));
+  }
+
+  ASSIGN_OR_RETURN(const gguf::GgufTensor* embd, file.GetTensor("token_embd.weight"));
+  if (embd->dims.size() != 2 || embd->dims[0] != c.hidden_size) {
+    return k.Error(StrCat("tensor 'token_embd.weight' has dims [", StrJoin(embd->dims, ","), "]; expected [",
+                          c.hidden_size, ", vocabulary]"));
+  }
+  c.vocab_size = embd->dims[1];
+  c.tie_word_embeddings = file.FindTensor("output.weight") == nullptr;
+  c.torch_dtype = "gguf";
+  if (auto bos = md.GetInt("tokenizer.ggml.bos_token_id"); bos.ok()) c.bos_token_id = *bos;
+  if (auto eos = md.GetInt("tokenizer.ggml.eos_token_id"); eos.ok()) c.eos_token_ids.push_back(*eos);
+  return c;
+}
+
+}  // namespace infera::llm
