@@ -6,7 +6,7 @@
     from gguf_tokenizer import add_tokenizer; add_tokenizer(writer, hf_dir)
 
 Byte-level BPE (ByteLevel pre-tokenizer or decoder) -> model "gpt2" with tokens, merges,
-token_type and `pre` (gpt2, llama-bpe or qwen2 from the Split regex). SentencePiece-style
+token_type and `pre` (gpt-2, llama-bpe or qwen2 from the Split regex). SentencePiece-style
 BPE ("▁" normalizer / Metaspace, byte fallback) -> model "llama" with tokens, token_type
 and scores: a token made by merge rank r scores -r, others far below, so the reader's
 score-ordered merges (src/gguf/spm_merges.h) are the tokenizer.json merges whenever each
@@ -96,7 +96,7 @@ def add_tokenizer(w, hf_dir):
             s.get("type") == "Metaspace" and s.get("prepend_scheme", "always") != "never" for s in pre_steps))
     else:
         w.add("tokenizer.ggml.merges", typed(ValueType.ARRAY, merges, ValueType.STRING))
-        pre = "gpt2"
+        pre = "gpt-2"  # llama.cpp's name for the GPT-2 pre-tokenizer (it rejects "gpt2")
         for s in pre_steps:
             regex = (s.get("pattern") or {}).get("Regex") if s.get("type") == "Split" else None
             if regex == CL100K:

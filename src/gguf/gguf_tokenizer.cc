@@ -32,7 +32,7 @@ absl::StatusOr<PreFamily> PreFamilyOf(std::string_view pre, std::string_view whe
   if (pre == "llama3" || pre == "llama-bpe" || pre == "llama-v3" || pre == "smaug-bpe") return PreFamily::kCl100k;
   if (pre == "qwen2" || pre == "deepseek-r1-qwen") return PreFamily::kQwen2;
   return absl::InvalidArgumentError(StrCat(where, ": tokenizer.ggml.pre '", pre,
-                                           "' is not supported (supported: default, gpt2, llama3, llama-bpe, "
+                                           "' is not supported (supported: default, gpt-2, gpt2, llama3, llama-bpe, "
                                            "llama-v3, smaug-bpe, qwen2, deepseek-r1-qwen)"));
 }
 

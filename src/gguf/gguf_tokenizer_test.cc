@@ -167,7 +167,7 @@ std::string SplitPreTokenizer(const std::string& regex) {
 
 TEST(GgufTokenizerReferenceTest, Gpt2StyleByteLevelBpe) {
   EXPECT_EQ(CheckByteLevelJson("gpt2", text::testing::ByteLevelTokenizerJson(text::testing::kGpt2PreTokenizer)),
-            "gpt2");
+            "gpt-2");
 }
 
 TEST(GgufTokenizerReferenceTest, Llama3StyleByteLevelBpe) {
