@@ -1,6 +1,5 @@
 #include "llm/cpu_kernels.h"
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <type_traits>
 
 #include "api/float16.h"
+#include "common/cpu_features.h"
 
 // Built with -O3 -fopenmp-simd (see CMakeLists.txt): the `omp simd` reductions below
 // vectorise without -ffast-math; target_clones picks AVX-512 / AVX + FMA code at load
@@ -236,14 +236,6 @@ constexpr AttentionFn kAttention[3][3] = {
      AttentionAvx512<KvCacheDtype::kFloat16>},
 };
 
-// CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports has no "f16c"). Every CPU
-// with AVX2 has it in practice; checked anyway. The OS-support (XSAVE) side is AVX's,
-// which __builtin_cpu_supports("avx2") already checks.
-bool HasF16c() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
-}
-
 }  // namespace
 
 const char* KvKernelIsaName(KvKernelIsa isa) {
@@ -259,7 +251,7 @@ bool KvKernelIsaSupported(KvKernelIsa isa) {
   switch (isa) {
     case KvKernelIsa::kPortable: return true;
     case KvKernelIsa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c();
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
     case KvKernelIsa::kAvx512: return __builtin_cpu_supports("avx512f");
   }
   return false;

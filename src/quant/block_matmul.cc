@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/cpu_features.h"
 #include "quant/block_matmul_kernels.h"
 
 namespace infera::quant {
@@ -28,7 +29,7 @@ bool BlockKernelSupported(BlockKernel kernel) {
       return true;
     case BlockKernel::kAvx2: {
       static const bool has =
-          __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+          __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
       return has;
     }
     case BlockKernel::kAvx512Vnni: {
