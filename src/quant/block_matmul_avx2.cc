@@ -14,6 +14,11 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+// clang ignores GCC's target pragma (the fuzz and thread-safety builds use clang): the
+// same features as a target attribute on every function defined below.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#endif
 
 namespace infera::quant::block_matmul_internal {
 namespace {
@@ -104,4 +109,7 @@ void Avx2Columns(const QuantizedActivations& a, const BlockMatrix& w, float* y, 
 
 }  // namespace infera::quant::block_matmul_internal
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #pragma GCC pop_options

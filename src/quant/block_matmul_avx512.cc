@@ -16,6 +16,11 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
+// clang ignores GCC's target pragma (the fuzz and thread-safety builds use clang): the
+// same features as a target attribute on every function defined below.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
+#endif
 
 namespace infera::quant::block_matmul_internal {
 namespace {
@@ -84,4 +89,7 @@ void Avx512VnniColumns(const QuantizedActivations& a, const BlockMatrix& w, floa
 }  // namespace infera::quant::block_matmul_internal
 
 #pragma GCC diagnostic pop
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #pragma GCC pop_options
