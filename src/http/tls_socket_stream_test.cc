@@ -63,6 +63,9 @@ class BlockingTlsClient {
   // a reset).
   void EndTcpStream() { ::shutdown(fd_, SHUT_WR); }
   int fd() const { return fd_; }
+  // Before the handshake: the TLS 1.3 suites offered, in the client's order of preference.
+  void OfferSuites(const char* suites) { ASSERT_EQ(SSL_set_ciphersuites(ssl_, suites), 1); }
+  std::string NegotiatedSuite() const { return SSL_CIPHER_get_name(SSL_get_current_cipher(ssl_)); }
 
  private:
   int fd_;
@@ -176,6 +179,20 @@ TEST_F(TlsSocketStreamTest, ManyExchangesOnOneConnection) {
     ASSERT_EQ(std::string(into, got), request);
     ASSERT_EQ(echoed, answer);
   }
+}
+
+// TLS 1.3 with the server's preference: AES-128-GCM for a client with OpenSSL's default
+// order (AES-256 first); ChaCha20 for a client that puts it first.
+TEST_F(TlsSocketStreamTest, NegotiatesAes128GcmUnlessTheClientPrefersChaCha20) {
+  client_->OfferSuites("TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256");
+  Handshake();
+  EXPECT_EQ(client_->NegotiatedSuite(), "TLS_AES_128_GCM_SHA256");
+}
+
+TEST_F(TlsSocketStreamTest, NegotiatesChaCha20ForAClientThatPutsItFirst) {
+  client_->OfferSuites("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256");
+  Handshake();
+  EXPECT_EQ(client_->NegotiatedSuite(), "TLS_CHACHA20_POLY1305_SHA256");
 }
 
 TEST_F(TlsSocketStreamTest, GatherWritesArriveWholeSmallAndLarge) {
