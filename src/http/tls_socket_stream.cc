@@ -4,7 +4,9 @@
 #include <openssl/err.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -16,9 +18,11 @@ namespace {
 
 namespace net = boost::asio;
 
-// A BIO over a non-blocking socket descriptor: recv/send with MSG_NOSIGNAL (a peer that
-// closed must not raise SIGPIPE, wherever the server runs), "retry" on EAGAIN so that
-// SSL_get_error answers WANT_READ / WANT_WRITE, and end of stream remembered for
+// A BIO over a non-blocking socket: writes are send() with MSG_NOSIGNAL (a peer that
+// closed must not raise SIGPIPE, wherever the server runs); reads take the bytes the
+// stream received from the socket (SocketBioState::input) and end of stream once the
+// socket reported it. Nothing there, or EAGAIN on send, is OpenSSL's "retry", so
+// SSL_get_error answers WANT_READ / WANT_WRITE; end of stream is also remembered for
 // BIO_CTRL_EOF (OpenSSL asks it to tell a peer's close from an error). The BIO's data is
 // the stream's SocketBioState; the socket owns the descriptor (the BIO never closes it).
 using SocketBioState = TlsSocketStream::SocketBioState;
@@ -35,10 +39,16 @@ int SocketBioWrite(BIO* bio, const char* data, int size) {
 int SocketBioRead(BIO* bio, char* data, int size) {
   BIO_clear_retry_flags(bio);
   SocketBioState& state = StateOf(bio);
-  const ssize_t got = ::recv(state.fd, data, static_cast<size_t>(size), 0);
-  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(bio);
-  if (got == 0) state.end_of_stream = true;
-  return static_cast<int>(got);
+  const size_t available = state.input_end - state.input_begin;
+  if (available == 0) {
+    if (state.end_of_stream) return 0;
+    BIO_set_retry_read(bio);
+    return -1;
+  }
+  const size_t taken = std::min(available, static_cast<size_t>(size));
+  std::memcpy(data, state.input + state.input_begin, taken);
+  state.input_begin += taken;
+  return static_cast<int>(taken);
 }
 
 long SocketBioCtrl(BIO* bio, int command, long, void*) {  // NOLINT(runtime/int): OpenSSL's signature
@@ -72,18 +82,21 @@ const BIO_METHOD* SocketBioMethod() {
 
 }  // namespace
 
-TlsSocketStream::TlsSocketStream(Socket& socket, SSL_CTX* context) : socket_(socket), ssl_(SSL_new(context)) {
+TlsSocketStream::TlsSocketStream(Socket& socket, SSL_CTX* context)
+    : socket_(socket), ssl_(SSL_new(context)), input_(std::make_unique<char[]>(kInputBufferSize)) {
   INFERA_CHECK(ssl_ != nullptr) << "OpenSSL: SSL_new failed";
   BIO* bio = BIO_new(SocketBioMethod());
   INFERA_CHECK(bio != nullptr) << "OpenSSL: BIO_new failed";
   bio_state_.fd = socket_.native_handle();
+  bio_state_.input = input_.get();
   BIO_set_data(bio, &bio_state_);
   SSL_set_bio(ssl_, bio, bio);  // the SSL object owns the BIO
   SSL_set_accept_state(ssl_);
   // A write that must wait is retried with the same bytes from wherever they are; a large
   // write may complete in part (the caller writes the rest).
   SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  // Read what the socket has, not a record header then its body: one recv per request.
+  // Take all the input buffer holds, not a record header then its body: one BIO read per
+  // request.
   SSL_set_read_ahead(ssl_, 1);
   // The descriptor must not block inside OpenSSL: waits go through the reactor.
   error_code ignored;
@@ -137,8 +150,16 @@ TlsSocketStream::Step TlsSocketStream::Shutdown() {
   return Failed(result);
 }
 
+bool TlsSocketStream::NothingToRead() const {
+  return bio_state_.input_begin == bio_state_.input_end && !bio_state_.end_of_stream && SSL_has_pending(ssl_) == 0 &&
+         SSL_is_init_finished(ssl_) == 1;
+}
+
 TlsSocketStream::Step TlsSocketStream::Read(void* data, size_t size) {
   if (size == 0) return {};
+  // The usual case on a keep-alive connection (the next request has not come yet): straight
+  // to the socket, without an SSL_read that can only ask for more.
+  if (NothingToRead()) return {Next::kWaitRead, {}, 0};
   ERR_clear_error();
   errno = 0;
   size_t got = 0;

@@ -1,12 +1,17 @@
 // TlsSocketStream: the server side of TLS over one connection's TCP socket, OpenSSL driven
-// directly on the socket (a BIO that calls recv/send on the descriptor), with Asio used
-// only to wait for readiness. docs/tls.md, "The record path", has the design.
+// on the socket through a BIO of its own: records are sent with send() on the descriptor;
+// records arrive through Asio's receive on the socket into a buffer the BIO serves from.
+// docs/tls.md, "The record path", has the design.
 //
 // Why not boost::asio::ssl::stream: it runs OpenSSL over a memory BIO pair and copies every
 // record between the pair and its own buffers, and it sets SSL_MODE_RELEASE_BUFFERS, which
-// frees and reallocates OpenSSL's record buffers around every request. With the socket
-// underneath OpenSSL, a request costs what plaintext costs in system calls (one recv, one
-// send) plus the record's decryption and encryption.
+// frees and reallocates OpenSSL's record buffers around every request. Why receive through
+// Asio rather than recv() in the BIO and a readiness wait: Asio's receive is tried at once
+// and queued on the reactor without a system call when nothing has arrived, where
+// async_wait re-arms the descriptor with epoll_ctl on every wait (one more system call per
+// request at load). So a request costs what plaintext costs in system calls (the receive
+// that finds nothing, the epoll_wait, the receive, one send) plus the record's decryption
+// and encryption.
 //
 // Operations follow Asio's AsyncReadStream / AsyncWriteStream rules: each completes through
 // the socket's executor, never inside the call that starts it. At most one read and one
@@ -52,10 +57,18 @@ class TlsSocketStream {
   // record.
   static constexpr size_t kMaxRecordPlaintext = 16384;
 
+  // How much one receive from the socket asks for: a whole record of the largest size
+  // (16 KiB of plaintext plus the header and the AEAD's expansion) fits.
+  static constexpr size_t kInputBufferSize = 17 * 1024;
+
   // What the socket BIO keeps between calls (public for the BIO's functions).
   struct SocketBioState {
-    int fd = -1;
-    bool end_of_stream = false;  // recv returned 0
+    int fd = -1;             // sends go straight to the descriptor
+    bool end_of_stream = false;  // the socket's receive reported end of stream
+    // Bytes received from the socket that OpenSSL has not read yet: input[begin, end).
+    char* input = nullptr;
+    size_t input_begin = 0;
+    size_t input_end = 0;
   };
 
   // `socket` must outlive the stream; `context` is referenced by the SSL object (OpenSSL
@@ -110,6 +123,10 @@ class TlsSocketStream {
   Step Write(const void* data, size_t size);
   // The Step after an SSL call that returned `result` <= 0.
   Step Failed(int result);
+  // Whether a read can make no progress without more bytes from the socket: nothing
+  // received and not yet read, no record or plaintext buffered inside OpenSSL, the
+  // handshake done, the end of stream not yet seen.
+  bool NothingToRead() const;
 
   template <class ConstBuffers>
   boost::asio::const_buffer Gather(const ConstBuffers& buffers) {
@@ -139,16 +156,42 @@ class TlsSocketStream {
     boost::asio::async_compose<Handler, Signature>(Op<StepFn, Signature>{this, std::move(step)}, handler, socket_);
   }
 
+  // When OpenSSL wants to read, the op receives from the socket into the input buffer (the
+  // BIO's) and calls the step again; when it wants to write, it waits for the socket to be
+  // writable. Only one op fills the input buffer at a time: another that wants to read
+  // meanwhile (a shutdown beside a read) waits for readability instead, and its step then
+  // reads what the first one received.
   template <class StepFn, class Signature>
   struct Op {
     TlsSocketStream* stream;
     StepFn step;
     bool waited = false;
+    bool filling = false;  // this op's receive into the input buffer is pending
 
     template <class Self>
-    void operator()(Self& self, error_code wait_error = {}) {
+    void operator()(Self& self, error_code wait_error = {}, size_t received = 0) {
+      if (filling) {
+        filling = false;
+        stream->filling_ = false;
+        if (wait_error == boost::asio::error::eof) {
+          stream->bio_state_.end_of_stream = true;  // OpenSSL decides what the end means
+          wait_error = {};
+        } else if (wait_error && wait_error != boost::asio::error::operation_aborted) {
+          stream->fatal_ = true;  // a broken connection: OpenSSL must send nothing more
+        }
+        stream->bio_state_.input_begin = 0;
+        stream->bio_state_.input_end = received;
+      }
       if (wait_error) return Complete(self, Step{Next::kDone, wait_error, 0});
       const Step result = step();
+      // (OpenSSL wants to read only when the BIO has handed over all it received.)
+      if (result.next == Next::kWaitRead && !stream->filling_) {
+        waited = true;
+        filling = true;
+        stream->filling_ = true;
+        return stream->socket_.async_read_some(
+            boost::asio::buffer(stream->input_.get(), kInputBufferSize), std::move(self));
+      }
       if (result.next != Next::kDone) {
         waited = true;
         return stream->socket_.async_wait(result.next == Next::kWaitRead ? Socket::wait_read : Socket::wait_write,
@@ -174,6 +217,8 @@ class TlsSocketStream {
   Socket& socket_;
   SSL* ssl_;
   SocketBioState bio_state_;  // the BIO's data (the stream is not movable)
+  std::unique_ptr<char[]> input_;  // kInputBufferSize bytes: bio_state_.input
+  bool filling_ = false;  // a receive into input_ is pending
   bool fatal_ = false;  // a record or system error: OpenSSL must send nothing more
   std::unique_ptr<char[]> gather_;  // kMaxRecordPlaintext bytes, made on the first gather write
 };

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,9 @@ class BlockingTlsClient {
   // a reset).
   void EndTcpStream() { ::shutdown(fd_, SHUT_WR); }
   int fd() const { return fd_; }
+  // Before the handshake: the TLS 1.3 suites offered, in the client's order of preference.
+  void OfferSuites(const char* suites) { ASSERT_EQ(SSL_set_ciphersuites(ssl_, suites), 1); }
+  std::string NegotiatedSuite() const { return SSL_CIPHER_get_name(SSL_get_current_cipher(ssl_)); }
 
  private:
   int fd_;
@@ -124,6 +128,71 @@ TEST_F(TlsSocketStreamTest, ReadsWhatTheClientSendsAndNeverCompletesInsideTheCal
   io_.run();
   ASSERT_FALSE(read_error) << read_error.message();
   EXPECT_EQ(std::string(into, got), "GET / HTTP/1.1\r\n\r\n");
+}
+
+// Records larger than one receive from the socket (3 records of up to 16 KiB, received
+// in pieces of at most kInputBufferSize bytes) come out whole and in order.
+TEST_F(TlsSocketStreamTest, ReadsALargeUploadAcrossManyReceives) {
+  Handshake();
+  std::string upload(40000, '\0');
+  for (size_t i = 0; i < upload.size(); ++i) upload[i] = static_cast<char>('a' + i % 26);
+  std::thread client([&] { client_->Write(upload); });
+  std::string received;
+  std::array<char, 5000> into;  // less than a record: reads also end inside records
+  std::function<void()> read_more = [&] {
+    stream_->async_read_some(net::buffer(into), [&](error_code ec, size_t n) {
+      ASSERT_FALSE(ec) << ec.message();
+      received.append(into.data(), n);
+      if (received.size() < upload.size()) read_more();
+    });
+  };
+  read_more();
+  io_.run();
+  client.join();
+  EXPECT_EQ(received, upload);
+}
+
+// The keep-alive pattern: request, answer, request... each read waits on the socket again.
+TEST_F(TlsSocketStreamTest, ManyExchangesOnOneConnection) {
+  Handshake();
+  for (int i = 0; i < 50; ++i) {
+    const std::string request = "request " + std::to_string(i);
+    const std::string answer = "answer " + std::to_string(i);
+    std::string echoed;
+    std::thread client([&] {
+      client_->Write(request);
+      echoed = client_->ReadExactly(answer.size());
+    });
+    char into[64];
+    error_code read_error, write_error;
+    size_t got = 0;
+    stream_->async_read_some(net::buffer(into), [&](error_code ec, size_t n) {
+      read_error = ec;
+      got = n;
+      if (!ec) net::async_write(*stream_, net::buffer(answer), [&](error_code ec2, size_t) { write_error = ec2; });
+    });
+    io_.run();
+    io_.restart();
+    client.join();
+    ASSERT_FALSE(read_error) << read_error.message();
+    ASSERT_FALSE(write_error) << write_error.message();
+    ASSERT_EQ(std::string(into, got), request);
+    ASSERT_EQ(echoed, answer);
+  }
+}
+
+// TLS 1.3 with the server's preference: AES-128-GCM for a client with OpenSSL's default
+// order (AES-256 first); ChaCha20 for a client that puts it first.
+TEST_F(TlsSocketStreamTest, NegotiatesAes128GcmUnlessTheClientPrefersChaCha20) {
+  client_->OfferSuites("TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256");
+  Handshake();
+  EXPECT_EQ(client_->NegotiatedSuite(), "TLS_AES_128_GCM_SHA256");
+}
+
+TEST_F(TlsSocketStreamTest, NegotiatesChaCha20ForAClientThatPutsItFirst) {
+  client_->OfferSuites("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256");
+  Handshake();
+  EXPECT_EQ(client_->NegotiatedSuite(), "TLS_CHACHA20_POLY1305_SHA256");
 }
 
 TEST_F(TlsSocketStreamTest, GatherWritesArriveWholeSmallAndLarge) {

@@ -21,11 +21,17 @@ namespace {
 
 namespace ssl = boost::asio::ssl;
 
-// TLS 1.2: forward secrecy (ECDHE) and AEAD only. TLS 1.3 suites are OpenSSL's defaults.
+// TLS 1.2: forward secrecy (ECDHE) and AEAD only.
 constexpr char kTls12Ciphers[] =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+// TLS 1.3: OpenSSL's three default suites, AES-128-GCM first (OpenSSL's own order puts
+// AES-256 first; with the server's preference every client would get it): 10 AES rounds
+// instead of 14 on every record, on both sides, measured at about 0.5 µs of server CPU
+// and 0.7 µs of the client's per small request (docs/benchmarks.md, "TLS on the HTTP
+// port"). Mozilla's "modern" configuration uses this order too.
+constexpr char kTls13Suites[] = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
 
 // Session resumption with client certificates needs a session id context.
 constexpr unsigned char kSessionIdContext[] = "infera-http";
@@ -48,11 +54,17 @@ absl::StatusOr<std::shared_ptr<TlsServerContext::SslContext>> TlsServerContext::
                        SslContext::single_dh_use);
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
   // A client that closes without close_notify reads as end-of-stream, not as an error.
-  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+  // The server's order, except that a client that puts ChaCha20 first (one without AES
+  // instructions: ChaCha20 is faster there) gets it.
+  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA |
                                   SSL_OP_IGNORE_UNEXPECTED_EOF);
   if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
     ERR_clear_error();
     return absl::InternalError("TLS: OpenSSL accepts none of the TLS 1.2 ciphers");
+  }
+  if (SSL_CTX_set_ciphersuites(native, kTls13Suites) != 1) {
+    ERR_clear_error();
+    return absl::InternalError("TLS: OpenSSL accepts none of the TLS 1.3 cipher suites");
   }
   SSL_CTX_set_session_id_context(native, kSessionIdContext, sizeof(kSessionIdContext) - 1);
 

@@ -3,9 +3,10 @@
 // without a restart). docs/tls.md has the design.
 //
 // Settings: TLS 1.2 minimum; for TLS 1.2 only ECDHE key exchange with AEAD ciphers (AES-GCM,
-// ChaCha20-Poly1305), OpenSSL's defaults for TLS 1.3; no compression, no renegotiation, the
-// server's cipher order. Client auth (TlsConfig::client_auth): optional verifies a certificate
-// that is sent; require fails the handshake of a client without one chaining to ca_file.
+// ChaCha20-Poly1305), OpenSSL's three TLS 1.3 suites with AES-128-GCM first; no compression,
+// no renegotiation, the server's cipher order (ChaCha20 for a client that lists it first).
+// Client auth (TlsConfig::client_auth): optional verifies a certificate that is sent;
+// require fails the handshake of a client without one chaining to ca_file.
 //
 // Rotation: Current() re-reads the files (their SHA-256) at most once per
 // `check_interval`; when any changed it builds a new context. New connections get the new
