@@ -3,7 +3,7 @@
 //
 //   block_matmul_bench [--types Q8_0,Q4_0,...] [--batches 1,8] [--threads 1,2] [--runs 5]
 //                      [--shapes 2048x2048,8192x2048,2048x8192,128256x2048] [--arena-mib 768]
-//                      [--kernel avx512vnni|avx2|reference]   (default: the best this CPU runs)
+//                      [--kernel amx|avx512vnni|avx2|reference]   (default: the best this CPU runs)
 //
 // A shape NxK is N output rows of K (GGUF's layout: attention projections 2048x2048, FFN
 // gate/up 8192x2048, down 2048x8192, output/vocab 128256x2048). Each matrix is copied
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
     else if (flag == "--arena-mib") arena_bytes = std::stoull(value) << 20;
     else if (flag == "--kernel") {
       bool found = false;
-      for (auto k : {infera::quant::BlockKernel::kAvx512Vnni, infera::quant::BlockKernel::kAvx2,
+      for (auto k : {infera::quant::BlockKernel::kAmx, infera::quant::BlockKernel::kAvx512Vnni, infera::quant::BlockKernel::kAvx2,
                      infera::quant::BlockKernel::kReference}) {
         if (value == infera::quant::BlockKernelName(k) && infera::quant::BlockKernelSupported(k)) kernel = k, found = true;
       }
