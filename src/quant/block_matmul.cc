@@ -7,6 +7,11 @@
 #include "common/cpu_features.h"
 #include "quant/block_matmul_kernels.h"
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace infera::quant {
 
 using block_matmul_internal::CodeBias;
@@ -19,9 +24,30 @@ const char* BlockKernelName(BlockKernel kernel) {
       return "avx2";
     case BlockKernel::kAvx512Vnni:
       return "avx512vnni";
+    case BlockKernel::kAmx:
+      return "amx";
   }
   return "?";
 }
+
+namespace {
+
+// AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25), and the kernel's permission to
+// use the tile state: Linux hands out XTILEDATA only on request, per process.
+bool AmxUsable() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  if (((d >> 24) & 1) == 0 || ((d >> 25) & 1) == 0) return false;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr int kArchReqXcompPerm = 0x1023;
+  constexpr int kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
 
 bool BlockKernelSupported(BlockKernel kernel) {
   switch (kernel) {
@@ -37,12 +63,22 @@ bool BlockKernelSupported(BlockKernel kernel) {
                               __builtin_cpu_supports("avx512vnni") && BlockKernelSupported(BlockKernel::kAvx2);
       return has;
     }
+    case BlockKernel::kAmx: {
+      static const bool has = BlockKernelSupported(BlockKernel::kAvx512Vnni) && AmxUsable();
+      return has;
+    }
   }
   return false;
 }
 
+BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m) {
+  return kernel == BlockKernel::kAmx && IsQuantized(type) && m >= kBlockSumsMinRows ? BlockPath::kBlockSums
+                                                                                     : BlockPath::kLanes;
+}
+
 BlockKernel BestBlockKernel() {
-  static const BlockKernel best = BlockKernelSupported(BlockKernel::kAvx512Vnni) ? BlockKernel::kAvx512Vnni
+  static const BlockKernel best = BlockKernelSupported(BlockKernel::kAmx)          ? BlockKernel::kAmx
+                                  : BlockKernelSupported(BlockKernel::kAvx512Vnni) ? BlockKernel::kAvx512Vnni
                                   : BlockKernelSupported(BlockKernel::kAvx2)     ? BlockKernel::kAvx2
                                                                                  : BlockKernel::kReference;
   return best;
@@ -81,21 +117,85 @@ int CodeBias(BlockType type, BlockKernel kernel) {
     case BlockType::kQ6_K:
       return 32;
     case BlockType::kQ8_0:
-      return kernel == BlockKernel::kAvx512Vnni ? 128 : 0;
+      return kernel == BlockKernel::kAvx512Vnni || kernel == BlockKernel::kAmx ? 128 : 0;
     default:
       return 0;
   }
 }
 
+void QuantizeRowPortable(const float* x, int64_t k, int64_t act_block, int8_t* q, float* d) {
+  for (int64_t b = 0; b < k / act_block; ++b) {
+    float amax = 0.0f;
+    for (int64_t e = b * act_block; e < (b + 1) * act_block; ++e) amax = std::max(amax, std::fabs(x[e]));
+    const float db = amax / 127.0f;
+    const float id = db == 0.0f ? 0.0f : 1.0f / db;
+    for (int64_t e = b * act_block; e < (b + 1) * act_block; ++e) {
+      const float r = std::nearbyint(x[e] * id);  // NaN (0 · ∞ when d is tiny) → 0
+      q[e] = static_cast<int8_t>(r != r ? 0 : r > 127.0f ? 127 : (r < -127.0f ? -127 : static_cast<int>(r)));
+    }
+    d[b] = db;
+  }
+}
+
 }  // namespace block_matmul_internal
 
+namespace {
+
+// The block-sums layout of block_matmul.h (QuantizedActivations::q_tiles ...), from rows
+// quantised one at a time.
+void FillBlockSums(const float* x, int64_t ldx, bool avx512, QuantizedActivations* a) {
+  const BlockType type = a->type;
+  const int64_t m = a->m, k = a->k;
+  const bool k_quant = Info(type).block_elements == 256;
+  const bool with_min = type == BlockType::kQ4_1 || type == BlockType::kQ5_1;
+  const bool with_sub_sums = type == BlockType::kQ4_K || type == BlockType::kQ5_K;
+  const int64_t act_block = k_quant ? 256 : 32;
+  const int64_t tiles = (m + 15) / 16, blocks = k / act_block, quads = k / 4;
+  a->kp = k;
+  a->q_tiles.assign(static_cast<size_t>(tiles * 16 * k), 0);
+  a->d_tiles.assign(static_cast<size_t>(tiles * blocks * 16), 0.0f);
+  if (with_sub_sums) a->sum_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0);
+  if (with_min) a->dsum_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0.0f);
+  std::vector<int8_t> q(static_cast<size_t>(k));
+  std::vector<float> block_d(static_cast<size_t>(blocks));
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t t = i / 16, row = i % 16;
+    if (avx512) {
+      block_matmul_internal::QuantizeRowAvx512(x + i * ldx, k, act_block, q.data(), block_d.data());
+    } else {
+      block_matmul_internal::QuantizeRowPortable(x + i * ldx, k, act_block, q.data(), block_d.data());
+    }
+    int8_t* dst = a->q_tiles.data() + (t * quads * 16 + row) * 4;
+    for (int64_t r = 0; r < quads; ++r) std::memcpy(dst + r * 64, q.data() + 4 * r, 4);
+    for (int64_t b = 0; b < blocks; ++b) a->d_tiles[(t * blocks + b) * 16 + row] = block_d[b];
+    if (with_min || with_sub_sums) {
+      for (int64_t s = 0; s < k / 32; ++s) {
+        int32_t sum = 0;
+        for (int e = 0; e < 32; ++e) sum += q[32 * s + e];
+        const size_t at = static_cast<size_t>((t * (k / 32) + s) * 16 + row);
+        if (with_sub_sums) a->sum_tiles[at] = sum;
+        if (with_min) a->dsum_tiles[at] = block_d[s] * static_cast<float>(sum);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t m, int64_t ldx, BlockType type,
-                                                        int64_t k, std::string* error, BlockKernel kernel) {
+                                                        int64_t k, std::string* error, BlockKernel kernel,
+                                                        std::optional<BlockPath> forced_path) {
   std::string problem = CheckRowLength(type, k);
   if (problem.empty() && m <= 0) problem = "activations must have at least one row, got " + std::to_string(m);
   if (problem.empty() && ldx < k) problem = "activation row stride " + std::to_string(ldx) + " < k " + std::to_string(k);
   if (problem.empty() && !BlockKernelSupported(kernel)) {
     problem = std::string("kernel ") + BlockKernelName(kernel) + " is not supported by this CPU";
+  }
+  const BlockPath path = forced_path.value_or(BlockPathFor(kernel, type, m));
+  if (problem.empty() && path == BlockPath::kBlockSums &&
+      !(IsQuantized(type) && (kernel == BlockKernel::kAmx || kernel == BlockKernel::kReference))) {
+    problem = std::string("the block-sums path needs a quantised type and the amx or reference kernel, got ") +
+              Name(type) + " and " + BlockKernelName(kernel);
   }
   if (!problem.empty()) {
     *error = problem;
@@ -104,8 +204,14 @@ std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t 
   QuantizedActivations a;
   a.type = type;
   a.kernel = kernel;
+  a.path = path;
   a.m = m;
   a.k = k;
+  const bool avx512 = kernel == BlockKernel::kAvx512Vnni || kernel == BlockKernel::kAmx;
+  if (path == BlockPath::kBlockSums) {
+    FillBlockSums(x, ldx, avx512, &a);
+    return a;
+  }
   if (!IsQuantized(type)) {
     a.kp = (k + 15) / 16 * 16;
     a.x.assign(static_cast<size_t>(m * a.kp), 0.0f);
@@ -128,17 +234,13 @@ std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t 
   for (int64_t i = 0; i < m; ++i) {
     const float* xr = x + i * ldx;
     std::fill(q.begin(), q.end(), 0);
-    for (int64_t b = 0; b < k / act_block; ++b) {
-      float amax = 0.0f;
-      for (int64_t e = b * act_block; e < (b + 1) * act_block; ++e) amax = std::max(amax, std::fabs(xr[e]));
-      const float d = amax / 127.0f;
-      const float id = d == 0.0f ? 0.0f : 1.0f / d;
-      for (int64_t e = b * act_block; e < (b + 1) * act_block; ++e) {
-        const float r = std::nearbyint(xr[e] * id);
-        q[e] = static_cast<int8_t>(r > 127.0f ? 127 : (r < -127.0f ? -127 : static_cast<int>(r)));
-      }
-      block_d[b] = d;
-      if (k_quant) a.d256[i * a.kp / 256 + b] = d;
+    if (avx512) {
+      block_matmul_internal::QuantizeRowAvx512(xr, k, act_block, q.data(), block_d.data());
+    } else {
+      block_matmul_internal::QuantizeRowPortable(xr, k, act_block, q.data(), block_d.data());
+    }
+    if (k_quant) {
+      for (int64_t b = 0; b < k / act_block; ++b) a.d256[i * a.kp / 256 + b] = block_d[b];
     }
     for (int64_t c = 0; c < chunks; ++c) {
       uint8_t* record = a.chunks.data() + (c * m + i) * QuantizedActivations::kChunkBytes;
@@ -173,7 +275,16 @@ std::string BlockMatmul(const QuantizedActivations& a, const BlockMatrix& w, flo
   }
   if (ldy < w.n()) return "output row stride " + std::to_string(ldy) + " < n " + std::to_string(w.n());
   if (col_begin == col_end) return "";
+  if (a.path == BlockPath::kBlockSums) {
+    if (a.kernel == BlockKernel::kAmx) {
+      block_matmul_internal::AmxColumns(a, w, y, ldy, col_begin, col_end);
+    } else {
+      block_matmul_internal::ReferenceColumns(a, w, y, ldy, col_begin, col_end);
+    }
+    return "";
+  }
   switch (a.kernel) {
+    case BlockKernel::kAmx:
     case BlockKernel::kAvx512Vnni:
       block_matmul_internal::Avx512VnniColumns(a, w, y, ldy, col_begin, col_end);
       break;

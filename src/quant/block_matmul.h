@@ -1,7 +1,8 @@
 // BlockMatmul: y[M][N] = x[M][K] · Wᵀ straight from GGUF blocks (block_types.h), W stored
 // as N rows of K — no dequantisation of the matrix, ever. For memory-bound decode: the M
 // rows of x share ONE pass over W (a weight row is unpacked once into registers and used
-// by up to 8 rows of x before the next; larger M re-reads that row from L1/L2, not memory),
+// by up to 8 rows of x before the next; larger M re-reads that row from L1/L2, not memory;
+// on AMX, M ≥ 16 unpacks a panel of 16 weight rows once into int8 tiles for all M rows),
 // and callers split the columns into ranges to parallelise (docs/quant_kernels.md).
 //
 // Two steps, so that threads share the first:
@@ -15,8 +16,8 @@
 // clamped to ±127 (a zero block has d = 0, q = 0). Rows are zero-padded to whole 64-element
 // chunks. F32/F16/BF16 keep x in fp32.
 //
-// Every output element y[i][j] is computed by the same sequence of float operations,
-// whatever M, the column range and the instruction set:
+// On the lanes path (below: which M takes it), every output element y[i][j] is computed by
+// the same sequence of float operations, whatever M, the column range and the instruction set:
 //   acc[16] = +0 (16 float lanes). Lane l of a 64-element chunk covers its elements
 //   4l .. 4l+3. All integer sums below are exact (int32, no overflow for any input).
 //   - 32-element types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), chunk = weight blocks 2c, 2c+1:
@@ -35,18 +36,47 @@
 //   R(a) = t2[0] + t2[1], t2[i] = t4[i] + t4[i+2], t4[i] = t8[i] + t8[i+4], t8[i] = a[i] + a[i+8].
 // Products d_w · d_x are float multiplies (d_w the half widened to float); fma is fused.
 // So the SIMD kernels equal the reference bit for bit (block_matmul_test checks every type),
-// a row's result does not depend on M, the other rows or the column split, and a greedy
+// a row's result does not depend on M (below the threshold), the other rows or the column split, and a greedy
 // decode with these kernels is reproducible by the reference. Against fp32 (dequantised
 // weights × unquantised x) the difference is the activation rounding: per element at most
 // |w|·d_x/2; the tests bound |y − y_fp32| by Σ_k |w_k| · d_x(k) / 2 plus fp32 rounding.
 //
-// Kernels, chosen once at run time (BlockKernelFor): kAvx512Vnni (AVX-512F/BW + VNNI:
+// That is the "lanes" contract (BlockPath::kLanes), which every kernel computes for small M.
+//
+// The "block sums" contract (BlockPath::kBlockSums) is for prefill-sized M on the AMX
+// kernel, whose tile multiply (TDPBSSD) sums int8 products across a whole 32- (or 16-)
+// element group before any float scale can be applied, so the 16 float lanes above cannot
+// be kept. Same activation quantisation (same d_x, same q); then, per output element:
+//   - 32-element types, per weight block b in order (acc = +0):
+//       I_b = Σ over the block's 32 elements of w_int · q (exact int32);
+//       acc = fma(d_w(b) · d_x(b), float(I_b), acc);
+//       Q4_1/Q5_1: accm = fma(m_w(b), d_x(b) · float(Σ q over b), accm) as above.
+//   - K-quants, per super-block b in order: I_b = Σ_s sc(s) · (Σ over sub-block s of
+//       w_int · q) (exact int32; s over 8 sub-blocks of 32, Q6_K 16 of 16);
+//       acc = fma(d_w · d_x(b), float(I_b), acc); Q4_K/Q5_K's accm exactly as above.
+//   y = acc (+ accm for Q4_1/Q5_1, − accm for Q4_K/Q5_K). F32/F16/BF16 always take the
+//   lanes contract.
+// The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only where
+// the kernel is kAmx, the type quantised and M ≥ kBlockSumsMinRows. The reference kernel
+// computes either contract (the tests force the path), so the AMX kernel is checked bit
+// for bit against it; against fp32 the bound is the same as above (the integer sums are
+// exact, and either float sequence is a rounding of the same real sum).
+//
+// Batch invariance: within one path a row's result depends neither on the other rows nor
+// on the column split. Across the threshold it does: the same row gives (slightly)
+// different bits at M < kBlockSumsMinRows (decode) and M ≥ it (prefill) on an AMX CPU.
+// Both are deterministic: the same (M, input) gives the same bits on every run and thread
+// count, and on every CPU with the same BestBlockKernel.
+//
+// Kernels, chosen once at run time (BestBlockKernel): kAmx (AMX-INT8 tiles for M ≥
+// kBlockSumsMinRows, kAvx512Vnni's loops below it), kAvx512Vnni (AVX-512F/BW + VNNI:
 // vpdpbusd on 64 codes at once; Q8_0 codes biased by +128 and the bias removed through
 // the activations' per-lane offsets), kAvx2 (AVX2 + FMA + F16C: vpmaddubsw/vpmaddwd, Q8_0
-// by the sign trick), kReference (portable C++: the definition above).
+// by the sign trick), kReference (portable C++: the definitions above).
 //
 // Thread safety: BlockMatrix and QuantizedActivations are read-only views/values;
-// BlockMatmul writes only y[i][col_begin .. col_end).
+// BlockMatmul writes only y[i][col_begin .. col_end). The AMX kernel keeps its unpacked
+// weight panel in a thread_local scratch and releases the tile state before returning.
 #ifndef INFERA_QUANT_BLOCK_MATMUL_H_
 #define INFERA_QUANT_BLOCK_MATMUL_H_
 
@@ -60,12 +90,20 @@
 
 namespace infera::quant {
 
-enum class BlockKernel { kReference, kAvx2, kAvx512Vnni };
-const char* BlockKernelName(BlockKernel kernel);  // "reference", "avx2", "avx512vnni"
+enum class BlockKernel { kReference, kAvx2, kAvx512Vnni, kAmx };
+const char* BlockKernelName(BlockKernel kernel);  // "reference", "avx2", "avx512vnni", "amx"
 // The fastest kernel this CPU runs (detected once).
 BlockKernel BestBlockKernel();
-// Whether this CPU can run `kernel` (tests skip the others).
+// Whether this CPU can run `kernel` (tests skip the others). kAmx also needs the kernel's
+// permission for the tile state (Linux arch_prctl(ARCH_REQ_XCOMP_PERM), asked once).
 bool BlockKernelSupported(BlockKernel kernel);
+
+// Which contract (above) a product is computed by.
+enum class BlockPath { kLanes, kBlockSums };
+// The M from which the AMX kernel takes the block-sums path: one full tile of rows.
+constexpr int64_t kBlockSumsMinRows = 16;
+// kBlockSums iff kernel == kAmx, type quantised and m ≥ kBlockSumsMinRows.
+BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m);
 
 // A read-only view of a GGUF matrix: n rows of k elements of one type, rows contiguous.
 class BlockMatrix {
@@ -88,7 +126,7 @@ class BlockMatrix {
 
 // x quantised (or kept) for one weight type and kernel; see the math above.
 struct QuantizedActivations {
-  // Quantised types: one record per (64-element chunk c, row i), chunk-major — the rows
+  // Lanes path, quantised types: one record per (64-element chunk c, row i), chunk-major — the rows
   // of a tile sit next to each other, so a kernel walks them with one pointer:
   //   int8 q[64]; int32 lane_off[16] (−bias · Σ q over the lane, the kernel's code bias);
   //   float lane_d[16] (32-element types: d_x of each lane's block; K-quants: 0)
@@ -96,6 +134,7 @@ struct QuantizedActivations {
 
   BlockType type = BlockType::kF32;  // the weight type these activations are for
   BlockKernel kernel = BlockKernel::kReference;
+  BlockPath path = BlockPath::kLanes;
   int64_t m = 0, k = 0;
   int64_t kp = 0;               // k zero-padded to 64 (quantised) or 16 (float) elements
   std::vector<float> x;         // float types: m × kp, row-major
@@ -103,6 +142,16 @@ struct QuantizedActivations {
   std::vector<float> d256;      // K-quants: m × kp/256, d_x per 256 elements
   std::vector<int32_t> sum32;   // Q4_K/Q5_K: m × kp/32, Σ q per 32 elements
   std::vector<float> dsum32;    // Q4_1/Q5_1: m × kp/32, d_x · float(Σ q) per 32 elements
+
+  // Block-sums path (kp = k): rows in tiles of 16 (the last zero-padded), each tile as an
+  // AMX B operand: tile t, element quad r < k/4, row i < 16 → 4 codes at
+  // q_tiles[((t · k/4 + r) · 16 + i) · 4]. Per tile, per activation block / 32 elements,
+  // 16 values (one per row): d_tiles (d_x), sum_tiles (Q4_K/Q5_K: Σ q per 32),
+  // dsum_tiles (Q4_1/Q5_1: d_x · float(Σ q) per 32).
+  std::vector<int8_t> q_tiles;
+  std::vector<float> d_tiles;
+  std::vector<int32_t> sum_tiles;
+  std::vector<float> dsum_tiles;
 
   const uint8_t* chunk(int64_t i, int64_t c) const { return chunks.data() + (c * m + i) * kChunkBytes; }
   const int8_t* q(int64_t i, int64_t c) const { return reinterpret_cast<const int8_t*>(chunk(i, c)); }
@@ -112,10 +161,12 @@ struct QuantizedActivations {
 
 // Quantises (or copies) rows x[i][0..k), i < m, row stride ldx, for weights of `type` and
 // the given kernel. k must pass CheckRowLength(type, k) and m ≥ 1: otherwise returns
-// nullopt with *error naming the problem.
+// nullopt with *error naming the problem. The path is BlockPathFor(kernel, type, m) unless
+// `path` forces one (tests: the reference computes either; the SIMD kernels only their own).
 std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t m, int64_t ldx, BlockType type,
                                                         int64_t k, std::string* error,
-                                                        BlockKernel kernel = BestBlockKernel());
+                                                        BlockKernel kernel = BestBlockKernel(),
+                                                        std::optional<BlockPath> path = std::nullopt);
 
 // y[i][j] = Σ_k x[i][k] · W[j][k] for i < a.m, col_begin ≤ j < col_end (other columns of y
 // untouched), y row stride ldy ≥ w.n(). Returns "" or, without computing anything, the

@@ -81,6 +81,25 @@ inline FVec LoadF(const uint8_t* p) {
 
 }  // namespace
 
+void QuantizeRowAvx512(const float* x, int64_t k, int64_t act_block, int8_t* q, float* d) {
+  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  for (int64_t b = 0; b < k / act_block; ++b) {
+    const float* xb = x + b * act_block;
+    // max(|x|, amax) keeps amax for a NaN x, as std::max(amax, |x|) does.
+    __m512 amax = _mm512_setzero_ps();
+    for (int64_t e = 0; e < act_block; e += 16) amax = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(xb + e)), amax);
+    const float db = _mm512_reduce_max_ps(amax) / 127.0f;
+    const __m512 id = _mm512_set1_ps(db == 0.0f ? 0.0f : 1.0f / db);
+    for (int64_t e = 0; e < act_block; e += 16) {
+      __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(xb + e), id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __mmask16 nan = _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q);
+      r = _mm512_maskz_mov_ps(static_cast<__mmask16>(~nan), _mm512_min_ps(_mm512_max_ps(r, lo), hi));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + b * act_block + e), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(r)));
+    }
+    d[b] = db;
+  }
+}
+
 void Avx512VnniColumns(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0,
                        int64_t c1) {
   AllColumns(a, w, y, ldy, c0, c1);

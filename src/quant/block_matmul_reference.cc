@@ -1,4 +1,4 @@
-// The reference kernel: block_matmul.h's math written out with plain loops, one output
+// The reference kernel: block_matmul.h's math (both paths) written out with plain loops, one output
 // element at a time. It is the portable fallback and the definition the SIMD kernels are
 // tested against bit for bit. Built with -ffp-contract=off: every fma is std::fma.
 #include <cmath>
@@ -178,12 +178,59 @@ float Dot(const QuantizedActivations& a, int64_t i, const BlockMatrix& w, int64_
   return type == BlockType::kQ6_K ? Reduce16(acc) : Reduce16(acc) - accm;
 }
 
+// The block-sums layout (block_matmul.h): code e of row i, and per-row value idx of a
+// per-tile table with `per_tile` entries per row.
+int TileQ(const QuantizedActivations& a, int64_t i, int64_t e) {
+  return a.q_tiles[static_cast<size_t>((((i / 16) * (a.k / 4) + e / 4) * 16 + i % 16) * 4 + e % 4)];
+}
+template <typename V>
+V TileValue(const std::vector<V>& table, int64_t per_tile, int64_t i, int64_t idx) {
+  return table[static_cast<size_t>(((i / 16) * per_tile + idx) * 16 + i % 16)];
+}
+
+// The block-sums contract: one exact integer sum per weight block (K-quants: per
+// super-block, sub-block scales applied in integers), one fma per block.
+float DotBlockSums(const QuantizedActivations& a, int64_t i, const BlockMatrix& w, int64_t j) {
+  const BlockType type = w.type();
+  const uint8_t* row = w.row(j);
+  const int64_t block_bytes = Info(type).block_bytes;
+  float acc = 0.0f, accm = 0.0f;
+  if (Info(type).block_elements == 32) {
+    const bool with_min = type == BlockType::kQ4_1 || type == BlockType::kQ5_1;
+    const int64_t blocks = a.k / 32;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const Block32 wb = Decode32(type, row + b * block_bytes);
+      int32_t sum = 0;
+      for (int e = 0; e < 32; ++e) sum += wb.code[e] * TileQ(a, i, 32 * b + e);
+      acc = std::fma(wb.d * TileValue(a.d_tiles, blocks, i, b), static_cast<float>(sum), acc);
+      if (with_min) accm = std::fma(wb.m, TileValue(a.dsum_tiles, blocks, i, b), accm);
+    }
+    return with_min ? acc + accm : acc;
+  }
+  const int64_t blocks = a.k / 256;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const BlockK wb = DecodeK(type, row + b * block_bytes);
+    const float dx = TileValue(a.d_tiles, blocks, i, b);
+    int32_t sum = 0;
+    for (int e = 0; e < 256; ++e) sum += wb.scale[e] * (wb.code[e] * TileQ(a, i, 256 * b + e));
+    acc = std::fma(wb.d * dx, static_cast<float>(sum), acc);
+    if (type != BlockType::kQ6_K) {
+      int32_t isum_m = 0;
+      for (int s = 0; s < 8; ++s) isum_m += wb.min[s] * TileValue(a.sum_tiles, a.k / 32, i, 8 * b + s);
+      accm = std::fma(wb.dmin * dx, static_cast<float>(isum_m), accm);
+    }
+  }
+  return type == BlockType::kQ6_K ? acc : acc - accm;
+}
+
 }  // namespace
 
 void ReferenceColumns(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0,
                       int64_t c1) {
   for (int64_t j = c0; j < c1; ++j) {
-    for (int64_t i = 0; i < a.m; ++i) y[i * ldy + j] = Dot(a, i, w, j);
+    for (int64_t i = 0; i < a.m; ++i) {
+      y[i * ldy + j] = a.path == BlockPath::kBlockSums ? DotBlockSums(a, i, w, j) : Dot(a, i, w, j);
+    }
   }
 }
 

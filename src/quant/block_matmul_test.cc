@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -66,11 +68,12 @@ std::vector<uint8_t> RandomBlocks(BlockType type, int64_t n, int64_t k, uint32_t
 }
 
 std::vector<float> Multiply(BlockKernel kernel, const std::vector<float>& x, int64_t m, const std::vector<uint8_t>& blocks,
-                       BlockType type, int64_t n, int64_t k, int64_t c0 = 0, int64_t c1 = -1) {
+                       BlockType type, int64_t n, int64_t k, int64_t c0 = 0, int64_t c1 = -1,
+                       std::optional<BlockPath> path = std::nullopt) {
   std::string error;
   const auto w = BlockMatrix::View(blocks.data(), blocks.size(), type, n, k, &error);
   EXPECT_TRUE(w.has_value()) << error;
-  const auto a = QuantizeActivations(x.data(), m, k, type, k, &error, kernel);
+  const auto a = QuantizeActivations(x.data(), m, k, type, k, &error, kernel, path);
   EXPECT_TRUE(a.has_value()) << error;
   std::vector<float> y(static_cast<size_t>(m * n), -7.0f);
   if (!w || !a) return y;
@@ -97,12 +100,14 @@ TEST_P(KernelTest, EqualsReferenceBitForBit) {
   uint32_t seed = 1;
   for (BlockType type : kAllTypes) {
     for (int64_t k : RowLengths(type)) {
-      for (int64_t m : {1, 2, 7, 8, 9, 17}) {
+      for (int64_t m : {1, 2, 7, 8, 9, 15, 16, 17, 33}) {  // 15 | 16: the AMX kernel's path switch
         for (bool random_bytes : {false, true}) {
           const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);
           std::vector<float> x = Normal(static_cast<size_t>(m * k), ++seed);
           if (random_bytes) x[0] = 1e4f;  // a block whose other activations round to 0
-          const auto expected = Multiply(BlockKernel::kReference, x, m, blocks, type, n, k);
+          // The reference computes whichever contract the kernel's path for this M is.
+          const auto expected =
+              Multiply(BlockKernel::kReference, x, m, blocks, type, n, k, 0, -1, BlockPathFor(kernel, type, m));
           const auto got = Multiply(kernel, x, m, blocks, type, n, k);
           ASSERT_TRUE(SameBits(expected, got))
               << Name(type) << " k=" << k << " m=" << m << " random=" << random_bytes << " y[0] " << expected[0]
@@ -123,9 +128,10 @@ TEST_P(KernelTest, RowsIndependentOfBatchAndColumnSplit) {
     const auto blocks = QuantizedMatrix(type, n, k, 3);
     const std::vector<float> x = Normal(static_cast<size_t>(m * k), 4);
     const auto all = Multiply(kernel, x, m, blocks, type, n, k);
+    const BlockPath path = BlockPathFor(kernel, type, m);  // a single row: the same contract
     for (int64_t i : {0, 8, 18}) {
       const std::vector<float> one(x.begin() + i * k, x.begin() + (i + 1) * k);
-      const auto single = Multiply(kernel, one, 1, blocks, type, n, k);
+      const auto single = Multiply(kernel, one, 1, blocks, type, n, k, 0, -1, path);
       ASSERT_EQ(std::memcmp(single.data(), all.data() + i * n, n * sizeof(float)), 0) << Name(type) << " row " << i;
     }
     std::vector<float> split = Multiply(kernel, x, m, blocks, type, n, k, 0, 5);
@@ -141,8 +147,96 @@ TEST_P(KernelTest, RowsIndependentOfBatchAndColumnSplit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelTest,
-                         ::testing::Values(BlockKernel::kReference, BlockKernel::kAvx2, BlockKernel::kAvx512Vnni),
+                         ::testing::Values(BlockKernel::kReference, BlockKernel::kAvx2, BlockKernel::kAvx512Vnni,
+                                           BlockKernel::kAmx),
                          [](const auto& info) { return std::string(BlockKernelName(info.param)); });
+
+// The block-sums path at prefill-like shapes: panels of 16 weight rows with a partial last
+// one (n = 35), tiles of 16 activation rows with a partial last one, the longest K of the
+// tests, every quantised type: AMX == the reference's block-sums contract, bit for bit.
+TEST(BlockSumsTest, AmxEqualsReferenceBitForBit) {
+  if (!BlockKernelSupported(BlockKernel::kAmx)) GTEST_SKIP() << "amx not supported by this CPU";
+  uint32_t seed = 100;
+  for (BlockType type : kAllTypes) {
+    if (!IsQuantized(type)) {
+      EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 64), BlockPath::kLanes) << Name(type);
+      continue;
+    }
+    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 15), BlockPath::kLanes);
+    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 16), BlockPath::kBlockSums);
+    EXPECT_EQ(BlockPathFor(BlockKernel::kAvx512Vnni, type, 512), BlockPath::kLanes);
+    const int64_t k = Info(type).block_elements == 256 ? 2304 : 1056;
+    for (int64_t n : {1, 16, 35}) {
+      for (int64_t m : {16, 40}) {
+        for (bool random_bytes : {false, true}) {
+          const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);
+          std::vector<float> x = Normal(static_cast<size_t>(m * k), ++seed);
+          if (random_bytes) x[5] = -3e4f;
+          const auto expected =
+              Multiply(BlockKernel::kReference, x, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums);
+          const auto got = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k);
+          ASSERT_TRUE(SameBits(expected, got)) << Name(type) << " n=" << n << " m=" << m << " random=" << random_bytes;
+          // A column range starting inside a panel.
+          std::vector<float> part = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k, n / 3, n);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              ASSERT_EQ(part[i * n + j], j < n / 3 ? -7.0f : got[i * n + j]) << Name(type) << " " << i << "," << j;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The two contracts differ only by float rounding of the same exact integer sums: each
+// stays within the fp32 bound below; the test above and this one pin both.
+TEST(BlockSumsTest, ForcingThePathIsCheckedAndBothPathsAgreeClosely) {
+  std::string error;
+  const std::vector<float> x = Normal(64 * 20, 3);
+  EXPECT_FALSE(QuantizeActivations(x.data(), 20, 64, BlockType::kF16, 64, &error, BlockKernel::kReference,
+                                   BlockPath::kBlockSums));
+  EXPECT_EQ(error, "the block-sums path needs a quantised type and the amx or reference kernel, got F16 and reference");
+  EXPECT_FALSE(QuantizeActivations(x.data(), 20, 64, BlockType::kQ4_0, 64, &error, BlockKernel::kAvx2,
+                                   BlockPath::kBlockSums));
+  EXPECT_EQ(error, "the block-sums path needs a quantised type and the amx or reference kernel, got Q4_0 and avx2");
+  for (BlockType type : kAllTypes) {
+    if (!IsQuantized(type)) continue;
+    const int64_t k = Info(type).block_elements == 256 ? 512 : 128, n = 5, m = 20;
+    const auto blocks = QuantizedMatrix(type, n, k, 8);
+    const std::vector<float> xk = Normal(static_cast<size_t>(m * k), 9);
+    const auto lanes = Multiply(BlockKernel::kReference, xk, m, blocks, type, n, k, 0, -1, BlockPath::kLanes);
+    const auto sums = Multiply(BlockKernel::kReference, xk, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums);
+    for (size_t e = 0; e < lanes.size(); ++e) {
+      ASSERT_NEAR(lanes[e], sums[e], 1e-5f * (1.0f + std::fabs(lanes[e]))) << Name(type) << " " << e;
+    }
+  }
+}
+
+// The AVX-512 activation quantiser writes the portable one's codes and scales, including
+// all-zero blocks, blocks whose 1/d overflows (0 · ∞ = NaN → 0) and infinities.
+TEST(QuantizeActivationsTest, Avx512EqualsPortable) {
+  if (!BlockKernelSupported(BlockKernel::kAvx512Vnni)) GTEST_SKIP() << "avx512vnni not supported by this CPU";
+  const int64_t k = 1024, m = 3;
+  std::vector<float> x = Normal(static_cast<size_t>(m * k), 21);
+  for (int e = 0; e < 32; ++e) x[e] = 0.0f;                              // zero block
+  for (int e = 32; e < 64; ++e) x[e] = e % 2 ? 1e-39f : 0.0f;           // tiny d: 1/d = ∞
+  x[70] = std::numeric_limits<float>::infinity();
+  x[300] = -2.5e38f;
+  for (BlockType type : {BlockType::kQ4_0, BlockType::kQ4_K}) {
+    std::string error;
+    const auto portable = QuantizeActivations(x.data(), m, k, type, k, &error, BlockKernel::kReference);
+    const auto simd = QuantizeActivations(x.data(), m, k, type, k, &error, BlockKernel::kAvx512Vnni);
+    ASSERT_TRUE(portable && simd) << error;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t c = 0; c < k / 64; ++c) {
+        ASSERT_EQ(std::memcmp(portable->q(i, c), simd->q(i, c), 64), 0) << Name(type) << " row " << i << " chunk " << c;
+        ASSERT_EQ(std::memcmp(portable->lane_d(i, c), simd->lane_d(i, c), 64), 0) << Name(type);
+      }
+    }
+    ASSERT_EQ(portable->d256, simd->d256);
+  }
+}
 
 // Against fp32 (dequantised weights × unquantised x, in double): the only difference is
 // the activations' rounding, at most d_x / 2 per element, plus float rounding.
@@ -152,7 +246,10 @@ TEST(BlockMatmulTest, CloseToFp32OfDequantisedWeights) {
     const int64_t k = Info(type).block_elements == 256 ? 1024 : 992;
     const auto blocks = QuantizedMatrix(type, n, k, 11);
     const std::vector<float> x = Normal(static_cast<size_t>(m * k), 12);
-    const auto y = Multiply(BestBlockKernel(), x, m, blocks, type, n, k);
+    const auto lanes = Multiply(BestBlockKernel(), x, m, blocks, type, n, k);
+    const auto sums = IsQuantized(type)
+                          ? Multiply(BlockKernel::kReference, x, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums)
+                          : lanes;
     const int64_t act_block = Info(type).block_elements == 256 ? 256 : 32;
     std::vector<float> w(static_cast<size_t>(k));
     for (int64_t j = 0; j < n; ++j) {
@@ -170,7 +267,8 @@ TEST(BlockMatmulTest, CloseToFp32OfDequantisedWeights) {
           }
         }
         const double bound = (IsQuantized(type) ? rounding : 0.0) + 1e-5 * magnitude;
-        ASSERT_LE(std::fabs(y[i * n + j] - exact), bound) << Name(type) << " y[" << i << "][" << j << "]";
+        ASSERT_LE(std::fabs(lanes[i * n + j] - exact), bound) << Name(type) << " y[" << i << "][" << j << "]";
+        ASSERT_LE(std::fabs(sums[i * n + j] - exact), bound) << Name(type) << " block sums y[" << i << "][" << j << "]";
       }
     }
   }
