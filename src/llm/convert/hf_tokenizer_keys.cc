@@ -18,19 +18,27 @@ namespace {
 
 using gguf::GgufTokenType;
 
-// An absent file is an empty object (the two optional files).
-absl::Status LoadJson(const std::filesystem::path& path, bool required, rapidjson::Document& doc) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (required) return absl::InvalidArgumentError(StrCat(path.string(), " is missing"));
+// An absent file ("") is an empty object (the two optional files).
+absl::Status ParseObject(std::string_view text, const std::string& what, rapidjson::Document& doc) {
+  if (text.empty()) {
     doc.SetObject();
     return absl::OkStatus();
   }
+  RETURN_IF_ERROR(ReadJson(text, what, doc));
+  if (!doc.IsObject()) return absl::InvalidArgumentError(StrCat(what, " is not a JSON object"));
+  return absl::OkStatus();
+}
+
+// The file's text; "" when absent and not `required`.
+absl::StatusOr<std::string> ReadText(const std::filesystem::path& path, bool required) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (required) return absl::InvalidArgumentError(StrCat(path.string(), " is missing"));
+    return std::string();
+  }
   std::stringstream text;
   text << in.rdbuf();
-  RETURN_IF_ERROR(ReadJson(text.str(), path.string(), doc));
-  if (!doc.IsObject()) return absl::InvalidArgumentError(StrCat(path.string(), " is not a JSON object"));
-  return absl::OkStatus();
+  return text.str();
 }
 
 std::string Str(const rapidjson::Value& v) { return std::string(v.GetString(), v.GetStringLength()); }
@@ -70,11 +78,21 @@ std::optional<std::string> TokenContent(const rapidjson::Value& config, const ch
 }  // namespace
 
 absl::Status AddTokenizerKeys(const std::filesystem::path& dir, GgufWriter& w) {
+  ASSIGN_OR_RETURN(std::string tok, ReadText(dir / "tokenizer.json", true));
+  ASSIGN_OR_RETURN(std::string config, ReadText(dir / "tokenizer_config.json", false));
+  ASSIGN_OR_RETURN(std::string generation, ReadText(dir / "generation_config.json", false));
+  if (tok.empty()) return absl::InvalidArgumentError(StrCat((dir / "tokenizer.json").string(), " is empty"));
+  return AddTokenizerKeysFromJson(tok, config, generation, (dir / "tokenizer.json").string(), w);
+}
+
+absl::Status AddTokenizerKeysFromJson(std::string_view tokenizer_json, std::string_view tokenizer_config_json,
+                                      std::string_view generation_config_json, std::string_view where_view,
+                                      GgufWriter& w) {
+  const std::string where(where_view);
   rapidjson::Document tok, config, generation;
-  RETURN_IF_ERROR(LoadJson(dir / "tokenizer.json", true, tok));
-  RETURN_IF_ERROR(LoadJson(dir / "tokenizer_config.json", false, config));
-  RETURN_IF_ERROR(LoadJson(dir / "generation_config.json", false, generation));
-  const std::string where = (dir / "tokenizer.json").string();
+  RETURN_IF_ERROR(ParseObject(tokenizer_json, where, tok));
+  RETURN_IF_ERROR(ParseObject(tokenizer_config_json, "tokenizer_config.json", config));
+  RETURN_IF_ERROR(ParseObject(generation_config_json, "generation_config.json", generation));
   auto error = [&](std::string_view what) { return absl::InvalidArgumentError(StrCat(where, ": ", what)); };
   const rapidjson::Value* model = Member(tok, "model");
   if (model == nullptr || !model->IsObject()) return error("\"model\" is missing");

@@ -21,13 +21,21 @@
 #define INFERA_LLM_CONVERT_HF_TOKENIZER_KEYS_H_
 
 #include <filesystem>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "llm/convert/gguf_writer.h"
 
 namespace infera::llm::convert {
 
+// Reads tokenizer.json (required), tokenizer_config.json and generation_config.json
+// (optional) from `hf_dir`.
 absl::Status AddTokenizerKeys(const std::filesystem::path& hf_dir, GgufWriter& w);
+// The same from the files' texts ("" for an absent optional file); `where` names
+// tokenizer.json in errors. The fuzz target's entry point.
+absl::Status AddTokenizerKeysFromJson(std::string_view tokenizer_json, std::string_view tokenizer_config_json,
+                                      std::string_view generation_config_json, std::string_view where,
+                                      GgufWriter& w);
 
 }  // namespace infera::llm::convert
 
