@@ -13,10 +13,13 @@ qwen3 (q/k norm), phi3 (fused qkv / gate-up), gemma2, gemma3 -- written as safet
     the numpy reference (greedy tokens up to a fragile step, chosen-token logprobs within
     1e-3 for float types; within test_llm_gguf's LOGPROB_TOL / FRAGILE for quantised
     types, against the reference on the same blocks with the kernels' activation
-    quantisation mirrored), alone and 8 requests at once;
+    quantisation mirrored), each prompt alone and all twice at once (batched decode);
+    every architecture as F32 (the checkpoint's type), Q8_0 for llama / phi3 / gemma3,
+    Q4_K_M for llama, BF16 from bfloat16 checkpoints (llama, qwen3);
   - GGUF -> safetensors -> GGUF gives the same tensors (F32: identical bytes except Gemma's
     norms, which may move by one float32 rounding of -1 / +1), and a Q8_0 GGUF converted
-    back to safetensors serves its dequantised weights (the reference on those values);
+    back to safetensors holds exactly its blocks' values and serves them (the reference
+    on those values);
   - the converted GGUF's chat template is the checkpoint's (tokenizer.chat_template);
   - hostile input -- a missing tensor, a wrong shape, an unknown architecture, a quantised
     type on rows it cannot block, an output in a missing folder / onto an existing file /

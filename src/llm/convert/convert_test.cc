@@ -264,6 +264,20 @@ TEST(ConversionTest, HostileCheckpointsAreOneLineErrorsAndLeaveNoOutput) {
   fs::remove_all(root);
 }
 
+TEST(ConversionTest, ChatTemplateJinjaFileWhenTokenizerConfigHasNone) {
+  const fs::path root = TempDir("jinja");
+  fs::create_directories(root / "hf");
+  WriteCheckpoint(root / "hf", "qwen2", "");
+  std::ofstream(root / "hf" / "tokenizer_config.json") << "{}";
+  std::ofstream(root / "hf" / "chat_template.jinja") << "{{ 'from the jinja file' }}";
+  ConversionOptions o{root / "hf", root / "m.gguf", std::nullopt, false, ""};
+  ASSERT_TRUE(SafetensorsToGguf(o).ok());
+  auto file = gguf::GgufFile::Open(root / "m.gguf");
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->metadata().GetString("tokenizer.chat_template").value_or(""), "{{ 'from the jinja file' }}");
+  fs::remove_all(root);
+}
+
 TEST(ConvertCommandTest, FlagsAndOneLineErrors) {
   std::ostringstream out, err;
   EXPECT_EQ(RunConvertCommand({"--help"}, out, err), 0);

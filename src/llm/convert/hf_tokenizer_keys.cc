@@ -82,7 +82,13 @@ absl::Status AddTokenizerKeys(const std::filesystem::path& dir, GgufWriter& w) {
   ASSIGN_OR_RETURN(std::string config, ReadText(dir / "tokenizer_config.json", false));
   ASSIGN_OR_RETURN(std::string generation, ReadText(dir / "generation_config.json", false));
   if (tok.empty()) return absl::InvalidArgumentError(StrCat((dir / "tokenizer.json").string(), " is empty"));
-  return AddTokenizerKeysFromJson(tok, config, generation, (dir / "tokenizer.json").string(), w);
+  RETURN_IF_ERROR(AddTokenizerKeysFromJson(tok, config, generation, (dir / "tokenizer.json").string(), w));
+  // Newer checkpoints keep the template beside tokenizer_config.json.
+  if (!w.HasKey("tokenizer.chat_template")) {
+    ASSIGN_OR_RETURN(std::string jinja, ReadText(dir / "chat_template.jinja", false));
+    if (!jinja.empty()) w.AddString("tokenizer.chat_template", jinja);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status AddTokenizerKeysFromJson(std::string_view tokenizer_json, std::string_view tokenizer_config_json,

@@ -12,7 +12,8 @@
 // token -> UNKNOWN; <0xXX> (SentencePiece) -> BYTE; ids without a token -> UNUSED
 // "[PADn]". bos / eos / unknown / padding ids, a second end id as eot, add_bos_token,
 // add_eos_token, and tokenizer_config's chat_template (a string, or the list form's
-// "default" with the others as tokenizer.chat_template.<name>).
+// "default" with the others as tokenizer.chat_template.<name>; else a chat_template.jinja
+// file beside it).
 // Other tokenizer models (Unigram, WordPiece) and unknown Split regexes are an
 // InvalidArgument naming them.
 //
