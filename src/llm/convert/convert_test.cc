@@ -204,7 +204,7 @@ TEST_P(ConversionRoundTripTest, SafetensorsToGgufAndBackKeepsEveryWeight) {
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ((*file)->metadata().GetString("tokenizer.chat_template").value_or(""), "{{ messages[0]['content'] }}");
   EXPECT_EQ((*file)->alignment(), kAlignment);
-  ConversionOptions back{root / "m.gguf", root / "back", std::nullopt, false, ""};
+  ConversionOptions back{root / "m.gguf", (root / "back") / "", std::nullopt, false, ""};  // "back/" too
   auto b = GgufToSafetensors(back);
   ASSERT_TRUE(b.ok()) << b.status();
   auto original = SafetensorsModel::Open(root / "hf");

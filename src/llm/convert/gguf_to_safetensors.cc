@@ -123,7 +123,9 @@ absl::StatusOr<ConversionSummary> GgufToSafetensors(const ConversionOptions& o) 
     return absl::InvalidArgumentError(StrCat("output ", dir.string(), " exists and is not a directory"));
   }
   if (!std::filesystem::exists(dir, ec)) {
-    const std::filesystem::path parent = std::filesystem::absolute(dir).lexically_normal().parent_path();
+    std::filesystem::path full = std::filesystem::absolute(dir).lexically_normal();
+    if (!full.has_filename()) full = full.parent_path();  // "out/" names the folder "out"
+    const std::filesystem::path parent = full.parent_path();
     if (!std::filesystem::is_directory(parent, ec)) {
       return absl::InvalidArgumentError(StrCat("output directory's parent ", parent.string(), " does not exist"));
     }
