@@ -19,12 +19,6 @@ using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr std::string_view kSpace = "\xE2\x96\x81";  // "▁", SentencePiece's space
 
-// The exact regex texts text::PreTokenizer recognises (pre_tokenizer.cc).
-constexpr std::string_view kCl100kRegex =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-constexpr std::string_view kQwen2Regex =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
 enum class PreFamily { kGpt2, kCl100k, kQwen2 };
 
 absl::StatusOr<PreFamily> PreFamilyOf(std::string_view pre, std::string_view where) {

@@ -54,6 +54,13 @@ enum class GgufTokenType : int32_t {
   kByte = 6,
 };
 
+// The exact Split regex texts text::PreTokenizer recognises (pre_tokenizer.cc): `pre`
+// llama-bpe (cl100k) and qwen2. Shared with the converter, which maps them back.
+inline constexpr std::string_view kCl100kRegex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+inline constexpr std::string_view kQwen2Regex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 struct TokenizerDocuments {
   std::string tokenizer_json;
   std::string tokenizer_config_json;

@@ -4,12 +4,14 @@
 //   infera analyze ...     (the configuration search, tools/analyze)
 //   infera diagnose ...    (where a model's time goes, tools/diagnose)
 //   infera api-key create --id ID ...                          (security/api_key_command.h)
+//   infera llm convert --input IN --output OUT ...              (llm/convert/convert_command.h)
 //   infera --help | --version
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "llm/convert/convert_command.h"
 #include "security/api_key_command.h"
 #include "server/options.h"
 #include "server/server.h"
@@ -75,6 +77,15 @@ int main(int argc, char** argv) {
   if (args[0] == "bench") return infera::bench::RunBenchCommand({args.begin() + 1, args.end()});
   if (args[0] == "analyze") return infera::analyze::RunAnalyzeCommand({args.begin() + 1, args.end()});
   if (args[0] == "api-key") return infera::RunApiKeyCommand({args.begin() + 1, args.end()}, std::cout, std::cerr);
+  if (args[0] == "llm") {
+    if (args.size() >= 2 && args[1] == "convert") {
+      return infera::llm::convert::RunConvertCommand({args.begin() + 2, args.end()}, std::cout, std::cerr);
+    }
+    std::cerr << "infera llm: " << (args.size() < 2 ? std::string("a subcommand is required")
+                                                    : "unknown subcommand '" + args[1] + "'")
+              << " (convert)\n";
+    return 2;
+  }
   if (args[0] == "diagnose") return infera::diagnose::RunDiagnoseCommand({args.begin() + 1, args.end()});
   std::cerr << "infera: unknown command '" << args[0] << "'\n"
             << "see 'infera --help'\n";

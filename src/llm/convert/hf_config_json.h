@@ -1,0 +1,21 @@
+// The Hugging Face config.json of a LlamaConfig read from a GGUF file: the inverse of
+// LlamaConfig::Parse for the architectures GGUF carries. A llama file with a sliding
+// window becomes a Mistral config; windows are written per layer as `layer_types`, so
+// every family's default rule is bypassed and the layers are exactly the GGUF's.
+//
+// Thread-safe (a pure function).
+#ifndef INFERA_LLM_CONVERT_HF_CONFIG_JSON_H_
+#define INFERA_LLM_CONVERT_HF_CONFIG_JSON_H_
+
+#include <string>
+
+#include "llm/llama_config.h"
+#include "llm/safetensors.h"
+
+namespace infera::llm::convert {
+
+std::string HfConfigJson(const LlamaConfig& c, WeightType dtype);
+
+}  // namespace infera::llm::convert
+
+#endif  // INFERA_LLM_CONVERT_HF_CONFIG_JSON_H_
