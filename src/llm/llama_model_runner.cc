@@ -7,16 +7,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
 
 #include "common/str_cat.h"
+#include "llm/block_projection.h"
 #include "llm/cpu_kernels.h"
 #include "llm/llama_weights.h"
 #include "llm/llm_model_options.h"
-#include "quant/block_matmul.h"
 #include "quant/dequantize.h"
 
 namespace infera::llm {
@@ -25,77 +24,12 @@ namespace {
 // y (+)= x · W (+ bias) for x [rows, in] contiguous, y rows of stride `ldy`.
 // Packed: the panels are split over the intra-op threads (each streams its own panels
 // once for all rows). BLAS: a transposed GEMV for one row (1.5-3x faster than GEMM with
-// M = 1 in OpenBLAS), an NN GEMM otherwise.
-// GGUF projections (Projection::blocks): the activations are quantised once per block
-// type (q/k/v or gate/up parts of one type share them), then the output columns are
-// split over the intra-op threads, each streaming its own rows of every part once.
-void BlockProjection(const float* x, int64_t rows, const Projection& w, const float* bias, float* y, int64_t ldy,
-                     bool accumulate) {
-  std::vector<std::pair<quant::BlockType, quant::QuantizedActivations>> acts;
-  std::vector<const quant::QuantizedActivations*> part_acts;
-  for (const BlockPart& part : w.blocks) {
-    const quant::BlockType type = part.matrix.type();
-    const quant::QuantizedActivations* found = nullptr;
-    for (const auto& a : acts) {
-      if (a.first == type) found = &a.second;
-    }
-    if (found == nullptr) {
-      std::string error;
-      std::optional<quant::QuantizedActivations> a = quant::QuantizeActivations(x, rows, w.in, type, w.in, &error);
-      if (!a) throw std::runtime_error(StrCat("quantising activations: ", error));
-      acts.emplace_back(type, std::move(*a));
-    }
-    part_acts.push_back(nullptr);
-  }
-  for (size_t i = 0; i < w.blocks.size(); ++i) {
-    for (const auto& a : acts) {
-      if (a.first == w.blocks[i].matrix.type()) part_acts[i] = &a.second;
-    }
-  }
-  std::vector<float> scratch;
-  float* out = y;
-  int64_t ldo = ldy;
-  if (accumulate) {
-    scratch.resize(static_cast<size_t>(rows * w.out));
-    out = scratch.data();
-    ldo = w.out;
-  }
-  const int64_t threads = std::max(1, at::get_num_threads());
-  const int64_t grain = std::max<int64_t>(16, (w.out / threads + 15) / 16 * 16);
-  // Types and sizes were checked at load, so BlockMatmul cannot refuse; should it, the
-  // first message is kept (under the lock) and the step fails.
-  std::mutex failure_lock;
-  std::string failure;
-  at::parallel_for(0, w.out, grain, [&](int64_t begin, int64_t end) {
-    for (size_t i = 0; i < w.blocks.size(); ++i) {
-      const BlockPart& part = w.blocks[i];
-      const int64_t b = std::max(begin, part.out_offset) - part.out_offset;
-      const int64_t e = std::min(end, part.out_offset + part.matrix.n()) - part.out_offset;
-      if (b >= e) continue;
-      std::string error = quant::BlockMatmul(*part_acts[i], part.matrix, out + part.out_offset, ldo, b, e);
-      if (!error.empty()) {
-        std::lock_guard<std::mutex> lock(failure_lock);
-        if (failure.empty()) failure = error;
-      }
-    }
-  });
-  if (!failure.empty()) throw std::runtime_error(StrCat("block matmul: ", failure));
-  for (int64_t r = 0; r < rows; ++r) {
-    float* dst = y + r * ldy;
-    const float* src = out + r * ldo;
-    if (accumulate) {
-      for (int64_t j = 0; j < w.out; ++j) dst[j] += src[j];
-    }
-    if (bias) {
-      for (int64_t j = 0; j < w.out; ++j) dst[j] += bias[j];
-    }
-  }
-}
-
+// M = 1 in OpenBLAS), an NN GEMM otherwise. GGUF projections (Projection::blocks):
+// block_projection.h, with the runner's workspace.
 void Matmul(const float* x, int64_t rows, const Projection& w, const float* bias, float* y, int64_t ldy,
-            bool accumulate) {
+            bool accumulate, BlockProjectionWorkspace* workspace) {
   if (!w.blocks.empty()) {
-    BlockProjection(x, rows, w, bias, y, ldy, accumulate);
+    BlockProjection(x, rows, w, bias, y, ldy, accumulate, workspace);
     return;
   }
   if (!w.packed.empty()) {
@@ -117,17 +51,19 @@ void Matmul(const float* x, int64_t rows, const Projection& w, const float* bias
 }
 
 // x · W (+ bias) as a new [rows, out] tensor.
-at::Tensor Linear(const at::Tensor& x, const Projection& w, const at::Tensor& bias = {}) {
+at::Tensor Linear(const at::Tensor& x, const Projection& w, BlockProjectionWorkspace* workspace,
+                  const at::Tensor& bias = {}) {
   at::Tensor y = at::empty({x.size(0), w.out}, at::kFloat);
   Matmul(x.data_ptr<float>(), x.size(0), w, bias.defined() ? bias.data_ptr<float>() : nullptr, y.data_ptr<float>(),
-         w.out, false);
+         w.out, false, workspace);
   return y;
 }
 
 // residual += x · W (+ bias), in place.
-void AddLinear(at::Tensor& residual, const at::Tensor& x, const Projection& w, const at::Tensor& bias = {}) {
+void AddLinear(at::Tensor& residual, const at::Tensor& x, const Projection& w, BlockProjectionWorkspace* workspace,
+               const at::Tensor& bias = {}) {
   Matmul(x.data_ptr<float>(), x.size(0), w, bias.defined() ? bias.data_ptr<float>() : nullptr,
-         residual.data_ptr<float>(), residual.size(1), true);
+         residual.data_ptr<float>(), residual.size(1), true, workspace);
 }
 
 // The flattened token batch of one step.
@@ -170,6 +106,7 @@ struct LlamaModelRunner::Impl {
   KvCacheDtype kv_dtype = KvCacheDtype::kFloat32;
   int64_t num_blocks = 0;
   PagedKvLayout layout;
+  BlockProjectionWorkspace workspace;  // GGUF projections' buffers, reused by every step
 
   absl::StatusOr<StepBatch> Flatten(const SchedulerOutput& step) const;
   void Layer(int64_t l, const SchedulerOutput& step, const StepBatch& batch, at::Tensor& x);
@@ -436,20 +373,20 @@ void LlamaModelRunner::Impl::Layer(int64_t l, const SchedulerOutput& step, const
   const LlamaConfig& c = weights.config;
   const int64_t tokens = x.size(0);
   at::Tensor h = Norm(x, w.input_norm);
-  at::Tensor qkv = Linear(h, w.qkv, w.qkv_bias);
+  at::Tensor qkv = Linear(h, w.qkv, &workspace, w.qkv_bias);
   if (weights.qk_permuted) UnpermuteQk(qkv);
   RopeAndStore(l, batch, qkv);
   at::Tensor attn = at::empty({tokens, c.num_heads * c.head_dim}, at::kFloat);
   Attention(l, step, batch, qkv, attn);
   if (c.gemma) {
     // Sandwich norms: each sub-block's output is normed before its residual add.
-    x.add_(Norm(Linear(attn, w.o, w.o_bias), w.post_norm));
+    x.add_(Norm(Linear(attn, w.o, &workspace, w.o_bias), w.post_norm));
     h = Norm(x, w.pre_ff_norm);
   } else {
-    AddLinear(x, attn, w.o, w.o_bias);
+    AddLinear(x, attn, w.o, &workspace, w.o_bias);
     h = Norm(x, w.post_norm);
   }
-  at::Tensor gate_up = Linear(h, w.gate_up);
+  at::Tensor gate_up = Linear(h, w.gate_up, &workspace);
   const int64_t inter = c.intermediate_size;
   at::Tensor act = at::empty({tokens, inter}, at::kFloat);
   const float* gu = gate_up.data_ptr<float>();
@@ -463,9 +400,9 @@ void LlamaModelRunner::Impl::Layer(int64_t l, const SchedulerOutput& step, const
     }
   });
   if (c.gemma) {
-    x.add_(Norm(Linear(act, w.down), w.post_ff_norm));
+    x.add_(Norm(Linear(act, w.down, &workspace), w.post_ff_norm));
   } else {
-    AddLinear(x, act, w.down);
+    AddLinear(x, act, w.down, &workspace);
   }
 }
 
@@ -501,7 +438,7 @@ absl::StatusOr<ModelRunnerOutput> LlamaModelRunner::Execute(const SchedulerOutpu
       at::Tensor last = m.Norm(x.index_select(0, rows), m.weights.final_norm);
       output.logits.resize(static_cast<size_t>(sampled * output.vocab_size));
       Matmul(last.data_ptr<float>(), sampled, m.weights.lm_head, nullptr, output.logits.data(), output.vocab_size,
-             false);
+             false, &m.workspace);
       if (c.final_logit_softcapping > 0) {  // Gemma-2: cap · tanh(logit / cap)
         const float cap = static_cast<float>(c.final_logit_softcapping);
         for (float& v : output.logits) v = cap * std::tanh(v / cap);
