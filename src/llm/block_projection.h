@@ -17,6 +17,9 @@
 //     blocks (about 256 KiB of weights), and per column block BlockMatmul is called once
 //     per row block: the weights come from memory once, and the activations and weights
 //     of a call stay in L2.
+// Where the kernel takes the block-sums path for these rows (AMX, M ≥ 16: block_matmul.h)
+// the rows are one block: that kernel already unpacks each panel of weight rows once for
+// all rows, and row blocks would only repeat the unpacking.
 // Decode (rows within one row block): one BlockMatmul per part and piece. Activations are
 // quantised once per block type (q, k, v of one type share them).
 //

@@ -48,19 +48,34 @@ void Untiled(const std::vector<float>& x, int64_t rows, const BlockPart& part, s
 
 class BlockProjectionTest : public ::testing::TestWithParam<int> {};
 
+// Projections of `types` (640, 96 and 96 outputs, like a fused qkv) over 2 · row block + 5
+// rows: BlockProjection equals one kernel call per part over all rows, bit for bit.
+void CheckTiledEqualsOneCall(const std::vector<quant::BlockType>& types);
+
+// Quantised parts: row blocks on the lanes path; where the CPU has AMX, one block of all
+// rows on the block-sums path (block_projection.h).
 TEST_P(BlockProjectionTest, TiledEqualsOneCallOverAllRows) {
   at::set_num_threads(GetParam());
+  CheckTiledEqualsOneCall({quant::BlockType::kQ4_K, quant::BlockType::kQ4_K, quant::BlockType::kQ6_K});
+}
+
+// Float parts are row-blocked on every CPU (so the tiling is exercised where AMX is too).
+TEST_P(BlockProjectionTest, FloatPartsTiledEqualsOneCallOverAllRows) {
+  at::set_num_threads(GetParam());
+  CheckTiledEqualsOneCall({quant::BlockType::kF16, quant::BlockType::kF16, quant::BlockType::kBF16});
+}
+
+void CheckTiledEqualsOneCall(const std::vector<quant::BlockType>& types) {
   std::mt19937 rng(7);
   const int64_t in = 2048;  // a row block of BlockProjectionRowBlock(2048) rows
   const int64_t row_block = BlockProjectionRowBlock(in);
   ASSERT_GE(row_block, 8);
   ASSERT_EQ(row_block % 8, 0);
   const int64_t rows = 2 * row_block + 5;  // two whole row blocks and a ragged one
-  // qkv-like: two Q4_K parts and a Q6_K part, wide enough for several column blocks.
+  // qkv-like, wide enough for several column blocks.
+  const int64_t outs[3] = {640, 96, 96};
   std::vector<TestMatrix> mats;
-  mats.push_back(RandomMatrix(quant::BlockType::kQ4_K, 640, in, rng));
-  mats.push_back(RandomMatrix(quant::BlockType::kQ4_K, 96, in, rng));
-  mats.push_back(RandomMatrix(quant::BlockType::kQ6_K, 96, in, rng));
+  for (size_t i = 0; i < 3; ++i) mats.push_back(RandomMatrix(types[i], outs[i], in, rng));
   Projection w;
   w.in = in;
   for (const TestMatrix& m : mats) {
