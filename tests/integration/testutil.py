@@ -158,7 +158,8 @@ def spec_decode_counters(server, model):
     text = server.metrics_text()
     out = {}
     for name in ("draft", "accepted", "emitted"):
-        m = re.search(rf'^vllm:spec_decode_num_{name}_tokens_total{{model_name="{model}",engine="0"}} (\S+)$', text, re.M)
+        pattern = rf'^vllm:spec_decode_num_{name}_tokens_total{{model_name="{model}",engine="0"}} (\S+)$'
+        m = re.search(pattern, text, re.M)
         assert m, f"no {name} series for {model}"
         out[name] = float(m.group(1))
     return out
