@@ -62,8 +62,10 @@ def alone_and_batched(server, model, prompts, copies=1):
     return alone, together
 
 
-def matching_prefix_ok(expected, margins, actual, fragile):
-    """`actual` equals `expected` up to the first fragile step (margin < fragile)."""
+def matching_prefix_ok(expected, margins, actual, fragile=1e-3):
+    """True when `actual` equals `expected` up to the first step whose reference margin is
+    below `fragile` (where rounding differences may legitimately pick the other token);
+    after that point nothing is asserted."""
     for i, token in enumerate(expected):
         if i >= len(actual):
             return False

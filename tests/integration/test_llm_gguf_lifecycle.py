@@ -25,6 +25,7 @@ Every case then checks the server still answers and a load works.
 """
 
 import concurrent.futures
+import contextlib
 import http.client
 import json
 import os
@@ -168,89 +169,75 @@ def repo():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def test_unload_while_streaming_lets_the_stream_finish(repo):
+@contextlib.contextmanager
+def stream_in_flight(repo, max_tokens=STREAM_TOKENS, drain_timeout_secs=600):
+    """Version 1 (seed 3) of a new model in `repo` served, and a stream of `max_tokens`
+    generating on it (its first event read): (server, version 1's greedy tokens, stream).
+    The server is stopped after."""
     write_version(repo, 1, seed=3)
-    server = start_server(repo)
+    server = start_server(repo, drain_timeout_secs)
     try:
         tokens = greedy(server)
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            stream = Stream(server)
-            stream.next_event()
-            unload = pool.submit(post, server, "/v2/repository/models/llm/unload")
-            wait_until(lambda: server.get_json("/v1/models/llm")[0] != 200, server, "the unload")
-            assert not unload.done(), "the unload finished before the stream"
-            assert running_sequences(server) >= 1, "the stream ended before the unload: nothing tested"
-            status, data = post(server, "/v1/completions", dict(model="llm", prompt=PROMPT, max_tokens=2))
-            assert status in (404, 503), data
-            assert_finished_in_full(stream)
-            status, data = unload.result(timeout=300)
-            assert status == 200, data
-        assert ready_versions(server) == []
-        assert_serves_and_loads(server, tokens)
+        stream = Stream(server, max_tokens)
+        stream.next_event()
+        yield server, tokens, stream
     finally:
         server.stop()
+
+
+def assert_request_waited_for_the_stream(server, stream, request, what):
+    """`request` (a repository call's future) waits for the stream: pending, with the
+    stream still generating; then the stream finishes in full and the call succeeds."""
+    assert not request.done(), f"the {what} finished before the stream"
+    assert running_sequences(server) >= 1, f"the stream ended before the {what}: nothing tested"
+    assert_finished_in_full(stream)
+    status, data = request.result(timeout=300)
+    assert status == 200, data
+
+
+def test_unload_while_streaming_lets_the_stream_finish(repo):
+    with stream_in_flight(repo) as (server, tokens, stream), concurrent.futures.ThreadPoolExecutor(1) as pool:
+        unload = pool.submit(post, server, "/v2/repository/models/llm/unload")
+        wait_until(lambda: server.get_json("/v1/models/llm")[0] != 200, server, "the unload")
+        status, data = post(server, "/v1/completions", dict(model="llm", prompt=PROMPT, max_tokens=2))
+        assert status in (404, 503), data
+        assert_request_waited_for_the_stream(server, stream, unload, "unload")
+        assert ready_versions(server) == []
+        assert_serves_and_loads(server, tokens)
 
 
 def test_new_version_while_streaming_and_the_old_file_deleted(repo):
-    write_version(repo, 1, seed=3)
-    server = start_server(repo)
-    try:
-        old_tokens = greedy(server)
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            stream = Stream(server)
-            stream.next_event()
-            write_version(repo, 2, seed=4)
-            shutil.rmtree(os.path.join(repo, "llm", "1"))  # version 1's mapped file is unlinked
-            load = pool.submit(post, server, "/v2/repository/models/llm/load")
-            wait_until(lambda: ready_versions(server) == ["2"], server, "version 2 serving alone")
-            new_tokens = greedy(server)
-            assert new_tokens != old_tokens, "version 2 gives version 1's tokens: nothing tested"
-            assert not load.done(), "the load finished before the stream"
-            assert running_sequences(server) >= 1, "the stream ended before the swap: nothing tested"
-            assert_finished_in_full(stream)
-            status, data = load.result(timeout=300)
-            assert status == 200, data
+    with stream_in_flight(repo) as (server, old_tokens, stream), concurrent.futures.ThreadPoolExecutor(1) as pool:
+        write_version(repo, 2, seed=4)
+        shutil.rmtree(os.path.join(repo, "llm", "1"))  # version 1's mapped file is unlinked
+        load = pool.submit(post, server, "/v2/repository/models/llm/load")
+        wait_until(lambda: ready_versions(server) == ["2"], server, "version 2 serving alone")
+        new_tokens = greedy(server)
+        assert new_tokens != old_tokens, "version 2 gives version 1's tokens: nothing tested"
+        assert_request_waited_for_the_stream(server, stream, load, "load")
         assert "cancelling them" not in server.log()
         assert_serves_and_loads(server, new_tokens)
-    finally:
-        server.stop()
 
 
 def test_same_version_reloaded_from_a_replaced_file(repo):
-    path = write_version(repo, 1, seed=3)
-    server = start_server(repo)
-    try:
-        old_tokens = greedy(server)
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            stream = Stream(server)
-            stream.next_event()
-            # Written beside the old file and renamed over it: the old mapping keeps the
-            # old inode, the reload maps the new one.
-            shutil.move(write_version(repo, "staging", seed=4), path + ".part")
-            shutil.rmtree(os.path.join(repo, "llm", "staging"))
-            os.replace(path + ".part", path)
-            load = pool.submit(post, server, "/v2/repository/models/llm/load")
-            wait_until(lambda: greedy(server) != old_tokens, server, "the replaced file serving")
-            assert not load.done(), "the reload finished before the stream"
-            assert running_sequences(server) >= 1, "the stream ended before the reload: nothing tested"
-            assert_finished_in_full(stream)
-            status, data = load.result(timeout=300)
-            assert status == 200, data
+    with stream_in_flight(repo) as (server, old_tokens, stream), concurrent.futures.ThreadPoolExecutor(1) as pool:
+        # Written beside the old file and renamed over it: the old mapping keeps the old
+        # inode, the reload maps the new one.
+        path = os.path.join(repo, "llm", "1", "model.gguf")
+        shutil.move(write_version(repo, "staging", seed=4), path + ".part")
+        shutil.rmtree(os.path.join(repo, "llm", "staging"))
+        os.replace(path + ".part", path)
+        load = pool.submit(post, server, "/v2/repository/models/llm/load")
+        wait_until(lambda: greedy(server) != old_tokens, server, "the replaced file serving")
+        assert_request_waited_for_the_stream(server, stream, load, "reload")
         new_tokens = greedy(server)
         assert new_tokens != old_tokens
         assert "cancelling them" not in server.log()
         assert_serves_and_loads(server, new_tokens)
-    finally:
-        server.stop()
 
 
 def test_drain_timeout_cuts_the_stream_cleanly(repo):
-    write_version(repo, 1, seed=3)
-    server = start_server(repo, drain_timeout_secs=1)
-    try:
-        tokens = greedy(server)
-        stream = Stream(server, LONG_STREAM_TOKENS)
-        stream.next_event()
+    with stream_in_flight(repo, LONG_STREAM_TOKENS, drain_timeout_secs=1) as (server, tokens, stream):
         status, data = post(server, "/v2/repository/models/llm/unload")
         assert status == 200, data
         assert "cancelling them" in server.log(), "the stream ended within the drain timeout: nothing tested"
@@ -264,5 +251,3 @@ def test_drain_timeout_cuts_the_stream_cleanly(repo):
         assert all(errors), errors
         assert ready_versions(server) == []
         assert_serves_and_loads(server, tokens)
-    finally:
-        server.stop()
