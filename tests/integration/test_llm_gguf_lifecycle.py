@@ -81,9 +81,16 @@ def start_server(repo, drain_timeout_secs=600):
 
 
 def post(server, path, body=""):
-    status, _, data = server.request("POST", path, body if isinstance(body, str) else json.dumps(body),
-                                     {"Content-Type": "application/json"})
-    return status, data
+    """(status, body) of a POST. The client waits up to 300 s: an unload or reload answers
+    only when the stream it waits for is done (over 60 s on a loaded 2-core machine)."""
+    conn = server.connection(timeout=300)
+    try:
+        conn.request("POST", path, body if isinstance(body, str) else json.dumps(body),
+                     {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
 
 
 def greedy(server):
