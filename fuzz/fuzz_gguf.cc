@@ -8,20 +8,15 @@
 // mapping is an ASan or SIGSEGV report) and its byte count checked against its dims
 // and type; every metadata value is walked; when the metadata holds a tokenizer that
 // loads, it encodes and decodes a short text.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_tokenizer.h"
+#include "memfd_input.h"
 
 namespace {
-int g_fd = -1;
-std::string g_path;
-
 size_t Walk(const infera::gguf::GgufValue& value) {
   using infera::gguf::GgufValueType;
   if (value.type() == GgufValueType::kString) return value.AsString().size();
@@ -37,22 +32,10 @@ size_t Walk(const infera::gguf::GgufValue& value) {
 }
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_fd = memfd_create("fuzz.gguf", 0);
-  if (g_fd < 0) std::abort();
-  g_path = "/proc/self/fd/" + std::to_string(g_fd);
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (ftruncate(g_fd, 0) != 0) std::abort();
-  size_t written = 0;
-  while (written < size) {
-    const ssize_t n = pwrite(g_fd, data + written, size - written, static_cast<off_t>(written));
-    if (n <= 0) std::abort();
-    written += static_cast<size_t>(n);
-  }
-  auto file = infera::gguf::GgufFile::Open(g_path);
+  static infera::fuzz::MemfdInput input("fuzz.gguf");
+  const std::string& path = input.Write(data, size);
+  auto file = infera::gguf::GgufFile::Open(path);
   if (!file.ok()) return 0;
   volatile uint8_t sink = 0;
   for (const auto& tensor : (*file)->tensors()) {
@@ -68,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t walked = 0;
   for (const std::string& key : (*file)->metadata().keys()) walked += Walk(*(*file)->metadata().Find(key));
   (void)walked;
-  auto tokenizer = infera::gguf::LoadGgufTokenizer((*file)->metadata(), g_path);
+  auto tokenizer = infera::gguf::LoadGgufTokenizer((*file)->metadata(), path);
   if (tokenizer.ok()) {
     const std::vector<int32_t> ids = (*tokenizer)->Encode("Hello wörld <s> 🎉  x", true);
     (void)(*tokenizer)->Decode(ids, false);

@@ -5,36 +5,17 @@
 // SafetensorsFile::Open maps like a file on disk; every tensor view it returns is then
 // read end to end, so a view outside the mapping is an ASan (or SIGSEGV) report, and its
 // byte count is checked against its shape and dtype.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "llm/safetensors.h"
-
-namespace {
-int g_fd = -1;
-std::string g_path;
-}  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_fd = memfd_create("fuzz.safetensors", 0);
-  if (g_fd < 0) std::abort();
-  g_path = "/proc/self/fd/" + std::to_string(g_fd);
-  return 0;
-}
+#include "memfd_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (ftruncate(g_fd, 0) != 0) std::abort();
-  size_t written = 0;
-  while (written < size) {
-    const ssize_t n = pwrite(g_fd, data + written, size - written, static_cast<off_t>(written));
-    if (n <= 0) std::abort();
-    written += static_cast<size_t>(n);
-  }
-  auto file = infera::llm::SafetensorsFile::Open(g_path);
+  static infera::fuzz::MemfdInput input("fuzz.safetensors");
+  const std::string& path = input.Write(data, size);
+  auto file = infera::llm::SafetensorsFile::Open(path);
   if (!file.ok()) return 0;
   volatile uint8_t sink = 0;
   for (const auto& [name, view] : (*file)->tensors()) {

@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "common/log_switches.h"
+#include "common/string_escape.h"
 #include "common/utf8.h"
 
 namespace infera {
@@ -27,24 +28,7 @@ const char* Basename(const char* path) {
 
 void AppendJsonEscaped(std::string& out, std::string_view raw) {
   // A JSON line must be UTF-8: client bytes that are not become U+FFFD.
-  const std::string valid = ReplaceInvalidUtf8(raw);
-  for (char c : valid) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
+  AppendEscaped(out, ReplaceInvalidUtf8(raw), kJsonEscapes);
 }
 }  // namespace
 

@@ -7,24 +7,14 @@
 namespace infera::gguf {
 namespace {
 
+// The ids without a kernel here (the eleven with one come from quant::kBlockTypes).
 // Block sizes and bytes per block from the block layouts the formats describe: e.g.
-// Q4_0 is one fp16 scale + 32 4-bit values (2 + 16 = 18 bytes per 32 values); the
-// K-quants group 256 values (Q4_K: 2 fp16 scales + 12 bytes of 6-bit sub-block
-// scales + 128 bytes of 4-bit values = 144).
-constexpr GgmlTypeInfo kTypes[] = {
-    {GgmlType::kF32, "F32", 1, 4},
-    {GgmlType::kF16, "F16", 1, 2},
-    {GgmlType::kQ4_0, "Q4_0", 32, 18},
-    {GgmlType::kQ4_1, "Q4_1", 32, 20},
-    {GgmlType::kQ5_0, "Q5_0", 32, 22},
-    {GgmlType::kQ5_1, "Q5_1", 32, 24},
-    {GgmlType::kQ8_0, "Q8_0", 32, 34},
+// Q2_K groups 256 values as 16 bytes of 4-bit scales + 64 bytes of 2-bit values + 2 fp16
+// super-block scales = 84 bytes; Q8_1 is Q8_0 (2 + 32 bytes) plus an fp16 sum.
+constexpr GgmlTypeInfo kTypesWithoutKernels[] = {
     {GgmlType::kQ8_1, "Q8_1", 32, 36},
     {GgmlType::kQ2_K, "Q2_K", 256, 84},
     {GgmlType::kQ3_K, "Q3_K", 256, 110},
-    {GgmlType::kQ4_K, "Q4_K", 256, 144},
-    {GgmlType::kQ5_K, "Q5_K", 256, 176},
-    {GgmlType::kQ6_K, "Q6_K", 256, 210},
     {GgmlType::kQ8_K, "Q8_K", 256, 292},
     {GgmlType::kIQ2_XXS, "IQ2_XXS", 256, 66},
     {GgmlType::kIQ2_XS, "IQ2_XS", 256, 74},
@@ -40,7 +30,6 @@ constexpr GgmlTypeInfo kTypes[] = {
     {GgmlType::kI64, "I64", 1, 8},
     {GgmlType::kF64, "F64", 1, 8},
     {GgmlType::kIQ1_M, "IQ1_M", 256, 56},
-    {GgmlType::kBF16, "BF16", 1, 2},
     {GgmlType::kTQ1_0, "TQ1_0", 256, 54},
     {GgmlType::kTQ2_0, "TQ2_0", 256, 66},
     {GgmlType::kMXFP4, "MXFP4", 32, 17},
@@ -48,18 +37,33 @@ constexpr GgmlTypeInfo kTypes[] = {
 
 constexpr uint32_t kMaxId = 39;
 
-// Id -> entry, nullptr for gaps.
-constexpr std::array<const GgmlTypeInfo*, kMaxId + 1> BuildIndex() {
-  std::array<const GgmlTypeInfo*, kMaxId + 1> index{};
-  for (const GgmlTypeInfo& info : kTypes) index[static_cast<uint32_t>(info.type)] = &info;
-  return index;
+// Id -> entry; block_size 0 marks an unknown id.
+using Table = std::array<GgmlTypeInfo, kMaxId + 1>;
+
+constexpr void Put(Table& table, const GgmlTypeInfo& info) {
+  const auto id = static_cast<uint32_t>(info.type);
+  // Not a constant expression (a compile error) when an id is past kMaxId or in both lists.
+  if (id > kMaxId || table[id].block_size != 0) throw "ggml type id listed twice or past kMaxId";
+  table[id] = info;
 }
 
-constexpr std::array<const GgmlTypeInfo*, kMaxId + 1> kIndex = BuildIndex();
+constexpr Table BuildTable() {
+  Table table{};
+  for (const quant::BlockTypeInfo& kernel : quant::kBlockTypes) {
+    Put(table, {static_cast<GgmlType>(kernel.type), kernel.name, static_cast<uint32_t>(kernel.block_elements),
+                static_cast<uint32_t>(kernel.block_bytes)});
+  }
+  for (const GgmlTypeInfo& info : kTypesWithoutKernels) Put(table, info);
+  return table;
+}
+
+constexpr Table kTable = BuildTable();
 
 }  // namespace
 
-const GgmlTypeInfo* FindGgmlType(uint32_t id) { return id <= kMaxId ? kIndex[id] : nullptr; }
+const GgmlTypeInfo* FindGgmlType(uint32_t id) {
+  return id <= kMaxId && kTable[id].block_size != 0 ? &kTable[id] : nullptr;
+}
 
 const GgmlTypeInfo& GgmlTypeInfoOf(GgmlType type) {
   const GgmlTypeInfo* info = FindGgmlType(static_cast<uint32_t>(type));

@@ -8,6 +8,12 @@
 // past the table are unknown: FindGgmlType returns nullptr and the reader refuses the
 // file naming the id.
 //
+// The eleven types with kernels (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K,
+// Q6_K) take their ids, names and sizes from quant/block_types.h's kBlockTypes, the one
+// table of them; ggml_type.cc lists only the other ids. The reader still knows those
+// (it sizes their tensors, so a file holding one opens and LlamaWeights names the type
+// it cannot run).
+//
 // Thread-safe (constant data).
 #ifndef INFERA_GGUF_GGML_TYPE_H_
 #define INFERA_GGUF_GGML_TYPE_H_
@@ -15,23 +21,25 @@
 #include <cstdint>
 #include <string_view>
 
+#include "quant/block_types.h"
+
 namespace infera::gguf {
 
-// The ids as written in files (ggml's enum values).
+// The ids as written in files (ggml's enum values); the kernels' from quant::BlockType.
 enum class GgmlType : uint32_t {
-  kF32 = 0,
-  kF16 = 1,
-  kQ4_0 = 2,
-  kQ4_1 = 3,
-  kQ5_0 = 6,
-  kQ5_1 = 7,
-  kQ8_0 = 8,
+  kF32 = static_cast<uint32_t>(quant::BlockType::kF32),
+  kF16 = static_cast<uint32_t>(quant::BlockType::kF16),
+  kQ4_0 = static_cast<uint32_t>(quant::BlockType::kQ4_0),
+  kQ4_1 = static_cast<uint32_t>(quant::BlockType::kQ4_1),
+  kQ5_0 = static_cast<uint32_t>(quant::BlockType::kQ5_0),
+  kQ5_1 = static_cast<uint32_t>(quant::BlockType::kQ5_1),
+  kQ8_0 = static_cast<uint32_t>(quant::BlockType::kQ8_0),
   kQ8_1 = 9,
   kQ2_K = 10,
   kQ3_K = 11,
-  kQ4_K = 12,
-  kQ5_K = 13,
-  kQ6_K = 14,
+  kQ4_K = static_cast<uint32_t>(quant::BlockType::kQ4_K),
+  kQ5_K = static_cast<uint32_t>(quant::BlockType::kQ5_K),
+  kQ6_K = static_cast<uint32_t>(quant::BlockType::kQ6_K),
   kQ8_K = 15,
   kIQ2_XXS = 16,
   kIQ2_XS = 17,
@@ -47,7 +55,7 @@ enum class GgmlType : uint32_t {
   kI64 = 27,
   kF64 = 28,
   kIQ1_M = 29,
-  kBF16 = 30,
+  kBF16 = static_cast<uint32_t>(quant::BlockType::kBF16),
   kTQ1_0 = 34,
   kTQ2_0 = 35,
   kMXFP4 = 39,

@@ -4,6 +4,7 @@
 
 #include "api/sampling_params.h"
 #include "common/str_cat.h"
+#include "common/string_escape.h"
 
 namespace infera::guided {
 namespace {
@@ -120,22 +121,7 @@ std::vector<uint32_t> Utf8Decode(std::string_view text) {
 
 std::string GbnfLiteral(std::string_view text) {
   std::string out = "\"";
-  for (char ch : text) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out += Hex(c);
-        } else {
-          out += ch;
-        }
-    }
-  }
+  AppendEscaped(out, text, kGbnfEscapes);
   out += "\"";
   return out;
 }

@@ -1,9 +1,9 @@
 // tojson and JSON parsing for the Jinja engine (builtins.h).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "common/json_reader.h"
+#include "common/string_escape.h"
 #include "jinja/builtins.h"
 #include "rapidjson/document.h"
 
@@ -12,40 +12,7 @@ namespace {
 
 void AppendJsonString(std::string& out, std::string_view s, bool ensure_ascii) {
   out += '"';
-  for (std::string_view cp : CodePoints(s)) {
-    const auto c = static_cast<unsigned char>(cp[0]);
-    char buf[16];
-    if (cp.size() == 1) {
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        default:
-          if (c < 0x20 || (ensure_ascii && c >= 0x7F && c < 0x80)) {
-            std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-            out += buf;
-          } else {
-            out += cp;
-          }
-      }
-    } else if (ensure_ascii) {
-      uint32_t v = c & (cp.size() == 2 ? 0x1F : cp.size() == 3 ? 0x0F : 0x07);
-      for (size_t i = 1; i < cp.size(); ++i) v = (v << 6) | (static_cast<unsigned char>(cp[i]) & 0x3F);
-      if (v >= 0x10000) {
-        v -= 0x10000;
-        std::snprintf(buf, sizeof(buf), "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
-      } else {
-        std::snprintf(buf, sizeof(buf), "\\u%04x", v);
-      }
-      out += buf;
-    } else {
-      out += cp;
-    }
-  }
+  AppendEscaped(out, s, PythonJsonEscapes(ensure_ascii));
   out += '"';
 }
 

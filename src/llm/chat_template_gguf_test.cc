@@ -3,10 +3,7 @@
 // tokenizer.chat_template.<name> ones into its tokenizer_config, and the backend hands
 // Tokenizer::chat_template() / chat_template_tool_use() to ChatTemplate::Detect either
 // way. Each test renders the same conversations through both and expects equal prompts.
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +12,7 @@
 #include "gguf/test_gguf_builder.h"
 #include "gtest/gtest.h"
 #include "llm/chat_template.h"
+#include "llm/test_chat_template_fixture.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "text/tokenizer.h"
@@ -22,19 +20,7 @@
 namespace infera::llm {
 namespace {
 
-// A fixture of tests/data/chat_templates/, found from the working directory upwards.
-std::string Fixture(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::current_path();
-  while (!std::filesystem::exists(dir / "tests/data/chat_templates") && dir.has_parent_path() &&
-         dir != dir.parent_path()) {
-    dir = dir.parent_path();
-  }
-  std::ifstream in(dir / "tests/data/chat_templates" / name);
-  EXPECT_TRUE(in.good()) << "fixture " << name << " not found above " << std::filesystem::current_path();
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::ChatTemplateFixture;
 
 // A small byte-level BPE vocabulary with ChatML's markers as control tokens.
 gguf::testing::GgufBuilder Vocabulary() {
@@ -114,7 +100,7 @@ std::vector<ChatMessage> ToolRoundTrip() {
 }
 
 TEST(ChatTemplateGgufTest, OneTemplateRendersAsFromTokenizerConfig) {
-  const std::string qwen = Fixture("qwen2_5.jinja");
+  const std::string qwen = ChatTemplateFixture("qwen2_5.jinja");
   const std::string bytes = Vocabulary().Str("tokenizer.chat_template", qwen).Build();
   auto gguf = FromGguf(bytes);
   ASSERT_TRUE(gguf.ok()) << gguf.status();
@@ -146,8 +132,8 @@ TEST(ChatTemplateGgufTest, OneTemplateRendersAsFromTokenizerConfig) {
 TEST(ChatTemplateGgufTest, NamedToolUseTemplateIsPickedAsFromTokenizerConfig) {
   // The default (Qwen2.5) and a named tool_use (Hermes-style, recursive macro over the
   // schema) template, as llama.cpp's convert stores tokenizer_config's list form.
-  const std::string qwen = Fixture("qwen2_5.jinja");
-  const std::string hermes = Fixture("hermes_style.jinja");
+  const std::string qwen = ChatTemplateFixture("qwen2_5.jinja");
+  const std::string hermes = ChatTemplateFixture("hermes_style.jinja");
   const std::string bytes = Vocabulary()
                                 .Str("tokenizer.chat_template", qwen)
                                 .Str("tokenizer.chat_template.tool_use", hermes)

@@ -1,34 +1,19 @@
 #include "llm/chat_template.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "llm/test_chat_template_fixture.h"
 
 namespace infera::llm {
 namespace {
 
-using ::testing::HasSubstr;
+using testing::ChatTemplateFixture;
 
-// A fixture of tests/data/chat_templates/ (README.md there: sources and licences), found
-// from the working directory upwards (tests run inside the build tree).
-std::string Fixture(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::current_path();
-  while (!std::filesystem::exists(dir / "tests/data/chat_templates") && dir.has_parent_path() &&
-         dir != dir.parent_path()) {
-    dir = dir.parent_path();
-  }
-  std::ifstream in(dir / "tests/data/chat_templates" / name);
-  EXPECT_TRUE(in.good()) << "fixture " << name << " not found above " << std::filesystem::current_path();
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ::testing::HasSubstr;
 
 const std::vector<ChatMessage> kChat = {{"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Hello!"}, {"user", "Bye"}};
 
@@ -42,7 +27,7 @@ std::vector<ChatMessage> ToolRoundTrip() {
 const std::vector<ChatTool> kTools = {{"get_weather", "Weather now", R"({"type":"object"})"}};
 
 TEST(ChatTemplateTest, ChatMlAsFortuneShipsIt) {
-  auto t = ChatTemplate::Detect(Fixture("chatml.jinja"), "", "<|im_end|>");
+  auto t = ChatTemplate::Detect(ChatTemplateFixture("chatml.jinja"), "", "<|im_end|>");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->name(), "chatml");
   EXPECT_EQ(*t->Render({{"system", "Be brief."}, {"user", "Hi"}}, true),
@@ -61,7 +46,7 @@ TEST(ChatTemplateTest, ChatMlAsFortuneShipsIt) {
 // Expected strings: Python's jinja2 in Hugging Face's environment (jinja_reference_test.py
 // checks the same templates on more conversations).
 TEST(ChatTemplateTest, Qwen25RendersToolsCallsAndResults) {
-  auto t = ChatTemplate::Detect(Fixture("qwen2_5.jinja"), "", "<|im_end|>");
+  auto t = ChatTemplate::Detect(ChatTemplateFixture("qwen2_5.jinja"), "", "<|im_end|>");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->tool_call_format(), ToolCallFormat::kHermes);
   auto r = t->Render(ToolRoundTrip(), true, kTools);
@@ -103,7 +88,7 @@ TEST(ChatTemplateTest, Qwen25RendersToolsCallsAndResults) {
 }
 
 TEST(ChatTemplateTest, Llama3StyleRendersToolsAsJson) {
-  auto t = ChatTemplate::Detect(Fixture("llama3_1_style.jinja"), "<|begin_of_text|>", "<|eot_id|>");
+  auto t = ChatTemplate::Detect(ChatTemplateFixture("llama3_1_style.jinja"), "<|begin_of_text|>", "<|eot_id|>");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->tool_call_format(), ToolCallFormat::kLlama3);
   std::vector<ChatMessage> m = ToolRoundTrip();
@@ -121,7 +106,7 @@ TEST(ChatTemplateTest, Llama3StyleRendersToolsAsJson) {
 }
 
 TEST(ChatTemplateTest, MistralV03RendersAvailableToolsCallsAndResults) {
-  auto t = ChatTemplate::Detect(Fixture("mistral_v0_3.jinja"), "<s>", "</s>");
+  auto t = ChatTemplate::Detect(ChatTemplateFixture("mistral_v0_3.jinja"), "<s>", "</s>");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->tool_call_format(), ToolCallFormat::kMistral);
   std::vector<ChatMessage> m = ToolRoundTrip();
@@ -138,7 +123,7 @@ TEST(ChatTemplateTest, MistralV03RendersAvailableToolsCallsAndResults) {
 
 TEST(ChatTemplateTest, FamiliesWithoutAToolFormatRefuseTools) {
   for (const char* name : {"phi3_5.jinja", "gemma_style.jinja"}) {
-    auto t = ChatTemplate::Detect(Fixture(name), "<s>", "</s>");
+    auto t = ChatTemplate::Detect(ChatTemplateFixture(name), "<s>", "</s>");
     ASSERT_TRUE(t.ok()) << name << t.status();
     EXPECT_EQ(t->tool_call_format(), ToolCallFormat::kNone) << name;
     EXPECT_TRUE(t->Render({{"user", "Hi"}}, true).ok()) << name;
@@ -158,7 +143,7 @@ TEST(ChatTemplateTest, MissingUnparseableAndFailingTemplatesAreClearErrors) {
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("line 2: unsupported template construct '{% include %}'"));
   auto filter = ChatTemplate::Detect("{{ messages | frobnicate }}", "", "");
   EXPECT_THAT(std::string(filter.status().message()), HasSubstr("unsupported filter 'frobnicate'"));
-  auto t = ChatTemplate::Detect(Fixture("mixtral.jinja"), "<s>", "</s>");
+  auto t = ChatTemplate::Detect(ChatTemplateFixture("mixtral.jinja"), "<s>", "</s>");
   ASSERT_TRUE(t.ok());
   EXPECT_FALSE(t->Render({{"robot", "x"}}, true).ok());
   EXPECT_FALSE(t->Render({}, true).ok());
@@ -185,7 +170,7 @@ TEST(ChatTemplateTest, MinRenderedBytesHoldsForTheFamilyFixtures) {
   EXPECT_EQ(ChatTemplate::MinRenderedBytes({{"system", "only a system message"}}), 0u);
   for (const char* name : {"chatml.jinja", "qwen2_5.jinja", "qwen3.jinja", "llama3_1_style.jinja", "mistral_v0_3.jinja",
                            "phi3_5.jinja", "deepseek_style.jinja"}) {
-    auto t = ChatTemplate::Detect(Fixture(name), "<s>", "</s>");
+    auto t = ChatTemplate::Detect(ChatTemplateFixture(name), "<s>", "</s>");
     ASSERT_TRUE(t.ok()) << name;
     for (const auto& messages : {kChat, spaced, std::vector<ChatMessage>{{"user", std::string(1000, ' ')}}}) {
       for (bool generation_prompt : {false, true}) {

@@ -1,42 +1,31 @@
 #include "quant/block_types.h"
 
 #include <cstdlib>
+#include <iterator>
 
 namespace infera::quant {
-namespace {
-
-constexpr BlockTypeInfo kTypes[] = {
-    {BlockType::kF32, "F32", 1, 4},       {BlockType::kF16, "F16", 1, 2},
-    {BlockType::kQ4_0, "Q4_0", 32, 18},   {BlockType::kQ4_1, "Q4_1", 32, 20},
-    {BlockType::kQ5_0, "Q5_0", 32, 22},   {BlockType::kQ5_1, "Q5_1", 32, 24},
-    {BlockType::kQ8_0, "Q8_0", 32, 34},   {BlockType::kQ4_K, "Q4_K", 256, 144},
-    {BlockType::kQ5_K, "Q5_K", 256, 176}, {BlockType::kQ6_K, "Q6_K", 256, 210},
-    {BlockType::kBF16, "BF16", 1, 2},
-};
-
-}  // namespace
 
 const BlockTypeInfo* AllBlockTypes(size_t* count) {
-  *count = sizeof(kTypes) / sizeof(kTypes[0]);
-  return kTypes;
+  *count = std::size(kBlockTypes);
+  return kBlockTypes;
 }
 
 std::optional<BlockType> BlockTypeFromId(uint32_t id) {
-  for (const BlockTypeInfo& info : kTypes) {
+  for (const BlockTypeInfo& info : kBlockTypes) {
     if (static_cast<uint32_t>(info.type) == id) return info.type;
   }
   return std::nullopt;
 }
 
 std::optional<BlockType> BlockTypeFromName(std::string_view name) {
-  for (const BlockTypeInfo& info : kTypes) {
+  for (const BlockTypeInfo& info : kBlockTypes) {
     if (name == info.name) return info.type;
   }
   return std::nullopt;
 }
 
 const BlockTypeInfo& Info(BlockType type) {
-  for (const BlockTypeInfo& info : kTypes) {
+  for (const BlockTypeInfo& info : kBlockTypes) {
     if (info.type == type) return info;
   }
   std::abort();  // every enumerator is in the table

@@ -28,6 +28,10 @@
 //     +32 + i: ql[32 + i] & 15 | (qh[i] >> 2 & 3) << 4, +64 + i: ql[i] >> 4 | (qh[i] >> 4 & 3) << 4,
 //     +96 + i: ql[32 + i] >> 4 | (qh[i] >> 6 & 3) << 4.
 // All multi-byte fields are little-endian.
+//
+// kBlockTypes is the one table of these eleven ids and sizes: the GGUF reader's
+// gguf/ggml_type.cc takes their rows from it (a constexpr array, so it is read at compile
+// time and the reader links no kernel code) and adds only the ids that have no kernel.
 #ifndef INFERA_QUANT_BLOCK_TYPES_H_
 #define INFERA_QUANT_BLOCK_TYPES_H_
 
@@ -62,6 +66,14 @@ struct BlockTypeInfo {
 };
 
 // The eleven supported types, in id order.
+inline constexpr BlockTypeInfo kBlockTypes[] = {
+    {BlockType::kF32, "F32", 1, 4},       {BlockType::kF16, "F16", 1, 2},
+    {BlockType::kQ4_0, "Q4_0", 32, 18},   {BlockType::kQ4_1, "Q4_1", 32, 20},
+    {BlockType::kQ5_0, "Q5_0", 32, 22},   {BlockType::kQ5_1, "Q5_1", 32, 24},
+    {BlockType::kQ8_0, "Q8_0", 32, 34},   {BlockType::kQ4_K, "Q4_K", 256, 144},
+    {BlockType::kQ5_K, "Q5_K", 256, 176}, {BlockType::kQ6_K, "Q6_K", 256, 210},
+    {BlockType::kBF16, "BF16", 1, 2},
+};
 const BlockTypeInfo* AllBlockTypes(size_t* count);
 // The type with GGUF id `id`, or nullopt for ids without a kernel here.
 std::optional<BlockType> BlockTypeFromId(uint32_t id);

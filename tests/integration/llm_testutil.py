@@ -15,6 +15,8 @@ import struct
 
 import torch
 
+from llm_reference_serving import matching_prefix_ok  # noqa: F401 (test_llm.py's)
+
 DTYPES = {"float32": (torch.float32, "F32"), "bfloat16": (torch.bfloat16, "BF16"),
           "float16": (torch.float16, "F16")}
 
@@ -180,20 +182,6 @@ def reference_greedy(config, w, prompt, num_tokens):
         margins.append(float(top.values[0] - top.values[1]))
         tokens.append(out[-1])
     return out, margins
-
-
-def matching_prefix_ok(expected, margins, actual, fragile=1e-3):
-    """True when `actual` equals `expected` up to the first step whose reference margin is
-    below `fragile` (where fp32 rounding differences may legitimately pick the other
-    token); after that point nothing is asserted."""
-    for i, token in enumerate(expected):
-        if i >= len(actual):
-            return False
-        if actual[i] != token:
-            return margins[i] < fragile
-        if margins[i] < fragile:
-            return True
-    return len(actual) >= len(expected)
 
 
 # ------------------------------------------------------------------------- tokenizers

@@ -26,7 +26,6 @@ A step where the reference's top-2 logits are within 1e-3 is numerically fragile
 token comparison stops there.
 """
 
-import concurrent.futures
 import json
 import os
 import subprocess
@@ -37,6 +36,8 @@ import numpy as np
 import pytest
 
 from infera_server import BINARY, InferaServer, demo_repo
+from llm_reference_serving import (GEN, alone_and_batched, check_against_reference, complete, matching_prefix_ok, serve,
+                                   write_config)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import llm_reference as ref  # noqa: E402
@@ -58,7 +59,6 @@ def case_config(case):
 DTYPES = ["float32", "bfloat16"]
 # What the server serves: the stored dtypes, and the float32 weights quantised at load.
 VARIANTS = DTYPES + ["int8", "int4"]
-GEN = 8
 FRAGILE = 1e-3
 PROMPTS = [[7, 300, 42], [(i * 37) % 1000 + 3 for i in range(20)], [(i * 53) % 1000 + 5 for i in range(45)]]
 
@@ -80,14 +80,8 @@ def checkpoints():
             dtype = variant if variant in DTYPES else "float32"
             ref.make_checkpoint(version, case_config(arch), seed=3, dtype=dtype, tokenizer_from=tokenizer_dir())
             quantization = variant if variant not in DTYPES else "none"
-            with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-                f.write(f'name: "{name}"\nbackend: "llm"\nmax_batch_size: 0\n'
-                        'instance_group [ { count: 1 kind: KIND_CPU } ]\n'
-                        'parameters { key: "max_num_seqs" value: { string_value: "8" } }\n'
-                        'parameters { key: "block_size" value: { string_value: "4" } }\n'
-                        'parameters { key: "kv_cache_dtype" value: { string_value: "fp32" } }\n'
-                        f'parameters {{ key: "quantization" value: {{ string_value: "{quantization}" }} }}\n'
-                        'parameters { key: "kv_cache_memory_bytes" value: { string_value: "4MiB" } }\n')
+            write_config(repo, name,
+                         f'parameters {{ key: "quantization" value: {{ string_value: "{quantization}" }} }}\n')
             config, weights = ref.load(version)
             out[(arch, variant)] = (name, version, config, ref.quantised(config, weights, quantization))
     yield repo, out
@@ -95,23 +89,7 @@ def checkpoints():
 
 @pytest.fixture(scope="module")
 def server(checkpoints):
-    repo, _ = checkpoints
-    s = InferaServer(repo)
-    s.wait_ready()
-    yield s
-    s.stop()
-
-
-def matching_prefix_ok(expected, margins, actual):
-    """`actual` equals `expected` up to the first fragile step (margin < FRAGILE)."""
-    for i, token in enumerate(expected):
-        if i >= len(actual):
-            return False
-        if actual[i] != token:
-            return margins[i] < FRAGILE
-        if margins[i] < FRAGILE:
-            return True
-    return len(actual) >= len(expected)
+    yield from serve(checkpoints[0])
 
 
 def run_logits(model_dir, prompts, chunk, generate):
@@ -138,35 +116,12 @@ def test_runner_logits_and_batched_greedy_match_reference(checkpoints, arch, dty
             assert excess.max() <= 0, f"{arch} {dtype} chunk {chunk}: max |d| {np.abs(got - expected).max()}"
             if seq["generated"]:
                 want, margins = ref.greedy(config, weights, prompt, GEN)
-                assert matching_prefix_ok(want, margins, seq["generated"]), (arch, prompt, want, seq["generated"])
-
-
-def complete(server, model, prompt):
-    """(greedy token ids, their logprobs) of /v1/completions for a token-id prompt."""
-    body = dict(model=model, prompt=prompt, max_tokens=GEN, temperature=0, ignore_eos=True, logprobs=1,
-                return_tokens_as_token_ids=True)
-    status, _, data = server.request("POST", "/v1/completions", json.dumps(body),
-                                     {"Content-Type": "application/json"})
-    assert status == 200, data
-    logprobs = json.loads(data)["choices"][0]["logprobs"]
-    return [int(t.split(":", 1)[1]) for t in logprobs["tokens"]], logprobs["token_logprobs"]
+                assert matching_prefix_ok(want, margins, seq["generated"], FRAGILE), (
+                    arch, prompt, want, seq["generated"])
 
 
 def complete_ids(server, model, prompt):
     return complete(server, model, prompt)[0]
-
-
-def check_against_reference(config, weights, prompt, want, margins, got, logprobs, label):
-    assert matching_prefix_ok(want, margins, got), (label, len(prompt), want, got)
-    # The chosen tokens' logprobs, up to the first fragile step, against the reference's
-    # log-softmax over the same (server-chosen) continuation.
-    logits = ref.forward(config, weights, prompt + got)
-    for i, token in enumerate(got):
-        if margins[i] < FRAGILE or token != want[i]:
-            break
-        row = logits[len(prompt) - 1 + i]
-        expected = row[token] - row.max() - np.log(np.exp(row - row.max()).sum())
-        assert abs(logprobs[i] - expected) <= 1e-3, (label, len(prompt), i, logprobs[i], expected)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -176,12 +131,10 @@ def test_server_greedy_prefill_and_batched_decode_match_reference(server, checkp
     name, _, config, weights = models[(arch, variant)]
     prompts = PROMPTS + [[(i * 11 + k * 29) % 1000 + 2 for k in range(4 + 5 * i)] for i in range(5)]
     expected = [ref.greedy(config, weights, p, GEN) for p in prompts]
-    alone = [complete(server, name, p) for p in prompts]
-    with concurrent.futures.ThreadPoolExecutor(len(prompts)) as pool:
-        together = list(pool.map(lambda p: complete(server, name, p), prompts))
-    for prompt, (want, margins), one, batched in zip(prompts, expected, alone, together):
-        check_against_reference(config, weights, prompt, want, margins, *one, f"{name} alone")
-        check_against_reference(config, weights, prompt, want, margins, *batched, f"{name} batched")
+    alone, together = alone_and_batched(server, name, prompts)
+    for prompt, want, one, batched in zip(prompts, expected, alone, together):
+        check_against_reference(config, weights, prompt, *one, f"{name} alone", FRAGILE, 1e-3, want)
+        check_against_reference(config, weights, prompt, *batched, f"{name} batched", FRAGILE, 1e-3, want)
 
 
 def test_quantisation_changes_the_reference_output(checkpoints):
@@ -326,4 +279,4 @@ def test_text_prompt_through_the_fortune_tokenizer_matches_reference(server, che
     assert response["usage"]["prompt_tokens"] == len(prompt) > 5, (response["usage"], prompt)
     got = [int(t.split(":", 1)[1]) for t in response["choices"][0]["logprobs"]["tokens"]]
     want, margins = ref.greedy(config, weights, prompt, GEN)
-    assert matching_prefix_ok(want, margins, got), (arch, want, got)
+    assert matching_prefix_ok(want, margins, got, FRAGILE), (arch, want, got)

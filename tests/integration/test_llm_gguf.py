@@ -24,7 +24,6 @@ conventions (q/k permutation, Gemma's +1: test_conventions_change_the_reference_
   - a Q4_0 model's resident size after serving stays near its file size (not fp32).
 """
 
-import concurrent.futures
 import json
 import os
 import sys
@@ -34,12 +33,12 @@ import numpy as np
 import pytest
 
 from infera_server import InferaServer, demo_repo
+from llm_reference_serving import GEN, alone_and_batched, check_against_reference, complete, serve, write_config
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import llm_gguf  # noqa: E402
 import llm_reference as ref  # noqa: E402
 
-GEN = 8
 FRAGILE = 0.1
 LOGPROB_TOL = 0.06
 FLOAT_TYPES = ("F32", "F16", "BF16")
@@ -51,11 +50,6 @@ CASES = [("llama", t) for t in ALL_TYPES] + [("llama", "Q4_K_M")] + [
     ("mistral", "Q8_0"), ("mistral", "Q4_K"), ("qwen2", "Q8_0"), ("qwen2", "Q5_K"), ("qwen3", "Q8_0"),
     ("qwen3", "Q6_K"), ("phi3", "Q8_0"), ("phi3", "Q4_K"), ("gemma2", "Q8_0"), ("gemma2", "Q5_K"),
     ("gemma3_text", "Q8_0"), ("gemma3_text", "Q6_K")]
-CONFIG = ('backend: "llm"\nmax_batch_size: 0\ninstance_group [ { count: 1 kind: KIND_CPU } ]\n'
-          'parameters { key: "max_num_seqs" value: { string_value: "8" } }\n'
-          'parameters { key: "block_size" value: { string_value: "4" } }\n'
-          'parameters { key: "kv_cache_dtype" value: { string_value: "fp32" } }\n'
-          'parameters { key: "kv_cache_memory_bytes" value: { string_value: "4MiB" } }\n')
 
 
 def tokenizer_dir():
@@ -83,8 +77,7 @@ def write_model(repo, name, arch, types, extra_config="", filename="model.gguf",
     path = os.path.join(version, filename)
     engine = llm_gguf.write_gguf(path, config, weights, Q4_K_M if types == "Q4_K_M" else types, tokenizer_dir(),
                                  **kwargs)
-    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write(f'name: "{name}"\n' + CONFIG + extra_config)
+    write_config(repo, name, extra_config)
     return llm_gguf.reference_config(config), engine, path
 
 
@@ -101,11 +94,7 @@ def models():
 
 @pytest.fixture(scope="module")
 def server(models):
-    repo, _ = models
-    s = InferaServer(repo)
-    s.wait_ready()
-    yield s
-    s.stop()
+    yield from serve(models[0])
 
 
 def post(server, path, body):
@@ -113,42 +102,16 @@ def post(server, path, body):
     return status, data
 
 
-def complete(server, model, prompt):
-    body = dict(model=model, prompt=prompt, max_tokens=GEN, temperature=0, ignore_eos=True, logprobs=1,
-                return_tokens_as_token_ids=True)
-    status, data = post(server, "/v1/completions", body)
-    assert status == 200, data
-    logprobs = json.loads(data)["choices"][0]["logprobs"]
-    return [int(t.split(":", 1)[1]) for t in logprobs["tokens"]], logprobs["token_logprobs"]
-
-
-def check(config, weights, prompt, got, logprobs, label, tol=LOGPROB_TOL):
-    want, margins = ref.greedy(config, weights, prompt, GEN)
-    logits = ref.forward(config, weights, prompt + got)
-    for i, token in enumerate(want):
-        assert i < len(got), (label, want, got)
-        if got[i] != token:
-            assert margins[i] < FRAGILE, (label, len(prompt), i, want, got, margins)
-            return
-        row = logits[len(prompt) - 1 + i]
-        expected = row[token] - row.max() - np.log(np.exp(row - row.max()).sum())
-        assert abs(logprobs[i] - expected) <= tol, (label, len(prompt), i, logprobs[i], expected)
-        if margins[i] < FRAGILE:
-            return
-
-
 @pytest.mark.parametrize("arch,types", CASES, ids=[model_name(a, t) for a, t in CASES])
 def test_greedy_prefill_and_batched_decode_match_reference(server, models, arch, types):
     _, table = models
     name, config, weights = table[(arch, types)]
-    alone = [complete(server, name, p) for p in PROMPTS]
-    with concurrent.futures.ThreadPoolExecutor(len(PROMPTS) * 2) as pool:
-        together = list(pool.map(lambda p: complete(server, name, p), PROMPTS * 2))
+    alone, together = alone_and_batched(server, name, PROMPTS, copies=2)
     tol = 1e-3 if types in FLOAT_TYPES else LOGPROB_TOL
     for i, prompt in enumerate(PROMPTS):
-        check(config, weights, prompt, *alone[i], f"{name} alone", tol)
-        check(config, weights, prompt, *together[i], f"{name} batched", tol)
-        check(config, weights, prompt, *together[i + len(PROMPTS)], f"{name} batched", tol)
+        expected = ref.greedy(config, weights, prompt, GEN)
+        for got, label in ((alone[i], "alone"), (together[i], "batched"), (together[i + len(PROMPTS)], "batched")):
+            check_against_reference(config, weights, prompt, *got, f"{name} {label}", FRAGILE, tol, expected)
 
 
 def log_softmax(x):
@@ -213,8 +176,7 @@ def write_hostile(repo):
     version = os.path.join(repo, "wrong_shape", "1")
     os.makedirs(version)
     llm_gguf.write_gguf(os.path.join(version, "model.gguf"), config, wrong, "Q8_0", tokenizer_dir())
-    with open(os.path.join(repo, "wrong_shape", "config.pbtxt"), "w") as f:
-        f.write('name: "wrong_shape"\n' + CONFIG)
+    write_config(repo, "wrong_shape")
     cases["wrong_shape"] = "tensor 'blk.1.attn_k.weight' has dims [256,256]"
     write_model(repo, "missing", "llama", "Q4_0", skip=("blk.0.ffn_gate.weight",))
     cases["missing"] = "tensor 'blk.0.ffn_gate.weight' is missing"
@@ -280,8 +242,7 @@ def test_q4_0_resident_size_is_near_the_file_size(tmp_path):
     os.makedirs(version)
     path = os.path.join(version, "model.gguf")
     llm_gguf.write_gguf(path, config, weights, "Q4_0", tokenizer_dir())
-    with open(os.path.join(repo, "big", "config.pbtxt"), "w") as f:
-        f.write('name: "big"\n' + CONFIG)
+    write_config(repo, "big")
     s = InferaServer(repo, "--model-control-mode", "explicit")
     try:
         s.wait_ready()

@@ -24,31 +24,18 @@ import tempfile
 
 import pytest
 
-from infera_server import InferaServer, copy_model, demo_repo, wait_for
-from testutil import greedy_completion, truncate_llama_layers
+from infera_server import copy_model, demo_repo, wait_for
+from testutil import (SPEC_ADMIN, SPEC_DECODE_PROMPTS, config_parameters, greedy_completion, post_json,
+                      spec_decode_counters, start_spec_decode_server, truncate_llama_layers)
 
-ADMIN = {"Authorization": "Bearer t0ken"}
-PROMPTS = [
-    "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n",
-    "1. apples\n2. pears\n3. plums\n4. apples\n5. pears\n6.",
-    '"A fool and his money are soon parted," he said. "A fool and his money',
-    "You will be",
-    "Once upon a time",
-]
+PROMPTS = SPEC_DECODE_PROMPTS + ["Once upon a time"]
 MAX_TOKENS = 48
-
-
-def params(**values):
-    def edit(text):
-        return text + "".join(f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n'
-                              for k, v in values.items())
-    return edit
 
 
 def draft_model(repo, name, draft, k=4, build=None):
     """A copy of fortune named `name` whose speculative_model is `draft`; build(version_dir)
     writes the draft."""
-    dst = copy_model(demo_repo(), "fortune", repo, params(speculative_model=draft, num_speculative_tokens=k),
+    dst = copy_model(demo_repo(), "fortune", repo, config_parameters(speculative_model=draft, num_speculative_tokens=k),
                      new_name=name)
     if build:
         build(os.path.join(dst, "1"))
@@ -112,29 +99,13 @@ def server():
     draft_model(repo, "fortune_unload", "draft", build=truncated(2))
     for name, (draft, build, _) in BAD.items():
         draft_model(repo, name, draft, build=build)
-    s = InferaServer(repo, "--model-control-mode", "explicit", "--admin-token", "t0ken",
-                     *(a for m in ("fortune", "fortune_self", "fortune_l1", "fortune_unload") for a in ("--load-model", m)))
-    s.wait_ready()
+    s = start_spec_decode_server(repo, ["fortune", "fortune_self", "fortune_l1", "fortune_unload"])
     yield s
     s.stop()
 
 
-def post(server, path, body, headers=None):
-    return server.request("POST", path, json.dumps(body), dict({"Content-Type": "application/json"}, **(headers or {})))
-
-
 def complete(server, model, prompt, stream=False, **extra):
     return greedy_completion(server, model, prompt, MAX_TOKENS, stream, **extra)
-
-
-def counters(server, model):
-    text = server.metrics_text()
-    out = {}
-    for name in ("draft", "accepted", "emitted"):
-        m = re.search(rf'^vllm:spec_decode_num_{name}_tokens_total{{model_name="{model}",engine="0"}} (\S+)$', text, re.M)
-        assert m, f"no {name} series for {model}"
-        out[name] = float(m.group(1))
-    return out
 
 
 def running_sequences(server, model):
@@ -152,21 +123,21 @@ def plain(server):
 
 
 def test_self_draft_accepts_every_greedy_draft(server, plain):
-    before = counters(server, "fortune_self")
+    before = spec_decode_counters(server, "fortune_self")
     for prompt in PROMPTS:
         assert complete(server, "fortune_self", prompt) == plain[prompt], prompt
-    d = delta(counters(server, "fortune_self"), before)
+    d = delta(spec_decode_counters(server, "fortune_self"), before)
     assert d["draft"] > 0, d
     assert d["accepted"] == d["draft"], f"greedy self-draft acceptance below 100%: {d}"
     assert d["emitted"] > d["accepted"], d
 
 
 def test_truncated_draft_gives_identical_greedy_output(server, plain):
-    before = counters(server, "fortune_l1")
+    before = spec_decode_counters(server, "fortune_l1")
     for prompt in PROMPTS:
         assert complete(server, "fortune_l1", prompt) == plain[prompt], prompt
         assert complete(server, "fortune_l1", prompt, stream=True) == plain[prompt], prompt
-    d = delta(counters(server, "fortune_l1"), before)
+    d = delta(spec_decode_counters(server, "fortune_l1"), before)
     assert 0 < d["accepted"] < d["draft"], f"want accepted and rejected drafts: {d}"
 
 
@@ -180,17 +151,17 @@ def test_truncated_draft_concurrent_requests(server, plain):
 
 
 def test_sampling_with_a_draft_model_ends_with_the_requested_length(server):
-    before = counters(server, "fortune_l1")
+    before = spec_decode_counters(server, "fortune_l1")
     for seed in (1, 2, 3):
         text, tokens, finish = complete(server, "fortune_l1", PROMPTS[1], temperature=1.0, seed=seed)
         assert len(tokens) == MAX_TOKENS and finish == "length" and text
-    d = delta(counters(server, "fortune_l1"), before)
+    d = delta(spec_decode_counters(server, "fortune_l1"), before)
     assert d["draft"] > 0 and d["accepted"] > 0, d
 
 
 @pytest.mark.parametrize("model", sorted(BAD))
 def test_bad_draft_fails_the_load_naming_the_problem(server, model):
-    status, _, data = post(server, f"/v2/repository/models/{model}/load", {}, ADMIN)
+    status, _, data = post_json(server, f"/v2/repository/models/{model}/load", {}, SPEC_ADMIN)
     assert status == 400, data
     message = json.loads(data)["error"]
     assert "speculative_model" in message and BAD[model][2] in message, message
@@ -234,7 +205,7 @@ class Stream:
 
 def test_unload_with_speculating_and_constrained_requests_in_flight(server):
     model = "fortune_unload"
-    before = counters(server, model)
+    before = spec_decode_counters(server, model)
     spec = Stream(server, {"model": model, "prompt": PROMPTS[0], "max_tokens": 400, "temperature": 0,
                            "ignore_eos": True})
     constrained = Stream(server, {"model": model, "prompt": "A JSON object:", "max_tokens": 400,
@@ -243,9 +214,9 @@ def test_unload_with_speculating_and_constrained_requests_in_flight(server):
     for _ in range(8):
         spec.next_event()
     assert running_sequences(server, model) == 2, "one ended before the unload: nothing tested"
-    assert delta(counters(server, model), before)["draft"] > 0  # it is speculating
+    assert delta(spec_decode_counters(server, model), before)["draft"] > 0  # it is speculating
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        unload = pool.submit(server.request, "POST", f"/v2/repository/models/{model}/unload", "", ADMIN)
+        unload = pool.submit(server.request, "POST", f"/v2/repository/models/{model}/unload", "", SPEC_ADMIN)
         assert spec.finish() in ("length", "error")
         assert constrained.finish() in ("stop", "length", "error")
         status, _, body = unload.result(timeout=300)
@@ -253,6 +224,6 @@ def test_unload_with_speculating_and_constrained_requests_in_flight(server):
     server.assert_serving()
     assert complete(server, "fortune_l1", "Hello")[2] == "length"
     wait_for(lambda: server.get_json(f"/v1/models/{model}")[0] != 200)
-    status, _, data = post(server, f"/v2/repository/models/{model}/load", {}, ADMIN)
+    status, _, data = post_json(server, f"/v2/repository/models/{model}/load", {}, SPEC_ADMIN)
     assert status == 200, data
     assert complete(server, model, PROMPTS[3]) == complete(server, "fortune", PROMPTS[3])

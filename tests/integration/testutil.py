@@ -114,3 +114,52 @@ def truncate_llama_layers(src_dir, dst_dir, num_layers, vocab_size=None):
     for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
         if vocab_size is None and os.path.exists(os.path.join(src_dir, name)):
             shutil.copy(os.path.join(src_dir, name), os.path.join(dst_dir, name))
+
+
+# Speculative decoding suites (test_llm_spec_decode.py: n-gram; test_llm_spec_decode_draft.py:
+# draft model) on copies of the fortune demo LLM.
+
+SPEC_ADMIN_TOKEN = "t0ken"
+SPEC_ADMIN = {"Authorization": f"Bearer {SPEC_ADMIN_TOKEN}"}
+# Repetitive prompts: an n-gram or a draft model's guesses are accepted and rejected.
+SPEC_DECODE_PROMPTS = [
+    "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n",
+    "1. apples\n2. pears\n3. plums\n4. apples\n5. pears\n6.",
+    '"A fool and his money are soon parted," he said. "A fool and his money',
+    "You will be",
+]
+
+
+def config_parameters(**values):
+    """A copy_model config_edit that appends `parameters { key: value }` entries."""
+    def edit(text):
+        return text + "".join(f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n'
+                              for k, v in values.items())
+    return edit
+
+
+def start_spec_decode_server(repo, load_models):
+    """A server in explicit model-control mode with the admin token, `load_models` loaded."""
+    from infera_server import InferaServer
+    server = InferaServer(repo, "--model-control-mode", "explicit", "--admin-token", SPEC_ADMIN_TOKEN,
+                          *(a for m in load_models for a in ("--load-model", m)))
+    server.wait_ready()
+    return server
+
+
+def post_json(server, path, body, headers=None):
+    """(status, headers, body bytes) of a JSON POST."""
+    return server.request("POST", path, json.dumps(body), dict({"Content-Type": "application/json"}, **(headers or {})))
+
+
+def spec_decode_counters(server, model):
+    """vLLM's spec_decode draft / accepted / emitted token counters of `model` now."""
+    import re
+    text = server.metrics_text()
+    out = {}
+    for name in ("draft", "accepted", "emitted"):
+        pattern = rf'^vllm:spec_decode_num_{name}_tokens_total{{model_name="{model}",engine="0"}} (\S+)$'
+        m = re.search(pattern, text, re.M)
+        assert m, f"no {name} series for {model}"
+        out[name] = float(m.group(1))
+    return out
