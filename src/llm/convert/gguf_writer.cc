@@ -24,19 +24,6 @@ void PutString(std::string& s, std::string_view text) {
 }
 uint64_t Padding(uint64_t offset) { return (kAlignment - offset % kAlignment) % kAlignment; }
 
-// Counts what a producer writes into the file, so a short or long tensor is caught.
-class FileSink : public TensorSink {
- public:
-  explicit FileSink(AtomicFile& file) : file_(file) {}
-  absl::Status Write(const void* data, size_t size) override {
-    written += size;
-    return file_.Write(data, size);
-  }
-  uint64_t written = 0;
-
- private:
-  AtomicFile& file_;
-};
 
 }  // namespace
 
@@ -118,7 +105,7 @@ absl::Status GgufWriter::Write(const std::filesystem::path& path, bool overwrite
   ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(path, overwrite));
   RETURN_IF_ERROR(file->Write(header.data(), header.size()));
   for (size_t i = 0; i < tensors_.size(); ++i) {
-    FileSink sink(*file);
+    CountingFileSink sink(*file);
     RETURN_IF_ERROR(produce(i, sink));
     if (sink.written != tensors_[i].num_bytes) {
       return absl::InternalError(StrCat("tensor '", tensors_[i].name, "': wrote ", sink.written, " bytes, declared ",

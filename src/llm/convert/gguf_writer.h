@@ -25,18 +25,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "llm/convert/tensor_sink.h"
 #include "quant/block_types.h"
 
 namespace infera::llm::convert {
 
 inline constexpr uint32_t kAlignment = 32;
-
-// Where a tensor's bytes go; the producer must write exactly the size it declared.
-class TensorSink {
- public:
-  virtual ~TensorSink() = default;
-  virtual absl::Status Write(const void* data, size_t size) = 0;
-};
 
 class GgufWriter {
  public:

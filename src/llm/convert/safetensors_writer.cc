@@ -10,22 +10,6 @@
 #include "rapidjson/writer.h"
 
 namespace infera::llm::convert {
-namespace {
-
-class CountingSink : public TensorSink {
- public:
-  explicit CountingSink(AtomicFile& file) : file_(file) {}
-  absl::Status Write(const void* data, size_t size) override {
-    written += size;
-    return file_.Write(data, size);
-  }
-  uint64_t written = 0;
-
- private:
-  AtomicFile& file_;
-};
-
-}  // namespace
 
 void SafetensorsWriter::AddTensor(std::string name, WeightType dtype, std::vector<int64_t> shape) {
   uint64_t n = WeightTypeSize(dtype);
@@ -70,7 +54,7 @@ absl::Status SafetensorsWriter::Write(const std::filesystem::path& path, bool ov
   RETURN_IF_ERROR(file->Write(&length, sizeof(length)));
   RETURN_IF_ERROR(file->Write(header.data(), header.size()));
   for (size_t i = 0; i < tensors_.size(); ++i) {
-    CountingSink sink(*file);
+    CountingFileSink sink(*file);
     RETURN_IF_ERROR(produce(i, sink));
     if (sink.written != tensors_[i].num_bytes) {
       return absl::InternalError(StrCat("tensor '", tensors_[i].name, "': wrote ", sink.written, " bytes, declared ",

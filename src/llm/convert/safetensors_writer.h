@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "llm/convert/gguf_writer.h"  // TensorSink
+#include "llm/convert/gguf_writer.h"
 #include "llm/safetensors.h"
 
 namespace infera::llm::convert {
