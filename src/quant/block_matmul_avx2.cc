@@ -99,6 +99,51 @@ inline FVec LoadF(const uint8_t* p) {
   }
 }
 
+// The 64 codes of a chunk of a 32-element type (blocks p0, p0 + kBytes; a missing second
+// block has codes 0).
+template <BlockType T, int64_t kBytes>
+inline CodeVec ChunkCodes32(const uint8_t* p0, bool has1) {
+  return Codes(Codes32<T>(p0), has1 ? Codes32<T>(p0 + kBytes) : _mm256_setzero_si256());
+}
+// The weights' scales of 16 consecutive blocks (8 chunks); Pair(i) = (d of block 2i in
+// lanes 0..7, of block 2i + 1 in lanes 8..15); blocks beyond `count` read as 0.
+struct BlockScales32 {
+  float d[16];
+  template <int64_t kBytes>
+  void Load(const uint8_t* first, int64_t count) {
+    for (int64_t b = 0; b < 16; ++b) d[b] = b < count ? HalfAt(first + b * kBytes) : 0.0f;
+  }
+  FVec Pair(int i) const { return FSet2(d[2 * i], d[2 * i + 1]); }
+};
+template <BlockType T>
+inline CodeVec ChunkCodesK(const uint8_t* p, int c) {
+  __m256i lo, hi;
+  CodesK<T>(p, c, &lo, &hi);
+  return Codes(lo, hi);
+}
+// A K-quant block's sub-block scales (Chunk(c): each lane's scale for chunk c) and, for
+// Q4_K/Q5_K, its 8 mins.
+template <BlockType T>
+struct KScales {
+  const uint8_t* p6 = nullptr;
+  uint8_t sc[8] = {};
+  void Load(const uint8_t* p, uint8_t mn[8]) {
+    if constexpr (T == BlockType::kQ6_K) {
+      p6 = p;
+    } else {
+      UnpackKScalesMins(p + 4, sc, mn);
+    }
+  }
+  IVec Chunk(int c) const {
+    if constexpr (T == BlockType::kQ6_K) {
+      return ISet4(reinterpret_cast<const int8_t*>(p6 + 192 + 4 * c));
+    } else {
+      return ISet2(sc[2 * c], sc[2 * c + 1]);
+    }
+  }
+};
+inline IVec IMulScale(IVec v, IVec scale) { return IMul(v, scale); }
+
 #include "quant/block_matmul_simd_body.h"
 
 }  // namespace

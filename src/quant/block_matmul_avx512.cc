@@ -77,6 +77,116 @@ inline FVec LoadF(const uint8_t* p) {
       _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
 }
 
+// The 64 codes of chunk (blocks p0, p0 + kBytes; has1: whether the second exists, else
+// its codes are 0) of a 32-element type, built from memory-operand broadcasts and
+// per-qword shifts rather than 128/256-bit inserts: the shuffle port (p5) is what the
+// decode loop runs out of first. Nibble types: qs of block 0 in 128-bit lanes 0, 1 and of
+// block 1 in lanes 2, 3; lanes 1, 3 shifted right by 4 (the bits that cross into a byte's
+// high nibble from the next byte are masked off with it).
+template <BlockType T, int64_t kBytes>
+inline CodeVec ChunkCodes32(const uint8_t* p0, bool has1) {
+  if constexpr (T == BlockType::kQ8_0) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0 + 2));
+    const __m512i u = has1 ? _mm512_inserti64x4(_mm512_castsi256_si512(lo),
+                                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0 + kBytes + 2)), 1)
+                           : _mm512_zextsi256_si512(lo);
+    return BiasQ8(u);
+  } else {
+    constexpr int kQs = T == BlockType::kQ4_0 ? 2 : T == BlockType::kQ4_1 ? 4 : T == BlockType::kQ5_0 ? 6 : 8;
+    __m512i v = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p0 + kQs)));
+    v = has1 ? _mm512_mask_broadcast_i32x4(v, 0xFF00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p0 + kBytes + kQs)))
+             : _mm512_maskz_mov_epi32(0x00FF, v);
+    __m512i u = _mm512_and_si512(_mm512_srlv_epi64(v, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(15));
+    if constexpr (T == BlockType::kQ5_0 || T == BlockType::kQ5_1) {
+      constexpr int kQh = T == BlockType::kQ5_0 ? 2 : 4;  // bit e of the word → 0x10 in code e
+      uint32_t h0, h1 = 0;
+      std::memcpy(&h0, p0 + kQh, 4);
+      if (has1) std::memcpy(&h1, p0 + kBytes + kQh, 4);
+      const __mmask64 high = _cvtu64_mask64(static_cast<uint64_t>(h0) | static_cast<uint64_t>(h1) << 32);
+      u = _mm512_mask_add_epi8(u, high, u, _mm512_set1_epi8(16));
+    }
+    return u;
+  }
+}
+
+// The weights' half scales d of 16 consecutive blocks (8 chunks) as floats, gathered and
+// converted with one instruction each instead of two scalar conversions and broadcasts
+// per chunk; Pair(i) = (d of block 2i in lanes 0..7, of block 2i + 1 in lanes 8..15).
+// Blocks beyond `count` read as 0 (a chunk's missing second block).
+struct BlockScales32 {
+  alignas(64) float d[16];
+  template <int64_t kBytes>
+  void Load(const uint8_t* first, int64_t count) {
+    const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                               _mm512_set1_epi32(static_cast<int>(kBytes)));
+    const __mmask16 live = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+    const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, offsets, first, 1);
+    _mm512_store_ps(d, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words)));
+  }
+  FVec Pair(int i) const { return _mm512_mask_broadcastss_ps(_mm512_set1_ps(d[2 * i]), 0xFF00, _mm_load_ss(d + 2 * i + 1)); }
+};
+
+// Chunk c of a K-quant block at p (block_matmul.h's codes u), from one 64-byte or
+// broadcast 32-byte load and per-qword shifts (no 256-bit inserts).
+template <BlockType T>
+inline CodeVec ChunkCodesK(const uint8_t* p, int c) {
+  const __m512i m4 = _mm512_set1_epi8(15);
+  if constexpr (T == BlockType::kQ6_K) {
+    // Low 4 bits: ql bytes 64·(c/2) .. +63, nibble c % 2; bits 4, 5: qh bytes 32·(c/2) ..
+    // +31, bit pair 2·(c % 2) (elements 0..31 of the chunk) and 2·(c % 2) + 1 (32..63).
+    const int half = c / 2, shift = 4 * (c % 2);
+    const __m512i ql = _mm512_loadu_si512(p + 64 * half);
+    const __m512i low = _mm512_and_si512(_mm512_srl_epi16(ql, _mm_cvtsi32_si128(shift)), m4);
+    const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 128 + 32 * half)));
+    const __m512i hs = _mm512_srlv_epi64(qh, _mm512_mask_set1_epi64(_mm512_set1_epi64(shift), 0xF0, shift + 2));
+    return _mm512_ternarylogic_epi32(low, _mm512_slli_epi16(hs, 4), _mm512_set1_epi8(0x30), 0xF8);  // low | (hs<<4 & 0x30)
+  } else {
+    constexpr bool kFive = T == BlockType::kQ5_K;
+    const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + (kFive ? 48 : 16) + 32 * c)));
+    const __m512i u = _mm512_and_si512(_mm512_srlv_epi64(v, _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4)), m4);
+    if constexpr (!kFive) {
+      return u;
+    } else {
+      // Bit 2c of qh byte e → 0x10 of code e, bit 2c + 1 → 0x10 of code 32 + e.
+      const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)));
+      const __m512i hs = _mm512_srlv_epi64(qh, _mm512_mask_set1_epi64(_mm512_set1_epi64(2 * c), 0xF0, 2 * c + 1));
+      return _mm512_ternarylogic_epi32(u, _mm512_slli_epi16(hs, 4), _mm512_set1_epi8(0x10), 0xF8);
+    }
+  }
+}
+
+// A K-quant block's sub-block scales, once per block: Chunk(c) = each lane's scale for
+// chunk c, as the low 16 bits of the lane (high 16 bits 0) so that IMulScale can be one
+// vpmaddwd; Q4_K/Q5_K also return the 8 mins.
+template <BlockType T>
+struct KScales {
+  __m512i s;
+  void Load(const uint8_t* p, uint8_t mn[8]) {
+    if constexpr (T == BlockType::kQ6_K) {
+      s = _mm512_and_si512(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192))),
+                           _mm512_set1_epi32(0xFFFF));
+    } else {
+      uint8_t sc[8];
+      UnpackKScalesMins(p + 4, sc, mn);
+      uint64_t eight;
+      std::memcpy(&eight, sc, 8);
+      s = _mm512_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(eight)));
+    }
+  }
+  IVec Chunk(int c) const {
+    if constexpr (T == BlockType::kQ6_K) {  // 16-element sub-blocks 4c .. 4c + 3, four lanes each
+      return _mm512_permutexvar_epi32(
+          _mm512_add_epi32(_mm512_set1_epi32(4 * c), _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)), s);
+    } else {  // 32-element sub-blocks 2c, 2c + 1, eight lanes each
+      return _mm512_permutexvar_epi32(_mm512_mask_set1_epi32(_mm512_set1_epi32(2 * c), 0xFF00, 2 * c + 1), s);
+    }
+  }
+};
+// v · scale per lane, exact: |v| < 2^15 (4 products of a code ≤ 63 in magnitude and
+// |q| ≤ 127) and the scale a signed 16-bit value in the lane's low half, high half 0, so
+// vpmaddwd's second product is 0 · (v's sign bits).
+inline IVec IMulScale(IVec v, IVec scale) { return _mm512_madd_epi16(v, scale); }
+
 #include "quant/block_matmul_simd_body.h"
 
 }  // namespace

@@ -29,21 +29,19 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
     acc[r] = FZero();
     accm[r] = 0.0f;
   }
+  BlockScales32 scales;
   for (int64_t c = 0; c < chunks; ++c) {
     const uint8_t* p0 = row + 2 * c * kBytes;
     _mm_prefetch(reinterpret_cast<const char*>(p0 + kPrefetchBytes), _MM_HINT_T0);
     const bool has1 = 2 * c + 1 < blocks;
-    const __m256i lo = Codes32<T>(p0);
-    const __m256i hi = has1 ? Codes32<T>(p0 + kBytes) : _mm256_setzero_si256();
-    const float d0 = HalfAt(p0), d1 = has1 ? HalfAt(p0 + kBytes) : 0.0f;
+    if ((c & 7) == 0) scales.template Load<kBytes>(p0, std::min<int64_t>(16, blocks - 2 * c));
     float m0 = 0.0f, m1 = 0.0f;
     if constexpr (kMin) {
       m0 = HalfAt(p0 + 2);
       m1 = has1 ? HalfAt(p0 + kBytes + 2) : 0.0f;
     }
-    CodeVec u = Codes(lo, hi);
-    if constexpr (T == BlockType::kQ8_0) u = BiasQ8(u);
-    const FVec wd = FSet2(d0, d1);
+    const CodeVec u = ChunkCodes32<T, kBytes>(p0, has1);
+    const FVec wd = scales.Pair(static_cast<int>(c & 7));
     const uint8_t* records = a.chunk(r0, c);  // the tile's rows, one record after another
     for (int r = 0; r < R; ++r) {
       const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
@@ -83,32 +81,20 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 64), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 128), _MM_HINT_T0);
-    uint8_t sc[8] = {}, mn[8] = {};
-    float d, dmin = 0.0f;
-    if constexpr (kQ6) {
-      d = HalfAt(p + 208);
-    } else {
-      d = HalfAt(p);
-      dmin = HalfAt(p + 2);
-      for (int s = 0; s < 8; ++s) UnpackKScaleMin(p + 4, s, &sc[s], &mn[s]);
-    }
+    uint8_t mn[8] = {};
+    KScales<T> scales;
+    scales.Load(p, mn);
+    const float d = HalfAt(kQ6 ? p + 208 : p), dmin = kQ6 ? 0.0f : HalfAt(p + 2);
     IVec il[R];
     for (int r = 0; r < R; ++r) il[r] = IZero();
     for (int c = 0; c < 4; ++c) {
-      __m256i lo, hi;
-      CodesK<T>(p, c, &lo, &hi);
-      const CodeVec u = Codes(lo, hi);
-      IVec scale;
-      if constexpr (kQ6) {
-        scale = ISet4(reinterpret_cast<const int8_t*>(p + 192 + 4 * c));
-      } else {
-        scale = ISet2(sc[2 * c], sc[2 * c + 1]);
-      }
+      const CodeVec u = ChunkCodesK<T>(p, c);
+      const IVec scale = scales.Chunk(c);
       const uint8_t* records = a.chunk(r0, 4 * b + c);
       for (int r = 0; r < R; ++r) {
         const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
         const IVec init = kQ6 ? ILoad(reinterpret_cast<const int32_t*>(record + 64)) : IZero();
-        il[r] = IAdd(il[r], IMul(Dot(u, reinterpret_cast<const int8_t*>(record), init), scale));
+        il[r] = IAdd(il[r], IMulScale(Dot(u, reinterpret_cast<const int8_t*>(record), init), scale));
       }
     }
     for (int r = 0; r < R; ++r) {
