@@ -82,6 +82,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -124,6 +125,22 @@ class BlockMatrix {
   int64_t n_ = 0, k_ = 0, row_bytes_ = 0;
 };
 
+// Storage on 64-byte boundaries: the kernels load the activation records 64 bytes at a
+// time, and a load that straddles two cache lines costs two (M = 8 decode: 20 % slower).
+template <typename V>
+struct CacheLineAllocator {
+  using value_type = V;
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT(google-explicit-constructor): rebinding
+  V* allocate(size_t n) { return static_cast<V*>(::operator new(n * sizeof(V), std::align_val_t{64})); }
+  void deallocate(V* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const CacheLineAllocator<U>&) const { return false; }
+};
+
 // x quantised (or kept) for one weight type and kernel; see the math above.
 struct QuantizedActivations {
   // Lanes path, quantised types: one record per (64-element chunk c, row i), chunk-major — the rows
@@ -138,7 +155,7 @@ struct QuantizedActivations {
   int64_t m = 0, k = 0;
   int64_t kp = 0;               // k zero-padded to 64 (quantised) or 16 (float) elements
   std::vector<float> x;         // float types: m × kp, row-major
-  std::vector<uint8_t> chunks;  // quantised types: kp/64 × m records
+  std::vector<uint8_t, CacheLineAllocator<uint8_t>> chunks;  // quantised types: kp/64 × m records
   std::vector<float> d256;      // K-quants: m × kp/256, d_x per 256 elements
   std::vector<int32_t> sum32;   // Q4_K/Q5_K: m × kp/32, Σ q per 32 elements
   std::vector<float> dsum32;    // Q4_1/Q5_1: m × kp/32, d_x · float(Σ q) per 32 elements

@@ -103,7 +103,8 @@ inline FVec LoadF(const uint8_t* p) {
 // block has codes 0).
 template <BlockType T, int64_t kBytes>
 inline CodeVec ChunkCodes32(const uint8_t* p0, bool has1) {
-  return Codes(Codes32<T>(p0), has1 ? Codes32<T>(p0 + kBytes) : _mm256_setzero_si256());
+  const CodeVec u = Codes(Codes32<T>(p0), has1 ? Codes32<T>(p0 + kBytes) : _mm256_setzero_si256());
+  return T == BlockType::kQ8_0 ? BiasQ8(u) : u;
 }
 // The weights' scales of 16 consecutive blocks (8 chunks); Pair(i) = (d of block 2i in
 // lanes 0..7, of block 2i + 1 in lanes 8..15); blocks beyond `count` read as 0.

@@ -12,9 +12,12 @@
 #include "quant/dequantize.h"
 
 #pragma GCC push_options
-// GCC 12 flags the undefined upper half of _mm512_castsi256_si512 as maybe-uninitialised.
+// GCC 12 flags the undefined upper half of _mm512_castsi256_si512 (and, once the row
+// loops are unrolled, the undefined pass-through of _mm512_extractf64x4_pd) as
+// (maybe-)uninitialised.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 // clang ignores GCC's target pragma (the fuzz and thread-safety builds use clang): the
 // same features as a target attribute on every function defined below.
@@ -34,19 +37,10 @@ using FVec = __m512;
 // (CodeBias = 128) take 128 · Σ q back out.
 constexpr bool kQ8Biased = true;
 
-inline CodeVec Codes(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
 inline CodeVec BiasQ8(CodeVec u) { return _mm512_xor_si512(u, _mm512_set1_epi8(static_cast<char>(0x80))); }
 inline IVec IZero() { return _mm512_setzero_si512(); }
 inline IVec ILoad(const int32_t* p) { return _mm512_loadu_si512(p); }
 inline IVec IAdd(IVec a, IVec b) { return _mm512_add_epi32(a, b); }
-inline IVec IMul(IVec a, IVec b) { return _mm512_mullo_epi32(a, b); }
-inline IVec ISet2(int a, int b) { return _mm512_inserti64x4(_mm512_set1_epi32(a), _mm256_set1_epi32(b), 1); }
-inline IVec ISet4(const int8_t* s) {
-  int32_t four;
-  std::memcpy(&four, s, 4);
-  const __m128i spread = _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-  return _mm512_cvtepi8_epi32(_mm_shuffle_epi8(_mm_cvtsi32_si128(four), spread));
-}
 inline IVec Dot(CodeVec u, const int8_t* x, IVec init) {
   return _mm512_dpbusd_epi32(init, u, _mm512_loadu_si512(x));
 }
@@ -57,10 +51,6 @@ inline FVec FLoad(const float* p) { return _mm512_loadu_ps(p); }
 inline FVec FMul(FVec a, FVec b) { return _mm512_mul_ps(a, b); }
 inline FVec FFma(FVec a, FVec b, FVec c) { return _mm512_fmadd_ps(a, b, c); }
 inline FVec FSet1(float a) { return _mm512_set1_ps(a); }
-inline FVec FSet2(float a, float b) {
-  return _mm512_castpd_ps(
-      _mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(a)), _mm256_castps_pd(_mm256_set1_ps(b)), 1));
-}
 inline FVec Cvt(IVec v) { return _mm512_cvtepi32_ps(v); }
 inline float Reduce(FVec v) {
   const __m256 t8 = _mm256_add_ps(_mm512_castps512_ps256(v),

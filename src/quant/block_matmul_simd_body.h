@@ -1,14 +1,25 @@
 // Internal to the SIMD kernels: the loops of block_matmul.h's math, written once against
 // a 16-lane vector vocabulary that each kernel file defines before including this (in its
 // anonymous namespace, after its `#pragma GCC target`):
-//   CodeVec  64 unsigned codes        Codes(lo, hi), BiasQ8(u) (+128 when kQ8Biased)
-//   IVec     16 int32 lanes           IZero, ILoad, IAdd, IMul, ISet2(a, b), ISet4(int8 s[4])
+//   CodeVec  64 unsigned codes        ChunkCodes32<T, kBytes>(p0, has1), ChunkCodesK<T>(p, c)
+//                                     (Q8_0 biased by +128 when kQ8Biased)
+//   IVec     16 int32 lanes           IZero, ILoad, IAdd
 //            Dot(u, x, init) = init + Σ over each lane's 4 bytes of u · x (u unsigned)
 //            DotSigned(w, x, init): the same with signed codes w (only when !kQ8Biased)
-//   FVec     16 float lanes           FZero, FLoad, FMul, FFma, FSet1, FSet2(a, b), Cvt, Reduce
+//   FVec     16 float lanes           FZero, FLoad, FMul, FFma, FSet1, Cvt, Reduce
 //            LoadF<T>(16 weights of a float type)
+//   BlockScales32  the d of 16 blocks: Load<kBytes>(first, count), Pair(i) → FVec
+//   KScales<T>     a K-quant block's sub-block scales: Load(p, mins), Chunk(c) → IVec;
+//                  IMulScale(v, Chunk(c)) = v · scale per lane (exact)
+// The kernel files build these so that the loop stays off the shuffle port where they
+// can (block_matmul_avx512.cc).
 // Lane l of every vector covers elements 4l .. 4l+3 of a 64-element chunk, or element l
 // of 16 for the float types, as in the reference.
+
+// Every loop over a tile's rows fully unrolled: otherwise GCC keeps the accumulator array
+// in memory and stores every row's accumulator back on each chunk (8 zmm stores per chunk
+// at M = 8).
+#define INFERA_UNROLL_ROWS _Pragma("GCC unroll 8")
 
 constexpr int64_t kPrefetchBytes = 2048;  // ahead of the weight stream (768: 30 % slower from DRAM)
 
@@ -25,6 +36,7 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
   (void)kp;
   FVec acc[R];
   float accm[R];
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) {
     acc[r] = FZero();
     accm[r] = 0.0f;
@@ -43,6 +55,7 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
     const CodeVec u = ChunkCodes32<T, kBytes>(p0, has1);
     const FVec wd = scales.Pair(static_cast<int>(c & 7));
     const uint8_t* records = a.chunk(r0, c);  // the tile's rows, one record after another
+    INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) {
       const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
       const auto* x = reinterpret_cast<const int8_t*>(record);
@@ -62,6 +75,7 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
       }
     }
   }
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = kMin ? Reduce(acc[r]) + accm[r] : Reduce(acc[r]);
 }
 
@@ -72,6 +86,7 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
   const int64_t kp = a.kp;
   FVec acc[R];
   float accm[R];
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) {
     acc[r] = FZero();
     accm[r] = 0.0f;
@@ -86,17 +101,21 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
     scales.Load(p, mn);
     const float d = HalfAt(kQ6 ? p + 208 : p), dmin = kQ6 ? 0.0f : HalfAt(p + 2);
     IVec il[R];
+    INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) il[r] = IZero();
+    _Pragma("GCC unroll 4")
     for (int c = 0; c < 4; ++c) {
       const CodeVec u = ChunkCodesK<T>(p, c);
       const IVec scale = scales.Chunk(c);
       const uint8_t* records = a.chunk(r0, 4 * b + c);
+      INFERA_UNROLL_ROWS
       for (int r = 0; r < R; ++r) {
         const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
         const IVec init = kQ6 ? ILoad(reinterpret_cast<const int32_t*>(record + 64)) : IZero();
         il[r] = IAdd(il[r], IMulScale(Dot(u, reinterpret_cast<const int8_t*>(record), init), scale));
       }
     }
+    INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) {
       const int64_t i = r0 + r;
       const float dx = a.d256[i * kp / 256 + b];
@@ -109,6 +128,7 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
       }
     }
   }
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = kQ6 ? Reduce(acc[r]) : Reduce(acc[r]) - accm[r];
 }
 
@@ -117,6 +137,7 @@ void TileF(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
   constexpr int64_t kElem = T == BlockType::kF32 ? 4 : 2;
   const int64_t full = a.k / 16, tail = a.k % 16;
   FVec acc[R];
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) acc[r] = FZero();
   for (int64_t g = 0; g <= full; ++g) {
     const uint8_t* p = row + 16 * g * kElem;
@@ -130,8 +151,10 @@ void TileF(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
       _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
     }
     const FVec w = LoadF<T>(p);
+    INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) acc[r] = FFma(FLoad(a.x.data() + (r0 + r) * a.kp + 16 * g), w, acc[r]);
   }
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = Reduce(acc[r]);
 }
 
