@@ -145,9 +145,10 @@ struct CacheLineAllocator {
 struct QuantizedActivations {
   // Lanes path, quantised types: one record per (64-element chunk c, row i), chunk-major — the rows
   // of a tile sit next to each other, so a kernel walks them with one pointer:
-  //   int8 q[64]; int32 lane_off[16] (−bias · Σ q over the lane, the kernel's code bias);
-  //   float lane_d[16] (32-element types: d_x of each lane's block; K-quants: 0)
-  static constexpr int64_t kChunkBytes = 192;
+  //   int8 q[64]; int32 lane_off[16] (−bias · Σ q over the lane, the kernel's code bias).
+  // Two cache lines: at M = 8 the kernels are bound by how many bytes of these they pull
+  // through L1 per weight chunk (each lane's d_x is in d32, two values per record).
+  static constexpr int64_t kChunkBytes = 128;
 
   BlockType type = BlockType::kF32;  // the weight type these activations are for
   BlockKernel kernel = BlockKernel::kReference;
@@ -156,6 +157,7 @@ struct QuantizedActivations {
   int64_t kp = 0;               // k zero-padded to 64 (quantised) or 16 (float) elements
   std::vector<float> x;         // float types: m × kp, row-major
   std::vector<uint8_t, CacheLineAllocator<uint8_t>> chunks;  // quantised types: kp/64 × m records
+  std::vector<float> d32;       // 32-element types: m × kp/32, d_x per 32 elements (0 beyond k)
   std::vector<float> d256;      // K-quants: m × kp/256, d_x per 256 elements
   std::vector<int32_t> sum32;   // Q4_K/Q5_K: m × kp/32, Σ q per 32 elements
   std::vector<float> dsum32;    // Q4_1/Q5_1: m × kp/32, d_x · float(Σ q) per 32 elements
@@ -173,7 +175,6 @@ struct QuantizedActivations {
   const uint8_t* chunk(int64_t i, int64_t c) const { return chunks.data() + (c * m + i) * kChunkBytes; }
   const int8_t* q(int64_t i, int64_t c) const { return reinterpret_cast<const int8_t*>(chunk(i, c)); }
   const int32_t* lane_off(int64_t i, int64_t c) const { return reinterpret_cast<const int32_t*>(chunk(i, c) + 64); }
-  const float* lane_d(int64_t i, int64_t c) const { return reinterpret_cast<const float*>(chunk(i, c) + 128); }
 };
 
 // Quantises (or copies) rows x[i][0..k), i < m, row stride ldx, for weights of `type` and

@@ -106,15 +106,21 @@ inline CodeVec ChunkCodes32(const uint8_t* p0, bool has1) {
   const CodeVec u = Codes(Codes32<T>(p0), has1 ? Codes32<T>(p0 + kBytes) : _mm256_setzero_si256());
   return T == BlockType::kQ8_0 ? BiasQ8(u) : u;
 }
-// The weights' scales of 16 consecutive blocks (8 chunks); Pair(i) = (d of block 2i in
-// lanes 0..7, of block 2i + 1 in lanes 8..15); blocks beyond `count` read as 0.
+// The weights' scales of 16 consecutive blocks (8 chunks); Products(dx, s): s[b] = d[b] ·
+// dx[b]; Pair(s, i) = (s[2i] in lanes 0..7, s[2i + 1] in lanes 8..15); blocks beyond
+// `count` read as 0 (dx not read there).
 struct BlockScales32 {
-  float d[16];
+  alignas(64) float d[16];
+  int64_t count = 0;
   template <int64_t kBytes>
-  void Load(const uint8_t* first, int64_t count) {
+  void Load(const uint8_t* first, int64_t n) {
+    count = n;
     for (int64_t b = 0; b < 16; ++b) d[b] = b < count ? HalfAt(first + b * kBytes) : 0.0f;
   }
-  FVec Pair(int i) const { return FSet2(d[2 * i], d[2 * i + 1]); }
+  void Products(const float* dx, float* s) const {
+    for (int64_t b = 0; b < 16; ++b) s[b] = b < count ? d[b] * dx[b] : 0.0f;
+  }
+  static FVec Pair(const float* s, int i) { return FSet2(s[2 * i], s[2 * i + 1]); }
 };
 template <BlockType T>
 inline CodeVec ChunkCodesK(const uint8_t* p, int c) {

@@ -101,19 +101,26 @@ inline CodeVec ChunkCodes32(const uint8_t* p0, bool has1) {
 
 // The weights' half scales d of 16 consecutive blocks (8 chunks) as floats, gathered and
 // converted with one instruction each instead of two scalar conversions and broadcasts
-// per chunk; Pair(i) = (d of block 2i in lanes 0..7, of block 2i + 1 in lanes 8..15).
-// Blocks beyond `count` read as 0 (a chunk's missing second block).
+// per chunk. Products(dx, s): s[b] = d[b] · dx[b] for the 16 blocks (one multiply for a
+// row of x's 8 chunks); Pair(s, i) = (s[2i] in lanes 0..7, s[2i + 1] in lanes 8..15).
+// Blocks beyond `count` read as 0 (a chunk's missing second block), dx is not read there.
 struct BlockScales32 {
   alignas(64) float d[16];
+  __mmask16 live;
   template <int64_t kBytes>
   void Load(const uint8_t* first, int64_t count) {
     const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                                _mm512_set1_epi32(static_cast<int>(kBytes)));
-    const __mmask16 live = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+    live = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
     const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, offsets, first, 1);
     _mm512_store_ps(d, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words)));
   }
-  FVec Pair(int i) const { return _mm512_mask_broadcastss_ps(_mm512_set1_ps(d[2 * i]), 0xFF00, _mm_load_ss(d + 2 * i + 1)); }
+  void Products(const float* dx, float* s) const {
+    _mm512_store_ps(s, _mm512_mul_ps(_mm512_load_ps(d), _mm512_maskz_loadu_ps(live, dx)));
+  }
+  static FVec Pair(const float* s, int i) {
+    return _mm512_mask_broadcastss_ps(_mm512_set1_ps(s[2 * i]), 0xFF00, _mm_load_ss(s + 2 * i + 1));
+  }
 };
 
 // Chunk c of a K-quant block at p (block_matmul.h's codes u), from one 64-byte or

@@ -8,7 +8,8 @@
 //            DotSigned(w, x, init): the same with signed codes w (only when !kQ8Biased)
 //   FVec     16 float lanes           FZero, FLoad, FMul, FFma, FSet1, Cvt, Reduce
 //            LoadF<T>(16 weights of a float type)
-//   BlockScales32  the d of 16 blocks: Load<kBytes>(first, count), Pair(i) → FVec
+//   BlockScales32  the d of 16 blocks: Load<kBytes>(first, count), Products(dx, s) (s = d · dx
+//                  per block), Pair(s, i) → FVec
 //   KScales<T>     a K-quant block's sub-block scales: Load(p, mins), Chunk(c) → IVec;
 //                  IMulScale(v, Chunk(c)) = v · scale per lane (exact)
 // The kernel files build these so that the loop stays off the shuffle port where they
@@ -42,18 +43,22 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
     accm[r] = 0.0f;
   }
   BlockScales32 scales;
+  alignas(64) float products[R][16];  // d_w · d_x of the 16 blocks of the current 8 chunks, per row
   for (int64_t c = 0; c < chunks; ++c) {
     const uint8_t* p0 = row + 2 * c * kBytes;
     _mm_prefetch(reinterpret_cast<const char*>(p0 + kPrefetchBytes), _MM_HINT_T0);
     const bool has1 = 2 * c + 1 < blocks;
-    if ((c & 7) == 0) scales.template Load<kBytes>(p0, std::min<int64_t>(16, blocks - 2 * c));
+    if ((c & 7) == 0) {
+      scales.template Load<kBytes>(p0, std::min<int64_t>(16, blocks - 2 * c));
+      INFERA_UNROLL_ROWS
+      for (int r = 0; r < R; ++r) scales.Products(a.d32.data() + (r0 + r) * kp / 32 + 2 * c, products[r]);
+    }
     float m0 = 0.0f, m1 = 0.0f;
     if constexpr (kMin) {
       m0 = HalfAt(p0 + 2);
       m1 = has1 ? HalfAt(p0 + kBytes + 2) : 0.0f;
     }
     const CodeVec u = ChunkCodes32<T, kBytes>(p0, has1);
-    const FVec wd = scales.Pair(static_cast<int>(c & 7));
     const uint8_t* records = a.chunk(r0, c);  // the tile's rows, one record after another
     INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) {
@@ -66,8 +71,7 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
       } else {
         v = Dot(u, x, init);
       }
-      const FVec s = FMul(wd, FLoad(reinterpret_cast<const float*>(record + 128)));
-      acc[r] = FFma(s, Cvt(v), acc[r]);
+      acc[r] = FFma(BlockScales32::Pair(products[r], static_cast<int>(c & 7)), Cvt(v), acc[r]);
       if constexpr (kMin) {
         const float* ds = a.dsum32.data() + (r0 + r) * kp / 32 + 2 * c;
         accm[r] = std::fma(m0, ds[0], accm[r]);
