@@ -145,10 +145,12 @@ struct CacheLineAllocator {
 struct QuantizedActivations {
   // Lanes path, quantised types: one record per (64-element chunk c, row i), chunk-major — the rows
   // of a tile sit next to each other, so a kernel walks them with one pointer:
-  //   int8 q[64]; int32 lane_off[16] (−bias · Σ q over the lane, the kernel's code bias).
-  // Two cache lines: at M = 8 the kernels are bound by how many bytes of these they pull
-  // through L1 per weight chunk (each lane's d_x is in d32, two values per record).
-  static constexpr int64_t kChunkBytes = 128;
+  //   int8 q[64]; int32 lane_off[16] (−bias · Σ q over the lane, the kernel's code bias;
+  //   only where that bias is not 0: record_bytes 128, else 64).
+  // At M = 8 the kernels are bound by how many bytes of these they pull through L1 per
+  // weight chunk, so a record holds nothing else (each lane's d_x is in d32).
+  int64_t record_bytes = 128;
+  static constexpr int64_t kMaxRecordBytes = 128;
 
   BlockType type = BlockType::kF32;  // the weight type these activations are for
   BlockKernel kernel = BlockKernel::kReference;
@@ -172,7 +174,7 @@ struct QuantizedActivations {
   std::vector<int32_t> sum_tiles;
   std::vector<float> dsum_tiles;
 
-  const uint8_t* chunk(int64_t i, int64_t c) const { return chunks.data() + (c * m + i) * kChunkBytes; }
+  const uint8_t* chunk(int64_t i, int64_t c) const { return chunks.data() + (c * m + i) * record_bytes; }
   const int8_t* q(int64_t i, int64_t c) const { return reinterpret_cast<const int8_t*>(chunk(i, c)); }
   const int32_t* lane_off(int64_t i, int64_t c) const { return reinterpret_cast<const int32_t*>(chunk(i, c) + 64); }
 };

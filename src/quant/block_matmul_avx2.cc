@@ -128,19 +128,35 @@ inline CodeVec ChunkCodesK(const uint8_t* p, int c) {
   CodesK<T>(p, c, &lo, &hi);
   return Codes(lo, hi);
 }
+// Σ_s mins[s] · sums[s] over a Q4_K/Q5_K block's 8 sub-blocks (exact: vpmaddwd sees each
+// min, ≤ 63, with high half 0 and each |Σ q over 32| ≤ 4064 < 2^15).
+inline int32_t MinDot8(__m256i mins, const int32_t* sums) {
+  const __m256i p = _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums)));
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+  t = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 1));
+  return _mm_cvtsi128_si32(t);
+}
+
 // A K-quant block's sub-block scales (Chunk(c): each lane's scale for chunk c) and, for
-// Q4_K/Q5_K, its 8 mins.
+// Q4_K/Q5_K, MinDot(sums) = Σ_s min[s] · sums[s].
 template <BlockType T>
 struct KScales {
   const uint8_t* p6 = nullptr;
   uint8_t sc[8] = {};
-  void Load(const uint8_t* p, uint8_t mn[8]) {
+  __m256i mins;  // set by Load (Q4_K/Q5_K)
+  void Load(const uint8_t* p) {
     if constexpr (T == BlockType::kQ6_K) {
       p6 = p;
     } else {
+      uint8_t mn[8];
       UnpackKScalesMins(p + 4, sc, mn);
+      uint64_t eight;
+      std::memcpy(&eight, mn, 8);
+      mins = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(eight)));
     }
   }
+  int32_t MinDot(const int32_t* sums) const { return MinDot8(mins, sums); }
   IVec Chunk(int c) const {
     if constexpr (T == BlockType::kQ6_K) {
       return ISet4(reinterpret_cast<const int8_t*>(p6 + 192 + 4 * c));

@@ -10,8 +10,9 @@
 //            LoadF<T>(16 weights of a float type)
 //   BlockScales32  the d of 16 blocks: Load<kBytes>(first, count), Products(dx, s) (s = d · dx
 //                  per block), Pair(s, i) → FVec
-//   KScales<T>     a K-quant block's sub-block scales: Load(p, mins), Chunk(c) → IVec;
-//                  IMulScale(v, Chunk(c)) = v · scale per lane (exact)
+//   KScales<T>     a K-quant block's sub-block scales: Load(p), Chunk(c) → IVec;
+//                  IMulScale(v, Chunk(c)) = v · scale per lane (exact); MinDot(sums) =
+//                  Σ over the 8 sub-blocks of min · sums (Q4_K/Q5_K)
 // The kernel files build these so that the loop stays off the shuffle port where they
 // can (block_matmul_avx512.cc).
 // Lane l of every vector covers elements 4l .. 4l+3 of a 64-element chunk, or element l
@@ -33,6 +34,8 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
                                                      : 24;
   constexpr bool kMin = T == BlockType::kQ4_1 || T == BlockType::kQ5_1;
   constexpr bool kSigned = T == BlockType::kQ8_0 && !kQ8Biased;
+  // The activations carry lane offsets for the biased codes (CodeBias ≠ 0) only.
+  constexpr bool kOffsets = T == BlockType::kQ4_0 || T == BlockType::kQ5_0 || (T == BlockType::kQ8_0 && kQ8Biased);
   const int64_t blocks = a.k / 32, chunks = a.kp / 64, kp = a.kp;
   (void)kp;
   FVec acc[R];
@@ -62,9 +65,9 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
     const uint8_t* records = a.chunk(r0, c);  // the tile's rows, one record after another
     INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) {
-      const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
+      const uint8_t* record = records + r * a.record_bytes;
       const auto* x = reinterpret_cast<const int8_t*>(record);
-      const IVec init = ILoad(reinterpret_cast<const int32_t*>(record + 64));
+      const IVec init = kOffsets ? ILoad(reinterpret_cast<const int32_t*>(record + 64)) : IZero();
       IVec v;
       if constexpr (kSigned) {
         v = DotSigned(u, x, init);
@@ -100,9 +103,8 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 64), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 128), _MM_HINT_T0);
-    uint8_t mn[8] = {};
     KScales<T> scales;
-    scales.Load(p, mn);
+    scales.Load(p);
     const float d = HalfAt(kQ6 ? p + 208 : p), dmin = kQ6 ? 0.0f : HalfAt(p + 2);
     IVec il[R];
     INFERA_UNROLL_ROWS
@@ -114,7 +116,7 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
       const uint8_t* records = a.chunk(r0, 4 * b + c);
       INFERA_UNROLL_ROWS
       for (int r = 0; r < R; ++r) {
-        const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
+        const uint8_t* record = records + r * a.record_bytes;
         const IVec init = kQ6 ? ILoad(reinterpret_cast<const int32_t*>(record + 64)) : IZero();
         il[r] = IAdd(il[r], IMulScale(Dot(u, reinterpret_cast<const int8_t*>(record), init), scale));
       }
@@ -125,9 +127,7 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
       const float dx = a.d256[i * kp / 256 + b];
       acc[r] = FFma(FSet1(d * dx), Cvt(il[r]), acc[r]);
       if constexpr (!kQ6) {
-        const int32_t* sums = a.sum32.data() + i * kp / 32 + 8 * b;
-        int32_t isum_m = 0;
-        for (int s = 0; s < 8; ++s) isum_m += mn[s] * sums[s];
+        const int32_t isum_m = scales.MinDot(a.sum32.data() + i * kp / 32 + 8 * b);
         accm[r] = std::fma(dmin * dx, static_cast<float>(isum_m), accm[r]);
       }
     }
