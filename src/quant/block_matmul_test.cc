@@ -234,7 +234,10 @@ TEST(QuantizeActivationsTest, Avx512EqualsPortable) {
       }
     }
     ASSERT_EQ(portable->d32.size(), simd->d32.size()) << Name(type);
-    ASSERT_EQ(std::memcmp(portable->d32.data(), simd->d32.data(), 4 * portable->d32.size()), 0) << Name(type);
+    // (d32 is empty for the K-quants: memcmp must not see its null data().)
+    if (!portable->d32.empty()) {
+      ASSERT_EQ(std::memcmp(portable->d32.data(), simd->d32.data(), 4 * portable->d32.size()), 0) << Name(type);
+    }
     ASSERT_EQ(portable->d256, simd->d256);
   }
 }
