@@ -5,7 +5,7 @@
         [--phases c1,c8,ttft] [--max-tokens 16] [--rounds 1] [--perf PREFIX]
 
 Starts `infera serve` as bench/llm/gguf_side_by_side.py does (same repository, config and
-streaming client; OMP_WAIT_POLICY=passive), then per phase: c1 = one 64-token prompt,
+streaming client; OMP_WAIT_POLICY=passive, as deployed, unless the environment sets it), then per phase: c1 = one 64-token prompt,
 MAX_TOKENS out (c1_tok_s; c1_decode_tok_s = tokens after the first over the time after the
 first); c8 = eight at once (c8_tok_s); ttft = one 512-token prompt, max_tokens 1 (ttft_ms).
 Each phase also reports the server's CPU seconds (utime + stime) over the phase, less

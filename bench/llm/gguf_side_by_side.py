@@ -152,7 +152,7 @@ class Server:
             cmd = [a.infera, "serve", "--model-repository", repo, "--http-address", "127.0.0.1",
                    "--http-port", "0", "--grpc-port", "0", "--metrics-port", "0"]
         self.cmd = cmd
-        env = dict(os.environ, OMP_WAIT_POLICY="passive")
+        env = dict(os.environ); env.setdefault("OMP_WAIT_POLICY", "passive")
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
         self._wait_ready()
         return self

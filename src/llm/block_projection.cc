@@ -34,8 +34,8 @@ int64_t ColumnBlock(const Projection& w) {
 }  // namespace
 
 int64_t BlockProjectionRowBlock(int64_t in) {
-  // One record of QuantizedActivations::kChunkBytes per 64 inputs and row.
-  const int64_t row_bytes = (in + 63) / 64 * quant::QuantizedActivations::kChunkBytes;
+  // One record of at most QuantizedActivations::kMaxRecordBytes per 64 inputs and row.
+  const int64_t row_bytes = (in + 63) / 64 * quant::QuantizedActivations::kMaxRecordBytes;
   return std::max<int64_t>(8, kActivationBlockBytes / row_bytes / 8 * 8);
 }
 

@@ -225,8 +225,10 @@ std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t 
   const int bias = CodeBias(type, kernel);
   a.kp = (k + 63) / 64 * 64;
   const int64_t chunks = a.kp / 64;
-  a.chunks.assign(static_cast<size_t>(chunks * m * QuantizedActivations::kChunkBytes), 0);
+  a.record_bytes = bias != 0 ? 128 : 64;
+  a.chunks.assign(static_cast<size_t>(chunks * m * a.record_bytes), 0);
   if (k_quant) a.d256.assign(static_cast<size_t>(m * a.kp / 256), 0.0f);
+  if (!k_quant) a.d32.assign(static_cast<size_t>(m * a.kp / 32), 0.0f);
   if (with_sub_sums) a.sum32.assign(static_cast<size_t>(m * a.kp / 32), 0);
   if (with_min) a.dsum32.assign(static_cast<size_t>(m * a.kp / 32), 0.0f);
   std::vector<int8_t> q(static_cast<size_t>(a.kp));
@@ -239,18 +241,14 @@ std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t 
     } else {
       block_matmul_internal::QuantizeRowPortable(xr, k, act_block, q.data(), block_d.data());
     }
-    if (k_quant) {
-      for (int64_t b = 0; b < k / act_block; ++b) a.d256[i * a.kp / 256 + b] = block_d[b];
-    }
+    for (int64_t b = 0; b < k / act_block; ++b) (k_quant ? a.d256[i * a.kp / 256 + b] : a.d32[i * a.kp / 32 + b]) = block_d[b];
     for (int64_t c = 0; c < chunks; ++c) {
-      uint8_t* record = a.chunks.data() + (c * m + i) * QuantizedActivations::kChunkBytes;
+      uint8_t* record = a.chunks.data() + (c * m + i) * a.record_bytes;
       std::memcpy(record, q.data() + 64 * c, 64);
-      for (int l = 0; l < 16; ++l) {
+      for (int l = 0; l < 16 && bias != 0; ++l) {
         const int8_t* lane = q.data() + 64 * c + 4 * l;
         const int32_t off = -bias * (lane[0] + lane[1] + lane[2] + lane[3]);
-        const float d = k_quant ? 0.0f : block_d[(64 * c + 4 * l) / 32];
         std::memcpy(record + 64 + 4 * l, &off, 4);
-        std::memcpy(record + 128 + 4 * l, &d, 4);
       }
     }
     for (int64_t s = 0; s < k / 32; ++s) {

@@ -82,6 +82,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -124,13 +125,32 @@ class BlockMatrix {
   int64_t n_ = 0, k_ = 0, row_bytes_ = 0;
 };
 
+// Storage on 64-byte boundaries: the kernels load the activation records 64 bytes at a
+// time, and a load that straddles two cache lines costs two (M = 8 decode: 20 % slower).
+template <typename V>
+struct CacheLineAllocator {
+  using value_type = V;
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT(google-explicit-constructor): rebinding
+  V* allocate(size_t n) { return static_cast<V*>(::operator new(n * sizeof(V), std::align_val_t{64})); }
+  void deallocate(V* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const CacheLineAllocator<U>&) const { return false; }
+};
+
 // x quantised (or kept) for one weight type and kernel; see the math above.
 struct QuantizedActivations {
   // Lanes path, quantised types: one record per (64-element chunk c, row i), chunk-major — the rows
   // of a tile sit next to each other, so a kernel walks them with one pointer:
-  //   int8 q[64]; int32 lane_off[16] (−bias · Σ q over the lane, the kernel's code bias);
-  //   float lane_d[16] (32-element types: d_x of each lane's block; K-quants: 0)
-  static constexpr int64_t kChunkBytes = 192;
+  //   int8 q[64]; int32 lane_off[16] (−bias · Σ q over the lane, the kernel's code bias;
+  //   only where that bias is not 0: record_bytes 128, else 64).
+  // At M = 8 the kernels are bound by how many bytes of these they pull through L1 per
+  // weight chunk, so a record holds nothing else (each lane's d_x is in d32).
+  int64_t record_bytes = 128;
+  static constexpr int64_t kMaxRecordBytes = 128;
 
   BlockType type = BlockType::kF32;  // the weight type these activations are for
   BlockKernel kernel = BlockKernel::kReference;
@@ -138,7 +158,8 @@ struct QuantizedActivations {
   int64_t m = 0, k = 0;
   int64_t kp = 0;               // k zero-padded to 64 (quantised) or 16 (float) elements
   std::vector<float> x;         // float types: m × kp, row-major
-  std::vector<uint8_t> chunks;  // quantised types: kp/64 × m records
+  std::vector<uint8_t, CacheLineAllocator<uint8_t>> chunks;  // quantised types: kp/64 × m records
+  std::vector<float> d32;       // 32-element types: m × kp/32, d_x per 32 elements (0 beyond k)
   std::vector<float> d256;      // K-quants: m × kp/256, d_x per 256 elements
   std::vector<int32_t> sum32;   // Q4_K/Q5_K: m × kp/32, Σ q per 32 elements
   std::vector<float> dsum32;    // Q4_1/Q5_1: m × kp/32, d_x · float(Σ q) per 32 elements
@@ -153,10 +174,9 @@ struct QuantizedActivations {
   std::vector<int32_t> sum_tiles;
   std::vector<float> dsum_tiles;
 
-  const uint8_t* chunk(int64_t i, int64_t c) const { return chunks.data() + (c * m + i) * kChunkBytes; }
+  const uint8_t* chunk(int64_t i, int64_t c) const { return chunks.data() + (c * m + i) * record_bytes; }
   const int8_t* q(int64_t i, int64_t c) const { return reinterpret_cast<const int8_t*>(chunk(i, c)); }
   const int32_t* lane_off(int64_t i, int64_t c) const { return reinterpret_cast<const int32_t*>(chunk(i, c) + 64); }
-  const float* lane_d(int64_t i, int64_t c) const { return reinterpret_cast<const float*>(chunk(i, c) + 128); }
 };
 
 // Quantises (or copies) rows x[i][0..k), i < m, row stride ldx, for weights of `type` and

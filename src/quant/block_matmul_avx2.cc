@@ -99,6 +99,74 @@ inline FVec LoadF(const uint8_t* p) {
   }
 }
 
+// The 64 codes of a chunk of a 32-element type (blocks p0, p0 + kBytes; a missing second
+// block has codes 0).
+template <BlockType T, int64_t kBytes>
+inline CodeVec ChunkCodes32(const uint8_t* p0, bool has1) {
+  const CodeVec u = Codes(Codes32<T>(p0), has1 ? Codes32<T>(p0 + kBytes) : _mm256_setzero_si256());
+  return T == BlockType::kQ8_0 ? BiasQ8(u) : u;
+}
+// The weights' scales of 16 consecutive blocks (8 chunks); Products(dx, s): s[b] = d[b] ·
+// dx[b]; Pair(s, i) = (s[2i] in lanes 0..7, s[2i + 1] in lanes 8..15); blocks beyond
+// `count` read as 0 (dx not read there).
+struct BlockScales32 {
+  alignas(64) float d[16];
+  int64_t count = 0;
+  template <int64_t kBytes>
+  void Load(const uint8_t* first, int64_t n) {
+    count = n;
+    for (int64_t b = 0; b < 16; ++b) d[b] = b < count ? HalfAt(first + b * kBytes) : 0.0f;
+  }
+  void Products(const float* dx, float* s) const {
+    for (int64_t b = 0; b < 16; ++b) s[b] = b < count ? d[b] * dx[b] : 0.0f;
+  }
+  static FVec Pair(const float* s, int i) { return FSet2(s[2 * i], s[2 * i + 1]); }
+};
+template <BlockType T>
+inline CodeVec ChunkCodesK(const uint8_t* p, int c) {
+  __m256i lo, hi;
+  CodesK<T>(p, c, &lo, &hi);
+  return Codes(lo, hi);
+}
+// Σ_s mins[s] · sums[s] over a Q4_K/Q5_K block's 8 sub-blocks (exact: vpmaddwd sees each
+// min, ≤ 63, with high half 0 and each |Σ q over 32| ≤ 4064 < 2^15).
+inline int32_t MinDot8(__m256i mins, const int32_t* sums) {
+  const __m256i p = _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums)));
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+  t = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 1));
+  return _mm_cvtsi128_si32(t);
+}
+
+// A K-quant block's sub-block scales (Chunk(c): each lane's scale for chunk c) and, for
+// Q4_K/Q5_K, MinDot(sums) = Σ_s min[s] · sums[s].
+template <BlockType T>
+struct KScales {
+  const uint8_t* p6 = nullptr;
+  uint8_t sc[8] = {};
+  __m256i mins;  // set by Load (Q4_K/Q5_K)
+  void Load(const uint8_t* p) {
+    if constexpr (T == BlockType::kQ6_K) {
+      p6 = p;
+    } else {
+      uint8_t mn[8];
+      UnpackKScalesMins(p + 4, sc, mn);
+      uint64_t eight;
+      std::memcpy(&eight, mn, 8);
+      mins = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(eight)));
+    }
+  }
+  int32_t MinDot(const int32_t* sums) const { return MinDot8(mins, sums); }
+  IVec Chunk(int c) const {
+    if constexpr (T == BlockType::kQ6_K) {
+      return ISet4(reinterpret_cast<const int8_t*>(p6 + 192 + 4 * c));
+    } else {
+      return ISet2(sc[2 * c], sc[2 * c + 1]);
+    }
+  }
+};
+inline IVec IMulScale(IVec v, IVec scale) { return IMul(v, scale); }
+
 #include "quant/block_matmul_simd_body.h"
 
 }  // namespace

@@ -136,7 +136,6 @@ float Dot(const QuantizedActivations& a, int64_t i, const BlockMatrix& w, int64_
     const int64_t blocks = a.k / 32;
     for (int64_t c = 0; c < a.kp / 64; ++c) {
       const int8_t* q = a.q(i, c);
-      const float* lane_d = a.lane_d(i, c);
       for (int h = 0; h < 2; ++h) {
         const int64_t b = 2 * c + h;
         Block32 wb;  // a missing second block: codes and scales 0
@@ -145,10 +144,11 @@ float Dot(const QuantizedActivations& a, int64_t i, const BlockMatrix& w, int64_
         } else {
           std::memset(wb.code, 0, sizeof wb.code);
         }
+        const float dx = a.d32[i * a.kp / 32 + b];  // 0 for a missing block
         for (int l = 8 * h; l < 8 * h + 8; ++l) {
           int32_t ilane = 0;
           for (int e = 0; e < 4; ++e) ilane += wb.code[4 * (l - 8 * h) + e] * q[4 * l + e];
-          acc[l] = std::fma(wb.d * lane_d[l], static_cast<float>(ilane), acc[l]);
+          acc[l] = std::fma(wb.d * dx, static_cast<float>(ilane), acc[l]);
         }
         if (with_min && b < blocks) accm = std::fma(wb.m, a.dsum32[i * a.kp / 32 + b], accm);
       }

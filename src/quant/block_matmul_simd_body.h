@@ -1,14 +1,27 @@
 // Internal to the SIMD kernels: the loops of block_matmul.h's math, written once against
 // a 16-lane vector vocabulary that each kernel file defines before including this (in its
 // anonymous namespace, after its `#pragma GCC target`):
-//   CodeVec  64 unsigned codes        Codes(lo, hi), BiasQ8(u) (+128 when kQ8Biased)
-//   IVec     16 int32 lanes           IZero, ILoad, IAdd, IMul, ISet2(a, b), ISet4(int8 s[4])
+//   CodeVec  64 unsigned codes        ChunkCodes32<T, kBytes>(p0, has1), ChunkCodesK<T>(p, c)
+//                                     (Q8_0 biased by +128 when kQ8Biased)
+//   IVec     16 int32 lanes           IZero, ILoad, IAdd
 //            Dot(u, x, init) = init + Σ over each lane's 4 bytes of u · x (u unsigned)
 //            DotSigned(w, x, init): the same with signed codes w (only when !kQ8Biased)
-//   FVec     16 float lanes           FZero, FLoad, FMul, FFma, FSet1, FSet2(a, b), Cvt, Reduce
+//   FVec     16 float lanes           FZero, FLoad, FMul, FFma, FSet1, Cvt, Reduce
 //            LoadF<T>(16 weights of a float type)
+//   BlockScales32  the d of 16 blocks: Load<kBytes>(first, count), Products(dx, s) (s = d · dx
+//                  per block), Pair(s, i) → FVec
+//   KScales<T>     a K-quant block's sub-block scales: Load(p), Chunk(c) → IVec;
+//                  IMulScale(v, Chunk(c)) = v · scale per lane (exact); MinDot(sums) =
+//                  Σ over the 8 sub-blocks of min · sums (Q4_K/Q5_K)
+// The kernel files build these so that the loop stays off the shuffle port where they
+// can (block_matmul_avx512.cc).
 // Lane l of every vector covers elements 4l .. 4l+3 of a 64-element chunk, or element l
 // of 16 for the float types, as in the reference.
+
+// Every loop over a tile's rows fully unrolled: otherwise GCC keeps the accumulator array
+// in memory and stores every row's accumulator back on each chunk (8 zmm stores per chunk
+// at M = 8).
+#define INFERA_UNROLL_ROWS _Pragma("GCC unroll 8")
 
 constexpr int64_t kPrefetchBytes = 2048;  // ahead of the weight stream (768: 30 % slower from DRAM)
 
@@ -21,42 +34,47 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
                                                      : 24;
   constexpr bool kMin = T == BlockType::kQ4_1 || T == BlockType::kQ5_1;
   constexpr bool kSigned = T == BlockType::kQ8_0 && !kQ8Biased;
+  // The activations carry lane offsets for the biased codes (CodeBias ≠ 0) only.
+  constexpr bool kOffsets = T == BlockType::kQ4_0 || T == BlockType::kQ5_0 || (T == BlockType::kQ8_0 && kQ8Biased);
   const int64_t blocks = a.k / 32, chunks = a.kp / 64, kp = a.kp;
   (void)kp;
   FVec acc[R];
   float accm[R];
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) {
     acc[r] = FZero();
     accm[r] = 0.0f;
   }
+  BlockScales32 scales;
+  alignas(64) float products[R][16];  // d_w · d_x of the 16 blocks of the current 8 chunks, per row
   for (int64_t c = 0; c < chunks; ++c) {
     const uint8_t* p0 = row + 2 * c * kBytes;
     _mm_prefetch(reinterpret_cast<const char*>(p0 + kPrefetchBytes), _MM_HINT_T0);
     const bool has1 = 2 * c + 1 < blocks;
-    const __m256i lo = Codes32<T>(p0);
-    const __m256i hi = has1 ? Codes32<T>(p0 + kBytes) : _mm256_setzero_si256();
-    const float d0 = HalfAt(p0), d1 = has1 ? HalfAt(p0 + kBytes) : 0.0f;
+    if ((c & 7) == 0) {
+      scales.template Load<kBytes>(p0, std::min<int64_t>(16, blocks - 2 * c));
+      INFERA_UNROLL_ROWS
+      for (int r = 0; r < R; ++r) scales.Products(a.d32.data() + (r0 + r) * kp / 32 + 2 * c, products[r]);
+    }
     float m0 = 0.0f, m1 = 0.0f;
     if constexpr (kMin) {
       m0 = HalfAt(p0 + 2);
       m1 = has1 ? HalfAt(p0 + kBytes + 2) : 0.0f;
     }
-    CodeVec u = Codes(lo, hi);
-    if constexpr (T == BlockType::kQ8_0) u = BiasQ8(u);
-    const FVec wd = FSet2(d0, d1);
+    const CodeVec u = ChunkCodes32<T, kBytes>(p0, has1);
     const uint8_t* records = a.chunk(r0, c);  // the tile's rows, one record after another
+    INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) {
-      const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
+      const uint8_t* record = records + r * a.record_bytes;
       const auto* x = reinterpret_cast<const int8_t*>(record);
-      const IVec init = ILoad(reinterpret_cast<const int32_t*>(record + 64));
+      const IVec init = kOffsets ? ILoad(reinterpret_cast<const int32_t*>(record + 64)) : IZero();
       IVec v;
       if constexpr (kSigned) {
         v = DotSigned(u, x, init);
       } else {
         v = Dot(u, x, init);
       }
-      const FVec s = FMul(wd, FLoad(reinterpret_cast<const float*>(record + 128)));
-      acc[r] = FFma(s, Cvt(v), acc[r]);
+      acc[r] = FFma(BlockScales32::Pair(products[r], static_cast<int>(c & 7)), Cvt(v), acc[r]);
       if constexpr (kMin) {
         const float* ds = a.dsum32.data() + (r0 + r) * kp / 32 + 2 * c;
         accm[r] = std::fma(m0, ds[0], accm[r]);
@@ -64,6 +82,7 @@ void Tile32(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float
       }
     }
   }
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = kMin ? Reduce(acc[r]) + accm[r] : Reduce(acc[r]);
 }
 
@@ -74,6 +93,7 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
   const int64_t kp = a.kp;
   FVec acc[R];
   float accm[R];
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) {
     acc[r] = FZero();
     accm[r] = 0.0f;
@@ -83,46 +103,36 @@ void TileK(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 64), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 128), _MM_HINT_T0);
-    uint8_t sc[8] = {}, mn[8] = {};
-    float d, dmin = 0.0f;
-    if constexpr (kQ6) {
-      d = HalfAt(p + 208);
-    } else {
-      d = HalfAt(p);
-      dmin = HalfAt(p + 2);
-      for (int s = 0; s < 8; ++s) UnpackKScaleMin(p + 4, s, &sc[s], &mn[s]);
-    }
+    KScales<T> scales;
+    scales.Load(p);
+    const float d = HalfAt(kQ6 ? p + 208 : p), dmin = kQ6 ? 0.0f : HalfAt(p + 2);
     IVec il[R];
+    INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) il[r] = IZero();
+    _Pragma("GCC unroll 4")
     for (int c = 0; c < 4; ++c) {
-      __m256i lo, hi;
-      CodesK<T>(p, c, &lo, &hi);
-      const CodeVec u = Codes(lo, hi);
-      IVec scale;
-      if constexpr (kQ6) {
-        scale = ISet4(reinterpret_cast<const int8_t*>(p + 192 + 4 * c));
-      } else {
-        scale = ISet2(sc[2 * c], sc[2 * c + 1]);
-      }
+      const CodeVec u = ChunkCodesK<T>(p, c);
+      const IVec scale = scales.Chunk(c);
       const uint8_t* records = a.chunk(r0, 4 * b + c);
+      INFERA_UNROLL_ROWS
       for (int r = 0; r < R; ++r) {
-        const uint8_t* record = records + r * QuantizedActivations::kChunkBytes;
+        const uint8_t* record = records + r * a.record_bytes;
         const IVec init = kQ6 ? ILoad(reinterpret_cast<const int32_t*>(record + 64)) : IZero();
-        il[r] = IAdd(il[r], IMul(Dot(u, reinterpret_cast<const int8_t*>(record), init), scale));
+        il[r] = IAdd(il[r], IMulScale(Dot(u, reinterpret_cast<const int8_t*>(record), init), scale));
       }
     }
+    INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) {
       const int64_t i = r0 + r;
       const float dx = a.d256[i * kp / 256 + b];
       acc[r] = FFma(FSet1(d * dx), Cvt(il[r]), acc[r]);
       if constexpr (!kQ6) {
-        const int32_t* sums = a.sum32.data() + i * kp / 32 + 8 * b;
-        int32_t isum_m = 0;
-        for (int s = 0; s < 8; ++s) isum_m += mn[s] * sums[s];
+        const int32_t isum_m = scales.MinDot(a.sum32.data() + i * kp / 32 + 8 * b);
         accm[r] = std::fma(dmin * dx, static_cast<float>(isum_m), accm[r]);
       }
     }
   }
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = kQ6 ? Reduce(acc[r]) : Reduce(acc[r]) - accm[r];
 }
 
@@ -131,6 +141,7 @@ void TileF(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
   constexpr int64_t kElem = T == BlockType::kF32 ? 4 : 2;
   const int64_t full = a.k / 16, tail = a.k % 16;
   FVec acc[R];
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) acc[r] = FZero();
   for (int64_t g = 0; g <= full; ++g) {
     const uint8_t* p = row + 16 * g * kElem;
@@ -144,8 +155,10 @@ void TileF(const QuantizedActivations& a, const uint8_t* row, int64_t r0, float*
       _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes), _MM_HINT_T0);
     }
     const FVec w = LoadF<T>(p);
+    INFERA_UNROLL_ROWS
     for (int r = 0; r < R; ++r) acc[r] = FFma(FLoad(a.x.data() + (r0 + r) * a.kp + 16 * g), w, acc[r]);
   }
+  INFERA_UNROLL_ROWS
   for (int r = 0; r < R; ++r) y[(r0 + r) * ldy + j] = Reduce(acc[r]);
 }
 

@@ -69,3 +69,22 @@ inline void CodesK(const uint8_t* p, int c, __m256i* lo, __m256i* hi) {
     }
   }
 }
+
+// All 8 sub-block scales and mins of a Q4_K/Q5_K block (12 packed bytes; the per-index
+// UnpackKScaleMin of dequantize.h, four at a time in 32-bit words). Sub-blocks 0..3 keep
+// the low 6 bits of bytes 0..3 (scales) and 4..7 (mins); 4..7 take their low 4 bits from
+// bytes 8..11 (scales: low nibbles, mins: high nibbles) and their top 2 bits from the top
+// 2 bits of bytes 0..3 (scales) and 4..7 (mins).
+inline void UnpackKScalesMins(const uint8_t* q12, uint8_t sc[8], uint8_t mn[8]) {
+  uint32_t a, b, c;
+  std::memcpy(&a, q12, 4);
+  std::memcpy(&b, q12 + 4, 4);
+  std::memcpy(&c, q12 + 8, 4);
+  const uint32_t sc_lo = a & 0x3F3F3F3Fu, mn_lo = b & 0x3F3F3F3Fu;
+  const uint32_t sc_hi = (c & 0x0F0F0F0Fu) | ((a >> 2) & 0x30303030u);
+  const uint32_t mn_hi = ((c >> 4) & 0x0F0F0F0Fu) | ((b >> 2) & 0x30303030u);
+  std::memcpy(sc, &sc_lo, 4);
+  std::memcpy(sc + 4, &sc_hi, 4);
+  std::memcpy(mn, &mn_lo, 4);
+  std::memcpy(mn + 4, &mn_hi, 4);
+}
