@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "common/cpu_features.h"
 #include "quant/block_matmul_kernels.h"
@@ -71,9 +72,13 @@ bool BlockKernelSupported(BlockKernel kernel) {
   return false;
 }
 
+int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type) {
+  if (kernel != BlockKernel::kAmx || !IsQuantized(type)) return std::numeric_limits<int64_t>::max();
+  return type == BlockType::kQ8_0 || type == BlockType::kQ4_0 ? kBlockSumsColumnsMinRows : kBlockSumsMinRows;
+}
+
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m) {
-  return kernel == BlockKernel::kAmx && IsQuantized(type) && m >= kBlockSumsMinRows ? BlockPath::kBlockSums
-                                                                                     : BlockPath::kLanes;
+  return m >= BlockSumsMinRows(kernel, type) ? BlockPath::kBlockSums : BlockPath::kLanes;
 }
 
 BlockKernel BestBlockKernel() {
@@ -156,6 +161,9 @@ void FillBlockSums(const float* x, int64_t ldx, bool avx512, QuantizedActivation
   a->d_tiles.assign(static_cast<size_t>(tiles * blocks * 16), 0.0f);
   if (with_sub_sums) a->sum_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0);
   if (with_min) a->dsum_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0.0f);
+  // The columns kernel's unsigned-code bias c (u = w_int + c); 0: no offsets.
+  const int offset_bias = type == BlockType::kQ8_0 ? 128 : type == BlockType::kQ4_0 ? 8 : 0;
+  if (offset_bias != 0) a->offset_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0);
   std::vector<int8_t> q(static_cast<size_t>(k));
   std::vector<float> block_d(static_cast<size_t>(blocks));
   for (int64_t i = 0; i < m; ++i) {
@@ -168,13 +176,14 @@ void FillBlockSums(const float* x, int64_t ldx, bool avx512, QuantizedActivation
     int8_t* dst = a->q_tiles.data() + (t * quads * 16 + row) * 4;
     for (int64_t r = 0; r < quads; ++r) std::memcpy(dst + r * 64, q.data() + 4 * r, 4);
     for (int64_t b = 0; b < blocks; ++b) a->d_tiles[(t * blocks + b) * 16 + row] = block_d[b];
-    if (with_min || with_sub_sums) {
+    if (with_min || with_sub_sums || offset_bias != 0) {
       for (int64_t s = 0; s < k / 32; ++s) {
         int32_t sum = 0;
         for (int e = 0; e < 32; ++e) sum += q[32 * s + e];
         const size_t at = static_cast<size_t>((t * (k / 32) + s) * 16 + row);
         if (with_sub_sums) a->sum_tiles[at] = sum;
         if (with_min) a->dsum_tiles[at] = block_d[s] * static_cast<float>(sum);
+        if (offset_bias != 0) a->offset_tiles[at] = -offset_bias * sum;
       }
     }
   }
@@ -274,7 +283,9 @@ std::string BlockMatmul(const QuantizedActivations& a, const BlockMatrix& w, flo
   if (ldy < w.n()) return "output row stride " + std::to_string(ldy) + " < n " + std::to_string(w.n());
   if (col_begin == col_end) return "";
   if (a.path == BlockPath::kBlockSums) {
-    if (a.kernel == BlockKernel::kAmx) {
+    if (a.kernel == BlockKernel::kAmx && a.m < 16 && (a.type == BlockType::kQ8_0 || a.type == BlockType::kQ4_0)) {
+      block_matmul_internal::ColumnsAvx512(a, w, y, ldy, col_begin, col_end);
+    } else if (a.kernel == BlockKernel::kAmx) {
       block_matmul_internal::AmxColumns(a, w, y, ldy, col_begin, col_end);
     } else {
       block_matmul_internal::ReferenceColumns(a, w, y, ldy, col_begin, col_end);

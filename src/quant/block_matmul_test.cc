@@ -100,7 +100,7 @@ TEST_P(KernelTest, EqualsReferenceBitForBit) {
   uint32_t seed = 1;
   for (BlockType type : kAllTypes) {
     for (int64_t k : RowLengths(type)) {
-      for (int64_t m : {1, 2, 7, 8, 9, 15, 16, 17, 33}) {  // 15 | 16: the AMX kernel's path switch
+      for (int64_t m : {1, 2, 3, 7, 8, 9, 15, 16, 17, 33}) {  // 1 | 2, 15 | 16: the AMX kernel's path switches
         for (bool random_bytes : {false, true}) {
           const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);
           std::vector<float> x = Normal(static_cast<size_t>(m * k), ++seed);
@@ -162,16 +162,22 @@ TEST(BlockSumsTest, AmxEqualsReferenceBitForBit) {
       EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 64), BlockPath::kLanes) << Name(type);
       continue;
     }
-    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 15), BlockPath::kLanes);
+    const bool columns = type == BlockType::kQ8_0 || type == BlockType::kQ4_0;  // the AVX-512 columns kernel
+    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 1), BlockPath::kLanes);
+    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 2), columns ? BlockPath::kBlockSums : BlockPath::kLanes);
+    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 15), columns ? BlockPath::kBlockSums : BlockPath::kLanes);
     EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 16), BlockPath::kBlockSums);
     EXPECT_EQ(BlockPathFor(BlockKernel::kAvx512Vnni, type, 512), BlockPath::kLanes);
     const int64_t k = Info(type).block_elements == 256 ? 2304 : 1056;
     for (int64_t n : {1, 16, 35}) {
-      for (int64_t m : {16, 40}) {
+      // Q8_0/Q4_0 below 16 rows: the AVX-512 columns kernel (every M it has a variant for).
+      const std::vector<int64_t> ms = columns ? std::vector<int64_t>{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 40}
+                                              : std::vector<int64_t>{16, 40};
+      for (int64_t m : ms) {
         for (bool random_bytes : {false, true}) {
           const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);
           std::vector<float> x = Normal(static_cast<size_t>(m * k), ++seed);
-          if (random_bytes) x[5] = -3e4f;
+          if (random_bytes) x[5 % (m * k)] = -3e4f;
           const auto expected =
               Multiply(BlockKernel::kReference, x, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums);
           const auto got = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k);
