@@ -74,7 +74,7 @@ bool BlockKernelSupported(BlockKernel kernel) {
 
 int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type) {
   if (kernel != BlockKernel::kAmx || !IsQuantized(type)) return std::numeric_limits<int64_t>::max();
-  return type == BlockType::kQ8_0 || type == BlockType::kQ4_0 ? kBlockSumsColumnsMinRows : kBlockSumsMinRows;
+  return HasColumnsKernel(type) ? kBlockSumsColumnsMinRows : kBlockSumsMinRows;
 }
 
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m) {
@@ -283,7 +283,7 @@ std::string BlockMatmul(const QuantizedActivations& a, const BlockMatrix& w, flo
   if (ldy < w.n()) return "output row stride " + std::to_string(ldy) + " < n " + std::to_string(w.n());
   if (col_begin == col_end) return "";
   if (a.path == BlockPath::kBlockSums) {
-    if (a.kernel == BlockKernel::kAmx && a.m < 16 && (a.type == BlockType::kQ8_0 || a.type == BlockType::kQ4_0)) {
+    if (a.kernel == BlockKernel::kAmx && a.m < 16 && HasColumnsKernel(a.type)) {
       block_matmul_internal::ColumnsAvx512(a, w, y, ldy, col_begin, col_end);
     } else if (a.kernel == BlockKernel::kAmx) {
       block_matmul_internal::AmxColumns(a, w, y, ldy, col_begin, col_end);

@@ -58,7 +58,7 @@
 //   lanes contract.
 // The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only where
 // the kernel is kAmx, the type quantised and M ≥ BlockSumsMinRows(kernel, type): 16 (one
-// tile of rows) for most types, 2 for Q8_0 and Q4_0, whose batched decode steps (2 ≤ M <
+// tile of rows) for most types, 2 for Q8_0, Q4_0 and Q4_K (HasColumnsKernel), whose batched decode steps (2 ≤ M <
 // 16) run the same contract in AVX-512 VNNI with one weight row per float lane
 // (block_matmul_columns_avx512.cc: one convert and fma per 512 products instead of per 64,
 // 2.0-2.5× the lanes kernel at M = 8). The reference kernel
@@ -68,7 +68,7 @@
 //
 // Batch invariance: within one path a row's result depends neither on the other rows nor
 // on the column split. Across the threshold it does: the same row gives (slightly)
-// different bits below BlockSumsMinRows and at or above it on an AMX CPU (Q8_0/Q4_0: a
+// different bits below BlockSumsMinRows and at or above it on an AMX CPU (Q8_0/Q4_0/Q4_K: a
 // sequence decoded alone, M = 1, against one decoded beside others; other types: decode
 // against prefill).
 // Both are deterministic: the same (M, input) gives the same bits on every run and thread
@@ -108,12 +108,17 @@ bool BlockKernelSupported(BlockKernel kernel);
 // Which contract (above) a product is computed by.
 enum class BlockPath { kLanes, kBlockSums };
 // The M from which the AMX kernel takes the block-sums path: one full tile of rows, or
-// for Q8_0 and Q4_0 (the AVX-512 columns kernel below a tile) two rows.
+// for Q8_0, Q4_0 and Q4_K (the AVX-512 columns kernel below a tile) two rows.
 constexpr int64_t kBlockSumsMinRows = 16;
 constexpr int64_t kBlockSumsColumnsMinRows = 2;
 // kBlockSumsMinRows or kBlockSumsColumnsMinRows as above; int64 max where the kernel never
 // takes the block-sums path (not kAmx, or a float type).
 int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type);
+// Whether the AVX-512 columns kernel computes `type` below kBlockSumsMinRows on kAmx:
+// Q8_0, Q4_0 and Q4_K.
+inline bool HasColumnsKernel(BlockType type) {
+  return type == BlockType::kQ8_0 || type == BlockType::kQ4_0 || type == BlockType::kQ4_K;
+}
 // kBlockSums iff m ≥ BlockSumsMinRows(kernel, type).
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m);
 

@@ -1,5 +1,5 @@
-// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0 and Q4_0,
-// 2 ≤ M < 16, the batched decode steps), in AVX-512 VNNI: the 16 float lanes of a vector
+// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0, Q4_0 and
+// Q4_K, 2 ≤ M < 16, the batched decode steps), in AVX-512 VNNI: the 16 float lanes of a vector
 // are 16 output columns (weight rows), not 16 places along K as on the lanes path.
 //
 // Per panel of 16 weight rows and per 32-element block: the 16 rows' codes are transposed
@@ -46,39 +46,46 @@ constexpr int32_t kLaneRow[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 
 template <BlockType T>
 constexpr int64_t kBlockBytes = T == BlockType::kQ8_0 ? 34 : 18;
 
+// 32 bytes at p of each of 16 rows (row stride `stride`) as 8 vectors: lane q of t[g]
+// holds bytes 4g .. 4g+3 of row kLaneRow[q]. z[l] = row l | row l + 8, then an 8×8 dword
+// transpose within each 256-bit half.
+inline void Transpose32(const uint8_t* p, int64_t stride, __m512i t[8]) {
+  __m512i z[8];
+  for (int l = 0; l < 8; ++l) {
+    z[l] = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + l * stride))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + (l + 8) * stride)), 1);
+  }
+  __m512i s1[8], s2[8];
+  for (int l = 0; l < 8; l += 2) {
+    s1[l] = _mm512_unpacklo_epi32(z[l], z[l + 1]);
+    s1[l + 1] = _mm512_unpackhi_epi32(z[l], z[l + 1]);
+  }
+  // s2[g] (rows 0..3 | 8..11) and s2[4 + g] (rows 4..7 | 12..15): 128-bit lane 0 holds
+  // dword g of the first four rows, lane 1 dword g + 4, lanes 2 and 3 the same for the
+  // second four.
+  s2[0] = _mm512_unpacklo_epi64(s1[0], s1[2]);
+  s2[1] = _mm512_unpackhi_epi64(s1[0], s1[2]);
+  s2[2] = _mm512_unpacklo_epi64(s1[1], s1[3]);
+  s2[3] = _mm512_unpackhi_epi64(s1[1], s1[3]);
+  s2[4] = _mm512_unpacklo_epi64(s1[4], s1[6]);
+  s2[5] = _mm512_unpackhi_epi64(s1[4], s1[6]);
+  s2[6] = _mm512_unpacklo_epi64(s1[5], s1[7]);
+  s2[7] = _mm512_unpackhi_epi64(s1[5], s1[7]);
+  for (int g = 0; g < 4; ++g) {
+    t[g] = _mm512_shuffle_i32x4(s2[g], s2[4 + g], 0x88);
+    t[g + 4] = _mm512_shuffle_i32x4(s2[g], s2[4 + g], 0xDD);
+  }
+}
+
 // Block b of the 16 weight rows at p (row stride `stride`) as 8 vectors of unsigned codes
-// (lane p: weight row kLaneRow[p]; vector g: its elements 4g .. 4g+3).
+// (lane q: weight row kLaneRow[q]; vector g: its elements 4g .. 4g+3).
 template <BlockType T>
 inline void TransposeBlock(const uint8_t* p, int64_t stride, __m512i v[8]) {
   if constexpr (T == BlockType::kQ8_0) {
-    // z[l] = row l's 32 codes | row l + 8's; an 8×8 dword transpose within each 256-bit half.
-    __m512i z[8];
-    for (int l = 0; l < 8; ++l) {
-      z[l] = _mm512_inserti64x4(
-          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 + l * stride))),
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 + (l + 8) * stride)), 1);
-    }
-    __m512i s1[8], s2[8];
-    for (int l = 0; l < 8; l += 2) {
-      s1[l] = _mm512_unpacklo_epi32(z[l], z[l + 1]);
-      s1[l + 1] = _mm512_unpackhi_epi32(z[l], z[l + 1]);
-    }
-    // s2[g] (rows 0..3 | 8..11) and s2[4 + g] (rows 4..7 | 12..15): 128-bit lane 0 holds
-    // dword g of the first four rows, lane 1 dword g + 4, lanes 2 and 3 the same for the
-    // second four.
-    s2[0] = _mm512_unpacklo_epi64(s1[0], s1[2]);
-    s2[1] = _mm512_unpackhi_epi64(s1[0], s1[2]);
-    s2[2] = _mm512_unpacklo_epi64(s1[1], s1[3]);
-    s2[3] = _mm512_unpackhi_epi64(s1[1], s1[3]);
-    s2[4] = _mm512_unpacklo_epi64(s1[4], s1[6]);
-    s2[5] = _mm512_unpackhi_epi64(s1[4], s1[6]);
-    s2[6] = _mm512_unpacklo_epi64(s1[5], s1[7]);
-    s2[7] = _mm512_unpackhi_epi64(s1[5], s1[7]);
+    Transpose32(p + 2, stride, v);
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // signed q → u = q + 128
-    for (int g = 0; g < 4; ++g) {
-      v[g] = _mm512_xor_si512(_mm512_shuffle_i32x4(s2[g], s2[4 + g], 0x88), flip);
-      v[g + 4] = _mm512_xor_si512(_mm512_shuffle_i32x4(s2[g], s2[4 + g], 0xDD), flip);
-    }
+    for (int g = 0; g < 8; ++g) v[g] = _mm512_xor_si512(v[g], flip);
   } else {
     // z[a]'s 128-bit lane i = the 16 bytes of row kLaneRow[4i + a]; a 4×4 dword transpose
     // within each 128-bit lane puts dword g of row kLaneRow[p] in lane p of d[g].
@@ -147,21 +154,115 @@ void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, cons
   for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, acc[r]));
 }
 
-template <BlockType T, int R>
-void PanelsOf(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1) {
+// Byte j (0..3) of each dword lane, zero-extended.
+inline __m512i ByteOf(__m512i words, int j) {
+  return _mm512_and_si512(_mm512_srli_epi32(words, 8 * j), _mm512_set1_epi32(0xFF));
+}
+
+// Q4_K (144-byte super-blocks of 256: d, dmin, 12 bytes of 6-bit sub-block scales and
+// mins, 128 bytes of nibbles; chunk c's 32 bytes hold sub-block 2c in the low nibbles and
+// 2c + 1 in the high ones). Per super-block and 16 weight rows: the four chunks
+// transposed into 8 + 8 code vectors each (kept in L1, `codes`), the sub-block scales and
+// mins as vectors (lane q: weight row kLaneRow[q]); then per row of x, per sub-block 8
+// vpdpbusd give the 16 exact sums, times the scale (vpmulld: the sums need 17 bits), and
+// the mins' Σ_s mn[s] · Σ q_s by 4 vpdpwssd on (mn, Σ q) int16 pairs. The contract's
+// two fmas per super-block follow. Rows: any M < 16 (their accumulators are in `acc`).
+void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, const uint8_t* next, float* y,
+              int64_t ldy, int64_t j0, int cols) {
+  constexpr int64_t kBytes = 144;
+  const int64_t supers = a.k / 256, rows = a.m;
+  const __m512i lane_offsets =
+      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  alignas(64) float acc[16][16] = {}, accm[16][16] = {};
+  alignas(64) __m512i codes[4][16];  // [chunk][g: low nibbles 0..7, high 8..15]
+  const __m512i m4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63);
+  for (int64_t b = 0; b < supers; ++b) {
+    const uint8_t* block = p + b * kBytes;
+    if (next != nullptr) {
+      const char* ahead = reinterpret_cast<const char*>(next + b * 16 * kBytes);
+      for (int64_t o = 0; o < 16 * kBytes; o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
+    }
+    // d | dmin, and the 12 scale bytes as three dwords, per weight row.
+    const __m512i head = _mm512_i32gather_epi32(lane_offsets, block, 1);
+    const __m512i s0 = _mm512_i32gather_epi32(lane_offsets, block + 4, 1);
+    const __m512i s1 = _mm512_i32gather_epi32(lane_offsets, block + 8, 1);
+    const __m512i s2 = _mm512_i32gather_epi32(lane_offsets, block + 12, 1);
+    const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head));
+    const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16)));
+    // UnpackKScaleMin per lane: byte j of the 12 is byte j % 4 of s[j / 4].
+    __m512i sc[8], mn[8];
+    for (int j = 0; j < 4; ++j) {
+      sc[j] = _mm512_and_si512(ByteOf(s0, j), m6);
+      mn[j] = _mm512_and_si512(ByteOf(s1, j), m6);
+      const __m512i hi = ByteOf(s2, j);  // byte j + 8
+      sc[j + 4] = _mm512_or_si512(_mm512_and_si512(hi, _mm512_set1_epi32(15)),
+                                  _mm512_slli_epi32(_mm512_srli_epi32(ByteOf(s0, j), 6), 4));
+      mn[j + 4] = _mm512_or_si512(_mm512_srli_epi32(hi, 4), _mm512_slli_epi32(_mm512_srli_epi32(ByteOf(s1, j), 6), 4));
+    }
+    __m512i mn_pairs[4];  // lane: mn[2t] | mn[2t + 1] << 16, for vpdpwssd
+    for (int t = 0; t < 4; ++t) mn_pairs[t] = _mm512_or_si512(mn[2 * t], _mm512_slli_epi32(mn[2 * t + 1], 16));
+    for (int c = 0; c < 4; ++c) {
+      __m512i t[8];
+      Transpose32(block + 16 + 32 * c, stride, t);
+      for (int g = 0; g < 8; ++g) {
+        codes[c][g] = _mm512_and_si512(t[g], m4);
+        codes[c][8 + g] = _mm512_and_si512(_mm512_srli_epi16(t[g], 4), m4);
+      }
+    }
+    const int8_t* q = a.q_tiles.data() + b * 64 * 64;  // quad 64b + e of row i at q + 64e + 4i
+    const float* dx = a.d_tiles.data() + b * 16;
+    const int32_t* sums = a.sum_tiles.data() + b * 8 * 16;  // sub-block s of row i: sums[16s + i]
+    for (int64_t r = 0; r < rows; ++r) {
+      __m512i isum = _mm512_setzero_si512();
+      for (int c = 0; c < 4; ++c) {
+        __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {
+          int32_t qlo, qhi;
+          std::memcpy(&qlo, q + 64 * (16 * c + g) + 4 * r, 4);
+          std::memcpy(&qhi, q + 64 * (16 * c + 8 + g) + 4 * r, 4);
+          lo = _mm512_dpbusd_epi32(lo, codes[c][g], _mm512_set1_epi32(qlo));
+          hi = _mm512_dpbusd_epi32(hi, codes[c][8 + g], _mm512_set1_epi32(qhi));
+        }
+        isum = _mm512_add_epi32(isum, _mm512_add_epi32(_mm512_mullo_epi32(lo, sc[2 * c]),
+                                                       _mm512_mullo_epi32(hi, sc[2 * c + 1])));
+      }
+      __m512i msum = _mm512_setzero_si512();
+      for (int t = 0; t < 4; ++t) {
+        // Σ q over 32 fits int16 (|Σ| ≤ 32 · 127), as does mn ≤ 63.
+        const uint32_t pair = static_cast<uint16_t>(sums[16 * (2 * t) + r]) |
+                              static_cast<uint32_t>(static_cast<uint16_t>(sums[16 * (2 * t + 1) + r])) << 16;
+        msum = _mm512_dpwssd_epi32(msum, mn_pairs[t], _mm512_set1_epi32(static_cast<int32_t>(pair)));
+      }
+      const __m512 vdx = _mm512_set1_ps(dx[r]);
+      _mm512_store_ps(acc[r], _mm512_fmadd_ps(_mm512_mul_ps(d, vdx), _mm512_cvtepi32_ps(isum), _mm512_load_ps(acc[r])));
+      _mm512_store_ps(accm[r],
+                      _mm512_fmadd_ps(_mm512_mul_ps(dmin, vdx), _mm512_cvtepi32_ps(msum), _mm512_load_ps(accm[r])));
+    }
+  }
+  const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
+  const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m512 out = _mm512_sub_ps(_mm512_load_ps(acc[r]), _mm512_load_ps(accm[r]));
+    _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, out));
+  }
+}
+
+// Columns [c0, c1) panel by panel: panel(p, stride, next, j0, cols) as Panel's arguments.
+template <typename PanelFn>
+void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
   const int64_t stride = w.row_bytes();
   for (int64_t j0 = c0; j0 < c1; j0 += 16) {
     const int cols = static_cast<int>(std::min<int64_t>(16, c1 - j0));
     if (cols == 16) {
-      const uint8_t* next = j0 + 32 <= c1 ? w.row(j0 + 16) : nullptr;
-      Panel<T, R>(a, w.row(j0), stride, next, y, ldy, j0, 16);
+      panel(w.row(j0), stride, j0 + 32 <= c1 ? w.row(j0 + 16) : nullptr, j0, 16);
     } else {
       // The last, partial panel: its rows copied in front of zero rows, so that the 16
       // loads of a block stay inside memory this thread owns.
       thread_local std::vector<uint8_t> padded;
       padded.assign(static_cast<size_t>(16 * stride), 0);
       std::memcpy(padded.data(), w.row(j0), static_cast<size_t>(cols * stride));
-      Panel<T, R>(a, padded.data(), stride, nullptr, y, ldy, j0, cols);
+      panel(padded.data(), stride, nullptr, j0, cols);
     }
   }
 }
@@ -169,8 +270,10 @@ void PanelsOf(const QuantizedActivations& a, const BlockMatrix& w, float* y, int
 template <BlockType T, int R = 1>
 void Dispatch(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1) {
   if constexpr (R < 16) {
-    if (a.m == R) return PanelsOf<T, R>(a, w, y, ldy, c0, c1);
-    return Dispatch<T, R + 1>(a, w, y, ldy, c0, c1);
+    if (a.m != R) return Dispatch<T, R + 1>(a, w, y, ldy, c0, c1);
+    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, const uint8_t* next, int64_t j0, int cols) {
+      Panel<T, R>(a, p, stride, next, y, ldy, j0, cols);
+    });
   }
 }
 
@@ -180,6 +283,11 @@ void ColumnsAvx512(const QuantizedActivations& a, const BlockMatrix& w, float* y
                    int64_t c1) {
   if (w.type() == BlockType::kQ8_0) return Dispatch<BlockType::kQ8_0>(a, w, y, ldy, c0, c1);
   if (w.type() == BlockType::kQ4_0) return Dispatch<BlockType::kQ4_0>(a, w, y, ldy, c0, c1);
+  if (w.type() == BlockType::kQ4_K) {
+    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, const uint8_t* next, int64_t j0, int cols) {
+      PanelQ4K(a, p, stride, next, y, ldy, j0, cols);
+    });
+  }
 }
 
 }  // namespace infera::quant::block_matmul_internal

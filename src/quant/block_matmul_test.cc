@@ -162,7 +162,7 @@ TEST(BlockSumsTest, AmxEqualsReferenceBitForBit) {
       EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 64), BlockPath::kLanes) << Name(type);
       continue;
     }
-    const bool columns = type == BlockType::kQ8_0 || type == BlockType::kQ4_0;  // the AVX-512 columns kernel
+    const bool columns = HasColumnsKernel(type);  // the AVX-512 columns kernel
     EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 1), BlockPath::kLanes);
     EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 2), columns ? BlockPath::kBlockSums : BlockPath::kLanes);
     EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 15), columns ? BlockPath::kBlockSums : BlockPath::kLanes);
@@ -170,7 +170,7 @@ TEST(BlockSumsTest, AmxEqualsReferenceBitForBit) {
     EXPECT_EQ(BlockPathFor(BlockKernel::kAvx512Vnni, type, 512), BlockPath::kLanes);
     const int64_t k = Info(type).block_elements == 256 ? 2304 : 1056;
     for (int64_t n : {1, 16, 35}) {
-      // Q8_0/Q4_0 below 16 rows: the AVX-512 columns kernel (every M it has a variant for).
+      // Q8_0/Q4_0/Q4_K below 16 rows: the AVX-512 columns kernel (every M it has a variant for).
       const std::vector<int64_t> ms = columns ? std::vector<int64_t>{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 40}
                                               : std::vector<int64_t>{16, 40};
       for (int64_t m : ms) {
