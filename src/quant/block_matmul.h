@@ -58,19 +58,19 @@
 //   lanes contract.
 // The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only where
 // the kernel is kAmx, the type quantised and M ≥ BlockSumsMinRows(kernel, type): 16 (one
-// tile of rows) for most types, 2 for Q8_0, Q4_0 and Q4_K (HasColumnsKernel), whose batched decode steps (2 ≤ M <
-// 16) run the same contract in AVX-512 VNNI with one weight row per float lane
-// (block_matmul_columns_avx512.cc: one convert and fma per 512 products instead of per 64,
-// 2.0-2.5× the lanes kernel at M = 8). The reference kernel
-// computes either contract (the tests force the path), so the AMX kernel is checked bit
-// for bit against it; against fp32 the bound is the same as above (the integer sums are
-// exact, and either float sequence is a rounding of the same real sum).
+// tile of rows) for most types; 2 for Q8_0, Q4_0, Q4_K and Q6_K (HasColumnsKernel), whose
+// batched decode steps (2 ≤ M < 16) run the same contract in AVX-512 VNNI with one weight
+// row per float lane (block_matmul_columns_avx512.cc: a convert and an fma per 512
+// products instead of per 64). The reference kernel computes either contract (the tests
+// force the path), so the AMX kernel is checked bit for bit against it; against fp32 the
+// bound is the same as above (the integer sums are exact, and either float sequence is a
+// rounding of the same real sum).
 //
 // Batch invariance: within one path a row's result depends neither on the other rows nor
 // on the column split. Across the threshold it does: the same row gives (slightly)
-// different bits below BlockSumsMinRows and at or above it on an AMX CPU (Q8_0/Q4_0/Q4_K: a
-// sequence decoded alone, M = 1, against one decoded beside others; other types: decode
-// against prefill).
+// different bits below BlockSumsMinRows and at or above it on an AMX CPU (Q8_0, Q4_0,
+// Q4_K, Q6_K: a sequence decoded alone, M = 1, against one decoded beside others; the
+// other types: decode against prefill).
 // Both are deterministic: the same (M, input) gives the same bits on every run and thread
 // count, and on every CPU with the same BestBlockKernel.
 //
@@ -108,16 +108,16 @@ bool BlockKernelSupported(BlockKernel kernel);
 // Which contract (above) a product is computed by.
 enum class BlockPath { kLanes, kBlockSums };
 // The M from which the AMX kernel takes the block-sums path: one full tile of rows, or
-// for Q8_0, Q4_0 and Q4_K (the AVX-512 columns kernel below a tile) two rows.
+// for HasColumnsKernel's types (the AVX-512 columns kernel below a tile) two rows.
 constexpr int64_t kBlockSumsMinRows = 16;
 constexpr int64_t kBlockSumsColumnsMinRows = 2;
 // kBlockSumsMinRows or kBlockSumsColumnsMinRows as above; int64 max where the kernel never
 // takes the block-sums path (not kAmx, or a float type).
 int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type);
 // Whether the AVX-512 columns kernel computes `type` below kBlockSumsMinRows on kAmx:
-// Q8_0, Q4_0 and Q4_K.
+// Q8_0, Q4_0, Q4_K and Q6_K.
 inline bool HasColumnsKernel(BlockType type) {
-  return type == BlockType::kQ8_0 || type == BlockType::kQ4_0 || type == BlockType::kQ4_K;
+  return type == BlockType::kQ8_0 || type == BlockType::kQ4_0 || type == BlockType::kQ4_K || type == BlockType::kQ6_K;
 }
 // kBlockSums iff m ≥ BlockSumsMinRows(kernel, type).
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m);
@@ -185,7 +185,8 @@ struct QuantizedActivations {
   // q_tiles[((t · k/4 + r) · 16 + i) · 4]. Per tile, per activation block / 32 elements,
   // 16 values (one per row): d_tiles (d_x), sum_tiles (Q4_K/Q5_K: Σ q per 32),
   // dsum_tiles (Q4_1/Q5_1: d_x · float(Σ q) per 32), offset_tiles (Q8_0/Q4_0: −c · Σ q
-  // per 32, c = 128 / 8: the bias of the columns kernel's unsigned codes u = w_int + c).
+  // per 32, c = 128 / 8; Q6_K: −32 · Σ q per 16: the bias of the columns kernel's unsigned
+  // codes u = w_int + c).
   std::vector<int8_t> q_tiles;
   std::vector<float> d_tiles;
   std::vector<int32_t> sum_tiles;
