@@ -104,8 +104,21 @@ absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, Ll
                           short_factors != nullptr ? short_factors->name : long_factors->name,
                           "' both give per-frequency rope factors (one set only)"));
   }
+  // A positive factor can still be so small (a float32 denormal) that 1 / (factor · base^e)
+  // overflows: refused, naming the element, rather than served as NaN angles.
+  auto frequencies_finite = [&](const gguf::GgufTensor& t) -> absl::Status {
+    const std::vector<float> inv = c.RopeInverseFrequencies();
+    for (size_t i = 0; i < inv.size(); ++i) {
+      if (!std::isfinite(inv[i]) || !(inv[i] > 0)) {
+        return k.Error(StrCat("tensor '", t.name, "' element ", i, " (", s.frequency_divisors[i],
+                              ") makes rotary frequency ", i, " ", inv[i]));
+      }
+    }
+    return absl::OkStatus();
+  };
   if (freqs != nullptr) {
     ASSIGN_OR_RETURN(s.frequency_divisors, ReadRopeFactors(*freqs, half, k));
+    return frequencies_finite(*freqs);
   } else if (short_factors != nullptr || long_factors != nullptr) {
     if (short_factors == nullptr || long_factors == nullptr) {
       return k.Error(StrCat("tensor '", short_factors == nullptr ? "rope_factors_short.weight" : "rope_factors_long.weight",
@@ -125,7 +138,7 @@ absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, Ll
     const double derived = s.factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(s.factor) / std::log(original));
     ASSIGN_OR_RETURN(s.attention_factor, k.FloatOr("rope.scaling.attn_factor", derived));
     if (!(s.attention_factor > 0)) return k.Error(StrCat("'", k.Name("rope.scaling.attn_factor"), "' must be > 0"));
-    return absl::OkStatus();
+    return frequencies_finite(*short_factors);
   }
   // Elsewhere an attention factor other than 1 has no meaning the engine implements.
   ASSIGN_OR_RETURN(double attn_factor, k.FloatOr("rope.scaling.attn_factor", 1.0));

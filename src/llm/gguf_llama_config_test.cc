@@ -249,6 +249,8 @@ TEST(GgufLlamaConfigTest, HostileRopeFactorTensorsAreNamed) {
            .TensorData("rope_factors_long.weight", kF32, {8}, f8),
        "'phi3.rope.scaling.attn_factor' must be > 0"},
       {Llama().F32("llama.rope.scaling.attn_factor", 1.5f), "is supported only with Phi-3's rope_factors tensors"},
+      {bad(6, 1e-45f), "tensor 'rope_freqs.weight' element 6 ("},  // a denormal: 1 / (f · base^e) overflows
+
   };
   for (const Case& c : cases) {
     std::string bytes;
