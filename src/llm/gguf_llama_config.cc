@@ -137,7 +137,11 @@ absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, Ll
     s.factor = static_cast<double>(c.max_position_embeddings) / original;
     const double derived = s.factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(s.factor) / std::log(original));
     ASSIGN_OR_RETURN(s.attention_factor, k.FloatOr("rope.scaling.attn_factor", derived));
-    if (!(s.attention_factor > 0)) return k.Error(StrCat("'", k.Name("rope.scaling.attn_factor"), "' must be > 0"));
+    if (!std::isfinite(s.attention_factor) || !(s.attention_factor > 0)) {  // derived: an original length of 1
+      return k.Error(StrCat("the rope attention factor ('", k.Name("rope.scaling.attn_factor"),
+                            "', or derived from context_length / original_context_length) is ", s.attention_factor,
+                            "; it must be finite and > 0"));
+    }
     return frequencies_finite(*short_factors);
   }
   // Elsewhere an attention factor other than 1 has no meaning the engine implements.

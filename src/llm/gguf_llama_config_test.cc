@@ -247,7 +247,12 @@ TEST(GgufLlamaConfigTest, HostileRopeFactorTensorsAreNamed) {
            .F32("phi3.rope.scaling.attn_factor", 0.0f)
            .TensorData("rope_factors_short.weight", kF32, {8}, f8)
            .TensorData("rope_factors_long.weight", kF32, {8}, f8),
-       "'phi3.rope.scaling.attn_factor' must be > 0"},
+       "'phi3.rope.scaling.attn_factor', or derived from context_length / original_context_length) is 0"},
+      {Llama("phi3")
+           .U32("phi3.rope.scaling.original_context_length", 1)  // ln(1) = 0: Hugging Face's formula diverges
+           .TensorData("rope_factors_short.weight", kF32, {8}, f8)
+           .TensorData("rope_factors_long.weight", kF32, {8}, f8),
+       "must be finite and > 0"},
       {Llama().F32("llama.rope.scaling.attn_factor", 1.5f), "is supported only with Phi-3's rope_factors tensors"},
       {bad(6, 1e-45f), "tensor 'rope_freqs.weight' element 6 ("},  // a denormal: 1 / (f · base^e) overflows
 
