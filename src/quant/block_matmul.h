@@ -58,18 +58,19 @@
 //   lanes contract.
 // The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only where
 // the kernel is kAmx, the type quantised and M ≥ BlockSumsMinRows(kernel, type): 16 (one
-// tile of rows) for most types; 2 for Q8_0, Q4_0, Q4_K and Q6_K (HasColumnsKernel), whose
-// batched decode steps (2 ≤ M < 16) run the same contract in AVX-512 VNNI with one weight
-// row per float lane (block_matmul_columns_avx512.cc: a convert and an fma per 512
-// products instead of per 64). The reference kernel computes either contract (the tests
-// force the path), so the AMX kernel is checked bit for bit against it; against fp32 the
-// bound is the same as above (the integer sums are exact, and either float sequence is a
-// rounding of the same real sum).
+// tile of rows) for most types; for Q8_0 and Q4_0 3, for Q4_K 6 (ColumnsKernelMinRows),
+// from where their batched decode steps run the same contract faster in AVX-512 VNNI with
+// one weight row per float lane (block_matmul_columns_avx512.cc: a convert and an fma per
+// 512 products instead of per 64; the thresholds are where it overtakes the lanes kernel
+// with the weights streamed from memory, docs/quant_kernels.md). The reference kernel
+// computes either contract (the tests force the path), so the AMX kernel is checked bit
+// for bit against it; against fp32 the bound is the same as above (the integer sums are
+// exact, and either float sequence is a rounding of the same real sum).
 //
 // Batch invariance: within one path a row's result depends neither on the other rows nor
 // on the column split. Across the threshold it does: the same row gives (slightly)
 // different bits below BlockSumsMinRows and at or above it on an AMX CPU (Q8_0, Q4_0,
-// Q4_K, Q6_K: a sequence decoded alone, M = 1, against one decoded beside others; the
+// Q4_K: a sequence decoded in a small batch against one decoded in a larger batch; the
 // other types: decode against prefill).
 // Both are deterministic: the same (M, input) gives the same bits on every run and thread
 // count, and on every CPU with the same BestBlockKernel.
@@ -108,17 +109,16 @@ bool BlockKernelSupported(BlockKernel kernel);
 // Which contract (above) a product is computed by.
 enum class BlockPath { kLanes, kBlockSums };
 // The M from which the AMX kernel takes the block-sums path: one full tile of rows, or
-// for HasColumnsKernel's types (the AVX-512 columns kernel below a tile) two rows.
+// ColumnsKernelMinRows(type) where that is not 0.
 constexpr int64_t kBlockSumsMinRows = 16;
-constexpr int64_t kBlockSumsColumnsMinRows = 2;
-// kBlockSumsMinRows or kBlockSumsColumnsMinRows as above; int64 max where the kernel never
-// takes the block-sums path (not kAmx, or a float type).
+// The M from which the AMX kernel computes `type` on the AVX-512 columns kernel (then the
+// block-sums path) below kBlockSumsMinRows: Q8_0 and Q4_0 3, Q4_K 6; 0 for the other
+// types (lanes up to 16: Q6_K's columns variant measured no faster than the lanes kernel
+// from memory).
+int64_t ColumnsKernelMinRows(BlockType type);
+// ColumnsKernelMinRows(type) or kBlockSumsMinRows on kAmx for quantised types; int64 max
+// where the kernel never takes the block-sums path (not kAmx, or a float type).
 int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type);
-// Whether the AVX-512 columns kernel computes `type` below kBlockSumsMinRows on kAmx:
-// Q8_0, Q4_0, Q4_K and Q6_K.
-inline bool HasColumnsKernel(BlockType type) {
-  return type == BlockType::kQ8_0 || type == BlockType::kQ4_0 || type == BlockType::kQ4_K || type == BlockType::kQ6_K;
-}
 // kBlockSums iff m ≥ BlockSumsMinRows(kernel, type).
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m);
 
@@ -185,8 +185,7 @@ struct QuantizedActivations {
   // q_tiles[((t · k/4 + r) · 16 + i) · 4]. Per tile, per activation block / 32 elements,
   // 16 values (one per row): d_tiles (d_x), sum_tiles (Q4_K/Q5_K: Σ q per 32),
   // dsum_tiles (Q4_1/Q5_1: d_x · float(Σ q) per 32), offset_tiles (Q8_0/Q4_0: −c · Σ q
-  // per 32, c = 128 / 8; Q6_K: −32 · Σ q per 16: the bias of the columns kernel's unsigned
-  // codes u = w_int + c).
+  // per 32, c = 128 / 8: the bias of the columns kernel's unsigned codes u = w_int + c).
   std::vector<int8_t> q_tiles;
   std::vector<float> d_tiles;
   std::vector<int32_t> sum_tiles;

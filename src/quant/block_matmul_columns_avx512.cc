@@ -1,7 +1,7 @@
-// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0, Q4_0,
-// Q4_K and Q6_K at 2 ≤ M < 16, the batched decode steps), in AVX-512 VNNI: the 16 float
-// lanes of a vector are 16 output columns (weight rows), not 16 places along K as on the
-// lanes path.
+// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0 and Q4_0
+// from M = 3, Q4_K from M = 6, up to 15: the batched decode steps), in AVX-512 VNNI: the
+// 16 float lanes of a vector are 16 output columns (weight rows), not 16 places along K
+// as on the lanes path.
 //
 // Per panel of 16 weight rows and per 32-element block: the 16 rows' codes are transposed
 // in registers into 8 vectors, vector g holding in lane l the 4 codes 4g .. 4g+3 of weight
@@ -10,14 +10,13 @@
 // exact block sums at once, starting from −c · Σ q (offset_tiles: the codes are unsigned,
 // u = w_int + c); one convert and one fma apply d_w · d_x. That is the block-sums contract
 // operation for operation: acc = fma(d_w(b) · d_x(b), float(I_b), acc), blocks in order.
-// The K-quants (PanelQ4K, PanelQ6K) do the same per sub-block and apply the integer
-// sub-block scales before the super-block's fma.
+// Q4_K (PanelQ4K) does the same per sub-block and applies the integer sub-block scales
+// before the super-block's fma.
 //
 // Why: on the lanes path every row pays a convert, a scale broadcast and an fma per 64
 // codes; here they are paid per 512 products, and the transposition (8 loads, 24
-// shuffles) once per block for all M rows (docs/quant_kernels.md has the figures). The 16
-// rows are read as 16 streams, so the next panel (16 contiguous rows) is prefetched while
-// this one runs.
+// shuffles) once per block for all M rows. The panels are read from a staging copy (see
+// PanelsOf); docs/quant_kernels.md has the figures.
 //
 // Compiled for AVX-512F/BW + VNNI; called only from BlockMatmul when the AMX kernel (which
 // implies them) is chosen. Internal linkage for every helper, as in the other kernel files.
@@ -113,11 +112,43 @@ inline void TransposeBlock(const uint8_t* p, int64_t stride, __m512i v[8]) {
   }
 }
 
+// Copies `bytes` from src to dst (64-byte aligned) in `steps` near-equal shares of whole
+// cache lines, Step(i) the i-th; Finish() copies whatever the steps left. Default: no copy.
+class Stager {
+ public:
+  Stager() = default;
+  Stager(const uint8_t* src, uint8_t* dst, int64_t bytes, int64_t steps)
+      : src_(src), dst_(dst), bytes_(bytes), share_((bytes / std::max<int64_t>(1, steps) + 63) / 64 * 64) {}
+  void Step(int64_t i) {
+    if (src_ == nullptr) return;
+    const int64_t begin = i * share_, end = std::min(bytes_, begin + share_);
+    Copy(begin, end);
+    done_ = std::max(done_, end);
+  }
+  void Finish() {
+    if (src_ != nullptr) Copy(done_, bytes_);
+  }
+
+ private:
+  void Copy(int64_t begin, int64_t end) {
+    int64_t o = begin;
+    for (; o + 64 <= end; o += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(src_ + o + kStagePrefetchBytes), _MM_HINT_T0);
+      _mm512_store_si512(dst_ + o, _mm512_loadu_si512(src_ + o));
+    }
+    if (o < end) std::memcpy(dst_ + o, src_ + o, static_cast<size_t>(end - o));
+  }
+  static constexpr int64_t kStagePrefetchBytes = 2048;  // as the lanes kernels' stream
+  const uint8_t* src_ = nullptr;
+  uint8_t* dst_ = nullptr;
+  int64_t bytes_ = 0, share_ = 0, done_ = 0;
+};
+
 // y rows 0 .. R−1, columns j0 .. j0 + cols of the panel whose 16 weight rows start at p
-// (row stride `stride`; rows past `cols` are readable zeros). `next`: the following
-// panel's first byte, prefetched a block's share at a time, or null.
+// (row stride `stride`; rows past `cols` are zeros). `next` stages the following panel,
+// a step per block.
 template <BlockType T, int R>
-void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, const uint8_t* next, float* y,
+void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
            int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = kBlockBytes<T>;
   const int64_t blocks = a.k / 32;
@@ -128,10 +159,7 @@ void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, cons
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* block = p + b * kBytes;
-    if (next != nullptr) {  // 16 rows of the next panel are 16 · kBytes bytes per block
-      const char* ahead = reinterpret_cast<const char*>(next + b * 16 * kBytes);
-      for (int64_t o = 0; o < 16 * kBytes; o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
-    }
+    next.Step(b);
     // The 16 half scales d_w (the first 2 bytes of each row's block) as floats.
     const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(scale_offsets, block, 1)));
     __m512i v[8];
@@ -170,7 +198,7 @@ inline __m512i ByteOf(__m512i words, int j) {
 // vpdpbusd give the 16 exact sums, times the scale (vpmulld: the sums need 17 bits), and
 // the mins' Σ_s mn[s] · Σ q_s by 4 vpdpwssd on (mn, Σ q) int16 pairs. The contract's
 // two fmas per super-block follow. Rows: any M < 16 (their accumulators are in `acc`).
-void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, const uint8_t* next, float* y,
+void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
               int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = 144;
   const int64_t supers = a.k / 256, rows = a.m;
@@ -181,10 +209,7 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, c
   const __m512i m4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63);
   for (int64_t b = 0; b < supers; ++b) {
     const uint8_t* block = p + b * kBytes;
-    if (next != nullptr) {
-      const char* ahead = reinterpret_cast<const char*>(next + b * 16 * kBytes);
-      for (int64_t o = 0; o < 16 * kBytes; o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
-    }
+    next.Step(b);
     // d | dmin, and the 12 scale bytes as three dwords, per weight row.
     const __m512i head = _mm512_i32gather_epi32(lane_offsets, block, 1);
     const __m512i s0 = _mm512_i32gather_epi32(lane_offsets, block + 4, 1);
@@ -251,97 +276,47 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, c
   }
 }
 
-// Q6_K (210-byte super-blocks of 256: ql[128] low nibbles, qh[64] 2-bit highs, 16 int8
-// sub-block scales, d). Half h (128 elements) of a super-block: ql bytes 64h .. 64h+31
-// (A) and 64h+32 .. 64h+63 (B), qh bytes 32h .. 32h+31 (H); element 32·part + i of the
-// half is (A or B)[i]'s low (part 0, 1) or high (2, 3) nibble | bits 2·part, 2·part+1 of
-// H[i] at 0x30. Per half and 16 weight rows: A, B, H transposed (Transpose32), the 32
-// code vectors of the half built with one ternary-logic op each (kept in L1, `codes`);
-// the 16 scales sign-extended from four gathered dwords. Per row of x and sub-block of
-// 16: 4 vpdpbusd starting from −32 · Σ q (offset_tiles; u = w_int + 32) give the exact
-// Σ w_int · q, times the scale (vpmulld), summed into I_b; one fma per super-block.
-void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, const uint8_t* next, float* y,
-              int64_t ldy, int64_t j0, int cols) {
-  constexpr int64_t kBytes = 210;
-  const int64_t supers = a.k / 256, rows = a.m;
-  const __m512i lane_offsets =
-      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
-  alignas(64) float acc[16][16] = {};
-  alignas(64) __m512i codes[64];  // vector 4s + v: elements 16s + 4v .. +3 of the super-block
-  const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
-  for (int64_t b = 0; b < supers; ++b) {
-    const uint8_t* block = p + b * kBytes;
-    if (next != nullptr) {
-      const char* ahead = reinterpret_cast<const char*>(next + b * 16 * kBytes);
-      for (int64_t o = 0; o < 16 * kBytes; o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
-    }
-    // d is the high half of bytes 206..209 (the last scale bytes before it keep the
-    // gather inside the block).
-    const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
-        _mm512_srli_epi32(_mm512_i32gather_epi32(lane_offsets, block + 206, 1), 16)));
-    __m512i sc[16];
-    for (int w = 0; w < 4; ++w) {
-      const __m512i words = _mm512_i32gather_epi32(lane_offsets, block + 192 + 4 * w, 1);
-      for (int j = 0; j < 4; ++j) sc[4 * w + j] = _mm512_srai_epi32(_mm512_slli_epi32(words, 24 - 8 * j), 24);
-    }
-    for (int h = 0; h < 2; ++h) {
-      __m512i A[8], B[8], H[8];
-      Transpose32(block + 64 * h, stride, A);
-      Transpose32(block + 64 * h + 32, stride, B);
-      Transpose32(block + 128 + 32 * h, stride, H);
-      for (int g = 0; g < 8; ++g) {
-        // element 128h + 32·part + 4g .. +3 → codes[(128h + 32·part + 4g) / 4]
-        __m512i* out = codes + 32 * h + g;
-        out[0] = _mm512_ternarylogic_epi32(_mm512_and_si512(A[g], m4), _mm512_slli_epi16(H[g], 4), m30, 0xF8);
-        out[8] = _mm512_ternarylogic_epi32(_mm512_and_si512(B[g], m4), _mm512_slli_epi16(H[g], 2), m30, 0xF8);
-        out[16] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(A[g], 4), m4), H[g], m30, 0xF8);
-        out[24] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(B[g], 4), m4),
-                                            _mm512_srli_epi16(H[g], 2), m30, 0xF8);
-      }
-    }
-    const int8_t* q = a.q_tiles.data() + b * 64 * 64;        // quad 64b + e of row i at q + 64e + 4i
-    const float* dx = a.d_tiles.data() + b * 16;
-    const int32_t* off = a.offset_tiles.data() + b * 16 * 16;  // sub-block s of row i: off[16s + i]
-    for (int64_t r = 0; r < rows; ++r) {
-      __m512i isum = _mm512_setzero_si512();
-#pragma GCC unroll 4
-      for (int s = 0; s < 16; ++s) {
-        __m512i sum = _mm512_set1_epi32(off[16 * s + r]);
-#pragma GCC unroll 4
-        for (int v = 0; v < 4; ++v) {
-          int32_t quad;
-          std::memcpy(&quad, q + 64 * (4 * s + v) + 4 * r, 4);
-          sum = _mm512_dpbusd_epi32(sum, codes[4 * s + v], _mm512_set1_epi32(quad));
-        }
-        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(sum, sc[s]));
-      }
-      _mm512_store_ps(acc[r], _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(dx[r])), _mm512_cvtepi32_ps(isum),
-                                              _mm512_load_ps(acc[r])));
-    }
-  }
-  const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
-  const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
-  for (int64_t r = 0; r < rows; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, _mm512_load_ps(acc[r])));
-  }
-}
-
-// Columns [c0, c1) panel by panel: panel(p, stride, next, j0, cols) as Panel's arguments.
+// Columns [c0, c1) panel by panel, each computed from a copy in a thread_local staging
+// buffer: panel(p, stride, stager, j0, cols) with p the staged rows (rows past `cols`
+// zero), and the stager copying the next panel into the other buffer a share per block.
+// Why: read in place, the 16 rows of a panel are 16 streams a block apart, which the
+// hardware prefetchers follow poorly (6-7 GB/s a thread from memory, against 9-10 for the
+// lanes kernel's one stream); the copy reads each panel as one sequential run (its 16 rows
+// are contiguous) while the previous one computes, and the kernel reads L1/L2.
 template <typename PanelFn>
 void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
   const int64_t stride = w.row_bytes();
+  const int64_t steps = w.type() == BlockType::kQ4_K ? w.k() / 256 : w.k() / 32;
+  const size_t panel_bytes = static_cast<size_t>(16 * stride);
+  thread_local std::vector<uint8_t, CacheLineAllocator<uint8_t>> buffers[2];
+  for (auto& b : buffers) {
+    if (b.size() < panel_bytes + 64) b.resize(panel_bytes + 64);
+  }
+  auto rows_of = [&](int64_t j0) { return static_cast<int>(std::min<int64_t>(16, c1 - j0)); };
+  // A partial panel: its rows, then zeros (copied at once; only a range's last panel).
+  auto stage_partial = [&](int64_t j0, uint8_t* dst) {
+    const size_t bytes = static_cast<size_t>(rows_of(j0) * stride);
+    std::memcpy(dst, w.row(j0), bytes);
+    std::memset(dst + bytes, 0, panel_bytes - bytes);
+  };
+  int current = 0;
+  if (rows_of(c0) == 16) {
+    std::memcpy(buffers[0].data(), w.row(c0), panel_bytes);
+  } else {
+    stage_partial(c0, buffers[0].data());
+  }
   for (int64_t j0 = c0; j0 < c1; j0 += 16) {
-    const int cols = static_cast<int>(std::min<int64_t>(16, c1 - j0));
-    if (cols == 16) {
-      panel(w.row(j0), stride, j0 + 32 <= c1 ? w.row(j0 + 16) : nullptr, j0, 16);
-    } else {
-      // The last, partial panel: its rows copied in front of zero rows, so that the 16
-      // loads of a block stay inside memory this thread owns.
-      thread_local std::vector<uint8_t> padded;
-      padded.assign(static_cast<size_t>(16 * stride), 0);
-      std::memcpy(padded.data(), w.row(j0), static_cast<size_t>(cols * stride));
-      panel(padded.data(), stride, nullptr, j0, cols);
+    const int64_t j1 = j0 + 16;
+    uint8_t* next_buffer = buffers[1 - current].data();
+    Stager stager;
+    if (j1 < c1 && rows_of(j1) == 16) {
+      stager = Stager(w.row(j1), next_buffer, static_cast<int64_t>(panel_bytes), steps);
+    } else if (j1 < c1) {
+      stage_partial(j1, next_buffer);
     }
+    panel(buffers[current].data(), stride, stager, j0, rows_of(j0));
+    stager.Finish();
+    current = 1 - current;
   }
 }
 
@@ -349,7 +324,7 @@ template <BlockType T, int R = 1>
 void Dispatch(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1) {
   if constexpr (R < 16) {
     if (a.m != R) return Dispatch<T, R + 1>(a, w, y, ldy, c0, c1);
-    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, const uint8_t* next, int64_t j0, int cols) {
+    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
       Panel<T, R>(a, p, stride, next, y, ldy, j0, cols);
     });
   }
@@ -362,15 +337,11 @@ void ColumnsAvx512(const QuantizedActivations& a, const BlockMatrix& w, float* y
   if (w.type() == BlockType::kQ8_0) return Dispatch<BlockType::kQ8_0>(a, w, y, ldy, c0, c1);
   if (w.type() == BlockType::kQ4_0) return Dispatch<BlockType::kQ4_0>(a, w, y, ldy, c0, c1);
   if (w.type() == BlockType::kQ4_K) {
-    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, const uint8_t* next, int64_t j0, int cols) {
+    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
       PanelQ4K(a, p, stride, next, y, ldy, j0, cols);
     });
   }
-  if (w.type() == BlockType::kQ6_K) {
-    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, const uint8_t* next, int64_t j0, int cols) {
-      PanelQ6K(a, p, stride, next, y, ldy, j0, cols);
-    });
-  }
+
 }
 
 }  // namespace infera::quant::block_matmul_internal
