@@ -341,7 +341,6 @@ void ColumnsAvx512(const QuantizedActivations& a, const BlockMatrix& w, float* y
       PanelQ4K(a, p, stride, next, y, ldy, j0, cols);
     });
   }
-
 }
 
 }  // namespace infera::quant::block_matmul_internal
