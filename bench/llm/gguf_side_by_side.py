@@ -23,6 +23,11 @@ Reported: the median over rounds of each figure, per engine, and infera / llama.
 a markdown table to stdout. Prompts are token ids (no tokenizer in the loop), the same ids
 for both engines, seeded.
 
+Environment: infera runs with OMP_WAIT_POLICY=passive (its deployed setting) unless the
+caller's environment sets the variable; llama-server with libgomp's default (the variable
+removed; LLAMACPP_OMP_WAIT_POLICY sets one for it). Until 2026-12-07 llama-server ran
+under passive too, which slowed it by a third (docs/benchmarks.md).
+
 Load average at start and end is recorded: on a shared machine the absolute figures move
 with the other jobs; run the engines back to back and read the ratios with that in mind.
 """
@@ -152,7 +157,16 @@ class Server:
             cmd = [a.infera, "serve", "--model-repository", repo, "--http-address", "127.0.0.1",
                    "--http-port", "0", "--grpc-port", "0", "--metrics-port", "0"]
         self.cmd = cmd
-        env = dict(os.environ); env.setdefault("OMP_WAIT_POLICY", "passive")
+        env = dict(os.environ)
+        if self.engine == "infera":
+            env.setdefault("OMP_WAIT_POLICY", "passive")  # as deployed (docs/deploy.md)
+        elif "LLAMACPP_OMP_WAIT_POLICY" in env:
+            env["OMP_WAIT_POLICY"] = env["LLAMACPP_OMP_WAIT_POLICY"]
+        else:
+            # llama.cpp's ggml-cpu is built with OpenMP: under passive its threads sleep at
+            # every graph barrier (C=1 Q4_0 17.1 -> 11.2 tok/s). Its users run it with
+            # libgomp's default (spin, then sleep), so it gets that here.
+            env.pop("OMP_WAIT_POLICY", None)
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
         self._wait_ready()
         return self

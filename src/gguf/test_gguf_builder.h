@@ -97,7 +97,13 @@ class GgufBuilder {
   // pattern) placed at the next aligned offset, or the info's offset forced.
   GgufBuilder& Tensor(const std::string& name, uint32_t type, std::vector<uint64_t> dims, uint64_t num_bytes,
                       std::optional<uint64_t> forced_offset = std::nullopt) {
-    tensors_.push_back({name, type, std::move(dims), num_bytes, forced_offset});
+    tensors_.push_back({name, type, std::move(dims), num_bytes, forced_offset, std::nullopt});
+    return *this;
+  }
+
+  // A tensor holding `data` (its bytes as given), placed at the next aligned offset.
+  GgufBuilder& TensorData(const std::string& name, uint32_t type, std::vector<uint64_t> dims, std::string data) {
+    tensors_.push_back({name, type, std::move(dims), data.size(), std::nullopt, std::move(data)});
     return *this;
   }
 
@@ -131,6 +137,10 @@ class GgufBuilder {
     const size_t data_start = s.size();
     for (size_t i = 0; i < tensors_.size(); ++i) {
       s.resize(data_start + offsets[i], '\0');
+      if (tensors_[i].data) {
+        s += *tensors_[i].data;
+        continue;
+      }
       for (uint64_t b = 0; b < tensors_[i].num_bytes; ++b) s.push_back(static_cast<char>((i * 31 + b) & 0xFF));
     }
     return s;
@@ -143,6 +153,7 @@ class GgufBuilder {
     std::vector<uint64_t> dims;
     uint64_t num_bytes;
     std::optional<uint64_t> forced_offset;
+    std::optional<std::string> data;  // else a byte pattern
   };
   uint32_t version_ = 3;
   uint32_t alignment_ = 32;

@@ -52,7 +52,7 @@ void BlockProjection(const float* x, int64_t rows, const Projection& w, const fl
   // The block-sums path (AMX) unpacks a panel of weight rows once and runs every row of x
   // against it inside the kernel, so it takes all rows in one call: row blocks would unpack
   // each panel once per block and push the down projection's blocks (8 rows at 8192
-  // inputs) below kBlockSumsMinRows onto the lanes path (a 512-token prefill of the 1 B
+  // inputs) below BlockSumsMinRows onto the lanes path (a 512-token prefill of the 1 B
   // Q4_0 model, one thread: 4.9 s in one call, 5.2-5.4 s in 64-row blocks, 8.8-9.0 s in
   // the 256 KiB blocks the lanes path wants).
   const bool block_sums = std::all_of(types.begin(), types.end(), [&](quant::BlockType type) {

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
+#include "api/float16.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 
@@ -52,6 +54,104 @@ class Keys {
 };
 
 constexpr int64_t kMaxLayers = 4096, kMaxHeads = 4096, kMaxHeadDim = 4096, kMaxWidth = int64_t{1} << 24;
+
+// A per-frequency rope factor tensor (rope_freqs, rope_factors_short / _long): F32 or
+// F16, exactly `half` (= head_dim / 2) elements, each finite and > 0 (they divide the
+// frequencies).
+absl::StatusOr<std::vector<double>> ReadRopeFactors(const gguf::GgufTensor& t, int64_t half, const Keys& k) {
+  if (t.type != gguf::GgmlType::kF32 && t.type != gguf::GgmlType::kF16) {
+    return k.Error(StrCat("tensor '", t.name, "' has type ", gguf::GgmlTypeName(t.type),
+                          "; rope factors must be F32 or F16"));
+  }
+  if (t.dims.empty() || t.dims[0] != half || t.NumElements() != half) {
+    return k.Error(StrCat("tensor '", t.name, "' has dims [", StrJoin(t.dims, ","), "]; rope factors need head_dim / 2 = ",
+                          half, " elements"));
+  }
+  std::vector<double> out(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    float v;
+    if (t.type == gguf::GgmlType::kF32) {
+      std::memcpy(&v, t.data + 4 * i, 4);  // the data may sit at any alignment (FromBytes)
+    } else {
+      uint16_t h;
+      std::memcpy(&h, t.data + 2 * i, 2);
+      v = HalfToFloat(h);
+    }
+    if (!std::isfinite(v) || !(v > 0)) {
+      return k.Error(StrCat("tensor '", t.name, "' element ", i, " is ", v, ": rope factors must be finite and > 0"));
+    }
+    out[static_cast<size_t>(i)] = v;
+  }
+  return out;
+}
+
+// Per-frequency rope factors (docs/llm.md, "GGUF models"):
+//  - rope_freqs.weight (llama.cpp's form of Llama 3.1's llama3 scaling): frequency i is
+//    base^(-2i/d) / rope_freqs[i] at every position (and then rope.scaling's linear factor);
+//  - rope_factors_short.weight + rope_factors_long.weight (Phi-3's longrope): the short
+//    factors divide the frequencies up to <arch>.rope.scaling.original_context_length
+//    (default: context_length), the only lengths served; the long ones are validated and
+//    kept. cos/sin are scaled by <arch>.rope.scaling.attn_factor, or as Hugging Face derives
+//    it: sqrt(1 + ln(s) / ln(original)) for s = context_length / original > 1, else 1.
+absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, LlamaConfig& c) {
+  const gguf::GgufTensor* freqs = file.FindTensor("rope_freqs.weight");
+  const gguf::GgufTensor* short_factors = file.FindTensor("rope_factors_short.weight");
+  const gguf::GgufTensor* long_factors = file.FindTensor("rope_factors_long.weight");
+  const int64_t half = c.head_dim / 2;
+  RopeScaling& s = c.rope_scaling;
+  if (freqs != nullptr && (short_factors != nullptr || long_factors != nullptr)) {
+    return k.Error(StrCat("tensor 'rope_freqs.weight' and tensor '",
+                          short_factors != nullptr ? short_factors->name : long_factors->name,
+                          "' both give per-frequency rope factors (one set only)"));
+  }
+  // A positive factor can still be so small (a float32 denormal) that 1 / (factor · base^e)
+  // overflows: refused, naming the element, rather than served as NaN angles.
+  auto frequencies_finite = [&](const gguf::GgufTensor& t) -> absl::Status {
+    const std::vector<float> inv = c.RopeInverseFrequencies();
+    for (size_t i = 0; i < inv.size(); ++i) {
+      if (!std::isfinite(inv[i]) || !(inv[i] > 0)) {
+        return k.Error(StrCat("tensor '", t.name, "' element ", i, " (", s.frequency_divisors[i],
+                              ") makes rotary frequency ", i, " ", inv[i]));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (freqs != nullptr) {
+    ASSIGN_OR_RETURN(s.frequency_divisors, ReadRopeFactors(*freqs, half, k));
+    return frequencies_finite(*freqs);
+  } else if (short_factors != nullptr || long_factors != nullptr) {
+    if (short_factors == nullptr || long_factors == nullptr) {
+      return k.Error(StrCat("tensor '", short_factors == nullptr ? "rope_factors_short.weight" : "rope_factors_long.weight",
+                            "' is missing (Phi-3's longrope needs both rope_factors_short and rope_factors_long)"));
+    }
+    if (!s.type.empty()) {
+      return k.Error(StrCat("'", k.Name("rope.scaling.type"), "' ", s.type,
+                            " cannot be combined with Phi-3's rope_factors tensors"));
+    }
+    ASSIGN_OR_RETURN(s.frequency_divisors, ReadRopeFactors(*short_factors, half, k));
+    ASSIGN_OR_RETURN(s.long_factor, ReadRopeFactors(*long_factors, half, k));
+    s.type = "longrope";
+    ASSIGN_OR_RETURN(s.original_max_position_embeddings,
+                     k.PositiveOr("rope.scaling.original_context_length", kMaxWidth, c.max_position_embeddings));
+    const double original = static_cast<double>(s.original_max_position_embeddings);
+    s.factor = static_cast<double>(c.max_position_embeddings) / original;
+    const double derived = s.factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(s.factor) / std::log(original));
+    ASSIGN_OR_RETURN(s.attention_factor, k.FloatOr("rope.scaling.attn_factor", derived));
+    if (!std::isfinite(s.attention_factor) || !(s.attention_factor > 0)) {  // derived: an original length of 1
+      return k.Error(StrCat("the rope attention factor ('", k.Name("rope.scaling.attn_factor"),
+                            "', or derived from context_length / original_context_length) is ", s.attention_factor,
+                            "; it must be finite and > 0"));
+    }
+    return frequencies_finite(*short_factors);
+  }
+  // Elsewhere an attention factor other than 1 has no meaning the engine implements.
+  ASSIGN_OR_RETURN(double attn_factor, k.FloatOr("rope.scaling.attn_factor", 1.0));
+  if (attn_factor != 1.0) {
+    return k.Error(StrCat("'", k.Name("rope.scaling.attn_factor"), "' ", attn_factor,
+                          " is supported only with Phi-3's rope_factors tensors"));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -131,7 +231,8 @@ absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const gguf::GgufFile& file) {
   ASSIGN_OR_RETURN(c.max_position_embeddings, k.PositiveOr("context_length", kMaxWidth, 2048));
 
   // Rope scaling: none or linear (the GGUF keys carry no llama3 / yarn parameters the
-  // engine implements; llama 3.1's factors come as a rope_freqs tensor).
+  // engine implements; llama 3.1's factors come as a rope_freqs tensor, Phi-3's longrope
+  // as rope_factors_short / _long: ReadRopeFactorTensors).
   if (k.Has("rope.scaling.type")) {
     auto type = md.GetString(k.Name("rope.scaling.type"));
     if (!type.ok()) return k.Error(std::string(type.status().message()));
@@ -147,11 +248,7 @@ absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const gguf::GgufFile& file) {
                             "' is not supported (none, linear)"));
     }
   }
-  for (const char* tensor : {"rope_freqs.weight", "rope_factors_short.weight", "rope_factors_long.weight"}) {
-    if (file.FindTensor(tensor) != nullptr) {
-      return k.Error(StrCat("tensor '", tensor, "' (per-frequency rope factors) is not supported"));
-    }
-  }
+  RETURN_IF_ERROR(ReadRopeFactorTensors(file, k, c));
 
   c.qk_norm = arch == "qwen3" || gemma3;
   c.fused_weights = arch == "phi3";

@@ -41,9 +41,8 @@ absl::Status ParseLongRope(const rapidjson::Value& doc, const rapidjson::Value& 
   RopeScaling& s = config.rope_scaling;
   s.type = "longrope";
   const int64_t half = config.head_dim / 2;
-  ASSIGN_OR_RETURN(s.short_factor, RopeFactors(rs, "short_factor", half));
-  ASSIGN_OR_RETURN(std::vector<double> long_factor, RopeFactors(rs, "long_factor", half));
-  (void)long_factor;  // validated; used only past original_max_position_embeddings (refused)
+  ASSIGN_OR_RETURN(s.frequency_divisors, RopeFactors(rs, "short_factor", half));
+  ASSIGN_OR_RETURN(s.long_factor, RopeFactors(rs, "long_factor", half));  // kept, never applied
   std::optional<int64_t> original = GetInt(doc, "original_max_position_embeddings");
   if (!original) original = GetInt(rs, "original_max_position_embeddings");
   if (!original || *original <= 0) {
@@ -309,20 +308,17 @@ std::vector<float> LlamaConfig::RopeInverseFrequencies(bool local) const {
   const int64_t half = head_dim / 2;
   std::vector<float> inv(half);
   const double base = local ? rope_local_theta : rope_theta;
+  const std::vector<double>& divisors = rope_scaling.frequency_divisors;
+  const bool divide = !local && static_cast<int64_t>(divisors.size()) == half;
   for (int64_t i = 0; i < half; ++i) {
-    // torch: 1.0 / (base ** (arange(0, dim, 2).float() / dim)), all in float32.
+    // torch: 1.0 / (base ** (arange(0, dim, 2).float() / dim)), all in float32; with
+    // per-frequency divisors (Phi-3's longrope: 1.0 / (ext_factors * base ** ...)) the
+    // divisor multiplies the power in float32 before the reciprocal.
     const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-    inv[i] = 1.0f / std::pow(static_cast<float>(base), exponent);
+    const float power = std::pow(static_cast<float>(base), exponent);
+    inv[i] = divide ? 1.0f / (static_cast<float>(divisors[i]) * power) : 1.0f / power;
   }
   if (local) return inv;  // Gemma-3's local rope is never scaled
-  if (rope_scaling.type == "longrope") {
-    // torch: 1.0 / (ext_factors * base ** (arange(0, dim, 2).float() / dim)), float32.
-    for (int64_t i = 0; i < half; ++i) {
-      const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-      inv[i] = 1.0f / (static_cast<float>(rope_scaling.short_factor[i]) *
-                       std::pow(static_cast<float>(rope_theta), exponent));
-    }
-  }
   if (rope_scaling.type == "linear") {
     for (float& f : inv) f = static_cast<float>(f / rope_scaling.factor);
   } else if (rope_scaling.type == "llama3") {

@@ -30,9 +30,17 @@ namespace infera::llm {
 struct RopeScaling {
   std::string type;  // "" (none), "linear", "llama3", "longrope" (Phi-3; "su" too)
   double factor = 1.0;
-  // longrope: the per-frequency divisors used up to original_max_position_embeddings
-  // (the only lengths served: max_model_len is capped there), and the cos/sin scale.
-  std::vector<double> short_factor;
+  // Per-frequency divisors (head_dim / 2 values, each finite and > 0; empty: none):
+  // rotary frequency i is base^(-2i/d) / frequency_divisors[i] at every position, before
+  // the type's own scaling (linear's factor). longrope: its short_factor, used up to
+  // original_max_position_embeddings (the only lengths served: max_model_len is capped
+  // there). A GGUF's rope_freqs tensor (llama.cpp's form of Llama 3.1's llama3 scaling)
+  // with type "" or "linear". Gemma-3's local rope never uses them.
+  std::vector<double> frequency_divisors;
+  // longrope: long_factor, validated and kept for conversion, never applied (positions
+  // past original_max_position_embeddings are refused).
+  std::vector<double> long_factor;
+  // cos and sin are multiplied by it (longrope; 1 otherwise).
   double attention_factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "common/cpu_features.h"
 #include "quant/block_matmul_kernels.h"
@@ -71,9 +72,26 @@ bool BlockKernelSupported(BlockKernel kernel) {
   return false;
 }
 
+int64_t ColumnsKernelMinRows(BlockType type) {
+  switch (type) {
+    case BlockType::kQ8_0:
+    case BlockType::kQ4_0:
+      return 3;
+    case BlockType::kQ4_K:
+      return 6;
+    default:
+      return 0;
+  }
+}
+
+int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type) {
+  if (kernel != BlockKernel::kAmx || !IsQuantized(type)) return std::numeric_limits<int64_t>::max();
+  const int64_t columns = ColumnsKernelMinRows(type);
+  return columns > 0 ? columns : kBlockSumsMinRows;
+}
+
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m) {
-  return kernel == BlockKernel::kAmx && IsQuantized(type) && m >= kBlockSumsMinRows ? BlockPath::kBlockSums
-                                                                                     : BlockPath::kLanes;
+  return m >= BlockSumsMinRows(kernel, type) ? BlockPath::kBlockSums : BlockPath::kLanes;
 }
 
 BlockKernel BestBlockKernel() {
@@ -156,6 +174,9 @@ void FillBlockSums(const float* x, int64_t ldx, bool avx512, QuantizedActivation
   a->d_tiles.assign(static_cast<size_t>(tiles * blocks * 16), 0.0f);
   if (with_sub_sums) a->sum_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0);
   if (with_min) a->dsum_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0.0f);
+  // The columns kernel's unsigned-code bias c (u = w_int + c); 0: no offsets.
+  const int offset_bias = type == BlockType::kQ8_0 ? 128 : type == BlockType::kQ4_0 ? 8 : 0;
+  if (offset_bias != 0) a->offset_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0);
   std::vector<int8_t> q(static_cast<size_t>(k));
   std::vector<float> block_d(static_cast<size_t>(blocks));
   for (int64_t i = 0; i < m; ++i) {
@@ -176,6 +197,11 @@ void FillBlockSums(const float* x, int64_t ldx, bool avx512, QuantizedActivation
         if (with_sub_sums) a->sum_tiles[at] = sum;
         if (with_min) a->dsum_tiles[at] = block_d[s] * static_cast<float>(sum);
       }
+    }
+    for (int64_t s = 0; offset_bias != 0 && s < k / 32; ++s) {
+      int32_t sum = 0;
+      for (int e = 0; e < 32; ++e) sum += q[32 * s + e];
+      a->offset_tiles[static_cast<size_t>((t * (k / 32) + s) * 16 + row)] = -offset_bias * sum;
     }
   }
 }
@@ -274,7 +300,9 @@ std::string BlockMatmul(const QuantizedActivations& a, const BlockMatrix& w, flo
   if (ldy < w.n()) return "output row stride " + std::to_string(ldy) + " < n " + std::to_string(w.n());
   if (col_begin == col_end) return "";
   if (a.path == BlockPath::kBlockSums) {
-    if (a.kernel == BlockKernel::kAmx) {
+    if (a.kernel == BlockKernel::kAmx && a.m < kBlockSumsMinRows && ColumnsKernelMinRows(a.type) > 0) {
+      block_matmul_internal::ColumnsAvx512(a, w, y, ldy, col_begin, col_end);
+    } else if (a.kernel == BlockKernel::kAmx) {
       block_matmul_internal::AmxColumns(a, w, y, ldy, col_begin, col_end);
     } else {
       block_matmul_internal::ReferenceColumns(a, w, y, ldy, col_begin, col_end);

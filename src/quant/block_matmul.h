@@ -57,14 +57,21 @@
 //   y = acc (+ accm for Q4_1/Q5_1, − accm for Q4_K/Q5_K). F32/F16/BF16 always take the
 //   lanes contract.
 // The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only where
-// the kernel is kAmx, the type quantised and M ≥ kBlockSumsMinRows. The reference kernel
+// the kernel is kAmx, the type quantised and M ≥ BlockSumsMinRows(kernel, type): 16 (one
+// tile of rows) for most types; for Q8_0 and Q4_0 3, for Q4_K 6 (ColumnsKernelMinRows),
+// from where their batched decode steps run the same contract faster in AVX-512 VNNI with
+// one weight row per float lane (block_matmul_columns_avx512.cc: a convert and an fma per
+// 512 products instead of per 64; the thresholds are where it overtakes the lanes kernel
+// with the weights streamed from memory, docs/quant_kernels.md). The reference kernel
 // computes either contract (the tests force the path), so the AMX kernel is checked bit
 // for bit against it; against fp32 the bound is the same as above (the integer sums are
 // exact, and either float sequence is a rounding of the same real sum).
 //
 // Batch invariance: within one path a row's result depends neither on the other rows nor
 // on the column split. Across the threshold it does: the same row gives (slightly)
-// different bits at M < kBlockSumsMinRows (decode) and M ≥ it (prefill) on an AMX CPU.
+// different bits below BlockSumsMinRows and at or above it on an AMX CPU (Q8_0, Q4_0,
+// Q4_K: a sequence decoded in a small batch against one decoded in a larger batch; the
+// other types: decode against prefill).
 // Both are deterministic: the same (M, input) gives the same bits on every run and thread
 // count, and on every CPU with the same BestBlockKernel.
 //
@@ -101,9 +108,18 @@ bool BlockKernelSupported(BlockKernel kernel);
 
 // Which contract (above) a product is computed by.
 enum class BlockPath { kLanes, kBlockSums };
-// The M from which the AMX kernel takes the block-sums path: one full tile of rows.
+// The M from which the AMX kernel takes the block-sums path: one full tile of rows, or
+// ColumnsKernelMinRows(type) where that is not 0.
 constexpr int64_t kBlockSumsMinRows = 16;
-// kBlockSums iff kernel == kAmx, type quantised and m ≥ kBlockSumsMinRows.
+// The M from which the AMX kernel computes `type` on the AVX-512 columns kernel (then the
+// block-sums path) below kBlockSumsMinRows: Q8_0 and Q4_0 3, Q4_K 6; 0 for the other
+// types (lanes up to 16: Q6_K's columns variant measured no faster than the lanes kernel
+// from memory).
+int64_t ColumnsKernelMinRows(BlockType type);
+// ColumnsKernelMinRows(type) or kBlockSumsMinRows on kAmx for quantised types; int64 max
+// where the kernel never takes the block-sums path (not kAmx, or a float type).
+int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type);
+// kBlockSums iff m ≥ BlockSumsMinRows(kernel, type).
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m);
 
 // A read-only view of a GGUF matrix: n rows of k elements of one type, rows contiguous.
@@ -168,11 +184,13 @@ struct QuantizedActivations {
   // AMX B operand: tile t, element quad r < k/4, row i < 16 → 4 codes at
   // q_tiles[((t · k/4 + r) · 16 + i) · 4]. Per tile, per activation block / 32 elements,
   // 16 values (one per row): d_tiles (d_x), sum_tiles (Q4_K/Q5_K: Σ q per 32),
-  // dsum_tiles (Q4_1/Q5_1: d_x · float(Σ q) per 32).
+  // dsum_tiles (Q4_1/Q5_1: d_x · float(Σ q) per 32), offset_tiles (Q8_0/Q4_0: −c · Σ q
+  // per 32, c = 128 / 8: the bias of the columns kernel's unsigned codes u = w_int + c).
   std::vector<int8_t> q_tiles;
   std::vector<float> d_tiles;
   std::vector<int32_t> sum_tiles;
   std::vector<float> dsum_tiles;
+  std::vector<int32_t> offset_tiles;
 
   const uint8_t* chunk(int64_t i, int64_t c) const { return chunks.data() + (c * m + i) * record_bytes; }
   const int8_t* q(int64_t i, int64_t c) const { return reinterpret_cast<const int8_t*>(chunk(i, c)); }

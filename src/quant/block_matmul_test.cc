@@ -100,7 +100,7 @@ TEST_P(KernelTest, EqualsReferenceBitForBit) {
   uint32_t seed = 1;
   for (BlockType type : kAllTypes) {
     for (int64_t k : RowLengths(type)) {
-      for (int64_t m : {1, 2, 7, 8, 9, 15, 16, 17, 33}) {  // 15 | 16: the AMX kernel's path switch
+      for (int64_t m : {1, 2, 3, 5, 6, 7, 8, 9, 15, 16, 17, 33}) {  // 2 | 3, 5 | 6, 15 | 16: the AMX kernel's path switches
         for (bool random_bytes : {false, true}) {
           const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);
           std::vector<float> x = Normal(static_cast<size_t>(m * k), ++seed);
@@ -162,22 +162,32 @@ TEST(BlockSumsTest, AmxEqualsReferenceBitForBit) {
       EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 64), BlockPath::kLanes) << Name(type);
       continue;
     }
-    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 15), BlockPath::kLanes);
+    const int64_t columns = ColumnsKernelMinRows(type);  // the AVX-512 columns kernel from there
+    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 1), BlockPath::kLanes);
+    if (columns > 0) {
+      EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, columns - 1), BlockPath::kLanes) << Name(type);
+      EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, columns), BlockPath::kBlockSums) << Name(type);
+    }
+    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 15), columns > 0 ? BlockPath::kBlockSums : BlockPath::kLanes);
     EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 16), BlockPath::kBlockSums);
     EXPECT_EQ(BlockPathFor(BlockKernel::kAvx512Vnni, type, 512), BlockPath::kLanes);
     const int64_t k = Info(type).block_elements == 256 ? 2304 : 1056;
     for (int64_t n : {1, 16, 35}) {
-      for (int64_t m : {16, 40}) {
+      // Below 16 rows the AVX-512 columns kernel (Q8_0, Q4_0, Q4_K), every M from 1, the
+      // path forced where M is under the type's threshold; the tiles for the others.
+      const std::vector<int64_t> ms = columns > 0 ? std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 40}
+                                                  : std::vector<int64_t>{16, 40};
+      for (int64_t m : ms) {
         for (bool random_bytes : {false, true}) {
           const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);
           std::vector<float> x = Normal(static_cast<size_t>(m * k), ++seed);
-          if (random_bytes) x[5] = -3e4f;
+          if (random_bytes) x[5 % (m * k)] = -3e4f;
           const auto expected =
               Multiply(BlockKernel::kReference, x, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums);
-          const auto got = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k);
+          const auto got = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums);
           ASSERT_TRUE(SameBits(expected, got)) << Name(type) << " n=" << n << " m=" << m << " random=" << random_bytes;
           // A column range starting inside a panel.
-          std::vector<float> part = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k, n / 3, n);
+          std::vector<float> part = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k, n / 3, n, BlockPath::kBlockSums);
           for (int64_t i = 0; i < m; ++i) {
             for (int64_t j = 0; j < n; ++j) {
               ASSERT_EQ(part[i * n + j], j < n / 3 ? -7.0f : got[i * n + j]) << Name(type) << " " << i << "," << j;

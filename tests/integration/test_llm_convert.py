@@ -21,6 +21,11 @@ qwen3 (q/k norm), phi3 (fused qkv / gate-up), gemma2, gemma3 -- written as safet
     back to safetensors holds exactly its blocks' values and serves them (the reference
     on those values);
   - the converted GGUF's chat template is the checkpoint's (tokenizer.chat_template);
+  - rope scaling with per-frequency factors: llama3 (factor 8, low 1, high 4, original 64)
+    becomes a rope_freqs tensor (the Python writer's divisors within 1e-6) and the GGUF
+    serves the checkpoint's model; Phi-3 longrope becomes rope_factors_short / _long +
+    keys and round-trips exactly; a llama3 GGUF back to safetensors is refused naming
+    rope_freqs.weight;
   - hostile input -- a missing tensor, a wrong shape, an unknown architecture, a quantised
     type on rows it cannot block, an output in a missing folder / onto an existing file /
     onto a directory, bad flags -- is one stderr line "infera llm convert: ..." naming the
@@ -52,11 +57,22 @@ FLOAT_FRAGILE = 1e-3
 FLOAT_TOL = 1e-3
 PROMPTS = [[7, 300, 42], [(i * 37) % 1000 + 3 for i in range(20)]]  # the second runs past the 16-token window
 ARCHS = ["llama", "mistral", "qwen2", "qwen3", "phi3", "gemma2", "gemma3_text"]
+# Rope scaling with per-frequency factors: {variant: (arch, config overrides)}.
+ROPE_VARIANTS = {
+    "llama_llama3": ("llama", {"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                "high_freq_factor": 4.0, "original_max_position_embeddings": 64}}),
+    "phi3_longrope": ("phi3", {"rope_scaling": {"type": "longrope",
+                                                "short_factor": [1.0 + 0.25 * (i % 5) for i in range(32)],
+                                                "long_factor": [4.0 + i for i in range(32)]},
+                               "original_max_position_embeddings": 128}),
+}
 # (arch, source dtype, --type); the GGUF type is the source's for type None.
 CASES = ([(a, "float32", None) for a in ARCHS] + [(a, "float32", "q8_0") for a in ("llama", "phi3", "gemma3_text")] +
-         [("llama", "bfloat16", None), ("qwen3", "bfloat16", "bf16"), ("llama", "float32", "q4_k_m")])
+         [("llama", "bfloat16", None), ("qwen3", "bfloat16", "bf16"), ("llama", "float32", "q4_k_m")] +
+         [("llama_llama3", "float32", None), ("llama_llama3", "float32", "q8_0"), ("phi3_longrope", "float32", None)])
 # GGUF -> safetensors -> GGUF: every architecture from F32; the Q8_0 ones are also served.
-ROUND_TRIPS = [c for c in CASES if c[1] == "float32" and c[2] in (None, "q8_0")]
+# (A llama3 GGUF's rope_freqs has no config.json form: refused, test_hostile_input...)
+ROUND_TRIPS = [c for c in CASES if c[1] == "float32" and c[2] in (None, "q8_0") and c[0] != "llama_llama3"]
 PY_TYPES = {None: "F32", "bf16": "BF16", "q8_0": "Q8_0",
             "q4_k_m": {"default": "Q4_K", "attn_v": "Q6_K", "ffn_down": "Q6_K", "output": "Q6_K"}}
 TEMPLATE = "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}\n{% endfor %}"
@@ -78,8 +94,10 @@ def must_convert(*args):
 
 
 def tiny(arch):
-    """(config, float32 weights) as test_llm_gguf.tiny (tied embeddings scaled down)."""
-    config = llm_gguf.gguf_config(arch)
+    """(config, float32 weights) as test_llm_gguf.tiny (tied embeddings scaled down);
+    `arch` may name a ROPE_VARIANTS entry."""
+    arch, overrides = ROPE_VARIANTS.get(arch, (arch, {}))
+    config = dict(llm_gguf.gguf_config(arch), **overrides)
     weights = ref.random_weights(config, 3)
     if "lm_head.weight" not in weights:
         weights["model.embed_tokens.weight"] = weights["model.embed_tokens.weight"] * np.float32(0.05)
@@ -280,7 +298,13 @@ def test_cpp_converter_writes_the_python_writers_tensors(converted, case):
     for name, (t, dims, data) in theirs["tensors"].items():
         ot, odims, odata = ours["tensors"][name]
         assert (ot, odims) == (t, dims), name
-        assert same_tensor_bytes(odata, data), name
+        if name == "rope_freqs.weight":  # llama3's divisors: computed in float64 here, from float32 there
+            n = int(np.prod(dims))
+            a, b = np.frombuffer(odata[:4 * n], "<f4"), np.frombuffer(data[:4 * n], "<f4")
+            assert np.allclose(a, b, rtol=1e-6, atol=0), (a, b)
+            assert len(set(b.tolist())) > 2, b  # 1, the smooth band and the factor at this head size
+        else:
+            assert same_tensor_bytes(odata, data), name
     for key, value in theirs["keys"].items():
         if key.startswith(ours["keys"]["general.architecture"] + ".") or key in (
                 "general.architecture", "tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.merges",
@@ -389,10 +413,14 @@ def test_hostile_input_is_a_one_line_error_and_writes_nothing(converted, tmp_pat
     assert_one_line_error(r, "model.layers.0.self_attn.k_proj.weight", "shape")
     r = convert("--input", variant("arch", edit_config=lambda c: c.update(model_type="gpt_neox")), "--output", out)
     assert_one_line_error(r, "gpt_neox")
-    r = convert("--input", variant("llama3", edit_config=lambda c: c.update(
-        rope_scaling={"rope_type": "llama3", "factor": 8.0})), "--output", out)
-    assert_one_line_error(r, "llama3")
+    r = convert("--input", variant("yarn", edit_config=lambda c: c.update(
+        rope_scaling={"rope_type": "yarn", "factor": 8.0})), "--output", out)
+    assert_one_line_error(r, "yarn")
     assert not os.path.exists(out)
+    # a llama3 GGUF (rope_freqs divisors) has no config.json form
+    r = convert("--input", table[("llama_llama3", "float32", None)]["gguf"], "--output", str(tmp_path / "l3"))
+    assert_one_line_error(r, "rope_freqs.weight")
+    assert not os.path.exists(str(tmp_path / "l3" / "config.json"))
 
     # an unknown GGUF architecture
     bad = str(tmp_path / "bert.gguf")

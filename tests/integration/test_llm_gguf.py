@@ -17,6 +17,13 @@ against the unmirrored reference). So greedy tokens must be identical up to the 
 step whose top-2 reference logits are within FRAGILE, and the chosen tokens' logprobs
 within LOGPROB_TOL, a bound the float reference without the mirror would also miss on
 conventions (q/k permutation, Gemma's +1: test_conventions_change_the_reference_output).
+  - per-frequency rope factors: llama with a rope_freqs tensor (Llama 3.1's llama3 scaling
+    as llama.cpp writes it: factor 8, low 1, high 4, original 64, so at head_dim 64 the
+    divisors are 1, a smooth band and 8) and phi3 with rope_factors_short / _long
+    (longrope: original 128 of 512, the attention factor derived from the lengths, or
+    given as rope.scaling.attn_factor), F32 and quantised; the reference divides each
+    frequency by the file's factors itself; a second rope_freqs file with other factors
+    gives other output;
   - prompts of 3-45 tokens (past the 16-token window), alone and 8 at once (batched decode);
   - /v1/chat/completions renders with the GGUF's own template (not fortune's);
   - hostile files (truncated, wrong tensor shape, missing tensor, unknown architecture,
@@ -50,6 +57,22 @@ CASES = [("llama", t) for t in ALL_TYPES] + [("llama", "Q4_K_M")] + [
     ("mistral", "Q8_0"), ("mistral", "Q4_K"), ("qwen2", "Q8_0"), ("qwen2", "Q5_K"), ("qwen3", "Q8_0"),
     ("qwen3", "Q6_K"), ("phi3", "Q8_0"), ("phi3", "Q4_K"), ("gemma2", "Q8_0"), ("gemma2", "Q5_K"),
     ("gemma3_text", "Q8_0"), ("gemma3_text", "Q6_K")]
+# Rope-factor files: {variant: (arch, config overrides)}; case names "<variant>_<type>".
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 64}
+LONGROPE = {"type": "longrope", "short_factor": [1.0 + 0.25 * (i % 5) for i in range(32)],
+            "long_factor": [4.0 + i for i in range(32)]}
+ROPE_VARIANTS = {
+    "llama_rope_freqs": ("llama", {"rope_scaling": LLAMA3}),
+    # other factors (factor 2, original 32): must change the output (test_rope_freqs_change_the_output)
+    "llama_rope_freqs_other": ("llama", {"rope_scaling": dict(LLAMA3, factor=2.0,
+                                                               original_max_position_embeddings=32)}),
+    "phi3_longrope": ("phi3", {"rope_scaling": LONGROPE, "original_max_position_embeddings": 128}),
+    "phi3_longrope_attn": ("phi3", {"rope_scaling": dict(LONGROPE, attention_factor=1.5),
+                                    "original_max_position_embeddings": 128}),
+}
+CASES += [("llama_rope_freqs", "F32"), ("llama_rope_freqs", "Q4_K"), ("llama_rope_freqs_other", "F32"),
+          ("phi3_longrope", "F32"), ("phi3_longrope", "Q8_0"), ("phi3_longrope_attn", "F32")]
 
 
 def tokenizer_dir():
@@ -62,8 +85,10 @@ def model_name(arch, types):
 
 def tiny(arch, seed=3):
     """(config, float32 weights): tied embeddings scaled down so that a token's own
-    embedding does not dominate the tied head's logits (greedy would repeat it)."""
-    config = llm_gguf.gguf_config(arch)
+    embedding does not dominate the tied head's logits (greedy would repeat it). `arch`
+    may name a ROPE_VARIANTS entry (the same weights as its architecture's)."""
+    arch, overrides = ROPE_VARIANTS.get(arch, (arch, {}))
+    config = dict(llm_gguf.gguf_config(arch), **overrides)
     weights = ref.random_weights(config, seed)
     if "lm_head.weight" not in weights:
         weights["model.embed_tokens.weight"] = weights["model.embed_tokens.weight"] * np.float32(0.05)
@@ -112,6 +137,21 @@ def test_greedy_prefill_and_batched_decode_match_reference(server, models, arch,
         expected = ref.greedy(config, weights, prompt, GEN)
         for got, label in ((alone[i], "alone"), (together[i], "batched"), (together[i + len(PROMPTS)], "batched")):
             check_against_reference(config, weights, prompt, *got, f"{name} {label}", FRAGILE, tol, expected)
+
+
+def test_rope_freqs_change_the_output(server, models):
+    """The rope_freqs file with other factors (same weights) is served with other logprobs
+    than the first, and the reference agrees that they differ (so the checks above would
+    fail if the engine ignored or misread the tensor)."""
+    _, table = models
+    served, expected = [], []
+    for variant in ("llama_rope_freqs", "llama_rope_freqs_other"):
+        name, config, weights = table[(variant, "F32")]
+        served.append(complete(server, name, PROMPTS[2]))
+        expected.append(log_softmax(ref.forward(config, weights, PROMPTS[2])))
+    assert np.abs(expected[0] - expected[1]).max() > 10 * LOGPROB_TOL
+    (t0, l0), (t1, l1) = served
+    assert t0 != t1 or np.abs(np.array(l0) - np.array(l1)).max() > 10 * 1e-3, (t0, t1, l0, l1)
 
 
 def log_softmax(x):

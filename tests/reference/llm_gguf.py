@@ -39,9 +39,9 @@ TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] | upper }}: {{ m['c
 
 def gguf_config(arch):
     """llm_reference's tiny config of `arch` with every matrix's row length a multiple of
-    256 (K-quants) and only what GGUF metadata can say: no llama3 rope scaling (GGUF
-    carries it as a rope_freqs tensor, refused), Gemma's query_pre_attn_scalar written
-    as <arch>.attention.scale."""
+    256 (K-quants): llama without rope scaling (write_gguf carries llama3 as a rope_freqs
+    tensor: see llama3_rope_freqs), Gemma's query_pre_attn_scalar written as
+    <arch>.attention.scale."""
     c = ref.tiny_config(arch, hidden_size=256, intermediate_size=512, head_dim=64, num_hidden_layers=2,
                         max_position_embeddings=512)
     if arch == "llama":
@@ -49,6 +49,34 @@ def gguf_config(arch):
     if arch in ("gemma2", "gemma3_text"):
         c["num_hidden_layers"] = 4
     return c
+
+
+def llama3_rope_freqs(config):
+    """Llama 3.1's rope scaling as GGUF carries it (a rope_freqs tensor, what llama.cpp's
+    converter writes): per rotary frequency i of wavelength L = 2 pi base^(2i/d), the
+    divisor 1 where L < original / high_freq_factor, `factor` where L > original /
+    low_freq_factor, and 1 / ((1 - s) / factor + s) between, s = (original / L - low) /
+    (high - low); float32 values, as stored."""
+    rs = config["rope_scaling"]
+    d, base = ref.head_dim(config), config["rope_theta"]
+    factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+    original = rs["original_max_position_embeddings"]
+    out = []
+    for i in range(d // 2):
+        wavelength = 2 * math.pi * base ** (2 * i / d)
+        if wavelength < original / high:
+            out.append(1.0)
+        elif wavelength > original / low:
+            out.append(factor)
+        else:
+            s = (original / wavelength - low) / (high - low)
+            out.append(1 / ((1 - s) / factor + s))
+    return [float(F32(x)) for x in out]
+
+
+def _rope_kind(config):
+    rs = config.get("rope_scaling") or {}
+    return rs.get("rope_type", rs.get("type"))
 
 
 def _block_elements(name):
@@ -129,11 +157,28 @@ def write_gguf(path, config, weights, types, tokenizer_dir, template=TEMPLATE, e
     w.add(f"{arch}.rope.dimension_count", d)
     w.add(f"{arch}.attention.layer_norm_rms_epsilon", float(c.get("rms_norm_eps", 1e-6)))
     w.add(f"{arch}.rope.freq_base", float(c["rope_theta"]))
+    # Rope scaling: linear as keys; llama3 as a rope_freqs tensor of its divisors (or a
+    # config's own "rope_freqs" list); longrope as rope_factors_short / _long tensors and
+    # rope.scaling.original_context_length (+ attn_factor when the config states one).
     scaling = c.get("rope_scaling")
-    if scaling:
-        kind = scaling.get("rope_type", scaling.get("type"))
+    kind = _rope_kind(c)
+    rope_tensors = {}
+    if kind == "linear":
         w.add(f"{arch}.rope.scaling.type", kind)
         w.add(f"{arch}.rope.scaling.factor", float(scaling["factor"]))
+    elif kind == "llama3":
+        rope_tensors["rope_freqs.weight"] = llama3_rope_freqs(c)
+    elif kind in ("longrope", "su"):
+        original = c.get("original_max_position_embeddings") or scaling["original_max_position_embeddings"]
+        w.add(f"{arch}.rope.scaling.original_context_length", int(original))
+        if scaling.get("attention_factor") is not None:
+            w.add(f"{arch}.rope.scaling.attn_factor", float(scaling["attention_factor"]))
+        rope_tensors["rope_factors_long.weight"] = scaling["long_factor"]
+        rope_tensors["rope_factors_short.weight"] = scaling["short_factor"]
+    elif kind not in (None, "default"):
+        raise ValueError(f"rope_scaling {kind} has no GGUF form here")
+    if c.get("rope_freqs") is not None:
+        rope_tensors["rope_freqs.weight"] = c["rope_freqs"]
     sliding = [i for i, s in enumerate(ref.sliding_layers(c)) if s]
     if sliding:
         w.add(f"{arch}.attention.sliding_window", c["sliding_window"])
@@ -213,14 +258,27 @@ def write_gguf(path, config, weights, types, tokenizer_dir, template=TEMPLATE, e
         matrix(g + "attn_output.weight", p + "self_attn.o_proj.weight", weights[p + "self_attn.o_proj.weight"],
                "attn_output")
         matrix(g + "ffn_down.weight", p + "mlp.down_proj.weight", weights[p + "mlp.down_proj.weight"], "ffn_down")
+    for name, values in rope_tensors.items():
+        if name not in skip:
+            w.add_array_tensor(name, np.array(values, dtype=F32))
     w.write(path)
     return engine
 
 
 def reference_config(config):
     """The config the reference runs a GGUF of `config` with: Gemma's attention scale as
-    the file states it (float32 of query_pre_attn_scalar^-1/2)."""
+    the file states it (float32 of query_pre_attn_scalar^-1/2); llama3 rope scaling as the
+    rope_freqs divisors the file holds (llm_reference divides each frequency by its
+    rope_freqs entry); longrope's factors as float32."""
     c = dict(config)
+    if _rope_kind(c) == "llama3":
+        c["rope_freqs"] = llama3_rope_freqs(c)
+        c["rope_scaling"] = None
+    elif _rope_kind(c) in ("longrope", "su"):
+        rs = dict(c["rope_scaling"])
+        for key in ("short_factor", "long_factor"):
+            rs[key] = [float(F32(x)) for x in rs[key]]
+        c["rope_scaling"] = rs
     if ref.is_gemma(c):
         s = float(F32(float(c["query_pre_attn_scalar"]) ** -0.5))
         c["query_pre_attn_scalar"] = 1.0 / (s * s)

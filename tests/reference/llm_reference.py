@@ -19,6 +19,8 @@ Architectures (config.json `model_type`):
   gemma3_text  gemma2's layer shape + q/k norm, no soft-capping by default, every
                sliding_window_pattern-th layer global (rope_theta + rope_scaling), the
                others local (sliding window, rope_local_base_freq, unscaled)
+Any of them may carry "rope_freqs" (not a config.json field: a GGUF's rope_freqs tensor,
+how llama.cpp stores Llama 3.1's rope scaling): frequency i is divided by rope_freqs[i].
 
 Command line (for manual checks):
   llm_reference.py make ARCH DIR [--dtype float32|bfloat16] [--seed N] [--tokenizer-from DIR]
@@ -145,9 +147,15 @@ def inverse_frequencies(c, local=False):
     d = head_dim(c)
     base = c.get("rope_local_base_freq", 10000.0) if local else c.get("rope_theta", 10000.0)
     inv = 1.0 / (base ** (np.arange(0, d, 2, dtype=np.float64) / d))
+    if local:  # Gemma-3's local layers: unscaled
+        return inv
+    if c.get("rope_freqs") is not None:
+        # A GGUF's rope_freqs tensor (llama.cpp's form of Llama 3.1's rope scaling): each
+        # frequency divided by its entry, at every position; then rope_scaling (linear).
+        inv = inv / np.array(c["rope_freqs"], dtype=np.float64)
     rs = c.get("rope_scaling") or {}
     kind = rs.get("rope_type", rs.get("type", "default"))
-    if local or kind == "default":
+    if kind == "default":
         return inv
     if kind == "linear":
         return inv / rs["factor"]

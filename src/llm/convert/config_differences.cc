@@ -1,10 +1,19 @@
 #include "llm/convert/config_differences.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/str_cat.h"
 
 namespace infera::llm::convert {
+
+namespace {
+
+// Relative: a GGUF stores the base and factors as float32 (llama3's divisors:
+// rope_factor_tensors.h's bound, 4e-7).
+constexpr double kFrequencyTolerance = 1e-6;
+
+}  // namespace
 
 std::vector<std::string> ConfigDifferences(const LlamaConfig& a, const LlamaConfig& b) {
   std::vector<std::string> out;
@@ -24,9 +33,28 @@ std::vector<std::string> ConfigDifferences(const LlamaConfig& a, const LlamaConf
   exact("max_position_embeddings", a.max_position_embeddings, b.max_position_embeddings);
   close("rms_norm_eps", a.rms_norm_eps, b.rms_norm_eps);
   close("rope_theta", a.rope_theta, b.rope_theta);
-  exact("rope_scaling", a.rope_scaling.type.empty() ? "none" : a.rope_scaling.type,
-        b.rope_scaling.type.empty() ? "none" : b.rope_scaling.type);
-  if (!a.rope_scaling.type.empty()) close("rope_scaling.factor", a.rope_scaling.factor, b.rope_scaling.factor);
+  // Rope scaling by its effect: the frequencies (llama3's parameters in config.json are
+  // per-frequency divisors in GGUF), the cos/sin scale, and longrope's served length.
+  const RopeScaling &ra = a.rope_scaling, &rb = b.rope_scaling;
+  exact("rope_scaling longrope", ra.type == "longrope" ? "yes" : "no", rb.type == "longrope" ? "yes" : "no");
+  if (ra.type == "longrope" && rb.type == "longrope") {
+    exact("original_max_position_embeddings", ra.original_max_position_embeddings,
+          rb.original_max_position_embeddings);
+    exact("rope_scaling.long_factor count", ra.long_factor.size(), rb.long_factor.size());
+    for (size_t i = 0; i < std::min(ra.long_factor.size(), rb.long_factor.size()); ++i) {
+      close("rope_scaling.long_factor", ra.long_factor[i], rb.long_factor[i]);
+    }
+  }
+  close("rope attention factor", ra.attention_factor, rb.attention_factor);
+  if (a.head_dim == b.head_dim) {
+    const std::vector<float> fa = a.RopeInverseFrequencies(), fb = b.RopeInverseFrequencies();
+    for (size_t i = 0; i < fa.size(); ++i) {
+      if (std::abs(fa[i] - fb[i]) > kFrequencyTolerance * std::max(std::abs(fa[i]), std::abs(fb[i]))) {
+        out.push_back(StrCat("rope frequency ", i, ": ", fa[i], " vs ", fb[i]));
+        break;
+      }
+    }
+  }
   for (int64_t i = 0; i < std::max(a.num_layers, b.num_layers); ++i) {
     if (a.WindowOf(i) != b.WindowOf(i)) {
       out.push_back(StrCat("layer ", i, " sliding window: ", a.WindowOf(i), " vs ", b.WindowOf(i)));

@@ -4,7 +4,9 @@
 // target format could not say shows up here and the conversion is refused.
 //
 // Compared: sizes, heads, head_dim, norm epsilon and rope base (relative 1e-5: GGUF
-// stores float32), rope scaling, per-layer windows, activation, fused weights, q/k norm,
+// stores float32), rope scaling by its effect (the rotary frequencies within relative
+// 1e-6, so llama3's config.json parameters equal a GGUF's rope_freqs divisors; the
+// cos/sin attention factor; longrope's original length and long factors), per-layer windows, activation, fused weights, q/k norm,
 // Gemma's conventions (embedding scale, query_pre_attn_scalar, soft-capping, local rope),
 // tied embeddings, context length. Not compared: model_type spelling, dtype, token ids.
 //

@@ -44,9 +44,9 @@ absl::StatusOr<std::string> GgufArchitecture(const LlamaConfig& c) {
 absl::Status AddArchitectureKeys(const LlamaConfig& c, std::string_view name, GgufWriter& w) {
   ASSIGN_OR_RETURN(std::string arch, GgufArchitecture(c));
   const std::string& rs = c.rope_scaling.type;
-  if (!rs.empty() && rs != "linear") {
+  if (!rs.empty() && rs != "linear" && rs != "llama3" && rs != "longrope") {
     return absl::InvalidArgumentError(StrCat("rope_scaling type '", rs,
-                                             "' cannot be written as GGUF metadata (none, linear)"));
+                                             "' cannot be written as GGUF (none, linear, llama3, longrope)"));
   }
   int64_t pattern = 6;
   if (c.sliding_window > 0) {
@@ -90,6 +90,11 @@ absl::Status AddArchitectureKeys(const LlamaConfig& c, std::string_view name, Gg
   if (rs == "linear") {
     w.AddString(key("rope.scaling.type"), "linear");
     w.AddFloat32(key("rope.scaling.factor"), static_cast<float>(c.rope_scaling.factor));
+  }
+  if (rs == "longrope") {  // the factors themselves are tensors (rope_factor_tensors.h)
+    w.AddUint32(key("rope.scaling.original_context_length"),
+                static_cast<uint32_t>(c.rope_scaling.original_max_position_embeddings));
+    w.AddFloat32(key("rope.scaling.attn_factor"), static_cast<float>(c.rope_scaling.attention_factor));
   }
   if (c.sliding_window > 0) w.AddUint32(key("attention.sliding_window"), static_cast<uint32_t>(c.sliding_window));
   if (arch == "gemma3") w.AddUint32(key("attention.sliding_window_pattern"), static_cast<uint32_t>(pattern));

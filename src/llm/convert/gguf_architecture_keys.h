@@ -5,11 +5,12 @@
 // gemma3_text -> "gemma3". Keys: block_count, context_length, embedding_length,
 // feed_forward_length, attention.head_count(_kv), attention.key_length / value_length,
 // rope.dimension_count, attention.layer_norm_rms_epsilon, rope.freq_base,
-// rope.scaling.type / factor (linear), attention.sliding_window (and gemma3's
+// rope.scaling.type / factor (linear), rope.scaling.original_context_length and
+// attn_factor (longrope), attention.sliding_window (and gemma3's
 // sliding_window_pattern), attention.scale (Gemma's query_pre_attn_scalar^-1/2),
-// attn_logit_softcapping / final_logit_softcapping.
-// What GGUF cannot carry is an InvalidArgument naming it: llama3 / longrope rope scaling
-// (llama.cpp carries those as rope-factor tensors, which the loader refuses), sliding
+// attn_logit_softcapping / final_logit_softcapping. llama3 and longrope's per-frequency
+// factors are tensors (rope_factor_tensors.h), added by the caller.
+// What GGUF cannot carry is an InvalidArgument naming it: other rope scaling types, sliding
 // windows on Qwen2/3 or on a set of layers the architecture's GGUF rule does not give,
 // a Gemma-3 local rope base other than 10000.
 //

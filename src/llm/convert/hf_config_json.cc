@@ -1,5 +1,7 @@
 #include "llm/convert/hf_config_json.h"
 
+#include <cmath>
+
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
 
@@ -50,13 +52,34 @@ std::string HfConfigJson(const LlamaConfig& c, WeightType dtype) {
   integer("max_position_embeddings", c.max_position_embeddings);
   w.Key(c.gemma ? "hidden_activation" : "hidden_act");
   w.String(c.activation == MlpActivation::kGeluTanh ? "gelu_pytorch_tanh" : "silu");
+  const RopeScaling& rs = c.rope_scaling;
+  auto numbers = [&](const char* k, const std::vector<double>& v) {
+    w.Key(k);
+    w.StartArray();
+    for (double x : v) w.Double(x);  // shortest round-trip form: exact
+    w.EndArray();
+  };
   w.Key("rope_scaling");
-  if (c.rope_scaling.type == "linear") {
+  if (rs.type == "linear") {
     w.StartObject();
     w.Key("rope_type");
     w.String("linear");
-    number("factor", c.rope_scaling.factor);
+    number("factor", rs.factor);
     w.EndObject();
+  } else if (rs.type == "longrope") {
+    w.StartObject();
+    w.Key("rope_type");
+    w.String("longrope");
+    numbers("short_factor", rs.frequency_divisors);
+    numbers("long_factor", rs.long_factor);
+    // Hugging Face derives it from the lengths; stated only where it differs.
+    const double s = static_cast<double>(c.max_position_embeddings) /
+                     static_cast<double>(rs.original_max_position_embeddings);
+    const double derived =
+        s <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(s) / std::log(static_cast<double>(rs.original_max_position_embeddings)));
+    if (std::abs(rs.attention_factor - derived) > 1e-6 * derived) number("attention_factor", rs.attention_factor);
+    w.EndObject();
+    integer("original_max_position_embeddings", rs.original_max_position_embeddings);
   } else {
     w.Null();
   }

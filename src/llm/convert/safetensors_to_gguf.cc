@@ -13,6 +13,7 @@
 #include "llm/convert/gguf_writer.h"
 #include "llm/convert/hf_tokenizer_keys.h"
 #include "llm/convert/output_types.h"
+#include "llm/convert/rope_factor_tensors.h"
 #include "llm/convert/tensor_mapping.h"
 #include "llm/gguf_llama_config.h"
 #include "llm/llama_config.h"
@@ -143,18 +144,33 @@ absl::StatusOr<ConversionSummary> SafetensorsToGguf(const ConversionOptions& o) 
     w.AddTensor(p.map.gguf_name, p.type, dims,
                 static_cast<uint64_t>(rows * quant::RowBytes(p.type, p.map.shape.back())));
   }
+  // llama3 / longrope's per-frequency factors as llama.cpp writes them (F32 vectors).
+  const std::vector<RopeFactorTensor> rope = RopeFactorTensors(c);
+  for (const RopeFactorTensor& t : rope) {
+    w.AddTensor(t.name, quant::BlockType::kF32, {static_cast<int64_t>(t.values.size())}, t.values.size() * 4);
+  }
   RETURN_IF_ERROR(w.Write(
-      o.output, o.overwrite, [&](size_t i, TensorSink& sink) { return Produce(plan[i], sink); },
+      o.output, o.overwrite,
+      [&](size_t i, TensorSink& sink) {
+        if (i < plan.size()) return Produce(plan[i], sink);
+        const std::vector<float>& v = rope[i - plan.size()].values;
+        return sink.Write(v.data(), v.size() * 4);
+      },
       [&](const std::filesystem::path& temp) { return Verify(temp, c); }));
 
   ConversionSummary s;
   s.architecture = arch;
-  s.tensors = plan.size();
+  s.tensors = plan.size() + rope.size();
   std::error_code ec;
   s.output_bytes = std::filesystem::file_size(o.output, ec);
   s.notes.push_back(StrCat("matrices as ", choice->q4_k_m ? std::string("Q4_K_M (Q4_K; Q6_K attn_v, ffn_down, output)")
                                                           : std::string(quant::Name(choice->matrices)),
                            ", norms and biases as F32"));
+  if (c.rope_scaling.type == "llama3") {
+    s.notes.push_back("rope_scaling llama3 as rope_freqs.weight (per-frequency divisors, as llama.cpp writes it)");
+  } else if (c.rope_scaling.type == "longrope") {
+    s.notes.push_back("longrope as rope_factors_short/long.weight (served up to original_max_position_embeddings)");
+  }
   return s;
 }
 

@@ -1,0 +1,352 @@
+// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0 and Q4_0
+// from M = 3, Q4_K from M = 6, up to 15: the batched decode steps), in AVX-512 VNNI: the
+// 16 float lanes of a vector are 16 output columns (weight rows), not 16 places along K
+// as on the lanes path.
+//
+// Per panel of 16 weight rows and per 32-element block: the 16 rows' codes are transposed
+// in registers into 8 vectors, vector g holding in lane l the 4 codes 4g .. 4g+3 of weight
+// row l (Q4_0: low nibbles give elements 0..15, high nibbles 16..31). Then for each row i
+// of x, 8 vpdpbusd with the row's 4 activation bytes broadcast from memory give the 16
+// exact block sums at once, starting from −c · Σ q (offset_tiles: the codes are unsigned,
+// u = w_int + c); one convert and one fma apply d_w · d_x. That is the block-sums contract
+// operation for operation: acc = fma(d_w(b) · d_x(b), float(I_b), acc), blocks in order.
+// Q4_K (PanelQ4K) does the same per sub-block and applies the integer sub-block scales
+// before the super-block's fma.
+//
+// Why: on the lanes path every row pays a convert, a scale broadcast and an fma per 64
+// codes; here they are paid per 512 products, and the transposition (8 loads, 24
+// shuffles) once per block for all M rows. The panels are read from a staging copy (see
+// PanelsOf); docs/quant_kernels.md has the figures.
+//
+// Compiled for AVX-512F/BW + VNNI; called only from BlockMatmul when the AMX kernel (which
+// implies them) is chosen. Internal linkage for every helper, as in the other kernel files.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "quant/block_matmul_kernels.h"
+
+#pragma GCC push_options
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
+#endif
+
+namespace infera::quant::block_matmul_internal {
+namespace {
+
+// The transposition leaves weight row kLaneRow[p] in lane p (128-bit lanes 1 and 2 of the
+// natural order swapped); the scales are gathered in the same order and each output row
+// is put back in natural order once, at the store.
+constexpr int32_t kLaneRow[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+
+template <BlockType T>
+constexpr int64_t kBlockBytes = T == BlockType::kQ8_0 ? 34 : 18;
+
+// 32 bytes at p of each of 16 rows (row stride `stride`) as 8 vectors: lane q of t[g]
+// holds bytes 4g .. 4g+3 of row kLaneRow[q]. z[l] = row l | row l + 8, then an 8×8 dword
+// transpose within each 256-bit half.
+inline void Transpose32(const uint8_t* p, int64_t stride, __m512i t[8]) {
+  __m512i z[8];
+  for (int l = 0; l < 8; ++l) {
+    z[l] = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + l * stride))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + (l + 8) * stride)), 1);
+  }
+  __m512i s1[8], s2[8];
+  for (int l = 0; l < 8; l += 2) {
+    s1[l] = _mm512_unpacklo_epi32(z[l], z[l + 1]);
+    s1[l + 1] = _mm512_unpackhi_epi32(z[l], z[l + 1]);
+  }
+  // s2[g] (rows 0..3 | 8..11) and s2[4 + g] (rows 4..7 | 12..15): 128-bit lane 0 holds
+  // dword g of the first four rows, lane 1 dword g + 4, lanes 2 and 3 the same for the
+  // second four.
+  s2[0] = _mm512_unpacklo_epi64(s1[0], s1[2]);
+  s2[1] = _mm512_unpackhi_epi64(s1[0], s1[2]);
+  s2[2] = _mm512_unpacklo_epi64(s1[1], s1[3]);
+  s2[3] = _mm512_unpackhi_epi64(s1[1], s1[3]);
+  s2[4] = _mm512_unpacklo_epi64(s1[4], s1[6]);
+  s2[5] = _mm512_unpackhi_epi64(s1[4], s1[6]);
+  s2[6] = _mm512_unpacklo_epi64(s1[5], s1[7]);
+  s2[7] = _mm512_unpackhi_epi64(s1[5], s1[7]);
+  for (int g = 0; g < 4; ++g) {
+    t[g] = _mm512_shuffle_i32x4(s2[g], s2[4 + g], 0x88);
+    t[g + 4] = _mm512_shuffle_i32x4(s2[g], s2[4 + g], 0xDD);
+  }
+}
+
+// Block b of the 16 weight rows at p (row stride `stride`) as 8 vectors of unsigned codes
+// (lane q: weight row kLaneRow[q]; vector g: its elements 4g .. 4g+3).
+template <BlockType T>
+inline void TransposeBlock(const uint8_t* p, int64_t stride, __m512i v[8]) {
+  if constexpr (T == BlockType::kQ8_0) {
+    Transpose32(p + 2, stride, v);
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // signed q → u = q + 128
+    for (int g = 0; g < 8; ++g) v[g] = _mm512_xor_si512(v[g], flip);
+  } else {
+    // z[a]'s 128-bit lane i = the 16 bytes of row kLaneRow[4i + a]; a 4×4 dword transpose
+    // within each 128-bit lane puts dword g of row kLaneRow[p] in lane p of d[g].
+    __m512i z[4];
+    for (int a = 0; a < 4; ++a) {
+      __m512i t = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 + kLaneRow[a] * stride)));
+      for (int i = 1; i < 4; ++i) {
+        const __m128i row = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 + kLaneRow[4 * i + a] * stride));
+        t = i == 1 ? _mm512_inserti32x4(t, row, 1) : i == 2 ? _mm512_inserti32x4(t, row, 2) : _mm512_inserti32x4(t, row, 3);
+      }
+      z[a] = t;
+    }
+    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    const __m512i d[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
+                          _mm512_unpackhi_epi64(t1, t3)};
+    const __m512i m4 = _mm512_set1_epi8(15);
+    for (int g = 0; g < 4; ++g) {
+      v[g] = _mm512_and_si512(d[g], m4);                             // elements 4g .. 4g+3
+      v[g + 4] = _mm512_and_si512(_mm512_srli_epi16(d[g], 4), m4);   // elements 16 + 4g ..
+    }
+  }
+}
+
+// Copies `bytes` from src to dst (64-byte aligned) in `steps` near-equal shares of whole
+// cache lines, Step(i) the i-th; Finish() copies whatever the steps left. Default: no copy.
+class Stager {
+ public:
+  Stager() = default;
+  Stager(const uint8_t* src, uint8_t* dst, int64_t bytes, int64_t steps)
+      : src_(src), dst_(dst), bytes_(bytes), share_((bytes / std::max<int64_t>(1, steps) + 63) / 64 * 64) {}
+  void Step(int64_t i) {
+    if (src_ == nullptr) return;
+    const int64_t begin = i * share_, end = std::min(bytes_, begin + share_);
+    Copy(begin, end);
+    done_ = std::max(done_, end);
+  }
+  void Finish() {
+    if (src_ != nullptr) Copy(done_, bytes_);
+  }
+
+ private:
+  void Copy(int64_t begin, int64_t end) {
+    int64_t o = begin;
+    for (; o + 64 <= end; o += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(src_ + o + kStagePrefetchBytes), _MM_HINT_T0);
+      _mm512_store_si512(dst_ + o, _mm512_loadu_si512(src_ + o));
+    }
+    if (o < end) std::memcpy(dst_ + o, src_ + o, static_cast<size_t>(end - o));
+  }
+  static constexpr int64_t kStagePrefetchBytes = 2048;  // as the lanes kernels' stream
+  const uint8_t* src_ = nullptr;
+  uint8_t* dst_ = nullptr;
+  int64_t bytes_ = 0, share_ = 0, done_ = 0;
+};
+
+// y rows 0 .. R−1, columns j0 .. j0 + cols of the panel whose 16 weight rows start at p
+// (row stride `stride`; rows past `cols` are zeros). `next` stages the following panel,
+// a step per block.
+template <BlockType T, int R>
+void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
+           int64_t ldy, int64_t j0, int cols) {
+  constexpr int64_t kBytes = kBlockBytes<T>;
+  const int64_t blocks = a.k / 32;
+  const __m512i scale_offsets =
+      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  __m512 acc[R];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block = p + b * kBytes;
+    next.Step(b);
+    // The 16 half scales d_w (the first 2 bytes of each row's block) as floats.
+    const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(scale_offsets, block, 1)));
+    __m512i v[8];
+    TransposeBlock<T>(block, stride, v);
+    const int8_t* q = a.q_tiles.data() + b * 8 * 64;    // quad 8b + g of row i at q + 64g + 4i
+    const float* dx = a.d_tiles.data() + b * 16;         // row i's d_x at dx[i]
+    const int32_t* off = a.offset_tiles.data() + b * 16;  // row i's −c · Σ q at off[i]
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      __m512i sums = _mm512_set1_epi32(off[r]);
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        int32_t quad;
+        std::memcpy(&quad, q + 64 * g + 4 * r, 4);
+        sums = _mm512_dpbusd_epi32(sums, v[g], _mm512_set1_epi32(quad));
+      }
+      acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(dx[r])), _mm512_cvtepi32_ps(sums), acc[r]);
+    }
+  }
+  const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
+  const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, acc[r]));
+}
+
+// Byte j (0..3) of each dword lane, zero-extended.
+inline __m512i ByteOf(__m512i words, int j) {
+  return _mm512_and_si512(_mm512_srli_epi32(words, 8 * j), _mm512_set1_epi32(0xFF));
+}
+
+// Q4_K (144-byte super-blocks of 256: d, dmin, 12 bytes of 6-bit sub-block scales and
+// mins, 128 bytes of nibbles; chunk c's 32 bytes hold sub-block 2c in the low nibbles and
+// 2c + 1 in the high ones). Per super-block and 16 weight rows: the four chunks
+// transposed into 8 + 8 code vectors each (kept in L1, `codes`), the sub-block scales and
+// mins as vectors (lane q: weight row kLaneRow[q]); then per row of x, per sub-block 8
+// vpdpbusd give the 16 exact sums, times the scale (vpmulld: the sums need 17 bits), and
+// the mins' Σ_s mn[s] · Σ q_s by 4 vpdpwssd on (mn, Σ q) int16 pairs. The contract's
+// two fmas per super-block follow. Rows: any M < 16 (their accumulators are in `acc`).
+void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
+              int64_t ldy, int64_t j0, int cols) {
+  constexpr int64_t kBytes = 144;
+  const int64_t supers = a.k / 256, rows = a.m;
+  const __m512i lane_offsets =
+      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  alignas(64) float acc[16][16] = {}, accm[16][16] = {};
+  alignas(64) __m512i codes[4][16];  // [chunk][g: low nibbles 0..7, high 8..15]
+  const __m512i m4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63);
+  for (int64_t b = 0; b < supers; ++b) {
+    const uint8_t* block = p + b * kBytes;
+    next.Step(b);
+    // d | dmin, and the 12 scale bytes as three dwords, per weight row.
+    const __m512i head = _mm512_i32gather_epi32(lane_offsets, block, 1);
+    const __m512i s0 = _mm512_i32gather_epi32(lane_offsets, block + 4, 1);
+    const __m512i s1 = _mm512_i32gather_epi32(lane_offsets, block + 8, 1);
+    const __m512i s2 = _mm512_i32gather_epi32(lane_offsets, block + 12, 1);
+    const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head));
+    const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16)));
+    // UnpackKScaleMin per lane: byte j of the 12 is byte j % 4 of s[j / 4].
+    __m512i sc[8], mn[8];
+    for (int j = 0; j < 4; ++j) {
+      sc[j] = _mm512_and_si512(ByteOf(s0, j), m6);
+      mn[j] = _mm512_and_si512(ByteOf(s1, j), m6);
+      const __m512i hi = ByteOf(s2, j);  // byte j + 8
+      sc[j + 4] = _mm512_or_si512(_mm512_and_si512(hi, _mm512_set1_epi32(15)),
+                                  _mm512_slli_epi32(_mm512_srli_epi32(ByteOf(s0, j), 6), 4));
+      mn[j + 4] = _mm512_or_si512(_mm512_srli_epi32(hi, 4), _mm512_slli_epi32(_mm512_srli_epi32(ByteOf(s1, j), 6), 4));
+    }
+    __m512i mn_pairs[4];  // lane: mn[2t] | mn[2t + 1] << 16, for vpdpwssd
+    for (int t = 0; t < 4; ++t) mn_pairs[t] = _mm512_or_si512(mn[2 * t], _mm512_slli_epi32(mn[2 * t + 1], 16));
+    for (int c = 0; c < 4; ++c) {
+      __m512i t[8];
+      Transpose32(block + 16 + 32 * c, stride, t);
+      for (int g = 0; g < 8; ++g) {
+        codes[c][g] = _mm512_and_si512(t[g], m4);
+        codes[c][8 + g] = _mm512_and_si512(_mm512_srli_epi16(t[g], 4), m4);
+      }
+    }
+    const int8_t* q = a.q_tiles.data() + b * 64 * 64;  // quad 64b + e of row i at q + 64e + 4i
+    const float* dx = a.d_tiles.data() + b * 16;
+    const int32_t* sums = a.sum_tiles.data() + b * 8 * 16;  // sub-block s of row i: sums[16s + i]
+    for (int64_t r = 0; r < rows; ++r) {
+      __m512i isum = _mm512_setzero_si512();
+      for (int c = 0; c < 4; ++c) {
+        __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {
+          int32_t qlo, qhi;
+          std::memcpy(&qlo, q + 64 * (16 * c + g) + 4 * r, 4);
+          std::memcpy(&qhi, q + 64 * (16 * c + 8 + g) + 4 * r, 4);
+          lo = _mm512_dpbusd_epi32(lo, codes[c][g], _mm512_set1_epi32(qlo));
+          hi = _mm512_dpbusd_epi32(hi, codes[c][8 + g], _mm512_set1_epi32(qhi));
+        }
+        isum = _mm512_add_epi32(isum, _mm512_add_epi32(_mm512_mullo_epi32(lo, sc[2 * c]),
+                                                       _mm512_mullo_epi32(hi, sc[2 * c + 1])));
+      }
+      __m512i msum = _mm512_setzero_si512();
+      for (int t = 0; t < 4; ++t) {
+        // Σ q over 32 fits int16 (|Σ| ≤ 32 · 127), as does mn ≤ 63.
+        const uint32_t pair = static_cast<uint16_t>(sums[16 * (2 * t) + r]) |
+                              static_cast<uint32_t>(static_cast<uint16_t>(sums[16 * (2 * t + 1) + r])) << 16;
+        msum = _mm512_dpwssd_epi32(msum, mn_pairs[t], _mm512_set1_epi32(static_cast<int32_t>(pair)));
+      }
+      const __m512 vdx = _mm512_set1_ps(dx[r]);
+      _mm512_store_ps(acc[r], _mm512_fmadd_ps(_mm512_mul_ps(d, vdx), _mm512_cvtepi32_ps(isum), _mm512_load_ps(acc[r])));
+      _mm512_store_ps(accm[r],
+                      _mm512_fmadd_ps(_mm512_mul_ps(dmin, vdx), _mm512_cvtepi32_ps(msum), _mm512_load_ps(accm[r])));
+    }
+  }
+  const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
+  const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m512 out = _mm512_sub_ps(_mm512_load_ps(acc[r]), _mm512_load_ps(accm[r]));
+    _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, out));
+  }
+}
+
+// Columns [c0, c1) panel by panel, each computed from a copy in a thread_local staging
+// buffer: panel(p, stride, stager, j0, cols) with p the staged rows (rows past `cols`
+// zero), and the stager copying the next panel into the other buffer a share per block.
+// Why: read in place, the 16 rows of a panel are 16 streams a block apart, which the
+// hardware prefetchers follow poorly (6-7 GB/s a thread from memory, against 9-10 for the
+// lanes kernel's one stream); the copy reads each panel as one sequential run (its 16 rows
+// are contiguous) while the previous one computes, and the kernel reads L1/L2.
+template <typename PanelFn>
+void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
+  const int64_t stride = w.row_bytes();
+  const int64_t steps = w.type() == BlockType::kQ4_K ? w.k() / 256 : w.k() / 32;
+  const size_t panel_bytes = static_cast<size_t>(16 * stride);
+  thread_local std::vector<uint8_t, CacheLineAllocator<uint8_t>> buffers[2];
+  for (auto& b : buffers) {
+    if (b.size() < panel_bytes + 64) b.resize(panel_bytes + 64);
+  }
+  auto rows_of = [&](int64_t j0) { return static_cast<int>(std::min<int64_t>(16, c1 - j0)); };
+  // A partial panel: its rows, then zeros (copied at once; only a range's last panel).
+  auto stage_partial = [&](int64_t j0, uint8_t* dst) {
+    const size_t bytes = static_cast<size_t>(rows_of(j0) * stride);
+    std::memcpy(dst, w.row(j0), bytes);
+    std::memset(dst + bytes, 0, panel_bytes - bytes);
+  };
+  int current = 0;
+  if (rows_of(c0) == 16) {
+    std::memcpy(buffers[0].data(), w.row(c0), panel_bytes);
+  } else {
+    stage_partial(c0, buffers[0].data());
+  }
+  for (int64_t j0 = c0; j0 < c1; j0 += 16) {
+    const int64_t j1 = j0 + 16;
+    uint8_t* next_buffer = buffers[1 - current].data();
+    Stager stager;
+    if (j1 < c1 && rows_of(j1) == 16) {
+      stager = Stager(w.row(j1), next_buffer, static_cast<int64_t>(panel_bytes), steps);
+    } else if (j1 < c1) {
+      stage_partial(j1, next_buffer);
+    }
+    panel(buffers[current].data(), stride, stager, j0, rows_of(j0));
+    stager.Finish();
+    current = 1 - current;
+  }
+}
+
+template <BlockType T, int R = 1>
+void Dispatch(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1) {
+  if constexpr (R < 16) {
+    if (a.m != R) return Dispatch<T, R + 1>(a, w, y, ldy, c0, c1);
+    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
+      Panel<T, R>(a, p, stride, next, y, ldy, j0, cols);
+    });
+  }
+}
+
+}  // namespace
+
+void ColumnsAvx512(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0,
+                   int64_t c1) {
+  if (w.type() == BlockType::kQ8_0) return Dispatch<BlockType::kQ8_0>(a, w, y, ldy, c0, c1);
+  if (w.type() == BlockType::kQ4_0) return Dispatch<BlockType::kQ4_0>(a, w, y, ldy, c0, c1);
+  if (w.type() == BlockType::kQ4_K) {
+    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
+      PanelQ4K(a, p, stride, next, y, ldy, j0, cols);
+    });
+  }
+}
+
+}  // namespace infera::quant::block_matmul_internal
+
+#pragma GCC diagnostic pop
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
