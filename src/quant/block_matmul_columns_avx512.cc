@@ -299,12 +299,12 @@ void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
     std::memcpy(dst, w.row(j0), bytes);
     std::memset(dst + bytes, 0, panel_bytes - bytes);
   };
+  // The first panel of the range is read in place (its 16 streams are slow, but a copy
+  // before it could start would stall the thread on memory with nothing to overlap);
+  // every later one from the buffer its predecessor staged.
+  const bool first_in_place = rows_of(c0) == 16;
   int current = 0;
-  if (rows_of(c0) == 16) {
-    std::memcpy(buffers[0].data(), w.row(c0), panel_bytes);
-  } else {
-    stage_partial(c0, buffers[0].data());
-  }
+  if (!first_in_place) stage_partial(c0, buffers[0].data());
   for (int64_t j0 = c0; j0 < c1; j0 += 16) {
     const int64_t j1 = j0 + 16;
     uint8_t* next_buffer = buffers[1 - current].data();
@@ -314,7 +314,8 @@ void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
     } else if (j1 < c1) {
       stage_partial(j1, next_buffer);
     }
-    panel(buffers[current].data(), stride, stager, j0, rows_of(j0));
+    const uint8_t* rows = j0 == c0 && first_in_place ? w.row(c0) : buffers[current].data();
+    panel(rows, stride, stager, j0, rows_of(j0));
     stager.Finish();
     current = 1 - current;
   }
