@@ -209,7 +209,7 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
   const __m512i m4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63);
   for (int64_t b = 0; b < supers; ++b) {
     const uint8_t* block = p + b * kBytes;
-    next.Step(b);
+    next.Step(4 * b);
     // d | dmin, and the 12 scale bytes as three dwords, per weight row.
     const __m512i head = _mm512_i32gather_epi32(lane_offsets, block, 1);
     const __m512i s0 = _mm512_i32gather_epi32(lane_offsets, block + 4, 1);
@@ -237,10 +237,12 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
         codes[c][8 + g] = _mm512_and_si512(_mm512_srli_epi16(t[g], 4), m4);
       }
     }
+    next.Step(4 * b + 1);
     const int8_t* q = a.q_tiles.data() + b * 64 * 64;  // quad 64b + e of row i at q + 64e + 4i
     const float* dx = a.d_tiles.data() + b * 16;
     const int32_t* sums = a.sum_tiles.data() + b * 8 * 16;  // sub-block s of row i: sums[16s + i]
     for (int64_t r = 0; r < rows; ++r) {
+      if (r == rows / 2) next.Step(4 * b + 2);
       __m512i isum = _mm512_setzero_si512();
       for (int c = 0; c < 4; ++c) {
         __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
@@ -267,6 +269,7 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
       _mm512_store_ps(accm[r],
                       _mm512_fmadd_ps(_mm512_mul_ps(dmin, vdx), _mm512_cvtepi32_ps(msum), _mm512_load_ps(accm[r])));
     }
+    next.Step(4 * b + 3);
   }
   const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
   const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
@@ -286,7 +289,7 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
 template <typename PanelFn>
 void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
   const int64_t stride = w.row_bytes();
-  const int64_t steps = w.type() == BlockType::kQ4_K ? w.k() / 256 : w.k() / 32;
+  const int64_t steps = w.type() == BlockType::kQ4_K ? w.k() / 64 : w.k() / 32;
   const size_t panel_bytes = static_cast<size_t>(16 * stride);
   thread_local std::vector<uint8_t, CacheLineAllocator<uint8_t>> buffers[2];
   for (auto& b : buffers) {
