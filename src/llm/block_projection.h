@@ -18,7 +18,7 @@
 //     per row block: the weights come from memory once, and the activations and weights
 //     of a call stay in L2.
 // Where the kernel takes the block-sums path for these rows (AMX: M ≥ BlockSumsMinRows,
-// 16 or the columns kernel's 3 / 6 rows: block_matmul.h)
+// 16 or the columns kernel's 3 rows: block_matmul.h)
 // the rows are one block: that kernel already unpacks each panel of weight rows once for
 // all rows, and row blocks would only repeat the unpacking.
 // Decode (rows within one row block): one BlockMatmul per part and piece. Activations are

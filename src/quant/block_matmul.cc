@@ -76,9 +76,8 @@ int64_t ColumnsKernelMinRows(BlockType type) {
   switch (type) {
     case BlockType::kQ8_0:
     case BlockType::kQ4_0:
-      return 3;
     case BlockType::kQ4_K:
-      return 6;
+      return 3;
     default:
       return 0;
   }

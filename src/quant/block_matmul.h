@@ -58,7 +58,7 @@
 //   lanes contract.
 // The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only where
 // the kernel is kAmx, the type quantised and M ≥ BlockSumsMinRows(kernel, type): 16 (one
-// tile of rows) for most types; for Q8_0 and Q4_0 3, for Q4_K 6 (ColumnsKernelMinRows),
+// tile of rows) for most types; for Q8_0, Q4_0 and Q4_K 3 (ColumnsKernelMinRows),
 // from where their batched decode steps run the same contract faster in AVX-512 VNNI with
 // one weight row per float lane (block_matmul_columns_avx512.cc: a convert and an fma per
 // 512 products instead of per 64; the thresholds are where it overtakes the lanes kernel
@@ -112,7 +112,7 @@ enum class BlockPath { kLanes, kBlockSums };
 // ColumnsKernelMinRows(type) where that is not 0.
 constexpr int64_t kBlockSumsMinRows = 16;
 // The M from which the AMX kernel computes `type` on the AVX-512 columns kernel (then the
-// block-sums path) below kBlockSumsMinRows: Q8_0 and Q4_0 3, Q4_K 6; 0 for the other
+// block-sums path) below kBlockSumsMinRows: Q8_0, Q4_0 and Q4_K 3; 0 for the other
 // types (lanes up to 16: Q6_K's columns variant measured no faster than the lanes kernel
 // from memory).
 int64_t ColumnsKernelMinRows(BlockType type);

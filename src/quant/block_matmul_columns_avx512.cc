@@ -1,5 +1,5 @@
-// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0 and Q4_0
-// from M = 3, Q4_K from M = 6, up to 15: the batched decode steps), in AVX-512 VNNI: the
+// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0, Q4_0
+// and Q4_K from M = 3 up to 15: the batched decode steps), in AVX-512 VNNI: the
 // 16 float lanes of a vector are 16 output columns (weight rows), not 16 places along K
 // as on the lanes path.
 //
