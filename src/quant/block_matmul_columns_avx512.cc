@@ -45,6 +45,12 @@ namespace {
 // is put back in natural order once, at the store.
 constexpr int32_t kLaneRow[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
 
+// Byte offsets of the weight rows in kLaneRow order (row stride `stride`): the gathers
+// of a block's per-row scales.
+inline __m512i LaneRowOffsets(int64_t stride) {
+  return _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+}
+
 template <BlockType T>
 constexpr int64_t kBlockBytes = T == BlockType::kQ8_0 ? 34 : 18;
 
@@ -152,8 +158,7 @@ void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stag
            int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = kBlockBytes<T>;
   const int64_t blocks = a.k / 32;
-  const __m512i scale_offsets =
-      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  const __m512i scale_offsets = LaneRowOffsets(stride);
   __m512 acc[R];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
@@ -202,8 +207,7 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
               int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = 144;
   const int64_t supers = a.k / 256, rows = a.m;
-  const __m512i lane_offsets =
-      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  const __m512i lane_offsets = LaneRowOffsets(stride);
   alignas(64) float acc[16][16] = {}, accm[16][16] = {};
   alignas(64) __m512i codes[4][16];  // [chunk][g: low nibbles 0..7, high 8..15]
   const __m512i m4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63);
@@ -292,8 +296,7 @@ void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
               int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = 210;
   const int64_t supers = a.k / 256, rows = a.m;
-  const __m512i lane_offsets =
-      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  const __m512i lane_offsets = LaneRowOffsets(stride);
   alignas(64) float acc[16][16] = {};
   alignas(64) __m512i codes[64];  // vector 4s + v: elements 16s + 4v .. +3 of the super-block
   const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
