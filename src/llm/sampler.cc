@@ -48,11 +48,10 @@ __attribute__((target("avx512f"))) int64_t FirstMaxAvx512(const float* x, int64_
   return 0;  // n == 0
 }
 
-const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
-
 // std::max_element(x, x + n) - x, faster (see FirstMaxAvx512).
 int64_t FirstMax(const float* x, int64_t n) {
-  if (kHasAvx512 && n > 0) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");  // first use: after static init
+  if (avx512 && n > 0) {
     const int64_t i = FirstMaxAvx512(x, n);
     if (i >= 0) return i;
   }

@@ -9,7 +9,7 @@
 // and a decode step is ~80 short regions (four projections and attention per layer, 16
 // layers, the LM head: each a few hundred microseconds at C=1) — each one then starts
 // with a futex wake of the other threads. Measured on the 1 B Q4_0 GGUF, 2 threads, C=1:
-// 19.8 tok/s passive vs 21.6 with libgomp spinning (docs/llm.md, "Intra-op threads").
+// 19.8 tok/s passive vs 21.6 with libgomp spinning (docs/llm.md, "Threading").
 // A team of the runner's own spins for at most kSpin after each region, so the regions
 // of one step follow each other without a wake, and sleeps between steps and when idle;
 // the torch backends keep their passive OpenMP.
