@@ -1,7 +1,5 @@
 #include "llm/block_projection.h"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -40,7 +38,7 @@ int64_t BlockProjectionRowBlock(int64_t in) {
 }
 
 void BlockProjection(const float* x, int64_t rows, const Projection& w, const float* bias, float* y, int64_t ldy,
-                     bool accumulate, BlockProjectionWorkspace* workspace) {
+                     bool accumulate, BlockProjectionWorkspace* workspace, WorkerTeam& team) {
   // The distinct block types of the parts, and each part's index among them.
   std::vector<quant::BlockType> types;
   std::vector<size_t> type_of_part;
@@ -64,7 +62,7 @@ void BlockProjection(const float* x, int64_t rows, const Projection& w, const fl
   const int64_t jobs = static_cast<int64_t>(types.size()) * row_blocks;
   std::vector<std::optional<quant::QuantizedActivations>> acts(static_cast<size_t>(jobs));
   std::vector<std::string> errors(static_cast<size_t>(jobs));
-  at::parallel_for(0, jobs, 1, [&](int64_t begin, int64_t end) {
+  team.ParallelFor(0, jobs, 1, [&](int64_t begin, int64_t end) {
     for (int64_t job = begin; job < end; ++job) {
       const int64_t r0 = job % row_blocks * row_block;
       acts[job] = quant::QuantizeActivations(x + r0 * w.in, std::min(row_block, rows - r0), w.in,
@@ -84,7 +82,7 @@ void BlockProjection(const float* x, int64_t rows, const Projection& w, const fl
   // The columns in pieces, about 8 per thread, that the threads claim in turn: on a busy
   // machine a thread that the kernel deschedules holds up only the piece it has, while
   // a static split (a half each at 2 threads) made the whole step wait for its half.
-  const int64_t threads = std::max(1, at::get_num_threads());
+  const int64_t threads = team.threads();
   const int64_t piece = std::max<int64_t>(16, (w.out / (threads * kPiecesPerThread) + 15) / 16 * 16);
   const int64_t pieces = (w.out + piece - 1) / piece;
   const int64_t column_block = row_blocks > 1 ? ColumnBlock(w) : piece;
@@ -92,7 +90,7 @@ void BlockProjection(const float* x, int64_t rows, const Projection& w, const fl
   // Types and sizes were checked at load, so BlockMatmul cannot refuse; should it, each
   // thread keeps its first message in its own slot and the step fails.
   std::vector<std::string> failures(static_cast<size_t>(threads));
-  at::parallel_for(0, threads, 1, [&](int64_t thread, int64_t) {
+  team.ParallelFor(0, threads, 1, [&](int64_t thread, int64_t) {
     std::string& failure = failures[static_cast<size_t>(thread)];
     for (int64_t p = next_piece.fetch_add(1); p < pieces; p = next_piece.fetch_add(1)) {
       const int64_t end = std::min(w.out, (p + 1) * piece);

@@ -18,15 +18,15 @@
 //     per row block: the weights come from memory once, and the activations and weights
 //     of a call stay in L2.
 // Where the kernel takes the block-sums path for these rows (AMX: M ≥ BlockSumsMinRows,
-// 16 or the columns kernel's 3 / 6 rows: block_matmul.h)
+// 16 or the columns kernel's 3 rows: block_matmul.h)
 // the rows are one block: that kernel already unpacks each panel of weight rows once for
 // all rows, and row blocks would only repeat the unpacking.
 // Decode (rows within one row block): one BlockMatmul per part and piece. Activations are
 // quantised once per block type (q, k, v of one type share them).
 //
-// Threads: at::parallel_for over the calling thread's intra-op threads (quantisation by
-// row blocks, then the pieces); no locks (an atomic piece counter, per-thread error
-// slots). Not thread-safe per workspace.
+// Threads: the runner's WorkerTeam (worker_team.h): quantisation by row blocks, then the
+// pieces; no locks (an atomic piece counter, per-thread error slots). Not thread-safe
+// per workspace or team.
 #ifndef INFERA_LLM_BLOCK_PROJECTION_H_
 #define INFERA_LLM_BLOCK_PROJECTION_H_
 
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "llm/llama_weights.h"
+#include "llm/worker_team.h"
 
 namespace infera::llm {
 
@@ -47,10 +48,10 @@ struct BlockProjectionWorkspace {
 int64_t BlockProjectionRowBlock(int64_t in);
 
 // y[r][0..w.out) = (accumulate ? y : 0) + x[r] · W + bias for r < rows; x rows contiguous
-// (stride w.in), y row stride ldy. Throws std::runtime_error when the kernel refuses
-// (types and sizes were checked at load, so it does not).
+// (stride w.in), y row stride ldy, on `team`'s threads. Throws std::runtime_error when the
+// kernel refuses (types and sizes were checked at load, so it does not).
 void BlockProjection(const float* x, int64_t rows, const Projection& w, const float* bias, float* y, int64_t ldy,
-                     bool accumulate, BlockProjectionWorkspace* workspace);
+                     bool accumulate, BlockProjectionWorkspace* workspace, WorkerTeam& team);
 
 }  // namespace infera::llm
 

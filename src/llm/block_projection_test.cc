@@ -90,8 +90,9 @@ void CheckTiledEqualsOneCall(const std::vector<quant::BlockType>& types) {
   std::vector<float> want(static_cast<size_t>(rows * w.out));
   for (const BlockPart& part : w.blocks) Untiled(x, rows, part, want, w.out);
   BlockProjectionWorkspace workspace;
+  WorkerTeam team(2);  // two threads: the pieces are claimed concurrently
   std::vector<float> got(want.size(), -1.0f);
-  BlockProjection(x.data(), rows, w, nullptr, got.data(), w.out, false, &workspace);
+  BlockProjection(x.data(), rows, w, nullptr, got.data(), w.out, false, &workspace, team);
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
 
   // Accumulate with bias into a wider y (row stride > out): y + (x · W) + bias, in that
@@ -100,7 +101,7 @@ void CheckTiledEqualsOneCall(const std::vector<quant::BlockType>& types) {
   std::vector<float> residual(static_cast<size_t>(rows * ldy));
   for (float& v : residual) v = normal(rng);
   std::vector<float> acc = residual;
-  BlockProjection(x.data(), rows, w, bias.data(), acc.data(), ldy, true, &workspace);
+  BlockProjection(x.data(), rows, w, bias.data(), acc.data(), ldy, true, &workspace, team);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < ldy; ++j) {
       const size_t i = static_cast<size_t>(r * ldy + j);
@@ -126,7 +127,8 @@ TEST_P(BlockProjectionTest, DecodeRowsAreOneRowBlock) {
   std::vector<float> want(3 * 100), got(3 * 100);
   Untiled(x, 3, w.blocks[0], want, 100);
   BlockProjectionWorkspace workspace;
-  BlockProjection(x.data(), 3, w, nullptr, got.data(), 100, false, &workspace);
+  WorkerTeam team(2);  // two threads: the pieces are claimed concurrently
+  BlockProjection(x.data(), 3, w, nullptr, got.data(), 100, false, &workspace, team);
   EXPECT_EQ(got, want);
 }
 

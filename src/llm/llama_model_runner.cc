@@ -16,24 +16,25 @@
 #include "llm/cpu_kernels.h"
 #include "llm/llama_weights.h"
 #include "llm/llm_model_options.h"
+#include "llm/worker_team.h"
 #include "quant/dequantize.h"
 
 namespace infera::llm {
 namespace {
 
 // y (+)= x · W (+ bias) for x [rows, in] contiguous, y rows of stride `ldy`.
-// Packed: the panels are split over the intra-op threads (each streams its own panels
+// Packed: the panels are split over the team's threads (each streams its own panels
 // once for all rows). BLAS: a transposed GEMV for one row (1.5-3x faster than GEMM with
 // M = 1 in OpenBLAS), an NN GEMM otherwise. GGUF projections (Projection::blocks):
 // block_projection.h, with the runner's workspace.
 void Matmul(const float* x, int64_t rows, const Projection& w, const float* bias, float* y, int64_t ldy,
-            bool accumulate, BlockProjectionWorkspace* workspace) {
+            bool accumulate, BlockProjectionWorkspace* workspace, WorkerTeam& team) {
   if (!w.blocks.empty()) {
-    BlockProjection(x, rows, w, bias, y, ldy, accumulate, workspace);
+    BlockProjection(x, rows, w, bias, y, ldy, accumulate, workspace, team);
     return;
   }
   if (!w.packed.empty()) {
-    at::parallel_for(0, w.packed.num_panels(), 1, [&](int64_t begin, int64_t end) {
+    team.ParallelFor(0, w.packed.num_panels(), 1, [&](int64_t begin, int64_t end) {
       PackedMatmul(x, rows, w.in, w.packed, bias, y, ldy, accumulate, begin, end);
     });
     return;
@@ -50,20 +51,37 @@ void Matmul(const float* x, int64_t rows, const Projection& w, const float* bias
   if (bias) yt.add_(at::from_blob(const_cast<float*>(bias), {w.out}, at::kFloat));
 }
 
+// y = x · W (+ bias), y a contiguous [rows, out] tensor.
+void LinearInto(const at::Tensor& x, const Projection& w, const at::Tensor& y, BlockProjectionWorkspace* workspace,
+                WorkerTeam& team, const at::Tensor& bias = {}) {
+  Matmul(x.data_ptr<float>(), x.size(0), w, bias.defined() ? bias.data_ptr<float>() : nullptr, y.data_ptr<float>(),
+         w.out, false, workspace, team);
+}
+
 // x · W (+ bias) as a new [rows, out] tensor.
-at::Tensor Linear(const at::Tensor& x, const Projection& w, BlockProjectionWorkspace* workspace,
+at::Tensor Linear(const at::Tensor& x, const Projection& w, BlockProjectionWorkspace* workspace, WorkerTeam& team,
                   const at::Tensor& bias = {}) {
   at::Tensor y = at::empty({x.size(0), w.out}, at::kFloat);
-  Matmul(x.data_ptr<float>(), x.size(0), w, bias.defined() ? bias.data_ptr<float>() : nullptr, y.data_ptr<float>(),
-         w.out, false, workspace);
+  LinearInto(x, w, y, workspace, team, bias);
   return y;
+}
+
+// A contiguous [rows, cols] float tensor in `buffer`'s memory, which grows when too small
+// and is kept for the next layer and step. Why: a prefill step's largest activations are
+// tens of MB (gate/up at 512 tokens and FFN 8192: 33.5 MB), above glibc's 32 MB mmap
+// threshold cap, so a fresh tensor per layer was a fresh mapping: 8192 page faults and
+// zeroed pages per layer, 6-9 % of a 512-token prefill's CPU time in the kernel.
+at::Tensor Scratch(at::Tensor& buffer, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  if (!buffer.defined() || buffer.numel() < n) buffer = at::empty({n}, at::kFloat);
+  return buffer.narrow(0, 0, n).view({rows, cols});
 }
 
 // residual += x · W (+ bias), in place.
 void AddLinear(at::Tensor& residual, const at::Tensor& x, const Projection& w, BlockProjectionWorkspace* workspace,
-               const at::Tensor& bias = {}) {
+               WorkerTeam& team, const at::Tensor& bias = {}) {
   Matmul(x.data_ptr<float>(), x.size(0), w, bias.defined() ? bias.data_ptr<float>() : nullptr,
-         residual.data_ptr<float>(), residual.size(1), true, workspace);
+         residual.data_ptr<float>(), residual.size(1), true, workspace, team);
 }
 
 // The flattened token batch of one step.
@@ -107,6 +125,12 @@ struct LlamaModelRunner::Impl {
   int64_t num_blocks = 0;
   PagedKvLayout layout;
   BlockProjectionWorkspace workspace;  // GGUF projections' buffers, reused by every step
+  // Per-layer activations, reused by every layer and step (Scratch): at most
+  // max_num_batched_tokens rows each.
+  struct {
+    at::Tensor qkv, attn, gate_up, act;
+  } scratch;
+  std::unique_ptr<WorkerTeam> team;    // num_threads threads: every parallel region of a step
 
   absl::StatusOr<StepBatch> Flatten(const SchedulerOutput& step) const;
   void Layer(int64_t l, const SchedulerOutput& step, const StepBatch& batch, at::Tensor& x);
@@ -144,6 +168,7 @@ std::unique_ptr<LlamaModelRunner> LlamaModelRunner::FromWeights(LlamaWeights wei
   auto impl = std::make_unique<Impl>();
   impl->weights = std::move(weights);
   impl->num_threads = std::max(1, num_threads);
+  impl->team = std::make_unique<WorkerTeam>(impl->num_threads);
   impl->inv_freq = impl->weights.config.RopeInverseFrequencies();
   if (impl->weights.config.rope_local_theta > 0) {
     impl->inv_freq_local = impl->weights.config.RopeInverseFrequencies(/*local=*/true);
@@ -272,7 +297,7 @@ void LlamaModelRunner::Impl::UnpermuteQk(at::Tensor& qkv) const {
   const LlamaConfig& c = weights.config;
   const int64_t d = c.head_dim, half = d / 2, width = qkv.size(1), heads = c.num_heads + c.num_kv_heads;
   float* base = qkv.data_ptr<float>();
-  at::parallel_for(0, qkv.size(0), 8, [&](int64_t begin, int64_t end) {
+  team->ParallelFor(0, qkv.size(0), 8, [&](int64_t begin, int64_t end) {
     std::vector<float> head(static_cast<size_t>(d));
     for (int64_t t = begin; t < end; ++t) {
       for (int64_t hd = 0; hd < heads; ++hd) {
@@ -294,7 +319,7 @@ at::Tensor LlamaModelRunner::Impl::Norm(const at::Tensor& x, const at::Tensor& w
   const float* src = x.data_ptr<float>();
   const float* w = weight.data_ptr<float>();
   float* dst = out.data_ptr<float>();
-  at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+  team->ParallelFor(0, rows, 16, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) RmsNorm(src + r * n, w, n, eps, dst + r * n);
   });
   return out;
@@ -316,7 +341,7 @@ void LlamaModelRunner::Impl::RopeAndStore(int64_t l, const StepBatch& batch, at:
   const float* q_norm = w.q_norm.defined() ? w.q_norm.data_ptr<float>() : nullptr;
   const float* k_norm = w.k_norm.defined() ? w.k_norm.data_ptr<float>() : nullptr;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  at::parallel_for(0, static_cast<int64_t>(batch.ids.size()), 8, [&](int64_t begin, int64_t end) {
+  team->ParallelFor(0, static_cast<int64_t>(batch.ids.size()), 8, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* cos = cos_table.data() + t * half;
       const float* sin = sin_table.data() + t * half;
@@ -350,7 +375,7 @@ void LlamaModelRunner::Impl::Attention(int64_t l, const SchedulerOutput& step,
   const void* v_cache = CacheBase(l, 1);
   const KvCacheDtype dtype = kv_dtype;
   const int64_t items = static_cast<int64_t>(batch.ids.size()) * heads;
-  at::parallel_for(0, items, 4, [&](int64_t begin, int64_t end) {
+  team->ParallelFor(0, items, 4, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scratch;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / heads, h = item % heads;
@@ -373,26 +398,28 @@ void LlamaModelRunner::Impl::Layer(int64_t l, const SchedulerOutput& step, const
   const LlamaConfig& c = weights.config;
   const int64_t tokens = x.size(0);
   at::Tensor h = Norm(x, w.input_norm);
-  at::Tensor qkv = Linear(h, w.qkv, &workspace, w.qkv_bias);
+  at::Tensor qkv = Scratch(scratch.qkv, tokens, w.qkv.out);
+  LinearInto(h, w.qkv, qkv, &workspace, *team, w.qkv_bias);
   if (weights.qk_permuted) UnpermuteQk(qkv);
   RopeAndStore(l, batch, qkv);
-  at::Tensor attn = at::empty({tokens, c.num_heads * c.head_dim}, at::kFloat);
+  at::Tensor attn = Scratch(scratch.attn, tokens, c.num_heads * c.head_dim);
   Attention(l, step, batch, qkv, attn);
   if (c.gemma) {
     // Sandwich norms: each sub-block's output is normed before its residual add.
-    x.add_(Norm(Linear(attn, w.o, &workspace, w.o_bias), w.post_norm));
+    x.add_(Norm(Linear(attn, w.o, &workspace, *team, w.o_bias), w.post_norm));
     h = Norm(x, w.pre_ff_norm);
   } else {
-    AddLinear(x, attn, w.o, &workspace, w.o_bias);
+    AddLinear(x, attn, w.o, &workspace, *team, w.o_bias);
     h = Norm(x, w.post_norm);
   }
-  at::Tensor gate_up = Linear(h, w.gate_up, &workspace);
+  at::Tensor gate_up = Scratch(scratch.gate_up, tokens, w.gate_up.out);
+  LinearInto(h, w.gate_up, gate_up, &workspace, *team);
   const int64_t inter = c.intermediate_size;
-  at::Tensor act = at::empty({tokens, inter}, at::kFloat);
+  at::Tensor act = Scratch(scratch.act, tokens, inter);
   const float* gu = gate_up.data_ptr<float>();
   float* a = act.data_ptr<float>();
   const bool gelu = c.activation == MlpActivation::kGeluTanh;
-  at::parallel_for(0, tokens, 4, [&](int64_t begin, int64_t end) {
+  team->ParallelFor(0, tokens, 4, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const float* gate = gu + t * 2 * inter;
       if (gelu) GeluTanhMul(gate, gate + inter, inter, a + t * inter);
@@ -400,9 +427,9 @@ void LlamaModelRunner::Impl::Layer(int64_t l, const SchedulerOutput& step, const
     }
   });
   if (c.gemma) {
-    x.add_(Norm(Linear(act, w.down, &workspace), w.post_ff_norm));
+    x.add_(Norm(Linear(act, w.down, &workspace, *team), w.post_ff_norm));
   } else {
-    AddLinear(x, act, w.down, &workspace);
+    AddLinear(x, act, w.down, &workspace, *team);
   }
 }
 
@@ -414,7 +441,9 @@ absl::StatusOr<ModelRunnerOutput> LlamaModelRunner::Execute(const SchedulerOutpu
   ModelRunnerOutput output;
   output.vocab_size = m.weights.config.vocab_size;
   if (batch->ids.empty()) return output;
-  // get() first: a thread's first ATen parallel call adopts the process-wide value.
+  // The step's own regions run on `team`; ATen's ops (the BLAS matmul path, index_select,
+  // add_) on this thread's OpenMP threads. get() first: a thread's first ATen parallel
+  // call adopts the process-wide value.
   if (at::get_num_threads() != m.num_threads) at::set_num_threads(m.num_threads);
   try {
     at::InferenceMode guard;
@@ -438,7 +467,7 @@ absl::StatusOr<ModelRunnerOutput> LlamaModelRunner::Execute(const SchedulerOutpu
       at::Tensor last = m.Norm(x.index_select(0, rows), m.weights.final_norm);
       output.logits.resize(static_cast<size_t>(sampled * output.vocab_size));
       Matmul(last.data_ptr<float>(), sampled, m.weights.lm_head, nullptr, output.logits.data(), output.vocab_size,
-             false, &m.workspace);
+             false, &m.workspace, *m.team);
       if (c.final_logit_softcapping > 0) {  // Gemma-2: cap · tanh(logit / cap)
         const float cap = static_cast<float>(c.final_logit_softcapping);
         for (float& v : output.logits) v = cap * std::tanh(v / cap);

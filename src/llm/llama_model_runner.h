@@ -12,8 +12,9 @@
 // GGUF models (LoadGguf): the projections are quant::BlockMatmul on the file's blocks,
 // llama's permuted q/k outputs are reordered after the qkv projection, embedding rows
 // are dequantised per token (docs/llm.md, "GGUF models").
-// GEMMs are ATen (OpenBLAS); the rest are cpu_kernels.h, parallelised with
-// at::parallel_for over the engine thread's intra-op threads.
+// GEMMs are ATen (OpenBLAS); the rest are cpu_kernels.h, parallelised over the runner's
+// own WorkerTeam of num_threads threads (worker_team.h: it spins between the regions of
+// a step instead of sleeping in OpenMP's passive wait).
 //
 // KV cache: one tensor [num_layers, 2 (K, V), num_blocks, block_size, num_kv_heads,
 // head_dim] of the chosen KvCacheDtype (fp32, bf16 or fp16) allocated once by
@@ -22,9 +23,9 @@
 //
 // This header is LibTorch-free; only the .cc files include ATen.
 //
-// Not thread-safe: Execute() on the engine thread only. The intra-op thread count is set
-// on the calling thread at each Execute() (ATen's thread count is per OpenMP master
-// thread; see docs/torch_backend.md).
+// Not thread-safe: Execute() on the engine thread only. ATen's intra-op thread count (for
+// its own ops) is set on the calling thread at each Execute() (ATen's thread count is per
+// OpenMP master thread; see docs/torch_backend.md).
 #ifndef INFERA_LLM_LLAMA_MODEL_RUNNER_H_
 #define INFERA_LLM_LLAMA_MODEL_RUNNER_H_
 

@@ -1,5 +1,7 @@
 #include "llm/sampler.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,8 +14,52 @@
 namespace infera::llm {
 namespace {
 
+// The index std::max_element(x, x + n) gives (the first of equal maxima), on AVX-512: the
+// maximum in one vector pass, then the first element equal to it. Every sampled row is
+// scanned on the engine thread, 128 k logits for Llama 3's vocabulary: 130-140 us a row
+// for std::max_element, 8 rows a step at C=8. -1 when x holds a NaN (max_element's
+// answer then depends on where the NaNs are; the caller asks it).
+__attribute__((target("avx512f"))) int64_t FirstMaxAvx512(const float* x, int64_t n) {
+  __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    best = _mm512_maskz_max_ps(0xFFFF, best, v);  // maskz: the unmasked form trips g++ 12's -Wmaybe-uninitialized
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, best);
+  float m = lanes[0];
+  for (int l = 1; l < 16; ++l) m = std::max(m, lanes[l]);
+  for (; i < n; ++i) {
+    if (std::isnan(x[i])) return -1;
+    m = std::max(m, x[i]);
+  }
+  if (nan != 0) return -1;
+  const __m512 target = _mm512_set1_ps(m);
+  for (i = 0; i + 16 <= n; i += 16) {
+    const __mmask16 hit = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), target, _CMP_EQ_OQ);
+    if (hit != 0) return i + __builtin_ctz(hit);
+  }
+  for (; i < n; ++i) {
+    if (x[i] == m) return i;
+  }
+  return 0;  // n == 0
+}
+
+// std::max_element(x, x + n) - x, faster (see FirstMaxAvx512).
+int64_t FirstMax(const float* x, int64_t n) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");  // first use: after static init
+  if (avx512 && n > 0) {
+    const int64_t i = FirstMaxAvx512(x, n);
+    if (i >= 0) return i;
+  }
+  return std::max_element(x, x + n) - x;
+}
+
 float LogSumExp(const float* x, int64_t n) {
-  const float m = *std::max_element(x, x + n);
+  const float m = x[FirstMax(x, n)];
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(x[i] - m));
   return m + static_cast<float>(std::log(sum));
@@ -48,8 +94,30 @@ void ApplyPenalties(float* logits, int64_t vocab, const LlmRequest& r) {
   }
 }
 
+// The `top` most likely tokens of `logits` with their log-probabilities (logit − lse),
+// most likely first, ties by lower id. top = 1 (the OpenAI `logprobs: 1`) is the first
+// maximum, without sorting the vocabulary.
+std::vector<TokenLogprob> TopLogprobs(const float* logits, int64_t vocab, int64_t top, float lse) {
+  const int64_t k = std::min<int64_t>(top, vocab);
+  std::vector<TokenLogprob> out;
+  if (k <= 0) return out;
+  out.reserve(static_cast<size_t>(k));
+  if (k == 1) {
+    const int64_t id = FirstMax(logits, vocab);
+    out.push_back({static_cast<int32_t>(id), logits[id] - lse});
+    return out;
+  }
+  std::vector<int32_t> ids(static_cast<size_t>(vocab));
+  std::iota(ids.begin(), ids.end(), 0);
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) {
+    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
+  });
+  for (int64_t i = 0; i < k; ++i) out.push_back({ids[i], logits[ids[i]] - lse});
+  return out;
+}
+
 int32_t Argmax(const float* x, int64_t n) {
-  return static_cast<int32_t>(std::max_element(x, x + n) - x);  // first of equal maxima
+  return static_cast<int32_t>(FirstMax(x, n));  // first of equal maxima
 }
 
 // The tokens a draw may pick (temperature, then top-k, min-p, top-p): `ids[0, keep)`
@@ -208,16 +276,7 @@ SampledToken Sampler::Describe(const float* raw_logits, int64_t vocab, int32_t t
   if (!request.sampling.logprobs) return out;
   const float lse = LogSumExp(raw_logits, vocab);
   out.logprob = raw_logits[token] - lse;
-  const int64_t k = std::min<int64_t>(request.sampling.top_logprobs, vocab);
-  if (k > 0) {
-    std::vector<int32_t> ids(vocab);
-    std::iota(ids.begin(), ids.end(), 0);
-    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int32_t a, int32_t b) {
-      return raw_logits[a] != raw_logits[b] ? raw_logits[a] > raw_logits[b] : a < b;
-    });
-    out.top.reserve(k);
-    for (int64_t i = 0; i < k; ++i) out.top.push_back({ids[i], raw_logits[ids[i]] - lse});
-  }
+  out.top = TopLogprobs(raw_logits, vocab, request.sampling.top_logprobs, lse);
   return out;
 }
 
@@ -235,15 +294,7 @@ SampledToken Sampler::Sample(float* logits, int64_t vocab, LlmRequest& request) 
   }
   if (request.sampling.logprobs) {
     out.logprob = raw[out.token_id] - lse;
-    const int64_t k = std::min<int64_t>(request.sampling.top_logprobs, vocab);
-    if (k > 0) {
-      std::vector<int32_t> ids(vocab);
-      std::iota(ids.begin(), ids.end(), 0);
-      std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-                        [&](int32_t a, int32_t b) { return raw[a] != raw[b] ? raw[a] > raw[b] : a < b; });
-      out.top.reserve(k);
-      for (int64_t i = 0; i < k; ++i) out.top.push_back({ids[i], raw[ids[i]] - lse});
-    }
+    out.top = TopLogprobs(raw.data(), vocab, request.sampling.top_logprobs, lse);
   }
   return out;
 }

@@ -1,7 +1,10 @@
 #include "llm/sampler.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
 
 #include "gtest/gtest.h"
 
@@ -27,6 +30,50 @@ TEST(SamplerTest, GreedyPicksTheFirstMaximumAndReportsRawLogprob) {
   EXPECT_EQ(t.token_id, 1);
   const double lse = std::log(std::exp(1.0) + 2 * std::exp(3.0) + 1.0);
   EXPECT_NEAR(t.logprob, 3.0 - lse, 1e-5);
+}
+
+// Greedy's argmax and the top-1 logprob take a vectorised scan on AVX-512 CPUs: the same
+// token as std::max_element (the first of equal maxima) for every length (vector body
+// and tail), ties, signed zeros, infinities, and NaNs (where the scan defers to it).
+TEST(SamplerTest, GreedyAndTopOneAreTheFirstMaximumAsMaxElement) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(-3, 3);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  int cases = 0;
+  for (int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 100, 1000, 128256}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      std::vector<float> logits(static_cast<size_t>(n));
+      for (float& v : logits) v = variant < 2 ? static_cast<float>(small(rng)) : std::normal_distribution<float>(0, 3)(rng);
+      const size_t at = static_cast<size_t>(rng() % n), other = static_cast<size_t>(rng() % n);
+      if (variant == 2) logits[at] = inf;
+      if (variant == 3) std::fill(logits.begin(), logits.end(), -inf);
+      if (variant == 4) {  // equal maxima of both signs of zero
+        for (float& v : logits) v = -1.0f;
+        logits[at] = -0.0f;
+        logits[other] = 0.0f;
+      }
+      if (variant == 5) logits[at] = nan;
+      if (variant == 6) logits[0] = nan;
+      if (variant == 7) logits[at] = logits[other] = 50.0f;
+      const int32_t want = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      SamplingParams p;
+      p.temperature = 0;
+      std::vector<float> copy = logits;
+      EXPECT_EQ(Sampler::GreedyToken(copy.data(), n, Req(p)), want) << n << " " << variant;
+      if (variant != 5 && variant != 6) {  // no order among NaNs to compare with
+        p.logprobs = true;
+        p.top_logprobs = 1;
+        LlmRequest r = Req(p);
+        copy = logits;
+        const SampledToken t = Sampler::Sample(copy.data(), n, r);
+        EXPECT_EQ(t.token_id, want) << n << " " << variant;
+        ASSERT_EQ(t.top.size(), 1u);
+        EXPECT_EQ(t.top[0].token_id, want) << n << " " << variant;
+      }
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 88);
 }
 
 TEST(SamplerTest, TopLogprobsAreTheRawDistributionsBestTokens) {

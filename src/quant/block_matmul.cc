@@ -76,9 +76,9 @@ int64_t ColumnsKernelMinRows(BlockType type) {
   switch (type) {
     case BlockType::kQ8_0:
     case BlockType::kQ4_0:
-      return 3;
     case BlockType::kQ4_K:
-      return 6;
+    case BlockType::kQ6_K:
+      return 3;
     default:
       return 0;
   }
@@ -175,8 +175,13 @@ void FillBlockSums(const float* x, int64_t ldx, bool avx512, QuantizedActivation
   if (with_sub_sums) a->sum_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0);
   if (with_min) a->dsum_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0.0f);
   // The columns kernel's unsigned-code bias c (u = w_int + c); 0: no offsets.
-  const int offset_bias = type == BlockType::kQ8_0 ? 128 : type == BlockType::kQ4_0 ? 8 : 0;
-  if (offset_bias != 0) a->offset_tiles.assign(static_cast<size_t>(tiles * (k / 32) * 16), 0);
+  // Q6_K's per sub-block of 16 elements, the others' per 32.
+  const int offset_bias = type == BlockType::kQ8_0   ? 128
+                          : type == BlockType::kQ4_0 ? 8
+                          : type == BlockType::kQ6_K ? 32
+                                                     : 0;
+  const int64_t offset_group = type == BlockType::kQ6_K ? 16 : 32;
+  if (offset_bias != 0) a->offset_tiles.assign(static_cast<size_t>(tiles * (k / offset_group) * 16), 0);
   std::vector<int8_t> q(static_cast<size_t>(k));
   std::vector<float> block_d(static_cast<size_t>(blocks));
   for (int64_t i = 0; i < m; ++i) {
@@ -198,10 +203,10 @@ void FillBlockSums(const float* x, int64_t ldx, bool avx512, QuantizedActivation
         if (with_min) a->dsum_tiles[at] = block_d[s] * static_cast<float>(sum);
       }
     }
-    for (int64_t s = 0; offset_bias != 0 && s < k / 32; ++s) {
+    for (int64_t s = 0; offset_bias != 0 && s < k / offset_group; ++s) {
       int32_t sum = 0;
-      for (int e = 0; e < 32; ++e) sum += q[32 * s + e];
-      a->offset_tiles[static_cast<size_t>((t * (k / 32) + s) * 16 + row)] = -offset_bias * sum;
+      for (int e = 0; e < offset_group; ++e) sum += q[offset_group * s + e];
+      a->offset_tiles[static_cast<size_t>((t * (k / offset_group) + s) * 16 + row)] = -offset_bias * sum;
     }
   }
 }

@@ -58,7 +58,7 @@
 //   lanes contract.
 // The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only where
 // the kernel is kAmx, the type quantised and M ≥ BlockSumsMinRows(kernel, type): 16 (one
-// tile of rows) for most types; for Q8_0 and Q4_0 3, for Q4_K 6 (ColumnsKernelMinRows),
+// tile of rows) for most types; for Q8_0, Q4_0, Q4_K and Q6_K 3 (ColumnsKernelMinRows),
 // from where their batched decode steps run the same contract faster in AVX-512 VNNI with
 // one weight row per float lane (block_matmul_columns_avx512.cc: a convert and an fma per
 // 512 products instead of per 64; the thresholds are where it overtakes the lanes kernel
@@ -112,9 +112,8 @@ enum class BlockPath { kLanes, kBlockSums };
 // ColumnsKernelMinRows(type) where that is not 0.
 constexpr int64_t kBlockSumsMinRows = 16;
 // The M from which the AMX kernel computes `type` on the AVX-512 columns kernel (then the
-// block-sums path) below kBlockSumsMinRows: Q8_0 and Q4_0 3, Q4_K 6; 0 for the other
-// types (lanes up to 16: Q6_K's columns variant measured no faster than the lanes kernel
-// from memory).
+// block-sums path) below kBlockSumsMinRows: Q8_0, Q4_0, Q4_K and Q6_K 3; 0 for the
+// other types (lanes up to 16).
 int64_t ColumnsKernelMinRows(BlockType type);
 // ColumnsKernelMinRows(type) or kBlockSumsMinRows on kAmx for quantised types; int64 max
 // where the kernel never takes the block-sums path (not kAmx, or a float type).
@@ -185,7 +184,8 @@ struct QuantizedActivations {
   // q_tiles[((t · k/4 + r) · 16 + i) · 4]. Per tile, per activation block / 32 elements,
   // 16 values (one per row): d_tiles (d_x), sum_tiles (Q4_K/Q5_K: Σ q per 32),
   // dsum_tiles (Q4_1/Q5_1: d_x · float(Σ q) per 32), offset_tiles (Q8_0/Q4_0: −c · Σ q
-  // per 32, c = 128 / 8: the bias of the columns kernel's unsigned codes u = w_int + c).
+  // per 32, c = 128 / 8; Q6_K: per 16, c = 32: the bias of the columns kernel's unsigned
+  // codes u = w_int + c).
   std::vector<int8_t> q_tiles;
   std::vector<float> d_tiles;
   std::vector<int32_t> sum_tiles;

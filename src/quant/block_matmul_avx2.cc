@@ -128,16 +128,6 @@ inline CodeVec ChunkCodesK(const uint8_t* p, int c) {
   CodesK<T>(p, c, &lo, &hi);
   return Codes(lo, hi);
 }
-// Σ_s mins[s] · sums[s] over a Q4_K/Q5_K block's 8 sub-blocks (exact: vpmaddwd sees each
-// min, ≤ 63, with high half 0 and each |Σ q over 32| ≤ 4064 < 2^15).
-inline int32_t MinDot8(__m256i mins, const int32_t* sums) {
-  const __m256i p = _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums)));
-  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-  t = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
-  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 1));
-  return _mm_cvtsi128_si32(t);
-}
-
 // A K-quant block's sub-block scales (Chunk(c): each lane's scale for chunk c) and, for
 // Q4_K/Q5_K, MinDot(sums) = Σ_s min[s] · sums[s].
 template <BlockType T>

@@ -1,5 +1,5 @@
-// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0 and Q4_0
-// from M = 3, Q4_K from M = 6, up to 15: the batched decode steps), in AVX-512 VNNI: the
+// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0, Q4_0,
+// Q4_K and Q6_K from M = 3 up to 15: the batched decode steps), in AVX-512 VNNI: the
 // 16 float lanes of a vector are 16 output columns (weight rows), not 16 places along K
 // as on the lanes path.
 //
@@ -10,8 +10,8 @@
 // exact block sums at once, starting from −c · Σ q (offset_tiles: the codes are unsigned,
 // u = w_int + c); one convert and one fma apply d_w · d_x. That is the block-sums contract
 // operation for operation: acc = fma(d_w(b) · d_x(b), float(I_b), acc), blocks in order.
-// Q4_K (PanelQ4K) does the same per sub-block and applies the integer sub-block scales
-// before the super-block's fma.
+// The K-quants (PanelQ4K, PanelQ6K) do the same per sub-block and apply the integer
+// sub-block scales before the super-block's fma.
 //
 // Why: on the lanes path every row pays a convert, a scale broadcast and an fma per 64
 // codes; here they are paid per 512 products, and the transposition (8 loads, 24
@@ -44,6 +44,12 @@ namespace {
 // natural order swapped); the scales are gathered in the same order and each output row
 // is put back in natural order once, at the store.
 constexpr int32_t kLaneRow[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+
+// Byte offsets of the weight rows in kLaneRow order (row stride `stride`): the gathers
+// of a block's per-row scales.
+inline __m512i LaneRowOffsets(int64_t stride) {
+  return _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+}
 
 template <BlockType T>
 constexpr int64_t kBlockBytes = T == BlockType::kQ8_0 ? 34 : 18;
@@ -152,8 +158,7 @@ void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stag
            int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = kBlockBytes<T>;
   const int64_t blocks = a.k / 32;
-  const __m512i scale_offsets =
-      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  const __m512i scale_offsets = LaneRowOffsets(stride);
   __m512 acc[R];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
@@ -202,14 +207,13 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
               int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = 144;
   const int64_t supers = a.k / 256, rows = a.m;
-  const __m512i lane_offsets =
-      _mm512_mullo_epi32(_mm512_loadu_si512(kLaneRow), _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  const __m512i lane_offsets = LaneRowOffsets(stride);
   alignas(64) float acc[16][16] = {}, accm[16][16] = {};
   alignas(64) __m512i codes[4][16];  // [chunk][g: low nibbles 0..7, high 8..15]
   const __m512i m4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63);
   for (int64_t b = 0; b < supers; ++b) {
     const uint8_t* block = p + b * kBytes;
-    next.Step(b);
+    next.Step(4 * b);
     // d | dmin, and the 12 scale bytes as three dwords, per weight row.
     const __m512i head = _mm512_i32gather_epi32(lane_offsets, block, 1);
     const __m512i s0 = _mm512_i32gather_epi32(lane_offsets, block + 4, 1);
@@ -237,10 +241,12 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
         codes[c][8 + g] = _mm512_and_si512(_mm512_srli_epi16(t[g], 4), m4);
       }
     }
+    next.Step(4 * b + 1);
     const int8_t* q = a.q_tiles.data() + b * 64 * 64;  // quad 64b + e of row i at q + 64e + 4i
     const float* dx = a.d_tiles.data() + b * 16;
     const int32_t* sums = a.sum_tiles.data() + b * 8 * 16;  // sub-block s of row i: sums[16s + i]
     for (int64_t r = 0; r < rows; ++r) {
+      if (r == rows / 2) next.Step(4 * b + 2);
       __m512i isum = _mm512_setzero_si512();
       for (int c = 0; c < 4; ++c) {
         __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
@@ -267,12 +273,88 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
       _mm512_store_ps(accm[r],
                       _mm512_fmadd_ps(_mm512_mul_ps(dmin, vdx), _mm512_cvtepi32_ps(msum), _mm512_load_ps(accm[r])));
     }
+    next.Step(4 * b + 3);
   }
   const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
   const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
   for (int64_t r = 0; r < rows; ++r) {
     const __m512 out = _mm512_sub_ps(_mm512_load_ps(acc[r]), _mm512_load_ps(accm[r]));
     _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, out));
+  }
+}
+
+// Q6_K (210-byte super-blocks of 256: ql[128] low nibbles, qh[64] 2-bit highs, 16 int8
+// sub-block scales, d). Half h (128 elements) of a super-block: ql bytes 64h .. 64h+31
+// (A) and 64h+32 .. 64h+63 (B), qh bytes 32h .. 32h+31 (H); element 32·part + i of the
+// half is (A or B)[i]'s low (part 0, 1) or high (2, 3) nibble | bits 2·part, 2·part+1 of
+// H[i] at 0x30. Per half and 16 weight rows: A, B, H transposed (Transpose32), the 32
+// code vectors of the half built with one ternary-logic op each (kept in L1, `codes`);
+// the 16 scales sign-extended from four gathered dwords. Per row of x and sub-block of
+// 16: 4 vpdpbusd starting from −32 · Σ q (offset_tiles; u = w_int + 32) give the exact
+// Σ w_int · q, times the scale (vpmulld), summed into I_b; one fma per super-block.
+void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
+              int64_t ldy, int64_t j0, int cols) {
+  constexpr int64_t kBytes = 210;
+  const int64_t supers = a.k / 256, rows = a.m;
+  const __m512i lane_offsets = LaneRowOffsets(stride);
+  alignas(64) float acc[16][16] = {};
+  alignas(64) __m512i codes[64];  // vector 4s + v: elements 16s + 4v .. +3 of the super-block
+  const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+  for (int64_t b = 0; b < supers; ++b) {
+    const uint8_t* block = p + b * kBytes;
+    next.Step(8 * b);
+    // d is the high half of bytes 206..209 (the last scale bytes before it keep the
+    // gather inside the block).
+    const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+        _mm512_srli_epi32(_mm512_i32gather_epi32(lane_offsets, block + 206, 1), 16)));
+    __m512i sc[16];
+    for (int w = 0; w < 4; ++w) {
+      const __m512i words = _mm512_i32gather_epi32(lane_offsets, block + 192 + 4 * w, 1);
+      for (int j = 0; j < 4; ++j) sc[4 * w + j] = _mm512_srai_epi32(_mm512_slli_epi32(words, 24 - 8 * j), 24);
+    }
+    next.Step(8 * b + 1);
+    for (int h = 0; h < 2; ++h) {
+      next.Step(8 * b + 2 + h);
+      __m512i A[8], B[8], H[8];
+      Transpose32(block + 64 * h, stride, A);
+      Transpose32(block + 64 * h + 32, stride, B);
+      Transpose32(block + 128 + 32 * h, stride, H);
+      for (int g = 0; g < 8; ++g) {
+        // element 128h + 32·part + 4g .. +3 → codes[(128h + 32·part + 4g) / 4]
+        __m512i* out = codes + 32 * h + g;
+        out[0] = _mm512_ternarylogic_epi32(_mm512_and_si512(A[g], m4), _mm512_slli_epi16(H[g], 4), m30, 0xF8);
+        out[8] = _mm512_ternarylogic_epi32(_mm512_and_si512(B[g], m4), _mm512_slli_epi16(H[g], 2), m30, 0xF8);
+        out[16] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(A[g], 4), m4), H[g], m30, 0xF8);
+        out[24] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(B[g], 4), m4),
+                                            _mm512_srli_epi16(H[g], 2), m30, 0xF8);
+      }
+    }
+    const int8_t* q = a.q_tiles.data() + b * 64 * 64;        // quad 64b + e of row i at q + 64e + 4i
+    const float* dx = a.d_tiles.data() + b * 16;
+    const int32_t* off = a.offset_tiles.data() + b * 16 * 16;  // sub-block s of row i: off[16s + i]
+    int64_t staged = 4;  // steps 8b + 4 .. 8b + 7 spread over the rows (every one taken)
+    for (int64_t r = 0; r < rows; ++r) {
+      while (staged < 4 + 4 * (r + 1) / rows) next.Step(8 * b + staged++);
+      __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int s = 0; s < 16; ++s) {
+        __m512i sum = _mm512_set1_epi32(off[16 * s + r]);
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; ++v) {
+          int32_t quad;
+          std::memcpy(&quad, q + 64 * (4 * s + v) + 4 * r, 4);
+          sum = _mm512_dpbusd_epi32(sum, codes[4 * s + v], _mm512_set1_epi32(quad));
+        }
+        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(sum, sc[s]));
+      }
+      _mm512_store_ps(acc[r], _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(dx[r])), _mm512_cvtepi32_ps(isum),
+                                              _mm512_load_ps(acc[r])));
+    }
+  }
+  const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
+  const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, _mm512_load_ps(acc[r])));
   }
 }
 
@@ -286,7 +368,7 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
 template <typename PanelFn>
 void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
   const int64_t stride = w.row_bytes();
-  const int64_t steps = w.type() == BlockType::kQ4_K ? w.k() / 256 : w.k() / 32;
+  const int64_t steps = w.type() == BlockType::kQ4_K ? w.k() / 64 : w.k() / 32;  // Q6_K: 8 per super-block
   const size_t panel_bytes = static_cast<size_t>(16 * stride);
   thread_local std::vector<uint8_t, CacheLineAllocator<uint8_t>> buffers[2];
   for (auto& b : buffers) {
@@ -340,6 +422,11 @@ void ColumnsAvx512(const QuantizedActivations& a, const BlockMatrix& w, float* y
   if (w.type() == BlockType::kQ4_K) {
     PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
       PanelQ4K(a, p, stride, next, y, ldy, j0, cols);
+    });
+  }
+  if (w.type() == BlockType::kQ6_K) {
+    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
+      PanelQ6K(a, p, stride, next, y, ldy, j0, cols);
     });
   }
 }

@@ -1,6 +1,7 @@
 // Internal to the SIMD kernels (block_matmul_avx2.cc, block_matmul_avx512.cc): unpack 64
 // elements of a weight row into their unsigned codes u (block_types.h), as two 256-bit
-// halves (elements 0..31, 32..63), with AVX2 instructions. Included after each file's
+// halves (elements 0..31, 32..63), with AVX2 instructions; and MinDot8, the K-quant mins'
+// dot product both lanes kernels use. Included after each file's
 // `#pragma GCC target`, inside its anonymous namespace, so every copy is compiled for
 // that file's instruction set and stays local to it.
 
@@ -8,6 +9,16 @@ inline float HalfAt(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
   return _cvtsh_ss(h);
+}
+
+// Σ_s mins[s] · sums[s] over a Q4_K/Q5_K block's 8 sub-blocks (exact: vpmaddwd sees each
+// min, ≤ 63, with high half 0 and each |Σ q over 32| ≤ 4064 < 2^15).
+inline int32_t MinDot8(__m256i mins, const int32_t* sums) {
+  const __m256i p = _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums)));
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+  t = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 1));
+  return _mm_cvtsi128_si32(t);
 }
 
 // 16 packed bytes of a 32-element block → 32 nibbles in element order.
