@@ -76,6 +76,36 @@ TEST(SamplerTest, GreedyAndTopOneAreTheFirstMaximumAsMaxElement) {
   EXPECT_EQ(cases, 88);
 }
 
+// The log-sum-exp over a real vocabulary (its exps vectorised on AVX-512) against a long
+// double reference: vector body and tail, -inf logits, a wide range, and a NaN.
+TEST(SamplerTest, LogprobsOverALargeVocabularyMatchTheReference) {
+  std::mt19937 rng(11);
+  for (int64_t n : {16, 17, 47, 1000, 128256}) {
+    std::vector<float> logits(static_cast<size_t>(n));
+    for (float& v : logits) v = std::normal_distribution<float>(0, 6)(rng);
+    logits[static_cast<size_t>(rng() % n)] = -std::numeric_limits<float>::infinity();
+    logits[static_cast<size_t>(rng() % n)] = -200.0f;  // exp underflows in float
+    long double sum = 0;
+    const float m = *std::max_element(logits.begin(), logits.end());
+    for (float v : logits) sum += std::exp(static_cast<long double>(v) - m);
+    const double lse = static_cast<double>(m + std::log(sum));
+    SamplingParams p;
+    p.temperature = 0;
+    p.logprobs = true;
+    p.top_logprobs = 2;
+    LlmRequest r = Req(p);
+    std::vector<float> copy = logits;
+    const SampledToken t = Sampler::Sample(copy.data(), n, r);
+    EXPECT_NEAR(t.logprob, logits[static_cast<size_t>(t.token_id)] - lse, 2e-6) << n;
+    ASSERT_EQ(t.top.size(), 2u);
+    EXPECT_NEAR(t.top[1].logprob, logits[static_cast<size_t>(t.top[1].token_id)] - lse, 2e-6) << n;
+    logits[static_cast<size_t>(n / 2)] = std::numeric_limits<float>::quiet_NaN();
+    copy = logits;
+    LlmRequest with_nan = Req(p);
+    EXPECT_TRUE(std::isnan(Sampler::Sample(copy.data(), n, with_nan).logprob)) << n;
+  }
+}
+
 TEST(SamplerTest, TopLogprobsAreTheRawDistributionsBestTokens) {
   SamplingParams p;
   p.temperature = 0;
