@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -35,6 +36,44 @@ std::optional<uint64_t> AlignUp(uint64_t value, uint64_t alignment) {
   return sum & ~(alignment - 1);
 }
 
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+// At least `bytes` of anonymous read-write memory starting on a 2 MiB boundary, so that
+// transparent huge pages can back all of it, advised MADV_HUGEPAGE; nullptr when it
+// cannot be mapped. `*mapped_bytes` is its length, for munmap.
+void* MapOnHugePages(size_t bytes, size_t* mapped_bytes) {
+  const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  void* raw = mmap(nullptr, rounded + kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  // mmap aligns to 4 KiB only: trim the over-allocation to a 2 MiB-aligned span.
+  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + kHugePageBytes - 1) & ~uintptr_t{kHugePageBytes - 1};
+  if (aligned > start) munmap(raw, aligned - start);
+  const uintptr_t end = start + rounded + kHugePageBytes;
+  if (end > aligned + rounded) munmap(reinterpret_cast<void*>(aligned + rounded), end - (aligned + rounded));
+  void* span = reinterpret_cast<void*>(aligned);
+  madvise(span, rounded, MADV_HUGEPAGE);  // a no-op where THP is off; 4 KiB pages then
+  *mapped_bytes = rounded;
+  return span;
+}
+
+// Reads the first `size` bytes of `fd` into `dst`.
+absl::Status ReadAll(int fd, uint8_t* dst, size_t size, const std::string& where) {
+  size_t done = 0;
+  while (done < size) {
+    const size_t chunk = std::min(size - done, size_t{1} << 30);
+    const ssize_t n = pread(fd, dst + done, chunk, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::InternalError(StrCat("cannot read ", where, ": ", std::strerror(errno)));
+    if (n == 0) {
+      return absl::InvalidArgumentError(
+          StrCat(where, ": the file ended at byte ", done, " while it was read (", size, " bytes expected)"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int64_t GgufTensor::NumElements() const {
@@ -44,10 +83,11 @@ int64_t GgufTensor::NumElements() const {
 }
 
 GgufFile::~GgufFile() {
-  if (mapping_ != nullptr) munmap(mapping_, size_);
+  if (mapping_ != nullptr) munmap(mapping_, mapping_bytes_);
 }
 
-absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::path& path) {
+absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::path& path,
+                                                         GgufResidency residency) {
   std::unique_ptr<GgufFile> file(new GgufFile());
   file->where_ = path.string();
   const int fd = ::open(file->where_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -67,14 +107,35 @@ absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::
     return absl::InvalidArgumentError(StrCat(file->where_, ": not a GGUF file (", st.st_size,
                                              " bytes, shorter than the 24-byte header)"));
   }
-  file->size_ = static_cast<size_t>(st.st_size);
-  void* mapping = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (mapping == MAP_FAILED) {
-    file->size_ = 0;
-    return absl::InternalError(StrCat("cannot map ", file->where_, ": ", std::strerror(errno)));
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* mapping = nullptr;
+  size_t mapping_bytes = size;
+  if (residency == GgufResidency::kMapped) {
+    mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    if (mapping == MAP_FAILED) {
+      return absl::InternalError(StrCat("cannot map ", file->where_, ": ", std::strerror(err)));
+    }
+  } else {
+    mapping = MapOnHugePages(size, &mapping_bytes);
+    if (mapping == nullptr) {
+      const int err = errno;
+      ::close(fd);
+      return absl::ResourceExhaustedError(
+          StrCat("cannot allocate ", size, " bytes to hold ", file->where_, ": ", std::strerror(err)));
+    }
+    const absl::Status read = ReadAll(fd, static_cast<uint8_t*>(mapping), size, file->where_);
+    ::close(fd);
+    if (!read.ok()) {
+      munmap(mapping, mapping_bytes);
+      return read;
+    }
+    mprotect(mapping, mapping_bytes, PROT_READ);  // immutable from here, as the file mapping is
   }
+  file->size_ = size;
   file->mapping_ = mapping;
+  file->mapping_bytes_ = mapping_bytes;
   file->data_ = static_cast<const uint8_t*>(mapping);
   RETURN_IF_ERROR(file->Parse());
   return file;

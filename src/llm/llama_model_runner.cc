@@ -152,7 +152,9 @@ LlamaModelRunner::~LlamaModelRunner() = default;
 absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::LoadGguf(const std::filesystem::path& gguf_file,
                                                                               const LlmModelOptions& options,
                                                                               int num_threads) {
-  auto weights = LlamaWeights::LoadGguf(gguf_file, options.matmul_kernel, options.quantization);
+  auto weights = LlamaWeights::LoadGguf(
+      gguf_file, options.use_mmap ? gguf::GgufResidency::kMapped : gguf::GgufResidency::kHugePageCopy,
+      options.matmul_kernel, options.quantization);
   if (!weights.ok()) return weights.status();
   return FromWeights(std::move(*weights), num_threads);
 }

@@ -159,6 +159,8 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
       o.kv_cache_memory_fraction = f;
     } else if (key == "enable_prefix_caching") {
       RETURN_IF_ERROR(ParseBool(key, v, o.enable_prefix_caching));
+    } else if (key == "use_mmap") {
+      RETURN_IF_ERROR(ParseBool(key, v, o.use_mmap));
     } else if (key == "enable_chunked_prefill") {
       RETURN_IF_ERROR(ParseBool(key, v, o.enable_chunked_prefill));
     } else if (key == "scheduling_policy") {

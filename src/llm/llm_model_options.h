@@ -12,6 +12,8 @@
 //                                                   (neither set: min(10% of RAM, 2 GiB))
 //   enable_prefix_caching      true
 //   enable_chunked_prefill     true
+//   use_mmap                   false                GGUF weights: false copies the file onto huge
+//                                                   pages (gguf::GgufResidency); true maps it
 //   scheduling_policy          fcfs                 fcfs | priority
 //   num_threads                0                    intra-op threads of the engine (0: all cores;
 //                                                   <= 4 x cores)
@@ -59,6 +61,7 @@ struct LlmModelOptions {
   std::optional<double> kv_cache_memory_fraction;
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
+  bool use_mmap = false;
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   int num_threads = 0;
   int64_t max_waiting_requests = 1024;

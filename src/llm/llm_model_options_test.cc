@@ -109,6 +109,17 @@ TEST(LlmModelOptionsKvCacheDtypeTest, ParsesTheThreeDtypesAndRejectsOthers) {
   }
 }
 
+// use_mmap: off by default (GGUF weights are copied onto huge pages); a boolean.
+TEST(LlmModelOptionsUseMmapTest, DefaultsToTheCopyAndParsesABoolean) {
+  EXPECT_FALSE(LlmModelOptions::FromConfig(inference::ModelConfig(), kMachine)->use_mmap);
+  EXPECT_TRUE(Parse("use_mmap", "true")->use_mmap);
+  EXPECT_FALSE(Parse("use_mmap", "false")->use_mmap);
+  auto bad = Parse("use_mmap", "sometimes");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("use_mmap"));
+}
+
 TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {
   inference::ModelConfig config;
   (*config.mutable_parameters())["max_num_seqs"].set_string_value("4");
