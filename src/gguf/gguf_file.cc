@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "common/checked_math.h"
+#include "common/huge_page_buffer.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "gguf/byte_cursor.h"
@@ -34,27 +36,6 @@ std::optional<uint64_t> AlignUp(uint64_t value, uint64_t alignment) {
   uint64_t sum = 0;
   if (__builtin_add_overflow(value, alignment - 1, &sum)) return std::nullopt;
   return sum & ~(alignment - 1);
-}
-
-constexpr size_t kHugePageBytes = size_t{2} << 20;
-
-// At least `bytes` of anonymous read-write memory starting on a 2 MiB boundary, so that
-// transparent huge pages can back all of it, advised MADV_HUGEPAGE; nullptr when it
-// cannot be mapped. `*mapped_bytes` is its length, for munmap.
-void* MapOnHugePages(size_t bytes, size_t* mapped_bytes) {
-  const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-  void* raw = mmap(nullptr, rounded + kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  // mmap aligns to 4 KiB only: trim the over-allocation to a 2 MiB-aligned span.
-  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (start + kHugePageBytes - 1) & ~uintptr_t{kHugePageBytes - 1};
-  if (aligned > start) munmap(raw, aligned - start);
-  const uintptr_t end = start + rounded + kHugePageBytes;
-  if (end > aligned + rounded) munmap(reinterpret_cast<void*>(aligned + rounded), end - (aligned + rounded));
-  void* span = reinterpret_cast<void*>(aligned);
-  madvise(span, rounded, MADV_HUGEPAGE);  // a no-op where THP is off; 4 KiB pages then
-  *mapped_bytes = rounded;
-  return span;
 }
 
 // pread's size: one call of 1 GiB into fresh huge-page memory took 1.5-3.4 s for the
@@ -88,7 +69,7 @@ int64_t GgufTensor::NumElements() const {
 }
 
 GgufFile::~GgufFile() {
-  if (mapping_ != nullptr) munmap(mapping_, mapping_bytes_);
+  if (mapping_ != nullptr) munmap(mapping_, size_);
 }
 
 absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::path& path,
@@ -113,35 +94,31 @@ absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::
                                              " bytes, shorter than the 24-byte header)"));
   }
   const size_t size = static_cast<size_t>(st.st_size);
-  void* mapping = nullptr;
-  size_t mapping_bytes = size;
   if (residency == GgufResidency::kMapped) {
-    mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     const int err = errno;
     ::close(fd);
     if (mapping == MAP_FAILED) {
       return absl::InternalError(StrCat("cannot map ", file->where_, ": ", std::strerror(err)));
     }
+    file->mapping_ = mapping;
+    file->data_ = static_cast<const uint8_t*>(mapping);
   } else {
-    mapping = MapOnHugePages(size, &mapping_bytes);
-    if (mapping == nullptr) {
+    std::optional<HugePageBuffer> copy = HugePageBuffer::Allocate(size);
+    if (!copy) {
       const int err = errno;
       ::close(fd);
       return absl::ResourceExhaustedError(
           StrCat("cannot allocate ", size, " bytes to hold ", file->where_, ": ", std::strerror(err)));
     }
-    const absl::Status read = ReadAll(fd, static_cast<uint8_t*>(mapping), size, file->where_);
+    const absl::Status read = ReadAll(fd, copy->data(), size, file->where_);
     ::close(fd);
-    if (!read.ok()) {
-      munmap(mapping, mapping_bytes);
-      return read;
-    }
-    mprotect(mapping, mapping_bytes, PROT_READ);  // immutable from here, as the file mapping is
+    RETURN_IF_ERROR(read);
+    copy->MakeReadOnly();  // immutable from here, as the file mapping is
+    file->data_ = copy->data();
+    file->copy_ = std::move(copy);
   }
   file->size_ = size;
-  file->mapping_ = mapping;
-  file->mapping_bytes_ = mapping_bytes;
-  file->data_ = static_cast<const uint8_t*>(mapping);
   RETURN_IF_ERROR(file->Parse());
   return file;
 }

@@ -33,11 +33,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/huge_page_buffer.h"
 #include "gguf/ggml_type.h"
 #include "gguf/gguf_metadata.h"
 
@@ -114,8 +116,8 @@ class GgufFile {
   absl::Status PlaceTensors(uint64_t infos_end);
 
   std::string where_;
-  void* mapping_ = nullptr;  // owned when Open() mapped or copied the file
-  size_t mapping_bytes_ = 0;
+  void* mapping_ = nullptr;               // owned when Open() mapped the file (kMapped)
+  std::optional<HugePageBuffer> copy_;   // kHugePageCopy
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   uint32_t version_ = 0;
