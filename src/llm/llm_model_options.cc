@@ -194,6 +194,14 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
   return o;
 }
 
+int64_t LlmModelOptions::ModelLen(const LlamaConfig& model) const {
+  if (max_model_len) return *max_model_len;
+  if (model.rope_scaling.type == "longrope") {
+    return std::min(model.max_position_embeddings, model.rope_scaling.original_max_position_embeddings);
+  }
+  return model.max_position_embeddings;
+}
+
 int64_t LlmModelOptions::KvCacheBytes(int64_t ram) const {
   if (kv_cache_memory_bytes) return *kv_cache_memory_bytes;
   if (kv_cache_memory_fraction) return static_cast<int64_t>(*kv_cache_memory_fraction * static_cast<double>(ram));
