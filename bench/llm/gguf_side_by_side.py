@@ -5,6 +5,10 @@
         --llama-server /work/peers/llama.cpp/build/bin/llama-server [--engines llamacpp,infera] \\
         [--infera build/infera] [--rounds 3] [--out results.json]
 
+Engines: llamacpp (its defaults: the file memory-mapped), llamacpp-no-mmap (the same with
+--no-mmap: weights read into its own buffers) and infera (its default: the file copied
+onto huge pages; docs/gguf.md, "Weights in memory").
+
 For each file and engine, one server at a time on 127.0.0.1 (an ephemeral port):
   llama-server -m FILE -t T -tb T -c SLOTS*CTX --parallel SLOTS -ngl 0 (continuous batching is
       its default; -c is shared by the slots, so each sequence gets CTX positions)
@@ -140,11 +144,13 @@ class Server:
     def __enter__(self):
         a = self.args
         log = open(self.log_path, "w")
-        if self.engine == "llamacpp":
+        if self.engine.startswith("llamacpp"):
             self.port = free_port()
             cmd = [a.llama_server, "-m", self.gguf, "-t", str(a.threads), "-tb", str(a.threads),
                    "-c", str(a.slots * a.ctx), "--parallel", str(a.slots), "-ngl", "0",
                    "--host", "127.0.0.1", "--port", str(self.port), "--alias", self.model]
+            if self.engine == "llamacpp-no-mmap":
+                cmd.append("--no-mmap")  # weights read into its own buffers, as infera's default copy
         else:
             repo = os.path.join(self.workdir, "repo")
             version = os.path.join(repo, self.model, "1")
@@ -251,13 +257,23 @@ ROWS = [("c1_tok_s", "output tok/s, C=1", False), ("c8_tok_s", "output tok/s, C=
 
 
 def markdown(results):
-    lines = ["| file | figure | llama.cpp | infera | infera / llama.cpp |", "|---|---|---:|---:|---:|"]
+    no_mmap = any("llamacpp-no-mmap" in engines for engines in results.values())
+    header = "| file | figure | llama.cpp | infera | infera / llama.cpp |"
+    rule = "|---|---|---:|---:|---:|"
+    if no_mmap:
+        header += " llama.cpp --no-mmap | infera / llama.cpp --no-mmap |"
+        rule += "---:|---:|"
+    lines = [header, rule]
+    fmt = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731
     for name, engines in results.items():
         for key, label, _ in ROWS:
             l, i = (engines.get("llamacpp") or {}).get(key), (engines.get("infera") or {}).get(key)
             ratio = f"{i / l:.2f}" if l and i else "—"
-            fmt = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731
-            lines.append(f"| {name} | {label} | {fmt(l)} | {fmt(i)} | {ratio} |")
+            line = f"| {name} | {label} | {fmt(l)} | {fmt(i)} | {ratio} |"
+            if no_mmap:
+                n = (engines.get("llamacpp-no-mmap") or {}).get(key)
+                line += f" {fmt(n)} | {f'{i / n:.2f}' if n and i else '—'} |"
+            lines.append(line)
     return "\n".join(lines)
 
 
@@ -286,10 +302,10 @@ def main():
     args = p.parse_args()
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     for e in engines:
-        if e not in ("llamacpp", "infera"):
-            sys.exit(f"unknown engine {e!r} (llamacpp, infera)")
+        if e not in ("llamacpp", "llamacpp-no-mmap", "infera"):
+            sys.exit(f"unknown engine {e!r} (llamacpp, llamacpp-no-mmap, infera)")
     args.infera = os.path.abspath(args.infera)
-    binaries = {"llamacpp": args.llama_server, "infera": args.infera}
+    binaries = {"llamacpp": args.llama_server, "llamacpp-no-mmap": args.llama_server, "infera": args.infera}
     for e in engines:
         if not os.access(binaries[e], os.X_OK):
             sys.exit(f"{e}: {binaries[e]} is not an executable (--llama-server / --infera)")

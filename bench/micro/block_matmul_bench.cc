@@ -9,7 +9,9 @@
 // gate/up 8192x2048, down 2048x8192, output/vocab 128256x2048). Each matrix is copied
 // through an arena larger than the last-level cache (--arena-mib, default 768 MiB; this
 // machine reports 480 MiB of L3) and each call reads the next copy, so every call streams
-// its weights from memory, as a decode step of a real model does. Per run: one call per
+// its weights from memory, as a decode step of a real model does. The arena sits on huge
+// pages (common/huge_page_buffer.h), as the server's GGUF weights do (docs/gguf.md,
+// "Weights in memory"); the packed-* types' PackedMatrix copies do so of themselves. Per run: one call per
 // copy, time / copies; the median of --runs runs is printed. Activation quantisation is
 // inside the timed call (done once, by the calling thread); columns are split evenly over
 // --threads (a spinning pool, threads created once).
@@ -30,12 +32,14 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "api/float16.h"
+#include "common/huge_page_buffer.h"
 #include "llm/packed_matmul.h"
 #include "quant/block_matmul.h"
 
@@ -192,7 +196,7 @@ int main(int argc, char** argv) {
     for (const std::string& type_name : types) {
       const bool packed = type_name.rfind("packed-", 0) == 0;
       std::vector<std::function<void(int64_t, int, int)>> calls;  // one per copy: (m, thread, threads)
-      std::vector<uint8_t> arena;
+      std::optional<infera::HugePageBuffer> arena;
       std::vector<infera::llm::PackedMatrix> packed_copies;
       std::vector<infera::quant::BlockMatrix> views;
       double matrix_bytes = 0;
@@ -210,11 +214,12 @@ int main(int argc, char** argv) {
         if (!type) { std::fprintf(stderr, "unknown type %s\n", type_name.c_str()); return 2; }
         const size_t bytes = static_cast<size_t>(n * infera::quant::RowBytes(*type, k));
         const size_t copies = std::max<size_t>(1, arena_bytes / bytes);
-        arena.resize(bytes * copies);
-        FillBlocks(*type, arena.data(), arena.size(), 9);
+        arena = infera::HugePageBuffer::Allocate(bytes * copies);
+        if (!arena) { std::fprintf(stderr, "cannot allocate the arena\n"); return 1; }
+        FillBlocks(*type, arena->data(), bytes * copies, 9);
         matrix_bytes = static_cast<double>(bytes);
         for (size_t c = 0; c < copies; ++c) {
-          views.push_back(*infera::quant::BlockMatrix::View(arena.data() + c * bytes, bytes, *type, n, k, &error));
+          views.push_back(*infera::quant::BlockMatrix::View(arena->data() + c * bytes, bytes, *type, n, k, &error));
         }
       }
       for (int threads : thread_counts) {

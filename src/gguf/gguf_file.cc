@@ -5,11 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "common/checked_math.h"
+#include "common/huge_page_buffer.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "gguf/byte_cursor.h"
@@ -35,6 +38,28 @@ std::optional<uint64_t> AlignUp(uint64_t value, uint64_t alignment) {
   return sum & ~(alignment - 1);
 }
 
+// pread's size: one call of 1 GiB into fresh huge-page memory took 1.5-3.4 s for the
+// 1.3 GB Q8_0 file against 0.5-0.7 s in 16 MiB calls (the pages are faulted in as the
+// copy reaches them either way).
+constexpr size_t kReadChunkBytes = size_t{16} << 20;
+
+// Reads the first `size` bytes of `fd` into `dst`.
+absl::Status ReadAll(int fd, uint8_t* dst, size_t size, const std::string& where) {
+  size_t done = 0;
+  while (done < size) {
+    const size_t chunk = std::min(size - done, kReadChunkBytes);
+    const ssize_t n = pread(fd, dst + done, chunk, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::InternalError(StrCat("cannot read ", where, ": ", std::strerror(errno)));
+    if (n == 0) {
+      return absl::InvalidArgumentError(
+          StrCat(where, ": the file ended at byte ", done, " while it was read (", size, " bytes expected)"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int64_t GgufTensor::NumElements() const {
@@ -47,7 +72,8 @@ GgufFile::~GgufFile() {
   if (mapping_ != nullptr) munmap(mapping_, size_);
 }
 
-absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::path& path) {
+absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::path& path,
+                                                         GgufResidency residency) {
   std::unique_ptr<GgufFile> file(new GgufFile());
   file->where_ = path.string();
   const int fd = ::open(file->where_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -67,15 +93,32 @@ absl::StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::filesystem::
     return absl::InvalidArgumentError(StrCat(file->where_, ": not a GGUF file (", st.st_size,
                                              " bytes, shorter than the 24-byte header)"));
   }
-  file->size_ = static_cast<size_t>(st.st_size);
-  void* mapping = mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (mapping == MAP_FAILED) {
-    file->size_ = 0;
-    return absl::InternalError(StrCat("cannot map ", file->where_, ": ", std::strerror(errno)));
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (residency == GgufResidency::kMapped) {
+    void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    if (mapping == MAP_FAILED) {
+      return absl::InternalError(StrCat("cannot map ", file->where_, ": ", std::strerror(err)));
+    }
+    file->mapping_ = mapping;
+    file->data_ = static_cast<const uint8_t*>(mapping);
+  } else {
+    std::optional<HugePageBuffer> copy = HugePageBuffer::Allocate(size);
+    if (!copy) {
+      const int err = errno;
+      ::close(fd);
+      return absl::ResourceExhaustedError(
+          StrCat("cannot allocate ", size, " bytes to hold ", file->where_, ": ", std::strerror(err)));
+    }
+    const absl::Status read = ReadAll(fd, copy->data(), size, file->where_);
+    ::close(fd);
+    RETURN_IF_ERROR(read);
+    copy->MakeReadOnly();  // immutable from here, as the file mapping is
+    file->data_ = copy->data();
+    file->copy_ = std::move(copy);
   }
-  file->mapping_ = mapping;
-  file->data_ = static_cast<const uint8_t*>(mapping);
+  file->size_ = size;
   RETURN_IF_ERROR(file->Parse());
   return file;
 }

@@ -1,6 +1,7 @@
-// GgufFile: a GGUF model file (versions 2 and 3, little-endian), memory-mapped
-// read-only and validated: its metadata (gguf_metadata.h) and its tensors, each a view
-// {ggml type, dims, data pointer, byte size} into the mapping.
+// GgufFile: a GGUF model file (versions 2 and 3, little-endian), memory-mapped read-only
+// or copied onto huge pages (GgufResidency), and validated: its metadata
+// (gguf_metadata.h) and its tensors, each a view {ggml type, dims, data pointer, byte
+// size} into those bytes.
 //
 // Layout (the GGUF specification): "GGUF" magic, uint32 version, uint64 tensor count,
 // uint64 metadata count; the metadata key/value pairs (uint64-length-prefixed key,
@@ -32,11 +33,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/huge_page_buffer.h"
 #include "gguf/ggml_type.h"
 #include "gguf/gguf_metadata.h"
 
@@ -49,6 +52,19 @@ inline constexpr uint32_t kMaxDims = 4;
 inline constexpr int kMaxArrayNesting = 8;   // an array inside an array counts 2
 inline constexpr size_t kMaxKeyBytes = 65535;
 inline constexpr size_t kMaxTensorNameBytes = 64;
+
+// How Open() holds the file's bytes.
+enum class GgufResidency {
+  // A read-only mmap of the file: pages come from the page cache on first touch and are
+  // shared with every process that maps the same file. For readers of the metadata
+  // (tokenizer, chat template, `infera llm convert`) and the `gguf_weights: mmap` option.
+  kMapped,
+  // A private, read-only copy in anonymous memory on 2 MiB transparent huge pages where
+  // the kernel's THP mode allows (always or madvise). The runner's weights: a decode
+  // step streams every weight, and the page cache's 4 KiB pages cost a TLB miss and a
+  // restarted hardware prefetch every 4 KiB (docs/gguf.md, "Weights in memory").
+  kHugePageCopy,
+};
 
 struct GgufTensor {
   std::string name;
@@ -66,9 +82,11 @@ struct GgufTensor {
 
 class GgufFile {
  public:
-  // Maps and validates `path`. NotFound when it cannot be opened; InvalidArgument naming
+  // Maps or copies (`residency`) and validates `path`. NotFound when it cannot be
+  // opened; ResourceExhausted when the copy cannot be allocated; InvalidArgument naming
   // the problem otherwise.
-  static absl::StatusOr<std::unique_ptr<GgufFile>> Open(const std::filesystem::path& path);
+  static absl::StatusOr<std::unique_ptr<GgufFile>> Open(const std::filesystem::path& path,
+                                                        GgufResidency residency = GgufResidency::kMapped);
   // Validates bytes the caller keeps alive for the file's lifetime (tests, fuzzing).
   // `where` names them in errors.
   static absl::StatusOr<std::unique_ptr<GgufFile>> FromBytes(const uint8_t* data, size_t size,
@@ -98,7 +116,8 @@ class GgufFile {
   absl::Status PlaceTensors(uint64_t infos_end);
 
   std::string where_;
-  void* mapping_ = nullptr;  // owned when Open() mapped the file
+  void* mapping_ = nullptr;               // owned when Open() mapped the file (kMapped)
+  std::optional<HugePageBuffer> copy_;   // kHugePageCopy
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   uint32_t version_ = 0;

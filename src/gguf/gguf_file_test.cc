@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -81,29 +82,42 @@ TEST(GgufFileTest, MetadataOnlyFileAndEmptyTensors) {
   EXPECT_EQ((*empty)->FindTensor("z")->NumElements(), 0);
 }
 
-TEST(GgufFileTest, OpensAndMapsAFileOnDisk) {
-  const std::string bytes = GgufBuilder().Str("general.architecture", "qwen2").Tensor("w", 0, {4, 4}, 64).Build();
+// Both residencies read the same bytes and give the same views; the copy starts on a
+// 2 MiB boundary (huge pages) and outlives the file's name as the mapping does.
+TEST(GgufFileTest, OpensAFileOnDiskMappedOrCopied) {
+  std::string bytes = GgufBuilder().Str("general.architecture", "qwen2").Tensor("w", 0, {4, 4}, 64).Build();
+  bytes.resize(bytes.size() + (size_t{3} << 20) + 5, '\x5a');  // past one huge page; trailing bytes are allowed
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("gguf_file_test_" + std::to_string(getpid()) + ".gguf");
   {
     std::ofstream out(path, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
-  auto file = GgufFile::Open(path);
-  std::filesystem::remove(path);  // the mapping outlives the name
-  ASSERT_TRUE(file.ok()) << file.status();
-  const GgufTensor* w = (*file)->FindTensor("w");
-  ASSERT_NE(w, nullptr);
-  EXPECT_EQ(w->num_bytes, 64u);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(w->data) % 32, 0u);  // page-aligned mapping + aligned offset
-  EXPECT_EQ(w->data[63], 63);
-  EXPECT_EQ((*file)->file_size(), bytes.size());
+  auto mapped = GgufFile::Open(path);
+  auto copied = GgufFile::Open(path, GgufResidency::kHugePageCopy);
+  std::filesystem::remove(path);  // the bytes outlive the name
+  for (const auto* file : {&mapped, &copied}) {
+    ASSERT_TRUE(file->ok()) << file->status();
+    const GgufTensor* w = (**file)->FindTensor("w");
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->num_bytes, 64u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(w->data) % 32, 0u);  // aligned start + aligned offset
+    EXPECT_EQ(w->data[63], 63);
+    EXPECT_EQ((**file)->file_size(), bytes.size());
+    const uint8_t* start = w->data - w->file_offset;
+    EXPECT_EQ(std::memcmp(start, bytes.data(), bytes.size()), 0);
+  }
+  const GgufTensor* w = (*copied)->FindTensor("w");
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(w->data - w->file_offset) % (uintptr_t{2} << 20), 0u);
+  EXPECT_NE(w->data, (*mapped)->FindTensor("w")->data);
 
-  auto absent = GgufFile::Open(path);
-  EXPECT_EQ(absent.status().code(), absl::StatusCode::kNotFound);
-  auto directory = GgufFile::Open(path.parent_path());
-  EXPECT_EQ(directory.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(directory.status().message().find("not a regular file"), std::string_view::npos);
+  for (GgufResidency residency : {GgufResidency::kMapped, GgufResidency::kHugePageCopy}) {
+    auto absent = GgufFile::Open(path, residency);
+    EXPECT_EQ(absent.status().code(), absl::StatusCode::kNotFound);
+    auto directory = GgufFile::Open(path.parent_path(), residency);
+    EXPECT_EQ(directory.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(directory.status().message().find("not a regular file"), std::string_view::npos);
+  }
 }
 
 TEST(GgufFileTest, TypeTable) {

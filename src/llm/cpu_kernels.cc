@@ -251,8 +251,8 @@ bool KvKernelIsaSupported(KvKernelIsa isa) {
   switch (isa) {
     case KvKernelIsa::kPortable: return true;
     case KvKernelIsa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
-    case KvKernelIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+      return CpuHasAvx2Fma() && CpuHasF16c();
+    case KvKernelIsa::kAvx512: return CpuHasAvx512f();
   }
   return false;
 }

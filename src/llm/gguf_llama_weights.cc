@@ -120,14 +120,15 @@ absl::StatusOr<LlamaLayerWeights> LoadLayer(const GgufTensors& t, const LlamaCon
 
 }  // namespace
 
-absl::StatusOr<LlamaWeights> LlamaWeights::LoadGguf(const std::filesystem::path& path, MatmulKernel kernel,
+absl::StatusOr<LlamaWeights> LlamaWeights::LoadGguf(const std::filesystem::path& path,
+                                                    gguf::GgufResidency residency, MatmulKernel kernel,
                                                     WeightQuantization quantization) {
   if (kernel != MatmulKernel::kPacked || quantization != WeightQuantization::kNone) {
     return absl::InvalidArgumentError(
         StrCat(path.string(), ": a GGUF model runs on its own tensor types: parameters matmul_kernel and "
                               "quantization must be left at packed / none"));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
+  ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path, residency));
   LlamaWeights w;
   ASSIGN_OR_RETURN(w.config, LlamaConfigFromGguf(*file));
   const LlamaConfig& c = w.config;

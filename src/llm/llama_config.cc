@@ -35,14 +35,14 @@ absl::StatusOr<std::vector<double>> RopeFactors(const rapidjson::Value& rs, std:
 // original_max_position_embeddings and long_factor beyond, and cos/sin scaled by an
 // attention factor. Hugging Face picks the factor set from the current sequence length
 // and never re-rotates cached keys, so sequences past the original length have no single
-// well-defined rotation; the engine serves up to original_max_position_embeddings
-// tokens (short factors: exactly Hugging Face's result) and caps max_model_len there.
+// well-defined rotation; the engine picks one set per model at load
+// (LlamaConfig::SelectLongRopeRegime).
 absl::Status ParseLongRope(const rapidjson::Value& doc, const rapidjson::Value& rs, LlamaConfig& config) {
   RopeScaling& s = config.rope_scaling;
   s.type = "longrope";
   const int64_t half = config.head_dim / 2;
   ASSIGN_OR_RETURN(s.frequency_divisors, RopeFactors(rs, "short_factor", half));
-  ASSIGN_OR_RETURN(s.long_factor, RopeFactors(rs, "long_factor", half));  // kept, never applied
+  ASSIGN_OR_RETURN(s.long_factor, RopeFactors(rs, "long_factor", half));
   std::optional<int64_t> original = GetInt(doc, "original_max_position_embeddings");
   if (!original) original = GetInt(rs, "original_max_position_embeddings");
   if (!original || *original <= 0) {
@@ -304,11 +304,18 @@ float LlamaConfig::AttentionScale() const {
   return 1.0f / std::sqrt(static_cast<float>(d));
 }
 
+void LlamaConfig::SelectLongRopeRegime(int64_t max_model_len) {
+  rope_scaling.use_long_factor = rope_scaling.type == "longrope" &&
+                                 max_model_len > rope_scaling.original_max_position_embeddings &&
+                                 static_cast<int64_t>(rope_scaling.long_factor.size()) == head_dim / 2;
+}
+
 std::vector<float> LlamaConfig::RopeInverseFrequencies(bool local) const {
   const int64_t half = head_dim / 2;
   std::vector<float> inv(half);
   const double base = local ? rope_local_theta : rope_theta;
-  const std::vector<double>& divisors = rope_scaling.frequency_divisors;
+  const std::vector<double>& divisors =
+      rope_scaling.use_long_factor ? rope_scaling.long_factor : rope_scaling.frequency_divisors;
   const bool divide = !local && static_cast<int64_t>(divisors.size()) == half;
   for (int64_t i = 0; i < half; ++i) {
     // torch: 1.0 / (base ** (arange(0, dim, 2).float() / dim)), all in float32; with

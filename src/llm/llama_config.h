@@ -33,13 +33,16 @@ struct RopeScaling {
   // Per-frequency divisors (head_dim / 2 values, each finite and > 0; empty: none):
   // rotary frequency i is base^(-2i/d) / frequency_divisors[i] at every position, before
   // the type's own scaling (linear's factor). longrope: its short_factor, used up to
-  // original_max_position_embeddings (the only lengths served: max_model_len is capped
-  // there). A GGUF's rope_freqs tensor (llama.cpp's form of Llama 3.1's llama3 scaling)
-  // with type "" or "linear". Gemma-3's local rope never uses them.
+  // original_max_position_embeddings (unless use_long_factor). A GGUF's rope_freqs tensor
+  // (llama.cpp's form of Llama 3.1's llama3 scaling) with type "" or "linear". Gemma-3's
+  // local rope never uses them.
   std::vector<double> frequency_divisors;
-  // longrope: long_factor, validated and kept for conversion, never applied (positions
-  // past original_max_position_embeddings are refused).
+  // longrope: long_factor (head_dim / 2 divisors), for contexts past
+  // original_max_position_embeddings.
   std::vector<double> long_factor;
+  // longrope: every position rotates with long_factor instead of frequency_divisors.
+  // Chosen once, at load, from the context served (SelectLongRopeRegime).
+  bool use_long_factor = false;
   // cos and sin are multiplied by it (longrope; 1 otherwise).
   double attention_factor = 1.0;
   double low_freq_factor = 1.0;
@@ -100,6 +103,14 @@ struct LlamaConfig {
   // Hugging Face does, with rope_scaling applied; `local`: Gemma-3's local-layer rope
   // (rope_local_theta, no scaling).
   std::vector<float> RopeInverseFrequencies(bool local = false) const;
+
+  // longrope (Phi-3's 128k variants) and a context of `max_model_len` positions: past
+  // original_max_position_embeddings every position rotates with the long factors
+  // (use_long_factor), otherwise with the short ones. llama.cpp's rule (n_ctx >
+  // n_ctx_orig); Hugging Face instead picks by each forward's current length, which
+  // gives a sequence that crosses the boundary no single rotation (docs/llm.md,
+  // "Phi-3 longrope"). Other rope types: no effect.
+  void SelectLongRopeRegime(int64_t max_model_len);
   // Whether layer `l` uses the local rope (rope_local_theta set and the layer slides).
   bool UsesLocalRope(int64_t l) const { return rope_local_theta > 0 && WindowOf(l) > 0; }
   // layer_window[l], or 0 (full attention) where a config built in code left it empty.

@@ -89,7 +89,7 @@ TEST(LlamaConfigArchitectures, Gemma3LocalGlobalLayersAndRopeBases) {
   EXPECT_EQ(typed->layer_window, (std::vector<int64_t>{0, 4, 0, 0, 0, 4}));
 }
 
-TEST(LlamaConfigArchitectures, Phi3LongRopeUsesShortFactorsAndTheAttentionFactor) {
+TEST(LlamaConfigArchitectures, Phi3LongRopeShortOrLongFactorsAndTheAttentionFactor) {
   auto c = LlamaConfig::Parse(Config("phi3", R"("max_position_embeddings": 131072,
       "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
       "rope_scaling": {"type": "longrope", "short_factor": [1, 2, 1, 1, 1, 1, 1, 4],
@@ -102,6 +102,27 @@ TEST(LlamaConfigArchitectures, Phi3LongRopeUsesShortFactorsAndTheAttentionFactor
   EXPECT_FLOAT_EQ(inv[0], 1.0f);
   EXPECT_NEAR(inv[1], std::pow(10000.0, -2.0 / 16) / 2, 1e-7);
   EXPECT_NEAR(inv[7], std::pow(10000.0, -14.0 / 16) / 4, 1e-9);
+
+  // A context past the original length: the long factors at every position, the same
+  // attention factor. Up to it (or another rope type): the short ones stay.
+  LlamaConfig up_to = *c;
+  up_to.SelectLongRopeRegime(4096);
+  EXPECT_FALSE(up_to.rope_scaling.use_long_factor);
+  EXPECT_EQ(up_to.RopeInverseFrequencies(), inv);
+  LlamaConfig past = *c;
+  past.SelectLongRopeRegime(4097);
+  EXPECT_TRUE(past.rope_scaling.use_long_factor);
+  const std::vector<float> long_inv = past.RopeInverseFrequencies();
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NEAR(long_inv[i], std::pow(10000.0, -2.0 * i / 16) / 5, 1e-7) << i;
+  }
+  EXPECT_EQ(past.rope_scaling.attention_factor, c->rope_scaling.attention_factor);
+  past.SelectLongRopeRegime(100);  // chosen again from the new length
+  EXPECT_FALSE(past.rope_scaling.use_long_factor);
+  auto llama = LlamaConfig::Parse(Config("llama", R"("max_position_embeddings": 64)"));
+  ASSERT_TRUE(llama.ok()) << llama.status();
+  llama->SelectLongRopeRegime(1 << 20);
+  EXPECT_FALSE(llama->rope_scaling.use_long_factor);
 }
 
 TEST(LlamaConfigArchitectures, UnimplementedFieldsAreErrorsNamingThem) {

@@ -152,8 +152,11 @@ LlamaModelRunner::~LlamaModelRunner() = default;
 absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::LoadGguf(const std::filesystem::path& gguf_file,
                                                                               const LlmModelOptions& options,
                                                                               int num_threads) {
-  auto weights = LlamaWeights::LoadGguf(gguf_file, options.matmul_kernel, options.quantization);
+  auto weights = LlamaWeights::LoadGguf(
+      gguf_file, options.use_mmap ? gguf::GgufResidency::kMapped : gguf::GgufResidency::kHugePageCopy,
+      options.matmul_kernel, options.quantization);
   if (!weights.ok()) return weights.status();
+  weights->config.SelectLongRopeRegime(options.ModelLen(weights->config));
   return FromWeights(std::move(*weights), num_threads);
 }
 
@@ -181,7 +184,10 @@ std::unique_ptr<LlamaModelRunner> LlamaModelRunner::FromWeights(LlamaWeights wei
 absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::Load(const std::filesystem::path& model_dir,
                                                                           const LlmModelOptions& options,
                                                                           int num_threads) {
-  return Load(model_dir, num_threads, options.matmul_kernel, options.quantization);
+  auto weights = LlamaWeights::Load(model_dir, options.matmul_kernel, options.quantization);
+  if (!weights.ok()) return weights.status();
+  weights->config.SelectLongRopeRegime(options.ModelLen(weights->config));
+  return FromWeights(std::move(*weights), num_threads);
 }
 
 const LlamaConfig& LlamaModelRunner::config() const { return impl_->weights.config; }
@@ -256,12 +262,12 @@ absl::StatusOr<StepBatch> LlamaModelRunner::Impl::Flatten(const SchedulerOutput&
         return absl::InternalError(StrCat("request ", seq.request_id, ": block id ", block, " out of range"));
       }
     }
-    if (weights.config.rope_scaling.type == "longrope" &&
+    if (weights.config.rope_scaling.type == "longrope" && !weights.config.rope_scaling.use_long_factor &&
         end > weights.config.rope_scaling.original_max_position_embeddings) {
       return absl::InvalidArgumentError(StrCat("request ", seq.request_id, ": position ", end - 1,
                                                " is past original_max_position_embeddings ",
                                                weights.config.rope_scaling.original_max_position_embeddings,
-                                               " (longrope's long factors are not implemented)"));
+                                               " (the model was loaded with longrope's short factors)"));
     }
     for (size_t i = 0; i < seq.token_ids.size(); ++i) {
       const int64_t id = seq.token_ids[i];

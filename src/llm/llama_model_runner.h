@@ -66,11 +66,13 @@ class LlamaModelRunner : public ModelRunner {
       const std::filesystem::path& model_dir, int num_threads, MatmulKernel kernel = MatmulKernel::kPacked,
       WeightQuantization quantization = WeightQuantization::kNone);
   // The runner as the `llm` backend builds it from a model's parsed config parameters
-  // (matmul_kernel, quantization): one place, shared by the backend and
-  // tools/llm/llm_eval, so an option that changes the runner applies to both.
+  // (matmul_kernel, quantization, max_model_len: longrope's regime): one
+  // place, shared by the backend and tools/llm/llm_eval, so an option that changes the
+  // runner applies to both.
   static absl::StatusOr<std::unique_ptr<LlamaModelRunner>> Load(const std::filesystem::path& model_dir,
                                                                  const LlmModelOptions& options, int num_threads);
-  // A GGUF model file (docs/llm.md, "GGUF models"); its tensors stay in the file's mapping.
+  // A GGUF model file (docs/llm.md, "GGUF models"); its tensors stay in the file's bytes,
+  // copied onto huge pages (mapped with use_mmap; docs/gguf.md, "Weights in memory").
   static absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LoadGguf(const std::filesystem::path& gguf_file,
                                                                      const LlmModelOptions& options, int num_threads);
   ~LlamaModelRunner() override;

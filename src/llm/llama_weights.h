@@ -14,7 +14,7 @@
 // (docs/llm.md, "Weight quantisation").
 // Norms, biases and the embedding table are fp32 ATen tensors (F16/BF16 widened).
 // LoadGguf (gguf_llama_weights.cc): a GGUF file's projections stay as its blocks in the
-// mapping (Projection::blocks, quant::BlockMatmul), the embedding too (rows dequantised
+// file's bytes (mapped, or copied onto huge pages: gguf::GgufResidency) (Projection::blocks, quant::BlockMatmul), the embedding too (rows dequantised
 // when looked up); only norms and biases are widened (docs/llm.md, "GGUF models").
 //
 // IMPORTANT: internal to the model runner — the only header in src/llm that includes
@@ -32,14 +32,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gguf/gguf_file.h"
 #include "llm/llama_config.h"
 #include "llm/llama_model_runner.h"  // MatmulKernel
 #include "llm/packed_matmul.h"
 #include "quant/block_matmul.h"
-
-namespace infera::gguf {
-class GgufFile;
-}
 
 namespace infera::llm {
 
@@ -107,8 +104,10 @@ struct LlamaWeights {
                                            MatmulKernel kernel = MatmulKernel::kPacked,
                                            WeightQuantization quantization = WeightQuantization::kNone);
   // Reads the GGUF model file `path` (docs/llm.md, "GGUF models"): tensors stay in the
-  // file's mapping. Needs kPacked and kNone (the file's own types are the quantisation).
+  // file's bytes, held as `residency` says. Needs kPacked and kNone (the file's own types
+  // are the quantisation).
   static absl::StatusOr<LlamaWeights> LoadGguf(const std::filesystem::path& path,
+                                               gguf::GgufResidency residency = gguf::GgufResidency::kMapped,
                                                MatmulKernel kernel = MatmulKernel::kPacked,
                                                WeightQuantization quantization = WeightQuantization::kNone);
   // Bytes of every projection and norm (what a batch-1 decode step reads).

@@ -114,17 +114,7 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
   sc.max_num_batched_tokens = options.max_num_batched_tokens;
   sc.enable_chunked_prefill = options.enable_chunked_prefill;
   sc.policy = options.policy;
-  sc.max_model_len = options.max_model_len.value_or(mc.max_position_embeddings);
-  if (mc.rope_scaling.type == "longrope") {
-    // Served up to the original length only (llama_config.cc, ParseLongRope).
-    const int64_t limit = mc.rope_scaling.original_max_position_embeddings;
-    if (options.max_model_len && *options.max_model_len > limit) {
-      return absl::InvalidArgumentError(StrCat("parameter max_model_len ", *options.max_model_len,
-                                               " exceeds original_max_position_embeddings ", limit,
-                                               ": longrope's long factors are not implemented"));
-    }
-    sc.max_model_len = std::min(sc.max_model_len, limit);
-  }
+  sc.max_model_len = options.ModelLen(mc);  // the length longrope's regime was chosen for
   sc.eos_token_ids = tokenizer->eos_token_ids();
   if (context.metrics) {
     engine.metrics_series = LlmMetricsSeries::Acquire(context.metrics, config.name(), sc.max_model_len);
@@ -167,6 +157,9 @@ absl::StatusOr<std::unique_ptr<LoadedModel>> LlmBackend::Load(const ModelLoadCon
                    << static_cast<int64_t>(engine.num_blocks) * engine.block_size << " tokens ("
                    << static_cast<int64_t>(engine.num_blocks) * block_bytes / (1 << 20) << " MiB, attention "
                    << KvKernelIsaName(BestKvKernelIsa()) << "); max_model_len " << sc.max_model_len
+                   << (mc.rope_scaling.type != "longrope"      ? ""
+                       : mc.rope_scaling.use_long_factor ? " (longrope: long factors)"
+                                                         : " (longrope: short factors)")
                    << ", max_num_seqs " << sc.max_num_seqs << ", " << threads << " threads";
   absl::StatusOr<ChatTemplate> chat = ChatTemplate::Detect(tokenizer->chat_template(), tokenizer->bos_token(),
                                                            tokenizer->eos_token(), tokenizer->chat_template_tool_use());

@@ -159,6 +159,8 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
       o.kv_cache_memory_fraction = f;
     } else if (key == "enable_prefix_caching") {
       RETURN_IF_ERROR(ParseBool(key, v, o.enable_prefix_caching));
+    } else if (key == "use_mmap") {
+      RETURN_IF_ERROR(ParseBool(key, v, o.use_mmap));
     } else if (key == "enable_chunked_prefill") {
       RETURN_IF_ERROR(ParseBool(key, v, o.enable_chunked_prefill));
     } else if (key == "scheduling_policy") {
@@ -190,6 +192,14 @@ absl::StatusOr<LlmModelOptions> LlmModelOptions::FromConfig(const inference::Mod
     return absl::InvalidArgumentError("parameter quantization: int8 and int4 need matmul_kernel packed (blas is fp32)");
   }
   return o;
+}
+
+int64_t LlmModelOptions::ModelLen(const LlamaConfig& model) const {
+  if (max_model_len) return *max_model_len;
+  if (model.rope_scaling.type == "longrope") {
+    return std::min(model.max_position_embeddings, model.rope_scaling.original_max_position_embeddings);
+  }
+  return model.max_position_embeddings;
 }
 
 int64_t LlmModelOptions::KvCacheBytes(int64_t ram) const {

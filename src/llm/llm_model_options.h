@@ -4,7 +4,7 @@
 //   key                        default              meaning (bound)
 //   max_num_seqs               16                   sequences in one batch (<= 4096)
 //   max_num_batched_tokens     512                  tokens in one step (prefill chunks + decodes; <= 2^20)
-//   max_model_len              max_position_embeddings   prompt + output limit (<= 2^24)
+//   max_model_len              max_position_embeddings   prompt + output limit (<= 2^24; ModelLen)
 //   block_size                 16                   tokens per KV-cache block (<= 1024)
 //   kv_cache_memory_bytes      (unset)              KV-cache budget: bytes, or with K/M/G/KiB/MiB/GiB
 //                                                   (<= 95% of physical RAM)
@@ -12,6 +12,8 @@
 //                                                   (neither set: min(10% of RAM, 2 GiB))
 //   enable_prefix_caching      true
 //   enable_chunked_prefill     true
+//   use_mmap                   false                GGUF weights: false copies the file onto huge
+//                                                   pages (gguf::GgufResidency); true maps it
 //   scheduling_policy          fcfs                 fcfs | priority
 //   num_threads                0                    intra-op threads of the engine (0: all cores;
 //                                                   <= 4 x cores)
@@ -59,6 +61,7 @@ struct LlmModelOptions {
   std::optional<double> kv_cache_memory_fraction;
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
+  bool use_mmap = false;
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   int num_threads = 0;
   int64_t max_waiting_requests = 1024;
@@ -74,6 +77,12 @@ struct LlmModelOptions {
       const inference::ModelConfig& config, const MachineLimits& machine = MachineLimits::Current());
   // The KV-cache budget in bytes given physical RAM.
   int64_t KvCacheBytes(int64_t physical_ram_bytes) const;
+  // The context the model serves: max_model_len, else the model's
+  // max_position_embeddings; for longrope without max_model_len its
+  // original_max_position_embeddings (the short factors' range, where the output is
+  // exactly Hugging Face's; a larger max_model_len selects the long factors:
+  // LlamaConfig::SelectLongRopeRegime).
+  int64_t ModelLen(const LlamaConfig& model) const;
 };
 
 // "512MiB", "2G", "1048576" → bytes; nullopt when it does not parse or does not fit

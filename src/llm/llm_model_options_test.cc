@@ -109,6 +109,33 @@ TEST(LlmModelOptionsKvCacheDtypeTest, ParsesTheThreeDtypesAndRejectsOthers) {
   }
 }
 
+// use_mmap: off by default (GGUF weights are copied onto huge pages); a boolean.
+TEST(LlmModelOptionsUseMmapTest, DefaultsToTheCopyAndParsesABoolean) {
+  EXPECT_FALSE(LlmModelOptions::FromConfig(inference::ModelConfig(), kMachine)->use_mmap);
+  EXPECT_TRUE(Parse("use_mmap", "true")->use_mmap);
+  EXPECT_FALSE(Parse("use_mmap", "false")->use_mmap);
+  auto bad = Parse("use_mmap", "sometimes");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("use_mmap"));
+}
+
+// ModelLen: the parameter, else the model's length; longrope's default is its original
+// length (the short factors' range).
+TEST(LlmModelOptionsModelLenTest, ParameterElseTheModelsLengthLongRopeCappedByDefault) {
+  LlamaConfig model;
+  model.max_position_embeddings = 131072;
+  LlmModelOptions o;
+  EXPECT_EQ(o.ModelLen(model), 131072);
+  model.rope_scaling.type = "longrope";
+  model.rope_scaling.original_max_position_embeddings = 4096;
+  EXPECT_EQ(o.ModelLen(model), 4096);
+  o.max_model_len = 32768;
+  EXPECT_EQ(o.ModelLen(model), 32768);
+  model.rope_scaling.type = "";
+  EXPECT_EQ(o.ModelLen(model), 32768);
+}
+
 TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {
   inference::ModelConfig config;
   (*config.mutable_parameters())["max_num_seqs"].set_string_value("4");

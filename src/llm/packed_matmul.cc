@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/float16.h"
+#include "common/cpu_features.h"
 #include "llm/cpu_kernels.h"  // HalfToFloatInline
 #include "llm/packed_layout.h"
 
@@ -419,15 +420,9 @@ __attribute__((flatten)) void MatmulBaseline(const float* x, int64_t m, int64_t 
 
 namespace packed_matmul_internal {
 
-bool HasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
+bool HasAvx512() { return CpuHasAvx512f(); }
 
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
+bool HasAvx2() { return CpuHasAvx2Fma(); }
 
 void Avx2(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y, int64_t ldy,
           bool accumulate, int64_t panel_begin, int64_t panel_end) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "common/cpu_features.h"
 #include "llm/grammar_constraint.h"
 
 namespace infera::llm {
@@ -48,15 +49,9 @@ __attribute__((target("avx512f"))) int64_t FirstMaxAvx512(const float* x, int64_
   return 0;  // n == 0
 }
 
-// Whether the AVX-512 scans below may run (asked on first use, after static init).
-bool HasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
-
 // std::max_element(x, x + n) - x, faster (see FirstMaxAvx512).
 int64_t FirstMax(const float* x, int64_t n) {
-  if (HasAvx512() && n > 0) {
+  if (CpuHasAvx512f() && n > 0) {
     const int64_t i = FirstMaxAvx512(x, n);
     if (i >= 0) return i;
   }
@@ -100,7 +95,7 @@ __attribute__((target("avx512f"))) double ExpSumAvx512(const float* x, int64_t n
 
 float LogSumExp(const float* x, int64_t n) {
   const float m = x[FirstMax(x, n)];
-  const int64_t vector = HasAvx512() ? n / 16 * 16 : 0;
+  const int64_t vector = CpuHasAvx512f() ? n / 16 * 16 : 0;
   double sum = vector > 0 ? ExpSumAvx512(x, vector, m) : 0.0;
   for (int64_t i = vector; i < n; ++i) sum += std::exp(static_cast<double>(x[i] - m));
   return m + static_cast<float>(std::log(sum));

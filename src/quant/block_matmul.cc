@@ -55,12 +55,11 @@ bool BlockKernelSupported(BlockKernel kernel) {
     case BlockKernel::kReference:
       return true;
     case BlockKernel::kAvx2: {
-      static const bool has =
-          __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
+      static const bool has = CpuHasAvx2Fma() && CpuHasF16c();
       return has;
     }
     case BlockKernel::kAvx512Vnni: {
-      static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      static const bool has = CpuHasAvx512f() && __builtin_cpu_supports("avx512bw") &&
                               __builtin_cpu_supports("avx512vnni") && BlockKernelSupported(BlockKernel::kAvx2);
       return has;
     }

@@ -150,12 +150,23 @@ class Stager {
   int64_t bytes_ = 0, share_ = 0, done_ = 0;
 };
 
+// The staging schedule, stated once per panel kernel: the Stager steps a kernel takes per
+// 256 elements of K. Each kernel calls Step(i) for every i in [0, K · this / 256), and
+// PanelsOf cuts the next panel into that many shares; were the two to disagree, Finish()
+// would copy the shares never stepped all at once. Panel (Q8_0, Q4_0): one a 32-element
+// block; PanelQ4K: four a super-block; PanelQ6K: eight a super-block.
+template <BlockType T>
+inline constexpr int64_t kStagingStepsPer256 = 8;
+template <>
+inline constexpr int64_t kStagingStepsPer256<BlockType::kQ4_K> = 4;
+
 // y rows 0 .. R−1, columns j0 .. j0 + cols of the panel whose 16 weight rows start at p
 // (row stride `stride`; rows past `cols` are zeros). `next` stages the following panel,
 // a step per block.
 template <BlockType T, int R>
 void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
            int64_t ldy, int64_t j0, int cols) {
+  static_assert(kStagingStepsPer256<T> == 256 / 32, "Panel steps once a 32-element block");
   constexpr int64_t kBytes = kBlockBytes<T>;
   const int64_t blocks = a.k / 32;
   const __m512i scale_offsets = LaneRowOffsets(stride);
@@ -206,6 +217,8 @@ inline __m512i ByteOf(__m512i words, int j) {
 void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
               int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = 144;
+  constexpr int64_t kSteps = kStagingStepsPer256<BlockType::kQ4_K>;
+  static_assert(kSteps == 4, "the Step calls below are four a super-block");
   const int64_t supers = a.k / 256, rows = a.m;
   const __m512i lane_offsets = LaneRowOffsets(stride);
   alignas(64) float acc[16][16] = {}, accm[16][16] = {};
@@ -213,7 +226,7 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
   const __m512i m4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63);
   for (int64_t b = 0; b < supers; ++b) {
     const uint8_t* block = p + b * kBytes;
-    next.Step(4 * b);
+    next.Step(kSteps * b);
     // d | dmin, and the 12 scale bytes as three dwords, per weight row.
     const __m512i head = _mm512_i32gather_epi32(lane_offsets, block, 1);
     const __m512i s0 = _mm512_i32gather_epi32(lane_offsets, block + 4, 1);
@@ -241,12 +254,12 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
         codes[c][8 + g] = _mm512_and_si512(_mm512_srli_epi16(t[g], 4), m4);
       }
     }
-    next.Step(4 * b + 1);
+    next.Step(kSteps * b + 1);
     const int8_t* q = a.q_tiles.data() + b * 64 * 64;  // quad 64b + e of row i at q + 64e + 4i
     const float* dx = a.d_tiles.data() + b * 16;
     const int32_t* sums = a.sum_tiles.data() + b * 8 * 16;  // sub-block s of row i: sums[16s + i]
     for (int64_t r = 0; r < rows; ++r) {
-      if (r == rows / 2) next.Step(4 * b + 2);
+      if (r == rows / 2) next.Step(kSteps * b + 2);
       __m512i isum = _mm512_setzero_si512();
       for (int c = 0; c < 4; ++c) {
         __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
@@ -273,7 +286,7 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
       _mm512_store_ps(accm[r],
                       _mm512_fmadd_ps(_mm512_mul_ps(dmin, vdx), _mm512_cvtepi32_ps(msum), _mm512_load_ps(accm[r])));
     }
-    next.Step(4 * b + 3);
+    next.Step(kSteps * b + 3);
   }
   const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
   const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
@@ -295,6 +308,8 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
 void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
               int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = 210;
+  constexpr int64_t kSteps = kStagingStepsPer256<BlockType::kQ6_K>;
+  static_assert(kSteps == 8, "the Step calls below are eight a super-block");
   const int64_t supers = a.k / 256, rows = a.m;
   const __m512i lane_offsets = LaneRowOffsets(stride);
   alignas(64) float acc[16][16] = {};
@@ -302,7 +317,7 @@ void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
   const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
   for (int64_t b = 0; b < supers; ++b) {
     const uint8_t* block = p + b * kBytes;
-    next.Step(8 * b);
+    next.Step(kSteps * b);
     // d is the high half of bytes 206..209 (the last scale bytes before it keep the
     // gather inside the block).
     const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
@@ -312,9 +327,9 @@ void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
       const __m512i words = _mm512_i32gather_epi32(lane_offsets, block + 192 + 4 * w, 1);
       for (int j = 0; j < 4; ++j) sc[4 * w + j] = _mm512_srai_epi32(_mm512_slli_epi32(words, 24 - 8 * j), 24);
     }
-    next.Step(8 * b + 1);
+    next.Step(kSteps * b + 1);
     for (int h = 0; h < 2; ++h) {
-      next.Step(8 * b + 2 + h);
+      next.Step(kSteps * b + 2 + h);
       __m512i A[8], B[8], H[8];
       Transpose32(block + 64 * h, stride, A);
       Transpose32(block + 64 * h + 32, stride, B);
@@ -332,9 +347,9 @@ void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
     const int8_t* q = a.q_tiles.data() + b * 64 * 64;        // quad 64b + e of row i at q + 64e + 4i
     const float* dx = a.d_tiles.data() + b * 16;
     const int32_t* off = a.offset_tiles.data() + b * 16 * 16;  // sub-block s of row i: off[16s + i]
-    int64_t staged = 4;  // steps 8b + 4 .. 8b + 7 spread over the rows (every one taken)
+    int64_t staged = 4;  // steps 4 .. 7 of the super-block spread over the rows (every one taken)
     for (int64_t r = 0; r < rows; ++r) {
-      while (staged < 4 + 4 * (r + 1) / rows) next.Step(8 * b + staged++);
+      while (staged < 4 + 4 * (r + 1) / rows) next.Step(kSteps * b + staged++);
       __m512i isum = _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int s = 0; s < 16; ++s) {
@@ -365,10 +380,10 @@ void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
 // hardware prefetchers follow poorly (6-7 GB/s a thread from memory, against 9-10 for the
 // lanes kernel's one stream); the copy reads each panel as one sequential run (its 16 rows
 // are contiguous) while the previous one computes, and the kernel reads L1/L2.
-template <typename PanelFn>
+template <BlockType T, typename PanelFn>
 void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
   const int64_t stride = w.row_bytes();
-  const int64_t steps = w.type() == BlockType::kQ4_K ? w.k() / 64 : w.k() / 32;  // Q6_K: 8 per super-block
+  const int64_t steps = w.k() * kStagingStepsPer256<T> / 256;
   const size_t panel_bytes = static_cast<size_t>(16 * stride);
   thread_local std::vector<uint8_t, CacheLineAllocator<uint8_t>> buffers[2];
   for (auto& b : buffers) {
@@ -407,7 +422,7 @@ template <BlockType T, int R = 1>
 void Dispatch(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1) {
   if constexpr (R < 16) {
     if (a.m != R) return Dispatch<T, R + 1>(a, w, y, ldy, c0, c1);
-    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
+    PanelsOf<T>(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
       Panel<T, R>(a, p, stride, next, y, ldy, j0, cols);
     });
   }
@@ -420,12 +435,12 @@ void ColumnsAvx512(const QuantizedActivations& a, const BlockMatrix& w, float* y
   if (w.type() == BlockType::kQ8_0) return Dispatch<BlockType::kQ8_0>(a, w, y, ldy, c0, c1);
   if (w.type() == BlockType::kQ4_0) return Dispatch<BlockType::kQ4_0>(a, w, y, ldy, c0, c1);
   if (w.type() == BlockType::kQ4_K) {
-    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
+    PanelsOf<BlockType::kQ4_K>(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
       PanelQ4K(a, p, stride, next, y, ldy, j0, cols);
     });
   }
   if (w.type() == BlockType::kQ6_K) {
-    PanelsOf(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
+    PanelsOf<BlockType::kQ6_K>(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
       PanelQ6K(a, p, stride, next, y, ldy, j0, cols);
     });
   }

@@ -18,7 +18,9 @@ and the float32 one is also served with `quantization: int8` and `int4`:
     the same blocks dequantised (llm_reference.quantised);
   - a text prompt, tokenized by the server with the fortune tokenizer, continues as the
     reference does from the ids `llm_tokenize` gives for it;
-  - Phi-3 longrope is served up to original_max_position_embeddings and no further;
+  - Phi-3 longrope is served up to original_max_position_embeddings with its short
+    factors by default, and with its long factors for every position when max_model_len
+    is larger (each checked against the reference);
   - each architecture-specific feature changes the reference's output on these weights
     (so the comparisons above could fail if the engine ignored it);
   - config fields the engine does not implement are load errors naming the field.
@@ -44,7 +46,9 @@ import llm_reference as ref  # noqa: E402
 
 LLM_LOGITS = os.path.join(os.path.dirname(BINARY), "tools", "llm", "llm_logits")
 # Phi-3 with longrope (its 128k variants): short factors and the attention factor, up to
-# original_max_position_embeddings (64 here, so a 45-token prompt plus 8 stays inside).
+# original_max_position_embeddings (64 here, so a 45-token prompt plus 8 stays inside);
+# the long factors with a max_model_len past it
+# (test_longrope_long_factors_with_a_longer_max_model_len).
 LONGROPE = {"type": "longrope", "short_factor": [1.0, 1.5, 2.0, 1.0, 3.0, 1.0, 1.25, 4.0],
             "long_factor": [8.0] * 8}
 CASES = {arch: (arch, {}) for arch in ref.ARCHITECTURES}
@@ -220,15 +224,12 @@ def test_unsupported_config_field_is_a_load_error_naming_it(tmp_path, case):
 def test_unsupported_field_fails_that_model_through_the_server(tmp_path):
     """The server reports the load error naming the field and keeps serving the others."""
     repo = str(tmp_path)
-    for name, config, extra in (
-            ("good", ref.tiny_config("qwen3"), ""),
-            ("yarn", ref.tiny_config("qwen3", rope_scaling={"rope_type": "yarn", "factor": 4.0}), ""),
-            ("longrope_long", case_config("phi3_longrope"),
-             'parameters { key: "max_model_len" value: { string_value: "128" } }\n')):
+    for name, config in (("good", ref.tiny_config("qwen3")),
+                         ("yarn", ref.tiny_config("qwen3", rope_scaling={"rope_type": "yarn", "factor": 4.0}))):
         ref.make_checkpoint(os.path.join(repo, name, "1"), config, seed=2, tokenizer_from=tokenizer_dir())
         with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
             f.write(f'name: "{name}"\nbackend: "llm"\nmax_batch_size: 0\n'
-                    'parameters { key: "kv_cache_memory_bytes" value: { string_value: "2MiB" } }\n' + extra)
+                    'parameters { key: "kv_cache_memory_bytes" value: { string_value: "2MiB" } }\n')
     s = InferaServer(repo, "--model-control-mode", "explicit", "--load-model", "good")
     try:
         s.wait_ready()
@@ -236,26 +237,60 @@ def test_unsupported_field_fails_that_model_through_the_server(tmp_path):
         assert status == 400, (status, data)
         error = json.loads(data)["error"]
         assert 'rope_scaling type "yarn"' in error and "config.json" in error, error
-        status, _, data = s.request("POST", "/v2/repository/models/longrope_long/load", "")
-        assert status == 400, (status, data)
-        error = json.loads(data)["error"]
-        assert "max_model_len 128 exceeds original_max_position_embeddings 64" in error, error
         assert complete_ids(s, "good", [5, 6, 7])
         s.assert_serving()
     finally:
         s.stop()
 
 
-def test_longrope_is_served_up_to_the_original_length_only(checkpoints, server):
-    """Past original_max_position_embeddings longrope would need its long factors: the
-    model's max_model_len is capped there (a larger one is a load error naming it: see
-    test_unsupported_field_fails_that_model_through_the_server)."""
+def test_longrope_is_served_up_to_the_original_length_by_default(checkpoints, server):
+    """Without max_model_len a longrope model serves original_max_position_embeddings (64)
+    positions with the short factors (exactly Hugging Face's output there: the
+    reference tests above); a longer request is refused naming the limit."""
     repo, models = checkpoints
     name = models[("phi3_longrope", "float32")][0]
     body = dict(model=name, prompt=list(range(5, 65)), max_tokens=8, temperature=0)
     status, _, data = server.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
     assert status == 400 and "64" in data.decode(errors="replace"), (status, data)
     assert complete_ids(server, name, [5, 6, 7])
+
+
+def test_longrope_long_factors_with_a_longer_max_model_len(tmp_path):
+    """max_model_len past original_max_position_embeddings (200 > 64) selects the long
+    factors for every position (llama.cpp's rule). Prompts of 70 and 120 tokens match the
+    reference, whose whole-sequence forward past 64 positions uses the long factors
+    (Hugging Face's rule); a 3-token prompt matches the reference with the long factors in
+    place of the short ones (Hugging Face would use the short ones there: the price of one
+    rotation per sequence). Alone and batched."""
+    repo = str(tmp_path)
+    config = case_config("phi3_longrope")
+    version = os.path.join(repo, "longrope_long", "1")
+    ref.make_checkpoint(version, config, seed=3, tokenizer_from=tokenizer_dir())
+    write_config(repo, "longrope_long", 'parameters { key: "max_model_len" value: { string_value: "200" } }\n')
+    config, weights = ref.load(version)
+    long_everywhere = dict(config, rope_scaling=dict(config["rope_scaling"],
+                                                     short_factor=config["rope_scaling"]["long_factor"]))
+    short_prompt = [7, 300, 42]
+    long_prompts = [[(i * 37) % 1000 + 3 for i in range(70)], [(i * 53) % 1000 + 5 for i in range(120)]]
+    s = InferaServer(repo)
+    try:
+        s.wait_ready()
+        alone, together = alone_and_batched(s, "longrope_long", [short_prompt] + long_prompts)
+        for prompt, one, batched in zip([short_prompt] + long_prompts, alone, together):
+            reference = long_everywhere if prompt is short_prompt else config
+            for label, (got, logprobs) in (("alone", one), ("batched", batched)):
+                check_against_reference(reference, weights, prompt, got, logprobs, label, FRAGILE, 1e-3)
+        # The short factors would give other tokens: the check above can fail.
+        short_want, _ = ref.greedy(config, weights, short_prompt, GEN)
+        long_want, _ = ref.greedy(long_everywhere, weights, short_prompt, GEN)
+        assert short_want != long_want
+        status, _, data = s.request("POST", "/v1/completions",
+                                    json.dumps(dict(model="longrope_long", prompt=list(range(5, 200)), max_tokens=8)),
+                                    {"Content-Type": "application/json"})
+        assert status == 400 and "200" in data.decode(errors="replace"), (status, data)
+        s.assert_serving()
+    finally:
+        s.stop()
 
 
 LLM_TOKENIZE = os.path.join(os.path.dirname(BINARY), "tools", "llm", "llm_tokenize")

@@ -28,7 +28,8 @@ conventions (q/k permutation, Gemma's +1: test_conventions_change_the_reference_
   - /v1/chat/completions renders with the GGUF's own template (not fortune's);
   - hostile files (truncated, wrong tensor shape, missing tensor, unknown architecture,
     two .gguf files) are load errors naming the problem; the server keeps serving;
-  - a Q4_0 model's resident size after serving stays near its file size (not fp32).
+  - a Q4_0 model's resident size after serving stays near its file size (not fp32),
+    copied onto huge pages (the default) or mapped (use_mmap: true), with the same output.
 """
 
 import json
@@ -264,7 +265,8 @@ def rss_bytes(pid):
 def test_q4_0_resident_size_is_near_the_file_size(tmp_path):
     """A 4-layer 1024-wide Q4_0 model (~57 M parameters: 32 MiB of blocks, 229 MiB as
     fp32): the server's resident size grows by about the file's size when it loads and
-    serves it (tensors stay in the mapping; nothing is widened)."""
+    serves it, whether the weights are copied onto huge pages (the default) or mapped
+    (use_mmap: true); nothing is widened, and both give the same greedy output."""
     repo = str(tmp_path)
     config = ref.tiny_config("llama", hidden_size=1024, intermediate_size=4096, num_hidden_layers=4,
                              num_attention_heads=16, num_key_value_heads=2, head_dim=64, rope_scaling=None)
@@ -278,24 +280,31 @@ def test_q4_0_resident_size_is_near_the_file_size(tmp_path):
                            ("mlp.gate_proj", (4096, 1024)), ("mlp.up_proj", (4096, 1024)),
                            ("mlp.down_proj", (1024, 4096))):
             weights[p + key + ".weight"] = (rng.standard_normal(shape) * 0.03).astype(np.float32)
-    version = os.path.join(repo, "big", "1")
-    os.makedirs(version)
-    path = os.path.join(version, "model.gguf")
-    llm_gguf.write_gguf(path, config, weights, "Q4_0", tokenizer_dir())
-    write_config(repo, "big")
+    paths = {}
+    for name, extra in (("big", ""), ("big_mmap", 'parameters { key: "use_mmap" value { string_value: "true" } }\n')):
+        version = os.path.join(repo, name, "1")
+        os.makedirs(version)
+        paths[name] = os.path.join(version, "model.gguf")
+        llm_gguf.write_gguf(paths[name], config, weights, "Q4_0", tokenizer_dir())
+        write_config(repo, name, extra)
     s = InferaServer(repo, "--model-control-mode", "explicit")
     try:
         s.wait_ready()
-        before = rss_bytes(s.process.pid)
-        status, data = post(s, "/v2/repository/models/big/load", {})
-        assert status == 200, data
-        complete(s, "big", list(range(5, 40)))
-        after = rss_bytes(s.process.pid)
-        size = os.path.getsize(path)
-        growth = after - before
-        fp32 = sum(v.size for v in weights.values()) * 4
-        print(f"Q4_0 file {size / 2**20:.1f} MiB, fp32 {fp32 / 2**20:.1f} MiB, RSS growth {growth / 2**20:.1f} MiB")
-        assert growth < 1.25 * size + 24 * 2**20, (size, growth)
-        assert growth < fp32 / 3, (fp32, growth)
+        outputs = {}
+        for name, path in paths.items():
+            before = rss_bytes(s.process.pid)
+            status, data = post(s, f"/v2/repository/models/{name}/load", {})
+            assert status == 200, data
+            outputs[name] = complete(s, name, list(range(5, 40)))
+            after = rss_bytes(s.process.pid)
+            size = os.path.getsize(path)
+            growth = after - before
+            fp32 = sum(v.size for v in weights.values()) * 4
+            print(f"{name}: Q4_0 file {size / 2**20:.1f} MiB, fp32 {fp32 / 2**20:.1f} MiB, "
+                  f"RSS growth {growth / 2**20:.1f} MiB")
+            assert growth < 1.25 * size + 24 * 2**20, (name, size, growth)
+            assert growth < fp32 / 3, (name, fp32, growth)
+        assert outputs["big"][0] == outputs["big_mmap"][0]
+        np.testing.assert_allclose(outputs["big"][1], outputs["big_mmap"][1], atol=1e-6)
     finally:
         s.stop()

@@ -11,8 +11,9 @@ Architectures (config.json `model_type`):
   qwen2        llama + q/k/v biases (sliding window from max_window_layers when enabled)
   qwen3        llama + RMSNorm over each head's q and k before RoPE, explicit head_dim
   phi3         llama with fused qkv_proj and gate_up_proj weights, sliding window;
-               rope_scaling longrope / su (short factors, attention factor) for sequences
-               up to original_max_position_embeddings
+               rope_scaling longrope / su (attention factor; short factors for sequences
+               up to original_max_position_embeddings, long factors for longer ones, as
+               Hugging Face picks by the forward's length)
   gemma2       (1 + w) RMSNorm, embeddings x sqrt(hidden), sandwich norms (post-attention,
                pre/post-feedforward), GeGLU (gelu tanh), scale query_pre_attn_scalar^-1/2,
                attention and final logit soft-capping, sliding window on even layers
@@ -143,7 +144,7 @@ def sliding_layers(c):
     return [False] * n
 
 
-def inverse_frequencies(c, local=False):
+def inverse_frequencies(c, local=False, long=False):
     d = head_dim(c)
     base = c.get("rope_local_base_freq", 10000.0) if local else c.get("rope_theta", 10000.0)
     inv = 1.0 / (base ** (np.arange(0, d, 2, dtype=np.float64) / d))
@@ -161,8 +162,8 @@ def inverse_frequencies(c, local=False):
         return inv / rs["factor"]
     if kind in ("longrope", "su"):
         # Phi-3: each frequency divided by its short_factor while the sequence is within
-        # original_max_position_embeddings (forward() refuses longer ones).
-        return inv / np.array(rs["short_factor"], dtype=np.float64)
+        # original_max_position_embeddings, by its long_factor beyond (`long`: forward()).
+        return inv / np.array(rs["long_factor" if long else "short_factor"], dtype=np.float64)
     if kind == "llama3":
         # Llama 3.1: long wavelengths divided by `factor`, short ones kept, a smooth
         # interpolation between low_freq_factor and high_freq_factor.
@@ -277,7 +278,9 @@ def silu(x):
 
 
 def forward(c, w, tokens):
-    """Logits [len(tokens), vocab] (float64) of the causal LM over `tokens`."""
+    """Logits [len(tokens), vocab] (float64) of the causal LM over `tokens`. longrope: the
+    long factors when the sequence is longer than original_max_position_embeddings
+    (Hugging Face's rule for a whole-sequence forward)."""
     mt = c["model_type"]
     gemma = is_gemma(c)
     n = len(tokens)
@@ -292,13 +295,14 @@ def forward(c, w, tokens):
     sliding = sliding_layers(c)
     window = c.get("sliding_window") or 0
     positions = np.arange(n, dtype=np.float64)
-    inv_global = inverse_frequencies(c)
+    long = False
+    rs = c.get("rope_scaling") or {}
+    if rs.get("rope_type", rs.get("type")) in ("longrope", "su"):
+        original = c.get("original_max_position_embeddings") or rs["original_max_position_embeddings"]
+        long = n > original
+    inv_global = inverse_frequencies(c, long=long)
     inv_local = inverse_frequencies(c, local=True) if mt == "gemma3_text" else inv_global
     rope_factor = rope_attention_factor(c)
-    if rope_factor != 1.0 or (c.get("rope_scaling") or {}).get("type") in ("longrope", "su"):
-        original = c.get("original_max_position_embeddings") or c["rope_scaling"]["original_max_position_embeddings"]
-        if n > original:
-            raise ValueError("longrope past original_max_position_embeddings (long factors) is not modelled")
 
     x = w["model.embed_tokens.weight"][np.array(tokens)]
     if gemma:
