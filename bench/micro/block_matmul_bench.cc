@@ -11,8 +11,8 @@
 // machine reports 480 MiB of L3) and each call reads the next copy, so every call streams
 // its weights from memory, as a decode step of a real model does. The arena sits on huge
 // pages (common/huge_page_buffer.h), as the server's GGUF weights do (docs/gguf.md,
-// "Weights in memory"); the packed-* types' PackedMatrix copies do so of themselves. Per run: one call per
-// copy, time / copies; the median of --runs runs is printed. Activation quantisation is
+// "Weights in memory"); the packed-* types' PackedMatrix copies do so of themselves.
+// Per run: one call per copy, time / copies; the median of --runs runs is printed. Activation quantisation is
 // inside the timed call (done once, by the calling thread); columns are split evenly over
 // --threads (a spinning pool, threads created once).
 //

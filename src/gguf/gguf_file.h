@@ -57,7 +57,7 @@ inline constexpr size_t kMaxTensorNameBytes = 64;
 enum class GgufResidency {
   // A read-only mmap of the file: pages come from the page cache on first touch and are
   // shared with every process that maps the same file. For readers of the metadata
-  // (tokenizer, chat template, `infera llm convert`) and the `gguf_weights: mmap` option.
+  // (tokenizer, chat template, `infera llm convert`) and the `use_mmap: "true"` option.
   kMapped,
   // A private, read-only copy in anonymous memory on 2 MiB transparent huge pages where
   // the kernel's THP mode allows (always or madvise). The runner's weights: a decode

@@ -230,9 +230,10 @@ absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const gguf::GgufFile& file) {
   if (!(c.rope_theta > 0)) return k.Error(StrCat("'", k.Name("rope.freq_base"), "' must be > 0"));
   ASSIGN_OR_RETURN(c.max_position_embeddings, k.PositiveOr("context_length", kMaxWidth, 2048));
 
-  // Rope scaling: none or linear (the GGUF keys carry no llama3 / yarn parameters the
-  // engine implements; llama 3.1's factors come as a rope_freqs tensor, Phi-3's longrope
-  // as rope_factors_short / _long: ReadRopeFactorTensors).
+  // Rope scaling: none or linear (the GGUF keys carry no llama3 parameters: llama 3.1's
+  // factors come as a rope_freqs tensor, Phi-3's longrope as rope_factors_short / _long:
+  // ReadRopeFactorTensors). yarn, which config.json models have, is not read from GGUF
+  // keys yet: such a file is refused rather than served unscaled.
   if (k.Has("rope.scaling.type")) {
     auto type = md.GetString(k.Name("rope.scaling.type"));
     if (!type.ok()) return k.Error(std::string(type.status().message()));

@@ -1,5 +1,6 @@
 #include "llm/llama_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -61,15 +62,57 @@ absl::Status ParseLongRope(const rapidjson::Value& doc, const rapidjson::Value& 
   return absl::OkStatus();
 }
 
+// YaRN (Qwen2.5 / Qwen3 past 32 k, as their model cards add it): each frequency a blend
+// of itself (extrapolated) and itself / factor (interpolated) by a linear ramp over the
+// dimensions between beta_fast and beta_slow rotations within the original length;
+// cos/sin × the attention factor (given, or 0.1 · mscale · ln factor + 1, over the same
+// with mscale_all_dim when both are given). `factor` is the config's, as vLLM and
+// llama.cpp read it (docs/llm.md, "YaRN").
+absl::Status ParseYarn(const rapidjson::Value& rs, LlamaConfig& config) {
+  RopeScaling& s = config.rope_scaling;
+  s.type = "yarn";
+  const std::optional<double> factor = GetDouble(rs, "factor");
+  if (!factor || !std::isfinite(*factor) || *factor < 1.0) {
+    return absl::InvalidArgumentError("config.json: rope_scaling yarn needs a \"factor\" >= 1");
+  }
+  s.factor = *factor;
+  s.original_max_position_embeddings =
+      GetInt(rs, "original_max_position_embeddings").value_or(config.max_position_embeddings);
+  s.beta_fast = GetDouble(rs, "beta_fast").value_or(32.0);
+  s.beta_slow = GetDouble(rs, "beta_slow").value_or(1.0);
+  s.truncate = GetBool(rs, "truncate").value_or(true);
+  if (s.original_max_position_embeddings <= 0 || !std::isfinite(s.beta_fast) || !(s.beta_fast > 0) ||
+      !std::isfinite(s.beta_slow) || !(s.beta_slow > 0)) {
+    return absl::InvalidArgumentError(
+        "config.json: rope_scaling yarn needs a positive original_max_position_embeddings, beta_fast and beta_slow");
+  }
+  auto mscale_of = [&](double m) { return s.factor <= 1.0 ? 1.0 : 0.1 * m * std::log(s.factor) + 1.0; };
+  const std::optional<double> mscale = GetDouble(rs, "mscale");
+  const std::optional<double> mscale_all_dim = GetDouble(rs, "mscale_all_dim");
+  if (auto a = GetDouble(rs, "attention_factor")) {
+    s.attention_factor = *a;
+  } else if (mscale && *mscale != 0 && mscale_all_dim && *mscale_all_dim != 0) {
+    s.attention_factor = mscale_of(*mscale) / mscale_of(*mscale_all_dim);
+  } else {
+    s.attention_factor = mscale_of(1.0);
+  }
+  if (!std::isfinite(s.attention_factor) || !(s.attention_factor > 0)) {
+    return absl::InvalidArgumentError(
+        StrCat("config.json: rope_scaling yarn's attention factor is ", s.attention_factor, " (must be > 0)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseRopeScaling(const rapidjson::Value& doc, LlamaConfig& config) {
   const rapidjson::Value* rs = FindMember(doc, "rope_scaling");
   if (!rs) return absl::OkStatus();
   std::string type = GetString(*rs, "rope_type").value_or(GetString(*rs, "type").value_or(""));
   if (type == "default" || type.empty()) return absl::OkStatus();
   if (type == "longrope" || type == "su") return ParseLongRope(doc, *rs, config);
+  if (type == "yarn") return ParseYarn(*rs, config);
   if (type != "linear" && type != "llama3") {
     return absl::InvalidArgumentError(
-        StrCat("config.json: rope_scaling type \"", type, "\" is not supported (linear, llama3, longrope)"));
+        StrCat("config.json: rope_scaling type \"", type, "\" is not supported (linear, llama3, longrope, yarn)"));
   }
   RopeScaling& s = config.rope_scaling;
   s.type = type;
@@ -328,6 +371,32 @@ std::vector<float> LlamaConfig::RopeInverseFrequencies(bool local) const {
   if (local) return inv;  // Gemma-3's local rope is never scaled
   if (rope_scaling.type == "linear") {
     for (float& f : inv) f = static_cast<float>(f / rope_scaling.factor);
+  } else if (rope_scaling.type == "yarn") {
+    // Hugging Face's _compute_yarn_parameters: the ramp's bounds from the rotations a
+    // dimension makes over the original length (in units of the head's dimensions, then
+    // applied to the half's indices, as there), in double; the blend in float32.
+    const double d = static_cast<double>(head_dim);
+    auto correction_dim = [&](double rotations) {
+      return d * std::log(static_cast<double>(rope_scaling.original_max_position_embeddings) /
+                          (rotations * 2 * M_PI)) /
+             (2 * std::log(base));
+    };
+    double low = correction_dim(rope_scaling.beta_fast), high = correction_dim(rope_scaling.beta_slow);
+    if (rope_scaling.truncate) {
+      low = std::floor(low);
+      high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, d - 1);
+    if (low == high) high += 0.001;  // as there: no division by zero
+    for (int64_t i = 0; i < half; ++i) {
+      const float ramp = std::clamp((static_cast<float>(i) - static_cast<float>(low)) / static_cast<float>(high - low),
+                                    0.0f, 1.0f);
+      const float extrapolation = 1.0f - ramp;
+      const float power = std::pow(static_cast<float>(base), static_cast<float>(2 * i) / static_cast<float>(head_dim));
+      const float interpolated = 1.0f / (static_cast<float>(rope_scaling.factor) * power);
+      inv[i] = interpolated * (1.0f - extrapolation) + inv[i] * extrapolation;
+    }
   } else if (rope_scaling.type == "llama3") {
     const double old_len = static_cast<double>(rope_scaling.original_max_position_embeddings);
     const double low_wavelen = old_len / rope_scaling.low_freq_factor;

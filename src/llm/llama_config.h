@@ -28,7 +28,7 @@
 namespace infera::llm {
 
 struct RopeScaling {
-  std::string type;  // "" (none), "linear", "llama3", "longrope" (Phi-3; "su" too)
+  std::string type;  // "" (none), "linear", "llama3", "longrope" (Phi-3; "su" too), "yarn"
   double factor = 1.0;
   // Per-frequency divisors (head_dim / 2 values, each finite and > 0; empty: none):
   // rotary frequency i is base^(-2i/d) / frequency_divisors[i] at every position, before
@@ -43,8 +43,14 @@ struct RopeScaling {
   // longrope: every position rotates with long_factor instead of frequency_divisors.
   // Chosen once, at load, from the context served (SelectLongRopeRegime).
   bool use_long_factor = false;
-  // cos and sin are multiplied by it (longrope; 1 otherwise).
+  // cos and sin are multiplied by it (longrope, yarn; 1 otherwise).
   double attention_factor = 1.0;
+  // yarn: the ramp between extrapolated (fast, beta_fast rotations) and interpolated
+  // (slow, beta_slow) frequencies over original_max_position_embeddings; `truncate`
+  // rounds its bounds outwards to whole dimensions.
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+  bool truncate = true;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 8192;

@@ -125,6 +125,35 @@ TEST(LlamaConfigArchitectures, Phi3LongRopeShortOrLongFactorsAndTheAttentionFact
   EXPECT_FALSE(llama->rope_scaling.use_long_factor);
 }
 
+// YaRN with head_dim 16, base 10000, factor 4 over an original 64 positions: the ramp's
+// bounds are floor(16 ln(64 / (2π·32)) / (2 ln 10^4)) = floor(-0.99) → 0 and
+// ceil(16 ln(64 / 2π) / (2 ln 10^4)) = ceil(2.02) = 3, so frequency i is kept (i = 0),
+// blended 2/3 : 1/3 and 1/3 : 2/3 (i = 1, 2) or divided by 4 (i >= 3); cos/sin × 0.1 ln 4 + 1.
+TEST(LlamaConfigArchitectures, YarnBlendsExtrapolatedAndInterpolatedFrequencies) {
+  auto c = LlamaConfig::Parse(Config("qwen2", R"("max_position_embeddings": 64, "rope_theta": 10000.0,
+      "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64})"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rope_scaling.type, "yarn");
+  EXPECT_NEAR(c->rope_scaling.attention_factor, 0.1 * std::log(4.0) + 1, 1e-12);
+  const std::vector<float> inv = c->RopeInverseFrequencies();
+  ASSERT_EQ(inv.size(), 8u);
+  auto plain = [](int i) { return std::pow(10000.0, -2.0 * i / 16); };
+  EXPECT_NEAR(inv[0], 1.0, 1e-7);
+  EXPECT_NEAR(inv[1], plain(1) * (2.0 / 3) + plain(1) / 4 * (1.0 / 3), 1e-6);
+  EXPECT_NEAR(inv[2], plain(2) * (1.0 / 3) + plain(2) / 4 * (2.0 / 3), 1e-6);
+  for (int i = 3; i < 8; ++i) EXPECT_NEAR(inv[i], plain(i) / 4, 1e-6 * plain(i)) << i;
+  // mscale / mscale_all_dim (DeepSeek-style): the ratio; an explicit attention_factor wins.
+  auto ds = LlamaConfig::Parse(Config("qwen2", R"("rope_scaling": {"rope_type": "yarn", "factor": 40,
+      "mscale": 1.0, "mscale_all_dim": 0.5, "original_max_position_embeddings": 4096})"));
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  EXPECT_NEAR(ds->rope_scaling.attention_factor, (0.1 * std::log(40.0) + 1) / (0.05 * std::log(40.0) + 1), 1e-12);
+  auto given = LlamaConfig::Parse(Config("qwen2", R"("rope_scaling": {"rope_type": "yarn", "factor": 2,
+      "attention_factor": 1.5})"));
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_EQ(given->rope_scaling.attention_factor, 1.5);
+  EXPECT_EQ(given->rope_scaling.original_max_position_embeddings, 2048);  // the config's own length
+}
+
 TEST(LlamaConfigArchitectures, UnimplementedFieldsAreErrorsNamingThem) {
   const std::pair<std::string, std::string> cases[] = {
       {Config("phi3", R"("rope_scaling": {"type": "longrope", "short_factor": [1], "long_factor": [2]})"),
@@ -132,7 +161,9 @@ TEST(LlamaConfigArchitectures, UnimplementedFieldsAreErrorsNamingThem) {
       {Config("phi3", R"("rope_scaling": {"type": "su", "short_factor": [1,1,1,1,1,1,1,1],
                          "long_factor": [1,1,1,1,1,1,1,1]})"),
        "original_max_position_embeddings"},
-      {Config("qwen3", R"("rope_scaling": {"rope_type": "yarn", "factor": 4.0})"), "rope_scaling type \"yarn\""},
+      {Config("qwen3", R"("rope_scaling": {"rope_type": "dynamic", "factor": 4.0})"), "rope_scaling type \"dynamic\""},
+      {Config("qwen2", R"("rope_scaling": {"rope_type": "yarn", "factor": 0.5})"), "yarn needs a \"factor\" >= 1"},
+      {Config("qwen2", R"("rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_fast": -1})"), "beta_fast"},
       {Config("phi3", R"("partial_rotary_factor": 0.5)"), "partial_rotary_factor"},
       {Config("llama", R"("mlp_bias": true)"), "mlp_bias"},
       {Config("llama", R"("quantization_config": {})"), "quantization_config"},

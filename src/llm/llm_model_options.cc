@@ -199,6 +199,10 @@ int64_t LlmModelOptions::ModelLen(const LlamaConfig& model) const {
   if (model.rope_scaling.type == "longrope") {
     return std::min(model.max_position_embeddings, model.rope_scaling.original_max_position_embeddings);
   }
+  if (model.rope_scaling.type == "yarn") {  // vLLM's: the original length times the factor
+    return static_cast<int64_t>(static_cast<double>(model.rope_scaling.original_max_position_embeddings) *
+                                model.rope_scaling.factor);
+  }
   return model.max_position_embeddings;
 }
 

@@ -81,7 +81,7 @@ struct LlmModelOptions {
   // max_position_embeddings; for longrope without max_model_len its
   // original_max_position_embeddings (the short factors' range, where the output is
   // exactly Hugging Face's; a larger max_model_len selects the long factors:
-  // LlamaConfig::SelectLongRopeRegime).
+  // LlamaConfig::SelectLongRopeRegime); for yarn the original length × factor (vLLM's).
   int64_t ModelLen(const LlamaConfig& model) const;
 };
 

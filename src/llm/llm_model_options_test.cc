@@ -121,7 +121,7 @@ TEST(LlmModelOptionsUseMmapTest, DefaultsToTheCopyAndParsesABoolean) {
 }
 
 // ModelLen: the parameter, else the model's length; longrope's default is its original
-// length (the short factors' range).
+// length (the short factors' range), yarn's the original length × factor.
 TEST(LlmModelOptionsModelLenTest, ParameterElseTheModelsLengthLongRopeCappedByDefault) {
   LlamaConfig model;
   model.max_position_embeddings = 131072;
@@ -134,6 +134,13 @@ TEST(LlmModelOptionsModelLenTest, ParameterElseTheModelsLengthLongRopeCappedByDe
   EXPECT_EQ(o.ModelLen(model), 32768);
   model.rope_scaling.type = "";
   EXPECT_EQ(o.ModelLen(model), 32768);
+  // yarn: the original length times the factor (vLLM's), unless max_model_len says.
+  model.rope_scaling.type = "yarn";
+  model.rope_scaling.factor = 4.0;
+  model.rope_scaling.original_max_position_embeddings = 32768;
+  EXPECT_EQ(o.ModelLen(model), 32768);
+  o.max_model_len.reset();
+  EXPECT_EQ(o.ModelLen(model), 131072);
 }
 
 TEST(LlmModelOptionsTest, ParsesParametersAndByteSizes) {

@@ -101,6 +101,16 @@ float LogSumExp(const float* x, int64_t n) {
   return m + static_cast<float>(std::log(sum));
 }
 
+// Whether Sample changes the logits in place before the token is chosen: a bias or
+// penalty (ApplyPenalties below), a grammar's mask, or a draw (temperature and truncation
+// work on them). Greedy without any of these only reads them (Argmax).
+bool ChangesLogits(const LlmRequest& r) {
+  const SamplingParams& s = r.sampling;
+  return !s.greedy() || static_cast<bool>(r.constraint) || !s.logit_bias.empty() ||
+         (r.num_output_tokens() < s.min_tokens && !r.min_tokens_banned_ids.empty()) ||
+         s.repetition_penalty != 1.0 || s.frequency_penalty != 0.0 || s.presence_penalty != 0.0;
+}
+
 void ApplyPenalties(float* logits, int64_t vocab, const LlmRequest& r) {
   const SamplingParams& s = r.sampling;
   for (const auto& [id, bias] : s.logit_bias) {
@@ -318,8 +328,11 @@ SampledToken Sampler::Describe(const float* raw_logits, int64_t vocab, int32_t t
 
 SampledToken Sampler::Sample(float* logits, int64_t vocab, LlmRequest& request) {
   const float lse = request.sampling.logprobs ? LogSumExp(logits, vocab) : 0.0f;
-  std::vector<float> raw;
-  if (request.sampling.logprobs) raw.assign(logits, logits + vocab);
+  // Logprobs are of the raw distribution: a copy of it only when the choice below changes
+  // the logits in place (512 KB a row at a 128 k vocabulary; greedy alone only reads them).
+  std::vector<float> copy;
+  if (request.sampling.logprobs && ChangesLogits(request)) copy.assign(logits, logits + vocab);
+  const float* raw = copy.empty() ? logits : copy.data();
   ApplyPenalties(logits, vocab, request);
   SampledToken out;
   if (request.constraint) {
@@ -330,7 +343,7 @@ SampledToken Sampler::Sample(float* logits, int64_t vocab, LlmRequest& request) 
   }
   if (request.sampling.logprobs) {
     out.logprob = raw[out.token_id] - lse;
-    out.top = TopLogprobs(raw.data(), vocab, request.sampling.top_logprobs, lse);
+    out.top = TopLogprobs(raw, vocab, request.sampling.top_logprobs, lse);
   }
   return out;
 }

@@ -5,6 +5,9 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -208,6 +211,49 @@ TEST(SamplerTest, LogitBiasMovesTheChoiceNotTheReportedLogprob) {
   EXPECT_EQ(t.token_id, 0);  // 1 + 5 beats 3 - 100 and 2
   const double lse = std::log(std::exp(1.0) + std::exp(3.0) + std::exp(2.0));
   EXPECT_NEAR(t.logprob, 1.0 - lse, 1e-5);  // the raw distribution, as vLLM reports it
+}
+
+// Whatever changes the choice -- each bias and penalty, min_tokens, a draw's temperature
+// and truncation -- the reported logprobs are the raw distribution's (Sample copies the
+// logits only when the choice changes them in place: a missed case fails here).
+TEST(SamplerTest, EveryLogitChangeLeavesTheReportedLogprobsRaw) {
+  const std::vector<float> raw = {1.0f, 3.0f, 2.5f, 2.0f, -1.0f, 0.5f};
+  double sum = 0;
+  for (float v : raw) sum += std::exp(static_cast<double>(v));
+  const double lse = std::log(sum);
+  std::vector<std::pair<const char*, SamplingParams>> cases;
+  auto add = [&](const char* name, auto change) {
+    SamplingParams p;
+    p.temperature = 0;
+    p.logprobs = true;
+    p.top_logprobs = 2;
+    change(p);
+    cases.emplace_back(name, p);
+  };
+  add("greedy", [](SamplingParams&) {});
+  add("logit_bias", [](SamplingParams& p) { p.logit_bias = {{1, -50.0f}}; });
+  add("repetition", [](SamplingParams& p) { p.repetition_penalty = 3.0; });
+  add("frequency", [](SamplingParams& p) { p.frequency_penalty = 2.0; });
+  add("presence", [](SamplingParams& p) { p.presence_penalty = 2.0; });
+  add("min_tokens", [](SamplingParams& p) { p.min_tokens = 5; });
+  add("temperature", [](SamplingParams& p) { p.temperature = 0.5; p.seed = 4; });
+  add("top_k", [](SamplingParams& p) { p.temperature = 2.0; p.top_k = 2; p.seed = 4; });
+  for (const auto& [name, p] : cases) {
+    LlmRequest r = Req(p, {1});
+    r.all_token_ids = {1, 1};  // one output token (1): the frequency and presence penalties apply
+    r.min_tokens_banned_ids = {1};
+    std::vector<float> logits = raw;
+    const SampledToken t = Sampler::Sample(logits.data(), static_cast<int64_t>(raw.size()), r);
+    EXPECT_NEAR(t.logprob, raw[static_cast<size_t>(t.token_id)] - lse, 1e-5) << name;
+    ASSERT_EQ(t.top.size(), 2u) << name;
+    EXPECT_EQ(t.top[0].token_id, 1) << name;
+    EXPECT_NEAR(t.top[0].logprob, 3.0 - lse, 1e-5) << name;
+    EXPECT_EQ(t.top[1].token_id, 2) << name;
+    EXPECT_NEAR(t.top[1].logprob, 2.5 - lse, 1e-5) << name;
+    if (std::string(name) != "greedy" && std::string(name) != "temperature" && std::string(name) != "top_k") {
+      EXPECT_NE(t.token_id, 1) << name << ": the change must move the choice for the check to mean anything";
+    }
+  }
 }
 
 TEST(SamplerTest, MinTokensHoldsBackTheEndingIdsUntilReached) {

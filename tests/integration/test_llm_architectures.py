@@ -54,6 +54,11 @@ LONGROPE = {"type": "longrope", "short_factor": [1.0, 1.5, 2.0, 1.0, 3.0, 1.0, 1
 CASES = {arch: (arch, {}) for arch in ref.ARCHITECTURES}
 CASES["phi3_longrope"] = ("phi3", dict(rope_scaling=LONGROPE, original_max_position_embeddings=64,
                                        max_position_embeddings=1024))
+# Qwen2.5 with YaRN as its model card adds it (factor 4 over the original length; 64 here,
+# so that the ramp covers dimensions 0-3 of the 8 frequencies and the rest are
+# interpolated), and the attention factor 0.1 ln 4 + 1.
+YARN = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
+CASES["qwen2_yarn"] = ("qwen2", dict(rope_scaling=YARN, max_position_embeddings=64))
 ARCHS = sorted(CASES)
 
 
@@ -160,6 +165,9 @@ FEATURES = {
     "llama3 rope scaling": ("llama", {"rope_scaling": None}),
     "phi3 longrope short factors": ("phi3_longrope", {"rope_scaling": dict(LONGROPE, short_factor=[1.0] * 8)}),
     "phi3 longrope attention factor": ("phi3_longrope", {"max_position_embeddings": 64}),
+    "qwen2 yarn": ("qwen2_yarn", {"rope_scaling": None}),
+    "qwen2 yarn attention factor": ("qwen2_yarn", {"rope_scaling": dict(YARN, attention_factor=1.0)}),
+    "qwen2 yarn ramp (beta_slow)": ("qwen2_yarn", {"rope_scaling": dict(YARN, beta_slow=0.01)}),
     "gemma2 attention soft-cap": ("gemma2", {"attn_logit_softcapping": None}),
     "gemma2 final soft-cap": ("gemma2", {"final_logit_softcapping": None}),
     "gemma2 sliding window": ("gemma2", {"sliding_window": None}),
@@ -198,7 +206,8 @@ UNSUPPORTED = {
                                                    "long_factor": [2.0] * 8}}, "rope_scaling.short_factor"),
     "su_original": ("phi3", {"rope_scaling": {"type": "su", "short_factor": [1.0] * 8, "long_factor": [2.0] * 8},
                              "original_max_position_embeddings": None}, "original_max_position_embeddings"),
-    "yarn": ("qwen3", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, 'rope_scaling type "yarn"'),
+    "dynamic": ("qwen3", {"rope_scaling": {"rope_type": "dynamic", "factor": 4.0}}, 'rope_scaling type "dynamic"'),
+    "yarn_factor": ("qwen2", {"rope_scaling": {"rope_type": "yarn", "factor": 0.5}}, 'yarn needs a "factor" >= 1'),
     "partial_rotary_factor": ("phi3", {"partial_rotary_factor": 0.75}, "partial_rotary_factor 0.75"),
     "mlp_bias": ("llama", {"mlp_bias": True}, "mlp_bias"),
     "gelu_erf": ("gemma2", {"hidden_activation": "gelu"}, 'hidden_activation "gelu"'),
@@ -225,7 +234,7 @@ def test_unsupported_field_fails_that_model_through_the_server(tmp_path):
     """The server reports the load error naming the field and keeps serving the others."""
     repo = str(tmp_path)
     for name, config in (("good", ref.tiny_config("qwen3")),
-                         ("yarn", ref.tiny_config("qwen3", rope_scaling={"rope_type": "yarn", "factor": 4.0}))):
+                         ("dynamic", ref.tiny_config("qwen3", rope_scaling={"rope_type": "dynamic", "factor": 4.0}))):
         ref.make_checkpoint(os.path.join(repo, name, "1"), config, seed=2, tokenizer_from=tokenizer_dir())
         with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
             f.write(f'name: "{name}"\nbackend: "llm"\nmax_batch_size: 0\n'
@@ -233,10 +242,10 @@ def test_unsupported_field_fails_that_model_through_the_server(tmp_path):
     s = InferaServer(repo, "--model-control-mode", "explicit", "--load-model", "good")
     try:
         s.wait_ready()
-        status, _, data = s.request("POST", "/v2/repository/models/yarn/load", "")
+        status, _, data = s.request("POST", "/v2/repository/models/dynamic/load", "")
         assert status == 400, (status, data)
         error = json.loads(data)["error"]
-        assert 'rope_scaling type "yarn"' in error and "config.json" in error, error
+        assert 'rope_scaling type "dynamic"' in error and "config.json" in error, error
         assert complete_ids(s, "good", [5, 6, 7])
         s.assert_serving()
     finally:

@@ -6,7 +6,7 @@ model documentation and configuration fields), not from the C++ engine: float64
 throughout, whole-sequence (no KV cache, no paging), one token sequence at a time.
 
 Architectures (config.json `model_type`):
-  llama        RMSNorm, rotate-half RoPE (rope_scaling linear / llama3), GQA, SwiGLU
+  llama        RMSNorm, rotate-half RoPE (rope_scaling linear / llama3 / yarn), GQA, SwiGLU
   mistral      llama + sliding-window attention on every layer
   qwen2        llama + q/k/v biases (sliding window from max_window_layers when enabled)
   qwen3        llama + RMSNorm over each head's q and k before RoPE, explicit head_dim
@@ -180,6 +180,28 @@ def inverse_frequencies(c, local=False, long=False):
                 smooth = (old / wavelen - low) / (high - low)
                 out.append((1 - smooth) * f / factor + smooth * f)
         return np.array(out)
+    if kind == "yarn":
+        # YaRN (arXiv 2309.00071, "NTK-by-parts"): dimensions that turn fewer than
+        # beta_slow times over the original length are interpolated (divided by factor),
+        # those that turn more than beta_fast times kept, a linear ramp between; the
+        # ramp's bounds are the dimensions d_r = D ln(L / (2 pi r)) / (2 ln base), floor
+        # and ceiling unless truncate is false, clipped to [0, D - 1], and the ramp runs
+        # over the index of each frequency (0 .. D/2 - 1) as Hugging Face writes it.
+        original = rs.get("original_max_position_embeddings") or c["max_position_embeddings"]
+        factor = rs["factor"]
+
+        def dim_of(rotations):
+            return d * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+        low, high = dim_of(rs.get("beta_fast") or 32), dim_of(rs.get("beta_slow") or 1)
+        if rs.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, d - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+        keep = 1 - ramp
+        return (inv / factor) * (1 - keep) + inv * keep
     raise ValueError(f"rope_scaling {kind}")
 
 
@@ -248,9 +270,22 @@ def rms_norm(x, w, eps, gemma):
 
 def rope_attention_factor(c):
     """longrope's cos/sin scale: given, or sqrt(1 + ln(s) / ln(original)) for the context
-    extension s = max_position_embeddings / original_max_position_embeddings (> 1)."""
+    extension s = max_position_embeddings / original_max_position_embeddings (> 1).
+    yarn's: given, or 0.1 ln(factor) + 1 (with mscale / mscale_all_dim: their ratio of
+    0.1 m ln(factor) + 1)."""
     rs = c.get("rope_scaling") or {}
-    if rs.get("rope_type", rs.get("type")) not in ("longrope", "su"):
+    kind = rs.get("rope_type", rs.get("type"))
+    if kind == "yarn":
+        if rs.get("attention_factor") is not None:
+            return rs["attention_factor"]
+
+        def mscale(m):
+            return 1.0 if rs["factor"] <= 1 else 0.1 * m * math.log(rs["factor"]) + 1.0
+
+        if rs.get("mscale") and rs.get("mscale_all_dim"):
+            return mscale(rs["mscale"]) / mscale(rs["mscale_all_dim"])
+        return mscale(1.0)
+    if kind not in ("longrope", "su"):
         return 1.0
     if rs.get("attention_factor") is not None:
         return rs["attention_factor"]
