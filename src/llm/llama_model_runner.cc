@@ -155,9 +155,7 @@ absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::LoadGguf(con
   auto weights = LlamaWeights::LoadGguf(
       gguf_file, options.use_mmap ? gguf::GgufResidency::kMapped : gguf::GgufResidency::kHugePageCopy,
       options.matmul_kernel, options.quantization);
-  if (!weights.ok()) return weights.status();
-  weights->config.SelectLongRopeRegime(options.ModelLen(weights->config));
-  return FromWeights(std::move(*weights), num_threads);
+  return FromWeights(std::move(weights), options, num_threads);
 }
 
 absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::Load(
@@ -184,9 +182,14 @@ std::unique_ptr<LlamaModelRunner> LlamaModelRunner::FromWeights(LlamaWeights wei
 absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::Load(const std::filesystem::path& model_dir,
                                                                           const LlmModelOptions& options,
                                                                           int num_threads) {
-  auto weights = LlamaWeights::Load(model_dir, options.matmul_kernel, options.quantization);
+  return FromWeights(LlamaWeights::Load(model_dir, options.matmul_kernel, options.quantization), options,
+                     num_threads);
+}
+
+absl::StatusOr<std::unique_ptr<LlamaModelRunner>> LlamaModelRunner::FromWeights(
+    absl::StatusOr<LlamaWeights> weights, const LlmModelOptions& options, int num_threads) {
   if (!weights.ok()) return weights.status();
-  weights->config.SelectLongRopeRegime(options.ModelLen(weights->config));
+  weights->config.SelectLongRopeRegime(options.ModelLen(weights->config));  // before the rope tables
   return FromWeights(std::move(*weights), num_threads);
 }
 

@@ -98,6 +98,10 @@ class LlamaModelRunner : public ModelRunner {
   struct Impl;
   explicit LlamaModelRunner(std::unique_ptr<Impl> impl);
   static std::unique_ptr<LlamaModelRunner> FromWeights(struct LlamaWeights weights, int num_threads);
+  // The loaded weights as the options ask (longrope's regime from the served length).
+  static absl::StatusOr<std::unique_ptr<LlamaModelRunner>> FromWeights(absl::StatusOr<struct LlamaWeights> weights,
+                                                                        const LlmModelOptions& options,
+                                                                        int num_threads);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -14,8 +14,9 @@
 // (docs/llm.md, "Weight quantisation").
 // Norms, biases and the embedding table are fp32 ATen tensors (F16/BF16 widened).
 // LoadGguf (gguf_llama_weights.cc): a GGUF file's projections stay as its blocks in the
-// file's bytes (mapped, or copied onto huge pages: gguf::GgufResidency) (Projection::blocks, quant::BlockMatmul), the embedding too (rows dequantised
-// when looked up); only norms and biases are widened (docs/llm.md, "GGUF models").
+// file's bytes, mapped or copied onto huge pages (gguf::GgufResidency), and are multiplied
+// by quant::BlockMatmul (Projection::blocks); the embedding too (rows dequantised when
+// looked up); only norms and biases are widened (docs/llm.md, "GGUF models").
 //
 // IMPORTANT: internal to the model runner — the only header in src/llm that includes
 // ATen. Do not include it from anything that must stay LibTorch-free.
@@ -107,7 +108,7 @@ struct LlamaWeights {
   // file's bytes, held as `residency` says. Needs kPacked and kNone (the file's own types
   // are the quantisation).
   static absl::StatusOr<LlamaWeights> LoadGguf(const std::filesystem::path& path,
-                                               gguf::GgufResidency residency = gguf::GgufResidency::kMapped,
+                                               gguf::GgufResidency residency,
                                                MatmulKernel kernel = MatmulKernel::kPacked,
                                                WeightQuantization quantization = WeightQuantization::kNone);
   // Bytes of every projection and norm (what a batch-1 decode step reads).

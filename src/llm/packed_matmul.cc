@@ -420,10 +420,6 @@ __attribute__((flatten)) void MatmulBaseline(const float* x, int64_t m, int64_t 
 
 namespace packed_matmul_internal {
 
-bool HasAvx512() { return CpuHasAvx512f(); }
-
-bool HasAvx2() { return CpuHasAvx2Fma(); }
-
 void Avx2(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y, int64_t ldy,
           bool accumulate, int64_t panel_begin, int64_t panel_end) {
   MatmulAvx2(x, m, ldx, w, bias, y, ldy, accumulate, panel_begin, panel_end);
@@ -453,9 +449,9 @@ void Portable(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, con
 void PackedMatmul(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,
                   int64_t ldy, bool accumulate, int64_t panel_begin, int64_t panel_end) {
   if (m <= 0 || panel_begin >= panel_end) return;
-  if (packed_matmul_internal::HasAvx512()) {
+  if (CpuHasAvx512f()) {
     packed_matmul_internal::Avx512(x, m, ldx, w, bias, y, ldy, accumulate, panel_begin, panel_end);
-  } else if (packed_matmul_internal::HasAvx2()) {
+  } else if (CpuHasAvx2Fma()) {
     packed_matmul_internal::Avx2(x, m, ldx, w, bias, y, ldy, accumulate, panel_begin, panel_end);
   } else {
     packed_matmul_internal::Portable(x, m, ldx, w, bias, y, ldy, accumulate, panel_begin, panel_end);
@@ -463,8 +459,8 @@ void PackedMatmul(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w,
 }
 
 const char* PackedMatmulIsa() {
-  if (packed_matmul_internal::HasAvx512()) return "avx512f";
-  return packed_matmul_internal::HasAvx2() ? "avx2+fma" : "portable";
+  if (CpuHasAvx512f()) return "avx512f";
+  return CpuHasAvx2Fma() ? "avx2+fma" : "portable";
 }
 
 }  // namespace infera::llm

@@ -122,11 +122,10 @@ void PackedMatmul(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w,
 const char* PackedMatmulIsa();
 
 // The three kernels behind PackedMatmul, for tests and benchmarks (Avx512 and Avx2 need
-// their CPU features: check HasAvx512 / HasAvx2 first). Avx2 and Portable are the same
-// C++ body built for AVX2 + FMA and for baseline x86-64.
+// their CPU features: check CpuHasAvx512f / CpuHasAvx2Fma, common/cpu_features.h,
+// first). Avx2 and Portable are the same C++ body built for AVX2 + FMA and for baseline
+// x86-64.
 namespace packed_matmul_internal {
-bool HasAvx512();
-bool HasAvx2();  // AVX2 and FMA
 void Avx2(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,
           int64_t ldy, bool accumulate, int64_t panel_begin, int64_t panel_end);
 void Avx512(const float* x, int64_t m, int64_t ldx, const PackedMatrix& w, const float* bias, float* y,

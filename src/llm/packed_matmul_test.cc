@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api/float16.h"
+#include "common/cpu_features.h"
 #include "gtest/gtest.h"
 
 namespace infera::llm {
@@ -98,8 +99,8 @@ void CheckAgainstReference(Kernel kernel, const Case& c, uint32_t seed) {
 
 std::vector<std::pair<const char*, Kernel>> Kernels() {
   std::vector<std::pair<const char*, Kernel>> kernels = {{"portable", &packed_matmul_internal::Portable}};
-  if (packed_matmul_internal::HasAvx2()) kernels.emplace_back("avx2+fma", &packed_matmul_internal::Avx2);
-  if (packed_matmul_internal::HasAvx512()) kernels.emplace_back("avx512f", &packed_matmul_internal::Avx512);
+  if (CpuHasAvx2Fma()) kernels.emplace_back("avx2+fma", &packed_matmul_internal::Avx2);
+  if (CpuHasAvx512f()) kernels.emplace_back("avx512f", &packed_matmul_internal::Avx512);
   return kernels;
 }
 
@@ -159,7 +160,7 @@ TEST(PackedMatmulTest, KernelsAgreeWithEachOther) {
 // (1 + 2^-12)² = 1 + 2^-11 + 2^-24 is a tie between two floats: rounded alone it is
 // 1 + 2^-11 (even), and adding −(1 + 2^-11) gives 0; fused, the sum is 2^-24 exactly.
 TEST(PackedMatmulTest, Avx2BuildUsesFusedMultiplyAdd) {
-  if (!packed_matmul_internal::HasAvx2()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  if (!CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
   const int64_t k = 2, n = 1;
   const float e = std::ldexp(1.0f, -12);
   // The chain is acc = x0·w0 (exact here), then acc += x1·w1 (the inexact product).
@@ -268,8 +269,8 @@ TEST(PackedMatmulTest, NonFiniteWeightsStayInTheirColumns) {
 
 TEST(PackedMatmulTest, PublicEntryUsesTheDetectedKernel) {
   const std::string isa = PackedMatmulIsa();
-  EXPECT_EQ(isa, packed_matmul_internal::HasAvx512() ? "avx512f"
-                 : packed_matmul_internal::HasAvx2() ? "avx2+fma"
+  EXPECT_EQ(isa, CpuHasAvx512f() ? "avx512f"
+                 : CpuHasAvx2Fma() ? "avx2+fma"
                                                      : "portable");
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cpu_features.h"
 #include "llm/packed_matmul.h"
 #include "tools/llm/tool_cli.h"
 
@@ -63,8 +64,8 @@ int main(int argc, char** argv) {
           const char* name;
           bool supported;
           decltype(&packed_matmul_internal::Portable) fn;
-        } kernels[] = {{"avx512f", packed_matmul_internal::HasAvx512(), &packed_matmul_internal::Avx512},
-                       {"avx2+fma", packed_matmul_internal::HasAvx2(), &packed_matmul_internal::Avx2},
+        } kernels[] = {{"avx512f", infera::CpuHasAvx512f(), &packed_matmul_internal::Avx512},
+                       {"avx2+fma", infera::CpuHasAvx2Fma(), &packed_matmul_internal::Avx2},
                        {"portable", true, &packed_matmul_internal::Portable}};
         for (const auto& kern : kernels) {
           if (!kern.supported) continue;
