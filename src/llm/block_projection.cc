@@ -47,12 +47,12 @@ void BlockProjection(const float* x, int64_t rows, const Projection& w, const fl
     type_of_part.push_back(static_cast<size_t>(it - types.begin()));
     if (it == types.end()) types.push_back(part.matrix.type());
   }
-  // The block-sums path (AMX) unpacks a panel of weight rows once and runs every row of x
-  // against it inside the kernel, so it takes all rows in one call: row blocks would unpack
-  // each panel once per block and push the down projection's blocks (8 rows at 8192
-  // inputs) below BlockSumsMinRows onto the lanes path (a 512-token prefill of the 1 B
-  // Q4_0 model, one thread: 4.9 s in one call, 5.2-5.4 s in 64-row blocks, 8.8-9.0 s in
-  // the 256 KiB blocks the lanes path wants).
+  // The block-sums path (AMX, or the AVX-512 columns kernel) unpacks a panel of weight
+  // rows once and runs every row of x against it inside the kernel, so it takes all rows
+  // in one call: row blocks would unpack each panel once per block and push the down
+  // projection's blocks (8 rows at 8192 inputs) below BlockSumsMinRows onto the lanes
+  // path (a 512-token prefill of the 1 B Q4_0 model on AMX, one thread: 4.9 s in one
+  // call, 5.2-5.4 s in 64-row blocks, 8.8-9.0 s in the 256 KiB blocks the lanes path wants).
   const bool block_sums = std::all_of(types.begin(), types.end(), [&](quant::BlockType type) {
     return quant::BlockPathFor(quant::BestBlockKernel(), type, rows) == quant::BlockPath::kBlockSums;
   });

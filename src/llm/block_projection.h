@@ -17,8 +17,9 @@
 //     blocks (about 256 KiB of weights), and per column block BlockMatmul is called once
 //     per row block: the weights come from memory once, and the activations and weights
 //     of a call stay in L2.
-// Where the kernel takes the block-sums path for these rows (AMX: M ≥ BlockSumsMinRows,
-// 16 or the columns kernel's 3 rows: block_matmul.h)
+// Where the kernel takes the block-sums path for these rows (M ≥ BlockSumsMinRows: on AMX
+// 16 or the columns kernel's 3 rows, on AVX-512 VNNI the columns kernel's 3 rows for its
+// four types: block_matmul.h)
 // the rows are one block: that kernel already unpacks each panel of weight rows once for
 // all rows, and row blocks would only repeat the unpacking.
 // Decode (rows within one row block): one BlockMatmul per part and piece. Activations are

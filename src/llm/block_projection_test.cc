@@ -52,14 +52,16 @@ class BlockProjectionTest : public ::testing::TestWithParam<int> {};
 // rows: BlockProjection equals one kernel call per part over all rows, bit for bit.
 void CheckTiledEqualsOneCall(const std::vector<quant::BlockType>& types);
 
-// Quantised parts: row blocks on the lanes path; where the CPU has AMX, one block of all
-// rows on the block-sums path (block_projection.h).
+// Quantised parts: row blocks on the lanes path (AVX2 CPUs); where the kernel takes the
+// block-sums path (AMX, or AVX-512 VNNI for these Q4_K/Q6_K parts), one block of all rows
+// (block_projection.h).
 TEST_P(BlockProjectionTest, TiledEqualsOneCallOverAllRows) {
   at::set_num_threads(GetParam());
   CheckTiledEqualsOneCall({quant::BlockType::kQ4_K, quant::BlockType::kQ4_K, quant::BlockType::kQ6_K});
 }
 
-// Float parts are row-blocked on every CPU (so the tiling is exercised where AMX is too).
+// Float parts are row-blocked on every CPU (so the tiling is exercised where the quantised
+// parts take the block-sums path).
 TEST_P(BlockProjectionTest, FloatPartsTiledEqualsOneCallOverAllRows) {
   at::set_num_threads(GetParam());
   CheckTiledEqualsOneCall({quant::BlockType::kF16, quant::BlockType::kF16, quant::BlockType::kBF16});

@@ -71,22 +71,38 @@ bool BlockKernelSupported(BlockKernel kernel) {
   return false;
 }
 
-int64_t ColumnsKernelMinRows(BlockType type) {
-  switch (type) {
-    case BlockType::kQ8_0:
-    case BlockType::kQ4_0:
-    case BlockType::kQ4_K:
-    case BlockType::kQ6_K:
+int64_t ColumnsKernelMinRows(BlockKernel kernel, BlockType type) {
+  const bool has_columns = type == BlockType::kQ8_0 || type == BlockType::kQ4_0 || type == BlockType::kQ4_K ||
+                           type == BlockType::kQ6_K;
+  if (!has_columns) return 0;
+  // Where the columns kernel overtakes the lanes kernel, the weights streamed from memory
+  // at 2 threads (block_matmul_bench, 8192×2048; docs/quant_kernels.md). On the Xeon with
+  // AMX the lanes kernel is slower from 3 rows for all four types. On AMD Zen 4 (AVX-512
+  // VNNI, no AMX) its lanes kernel keeps up longer: Q8_0 is even at 5 rows and 1.2× slower
+  // at 6, Q4_K even at 4 and 1.2× slower at 5, Q6_K even at 8 and 1.1-1.4× slower from 9;
+  // Q4_0's columns kernel is faster from 3.
+  switch (kernel) {
+    case BlockKernel::kAmx:
       return 3;
+    case BlockKernel::kAvx512Vnni:
+      return type == BlockType::kQ8_0 ? 6 : type == BlockType::kQ4_0 ? 3 : type == BlockType::kQ4_K ? 5 : 8;
     default:
       return 0;
   }
 }
 
 int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type) {
-  if (kernel != BlockKernel::kAmx || !IsQuantized(type)) return std::numeric_limits<int64_t>::max();
-  const int64_t columns = ColumnsKernelMinRows(type);
-  return columns > 0 ? columns : kBlockSumsMinRows;
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  if (!IsQuantized(type)) return kNever;
+  const int64_t columns = ColumnsKernelMinRows(kernel, type);
+  switch (kernel) {
+    case BlockKernel::kAmx:
+      return columns > 0 ? columns : kBlockSumsMinRows;
+    case BlockKernel::kAvx512Vnni:
+      return columns > 0 ? columns : kNever;
+    default:
+      return kNever;
+  }
 }
 
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m) {
@@ -222,9 +238,12 @@ std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t 
     problem = std::string("kernel ") + BlockKernelName(kernel) + " is not supported by this CPU";
   }
   const BlockPath path = forced_path.value_or(BlockPathFor(kernel, type, m));
-  if (problem.empty() && path == BlockPath::kBlockSums &&
-      !(IsQuantized(type) && (kernel == BlockKernel::kAmx || kernel == BlockKernel::kReference))) {
-    problem = std::string("the block-sums path needs a quantised type and the amx or reference kernel, got ") +
+  const bool computes_block_sums =
+      IsQuantized(type) && (kernel == BlockKernel::kAmx || kernel == BlockKernel::kReference ||
+                            (kernel == BlockKernel::kAvx512Vnni && ColumnsKernelMinRows(kernel, type) > 0));
+  if (problem.empty() && path == BlockPath::kBlockSums && !computes_block_sums) {
+    problem = std::string("the block-sums path needs a quantised type and the amx or reference kernel (avx512vnni: "
+                          "Q8_0, Q4_0, Q4_K, Q6_K), got ") +
               Name(type) + " and " + BlockKernelName(kernel);
   }
   if (!problem.empty()) {
@@ -304,7 +323,10 @@ std::string BlockMatmul(const QuantizedActivations& a, const BlockMatrix& w, flo
   if (ldy < w.n()) return "output row stride " + std::to_string(ldy) + " < n " + std::to_string(w.n());
   if (col_begin == col_end) return "";
   if (a.path == BlockPath::kBlockSums) {
-    if (a.kernel == BlockKernel::kAmx && a.m < kBlockSumsMinRows && ColumnsKernelMinRows(a.type) > 0) {
+    // AVX-512 VNNI without AMX: the columns kernel at every M (its own tiles of rows from
+    // 16); AMX: the columns kernel below one tile of rows, the tiles from there.
+    if ((a.kernel == BlockKernel::kAmx && a.m < kBlockSumsMinRows && ColumnsKernelMinRows(a.kernel, a.type) > 0) ||
+        a.kernel == BlockKernel::kAvx512Vnni) {
       block_matmul_internal::ColumnsAvx512(a, w, y, ldy, col_begin, col_end);
     } else if (a.kernel == BlockKernel::kAmx) {
       block_matmul_internal::AmxColumns(a, w, y, ldy, col_begin, col_end);

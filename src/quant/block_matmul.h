@@ -43,10 +43,10 @@
 //
 // That is the "lanes" contract (BlockPath::kLanes), which every kernel computes for small M.
 //
-// The "block sums" contract (BlockPath::kBlockSums) is for prefill-sized M on the AMX
-// kernel, whose tile multiply (TDPBSSD) sums int8 products across a whole 32- (or 16-)
+// The "block sums" contract (BlockPath::kBlockSums) is for batches and prefill-sized M:
+// the AMX kernel's tile multiply (TDPBSSD) sums int8 products across a whole 32- (or 16-)
 // element group before any float scale can be applied, so the 16 float lanes above cannot
-// be kept. Same activation quantisation (same d_x, same q); then, per output element:
+// be kept, and the AVX-512 columns kernel (one weight row per float lane) does the same. Same activation quantisation (same d_x, same q); then, per output element:
 //   - 32-element types, per weight block b in order (acc = +0):
 //       I_b = Σ over the block's 32 elements of w_int · q (exact int32);
 //       acc = fma(d_w(b) · d_x(b), float(I_b), acc);
@@ -56,34 +56,40 @@
 //       acc = fma(d_w · d_x(b), float(I_b), acc); Q4_K/Q5_K's accm exactly as above.
 //   y = acc (+ accm for Q4_1/Q5_1, − accm for Q4_K/Q5_K). F32/F16/BF16 always take the
 //   lanes contract.
-// The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only where
-// the kernel is kAmx, the type quantised and M ≥ BlockSumsMinRows(kernel, type): 16 (one
-// tile of rows) for most types; for Q8_0, Q4_0, Q4_K and Q6_K 3 (ColumnsKernelMinRows),
-// from where their batched decode steps run the same contract faster in AVX-512 VNNI with
-// one weight row per float lane (block_matmul_columns_avx512.cc: a convert and an fma per
-// 512 products instead of per 64; the thresholds are where it overtakes the lanes kernel
-// with the weights streamed from memory, docs/quant_kernels.md). The reference kernel
+// The path is a pure function of (kernel, type, M): BlockPathFor. kBlockSums only for
+// quantised types at M ≥ BlockSumsMinRows(kernel, type):
+//   - kAmx: 16 (one tile of rows) for most types; for Q8_0, Q4_0, Q4_K and Q6_K 3
+//     (ColumnsKernelMinRows), from where their batched decode steps run the same contract
+//     faster in AVX-512 VNNI with one weight row per float lane (block_matmul_columns_avx512.cc:
+//     a convert and an fma per 512 products instead of per 64; the thresholds are where it
+//     overtakes the lanes kernel with the weights streamed from memory, docs/quant_kernels.md);
+//   - kAvx512Vnni (AVX-512 VNNI without AMX, e.g. AMD Zen 4): Q8_0, Q4_0, Q4_K and Q6_K from
+//     ColumnsKernelMinRows (6, 3, 5, 8 rows) on that same columns kernel, prefill included (it unpacks each panel of 16
+//     weight rows once for all tiles of 16 rows); the other types never (lanes at every M);
+//   - kAvx2, kReference: never (the reference computes either contract when forced). The reference kernel
 // computes either contract (the tests force the path), so the AMX kernel is checked bit
 // for bit against it; against fp32 the bound is the same as above (the integer sums are
 // exact, and either float sequence is a rounding of the same real sum).
 //
 // Batch invariance: within one path a row's result depends neither on the other rows nor
 // on the column split. Across the threshold it does: the same row gives (slightly)
-// different bits below BlockSumsMinRows and at or above it on an AMX CPU (Q8_0, Q4_0,
-// Q4_K: a sequence decoded in a small batch against one decoded in a larger batch; the
-// other types: decode against prefill).
+// different bits below BlockSumsMinRows and at or above it (Q8_0, Q4_0, Q4_K, Q6_K: a
+// sequence decoded in a small batch against one decoded in a larger batch; the other types
+// on AMX: decode against prefill).
 // Both are deterministic: the same (M, input) gives the same bits on every run and thread
-// count, and on every CPU with the same BestBlockKernel.
+// count, and on every CPU with the same BestBlockKernel (and for Q8_0, Q4_0, Q4_K and Q6_K
+// on kAmx and kAvx512Vnni alike: both compute the same contract bit for bit).
 //
 // Kernels, chosen once at run time (BestBlockKernel): kAmx (AMX-INT8 tiles for M ≥
 // kBlockSumsMinRows, kAvx512Vnni's loops below it), kAvx512Vnni (AVX-512F/BW + VNNI:
-// vpdpbusd on 64 codes at once; Q8_0 codes biased by +128 and the bias removed through
-// the activations' per-lane offsets), kAvx2 (AVX2 + FMA + F16C: vpmaddubsw/vpmaddwd, Q8_0
+// on the lanes path vpdpbusd on 64 codes at once, Q8_0 codes biased by +128 and the bias
+// removed through the activations' per-lane offsets; the columns kernel for block sums), kAvx2 (AVX2 + FMA + F16C: vpmaddubsw/vpmaddwd, Q8_0
 // by the sign trick), kReference (portable C++: the definitions above).
 //
 // Thread safety: BlockMatrix and QuantizedActivations are read-only views/values;
-// BlockMatmul writes only y[i][col_begin .. col_end). The AMX kernel keeps its unpacked
-// weight panel in a thread_local scratch and releases the tile state before returning.
+// BlockMatmul writes only y[i][col_begin .. col_end). The AMX and columns kernels keep their
+// unpacked weight panels (and the columns kernel its staging buffers and accumulators) in
+// thread_local scratch; the AMX kernel releases the tile state before returning.
 #ifndef INFERA_QUANT_BLOCK_MATMUL_H_
 #define INFERA_QUANT_BLOCK_MATMUL_H_
 
@@ -111,12 +117,14 @@ enum class BlockPath { kLanes, kBlockSums };
 // The M from which the AMX kernel takes the block-sums path: one full tile of rows, or
 // ColumnsKernelMinRows(type) where that is not 0.
 constexpr int64_t kBlockSumsMinRows = 16;
-// The M from which the AMX kernel computes `type` on the AVX-512 columns kernel (then the
-// block-sums path) below kBlockSumsMinRows: Q8_0, Q4_0, Q4_K and Q6_K 3; 0 for the
-// other types (lanes up to 16).
-int64_t ColumnsKernelMinRows(BlockType type);
-// ColumnsKernelMinRows(type) or kBlockSumsMinRows on kAmx for quantised types; int64 max
-// where the kernel never takes the block-sums path (not kAmx, or a float type).
+// The M from which `type` runs on the AVX-512 columns kernel (the block-sums path) with
+// `kernel`: kAmx 3 for Q8_0, Q4_0, Q4_K and Q6_K; kAvx512Vnni Q8_0 6, Q4_0 3, Q4_K 5, Q6_K
+// 8; 0 for the other types and kernels (no columns kernel: on AMX lanes up to 16).
+int64_t ColumnsKernelMinRows(BlockKernel kernel, BlockType type);
+// For quantised types: kAmx ColumnsKernelMinRows(kAmx, type), or kBlockSumsMinRows where
+// that is 0; kAvx512Vnni ColumnsKernelMinRows(kAvx512Vnni, type) where that is not 0. int64 max where the kernel
+// never takes the block-sums path (kAvx2, kReference, a float type, kAvx512Vnni for the
+// types without a columns kernel).
 int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type);
 // kBlockSums iff m ≥ BlockSumsMinRows(kernel, type).
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m);

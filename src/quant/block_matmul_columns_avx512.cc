@@ -1,7 +1,9 @@
-// The AMX kernel's block-sums path below one tile of rows (block_matmul.h: Q8_0, Q4_0,
-// Q4_K and Q6_K from M = 3 up to 15: the batched decode steps), in AVX-512 VNNI: the
+// The block-sums path (block_matmul.h) for Q8_0, Q4_0, Q4_K and Q6_K in AVX-512 VNNI: the
 // 16 float lanes of a vector are 16 output columns (weight rows), not 16 places along K
-// as on the lanes path.
+// as on the lanes path. The AMX kernel calls it from M = 3 up to 15 (the batched decode
+// steps); on CPUs with AVX-512 VNNI but no AMX (AMD Zen 4) it is the whole block-sums
+// path, M = 3 .. 15 and prefill (M ≥ 16: PanelTiles, the panel unpacked once for all
+// tiles of rows).
 //
 // Per panel of 16 weight rows and per 32-element block: the 16 rows' codes are transposed
 // in registers into 8 vectors, vector g holding in lane l the 4 codes 4g .. 4g+3 of weight
@@ -18,12 +20,14 @@
 // shuffles) once per block for all M rows. The panels are read from a staging copy (see
 // PanelsOf); docs/quant_kernels.md has the figures.
 //
-// Compiled for AVX-512F/BW + VNNI; called only from BlockMatmul when the AMX kernel (which
-// implies them) is chosen. Internal linkage for every helper, as in the other kernel files.
+// Compiled for AVX-512F/BW + VNNI; called only from BlockMatmul when the kAmx or kAvx512Vnni
+// kernel (both imply them) is chosen. Internal linkage for every helper, as in the other
+// kernel files.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "quant/block_matmul_kernels.h"
@@ -160,9 +164,55 @@ inline constexpr int64_t kStagingStepsPer256 = 8;
 template <>
 inline constexpr int64_t kStagingStepsPer256<BlockType::kQ4_K> = 4;
 
-// y rows 0 .. R−1, columns j0 .. j0 + cols of the panel whose 16 weight rows start at p
-// (row stride `stride`; rows past `cols` are zeros). `next` stages the following panel,
-// a step per block.
+// The 16 half scales d_w of a block (the first 2 bytes of each weight row's block) as
+// floats, lane q: weight row kLaneRow[q].
+inline __m512 BlockScales(__m512i scale_offsets, const uint8_t* block) {
+  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(scale_offsets, block, 1)));
+}
+
+// Rows 0 .. R−1 of one tile of x against one block (the 16 weight rows' codes transposed
+// into v, their scales dw): per row the 16 exact block sums, starting from −c · Σ q, and
+// the contract's fma. q: the tile's quads of this block (quad g of row i at q + 64g + 4i);
+// dx, off: the block's d_x and −c · Σ q per row.
+template <int R>
+__attribute__((always_inline)) inline void AccumulateBlock(const __m512i v[8], __m512 dw, const int8_t* q,
+                                                           const float* dx, const int32_t* off, __m512 acc[R]) {
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+    __m512i sums = _mm512_set1_epi32(off[r]);
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      int32_t quad;
+      std::memcpy(&quad, q + 64 * g + 4 * r, 4);
+      sums = _mm512_dpbusd_epi32(sums, v[g], _mm512_set1_epi32(quad));
+    }
+    acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(dx[r])), _mm512_cvtepi32_ps(sums), acc[r]);
+  }
+}
+
+// Output rows 0 .. R−1 (row stride ldy), columns j0 .. j0 + cols, from accumulators in lane
+// order.
+template <int R>
+__attribute__((always_inline)) inline void StoreRows(const __m512 acc[R], float* y, int64_t ldy, int64_t j0, int cols) {
+  const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
+  const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, acc[r]));
+}
+
+// fn(std::integral_constant<int, R>) for R = rows, 1 ≤ rows ≤ kMax: a row count known at run
+// time as a template argument (the accumulators are registers).
+template <int kMax, int R = 1, typename Fn>
+inline void WithRows(int rows, Fn&& fn) {
+  if constexpr (R < kMax) {
+    if (rows != R) return WithRows<kMax, R + 1>(rows, fn);
+  }
+  fn(std::integral_constant<int, R>{});
+}
+
+// y rows 0 .. R−1 (R = a.m < 16), columns j0 .. j0 + cols of the panel whose 16 weight rows
+// start at p (row stride `stride`; rows past `cols` are zeros). `next` stages the following
+// panel, a step per block.
 template <BlockType T, int R>
 void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
            int64_t ldy, int64_t j0, int cols) {
@@ -176,29 +226,69 @@ void Panel(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stag
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* block = p + b * kBytes;
     next.Step(b);
-    // The 16 half scales d_w (the first 2 bytes of each row's block) as floats.
-    const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(scale_offsets, block, 1)));
+    const __m512 dw = BlockScales(scale_offsets, block);
     __m512i v[8];
     TransposeBlock<T>(block, stride, v);
-    const int8_t* q = a.q_tiles.data() + b * 8 * 64;    // quad 8b + g of row i at q + 64g + 4i
-    const float* dx = a.d_tiles.data() + b * 16;         // row i's d_x at dx[i]
-    const int32_t* off = a.offset_tiles.data() + b * 16;  // row i's −c · Σ q at off[i]
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      __m512i sums = _mm512_set1_epi32(off[r]);
-#pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-        int32_t quad;
-        std::memcpy(&quad, q + 64 * g + 4 * r, 4);
-        sums = _mm512_dpbusd_epi32(sums, v[g], _mm512_set1_epi32(quad));
-      }
-      acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(dx[r])), _mm512_cvtepi32_ps(sums), acc[r]);
-    }
+    AccumulateBlock<R>(v, dw, a.q_tiles.data() + b * 8 * 64, a.d_tiles.data() + b * 16, a.offset_tiles.data() + b * 16,
+                       acc);
   }
-  const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
-  const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+  StoreRows<R>(acc, y, ldy, j0, cols);
+}
+
+// A panel's blocks as Panel transposes them, unpacked once for many tiles of x: per block
+// the 8 code vectors, then the 16 scales as floats.
+constexpr int64_t kUnpackedBlockBytes = 8 * 64 + 64;
+
+// Rows 16t .. 16t + R − 1 of x (tile t; R ≤ 16) against an unpacked panel, accumulators in
+// registers.
+template <int R>
+void TileRows(const QuantizedActivations& a, const uint8_t* unpacked, int64_t t, float* y, int64_t ldy, int64_t j0,
+              int cols) {
+  const int64_t blocks = a.k / 32;
+  const int8_t* q = a.q_tiles.data() + t * 16 * a.k;
+  const float* dx = a.d_tiles.data() + t * blocks * 16;
+  const int32_t* off = a.offset_tiles.data() + t * blocks * 16;
+  __m512 acc[R];
 #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, acc[r]));
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* u = unpacked + b * kUnpackedBlockBytes;
+    __m512i v[8];
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) v[g] = _mm512_load_si512(u + 64 * g);
+    AccumulateBlock<R>(v, _mm512_load_ps(u + 8 * 64), q + b * 8 * 64, dx + b * 16, off + b * 16, acc);
+  }
+  StoreRows<R>(acc, y + 16 * t * ldy, ldy, j0, cols);
+}
+
+// Prefill-sized M (a.m ≥ 16) for Q8_0 and Q4_0: the panel is transposed once into a
+// thread_local scratch (`next` stepped once a block, as in Panel), then every tile of 16
+// rows of x runs against it from L1/L2. Why not Panel per 15 rows: it would transpose
+// the panel once per 15 rows, about a third of its work at M = 16.
+template <BlockType T>
+void PanelTiles(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y, int64_t ldy,
+                int64_t j0, int cols) {
+  static_assert(kStagingStepsPer256<T> == 256 / 32, "the unpacking steps once a 32-element block");
+  constexpr int64_t kBytes = kBlockBytes<T>;
+  const int64_t blocks = a.k / 32;
+  thread_local std::vector<uint8_t, CacheLineAllocator<uint8_t>> unpacked;
+  if (unpacked.size() < static_cast<size_t>(blocks * kUnpackedBlockBytes)) {
+    unpacked.resize(static_cast<size_t>(blocks * kUnpackedBlockBytes));
+  }
+  const __m512i scale_offsets = LaneRowOffsets(stride);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block = p + b * kBytes;
+    next.Step(b);
+    uint8_t* u = unpacked.data() + b * kUnpackedBlockBytes;
+    __m512i v[8];
+    TransposeBlock<T>(block, stride, v);
+    for (int g = 0; g < 8; ++g) _mm512_store_si512(u + 64 * g, v[g]);
+    _mm512_store_ps(u + 8 * 64, BlockScales(scale_offsets, block));
+  }
+  for (int64_t t = 0; 16 * t < a.m; ++t) {
+    const int rows = static_cast<int>(std::min<int64_t>(16, a.m - 16 * t));
+    WithRows<16>(rows, [&](auto r) { TileRows<decltype(r)::value>(a, unpacked.data(), t, y, ldy, j0, cols); });
+  }
 }
 
 // Byte j (0..3) of each dword lane, zero-extended.
@@ -213,7 +303,8 @@ inline __m512i ByteOf(__m512i words, int j) {
 // mins as vectors (lane q: weight row kLaneRow[q]); then per row of x, per sub-block 8
 // vpdpbusd give the 16 exact sums, times the scale (vpmulld: the sums need 17 bits), and
 // the mins' Σ_s mn[s] · Σ q_s by 4 vpdpwssd on (mn, Σ q) int16 pairs. The contract's
-// two fmas per super-block follow. Rows: any M < 16 (their accumulators are in `acc`).
+// two fmas per super-block follow. Rows: any M (their accumulators are in `acc`, a
+// thread_local scratch; row r of x is row r mod 16 of activation tile r / 16).
 void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
               int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = 144;
@@ -221,7 +312,10 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
   static_assert(kSteps == 4, "the Step calls below are four a super-block");
   const int64_t supers = a.k / 256, rows = a.m;
   const __m512i lane_offsets = LaneRowOffsets(stride);
-  alignas(64) float acc[16][16] = {}, accm[16][16] = {};
+  thread_local std::vector<float, CacheLineAllocator<float>> scratch;
+  scratch.assign(static_cast<size_t>(2 * rows * 16), 0.0f);
+  float* acc = scratch.data();                // row r: acc + 16r
+  float* accm = scratch.data() + rows * 16;   // row r: accm + 16r
   alignas(64) __m512i codes[4][16];  // [chunk][g: low nibbles 0..7, high 8..15]
   const __m512i m4 = _mm512_set1_epi8(15), m6 = _mm512_set1_epi32(63);
   for (int64_t b = 0; b < supers; ++b) {
@@ -255,19 +349,20 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
       }
     }
     next.Step(kSteps * b + 1);
-    const int8_t* q = a.q_tiles.data() + b * 64 * 64;  // quad 64b + e of row i at q + 64e + 4i
-    const float* dx = a.d_tiles.data() + b * 16;
-    const int32_t* sums = a.sum_tiles.data() + b * 8 * 16;  // sub-block s of row i: sums[16s + i]
     for (int64_t r = 0; r < rows; ++r) {
       if (r == rows / 2) next.Step(kSteps * b + 2);
+      const int64_t t = r / 16, i = r % 16;
+      const int8_t* q = a.q_tiles.data() + t * 16 * a.k + b * 64 * 64 + 4 * i;  // quad 64b + e of the row at q + 64e
+      const float dx = a.d_tiles[static_cast<size_t>((t * supers + b) * 16 + i)];
+      const int32_t* sums = a.sum_tiles.data() + (t * (a.k / 32) + 8 * b) * 16 + i;  // sub-block s: sums[16s]
       __m512i isum = _mm512_setzero_si512();
       for (int c = 0; c < 4; ++c) {
         __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
 #pragma GCC unroll 8
         for (int g = 0; g < 8; ++g) {
           int32_t qlo, qhi;
-          std::memcpy(&qlo, q + 64 * (16 * c + g) + 4 * r, 4);
-          std::memcpy(&qhi, q + 64 * (16 * c + 8 + g) + 4 * r, 4);
+          std::memcpy(&qlo, q + 64 * (16 * c + g), 4);
+          std::memcpy(&qhi, q + 64 * (16 * c + 8 + g), 4);
           lo = _mm512_dpbusd_epi32(lo, codes[c][g], _mm512_set1_epi32(qlo));
           hi = _mm512_dpbusd_epi32(hi, codes[c][8 + g], _mm512_set1_epi32(qhi));
         }
@@ -275,23 +370,25 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
                                                        _mm512_mullo_epi32(hi, sc[2 * c + 1])));
       }
       __m512i msum = _mm512_setzero_si512();
-      for (int t = 0; t < 4; ++t) {
+      for (int u = 0; u < 4; ++u) {
         // Σ q over 32 fits int16 (|Σ| ≤ 32 · 127), as does mn ≤ 63.
-        const uint32_t pair = static_cast<uint16_t>(sums[16 * (2 * t) + r]) |
-                              static_cast<uint32_t>(static_cast<uint16_t>(sums[16 * (2 * t + 1) + r])) << 16;
-        msum = _mm512_dpwssd_epi32(msum, mn_pairs[t], _mm512_set1_epi32(static_cast<int32_t>(pair)));
+        const uint32_t pair = static_cast<uint16_t>(sums[16 * (2 * u)]) |
+                              static_cast<uint32_t>(static_cast<uint16_t>(sums[16 * (2 * u + 1)])) << 16;
+        msum = _mm512_dpwssd_epi32(msum, mn_pairs[u], _mm512_set1_epi32(static_cast<int32_t>(pair)));
       }
-      const __m512 vdx = _mm512_set1_ps(dx[r]);
-      _mm512_store_ps(acc[r], _mm512_fmadd_ps(_mm512_mul_ps(d, vdx), _mm512_cvtepi32_ps(isum), _mm512_load_ps(acc[r])));
-      _mm512_store_ps(accm[r],
-                      _mm512_fmadd_ps(_mm512_mul_ps(dmin, vdx), _mm512_cvtepi32_ps(msum), _mm512_load_ps(accm[r])));
+      const __m512 vdx = _mm512_set1_ps(dx);
+      float* acc_r = acc + 16 * r;
+      float* accm_r = accm + 16 * r;
+      _mm512_store_ps(acc_r, _mm512_fmadd_ps(_mm512_mul_ps(d, vdx), _mm512_cvtepi32_ps(isum), _mm512_load_ps(acc_r)));
+      _mm512_store_ps(accm_r,
+                      _mm512_fmadd_ps(_mm512_mul_ps(dmin, vdx), _mm512_cvtepi32_ps(msum), _mm512_load_ps(accm_r)));
     }
     next.Step(kSteps * b + 3);
   }
   const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
   const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
   for (int64_t r = 0; r < rows; ++r) {
-    const __m512 out = _mm512_sub_ps(_mm512_load_ps(acc[r]), _mm512_load_ps(accm[r]));
+    const __m512 out = _mm512_sub_ps(_mm512_load_ps(acc + 16 * r), _mm512_load_ps(accm + 16 * r));
     _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, out));
   }
 }
@@ -304,7 +401,8 @@ void PanelQ4K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
 // code vectors of the half built with one ternary-logic op each (kept in L1, `codes`);
 // the 16 scales sign-extended from four gathered dwords. Per row of x and sub-block of
 // 16: 4 vpdpbusd starting from −32 · Σ q (offset_tiles; u = w_int + 32) give the exact
-// Σ w_int · q, times the scale (vpmulld), summed into I_b; one fma per super-block.
+// Σ w_int · q, times the scale (vpmulld), summed into I_b; one fma per super-block. Rows:
+// any M, accumulators in a thread_local scratch as in PanelQ4K.
 void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, Stager& next, float* y,
               int64_t ldy, int64_t j0, int cols) {
   constexpr int64_t kBytes = 210;
@@ -312,7 +410,9 @@ void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
   static_assert(kSteps == 8, "the Step calls below are eight a super-block");
   const int64_t supers = a.k / 256, rows = a.m;
   const __m512i lane_offsets = LaneRowOffsets(stride);
-  alignas(64) float acc[16][16] = {};
+  thread_local std::vector<float, CacheLineAllocator<float>> scratch;
+  scratch.assign(static_cast<size_t>(rows * 16), 0.0f);
+  float* acc = scratch.data();  // row r: acc + 16r
   alignas(64) __m512i codes[64];  // vector 4s + v: elements 16s + 4v .. +3 of the super-block
   const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
   for (int64_t b = 0; b < supers; ++b) {
@@ -344,32 +444,34 @@ void PanelQ6K(const QuantizedActivations& a, const uint8_t* p, int64_t stride, S
                                             _mm512_srli_epi16(H[g], 2), m30, 0xF8);
       }
     }
-    const int8_t* q = a.q_tiles.data() + b * 64 * 64;        // quad 64b + e of row i at q + 64e + 4i
-    const float* dx = a.d_tiles.data() + b * 16;
-    const int32_t* off = a.offset_tiles.data() + b * 16 * 16;  // sub-block s of row i: off[16s + i]
     int64_t staged = 4;  // steps 4 .. 7 of the super-block spread over the rows (every one taken)
     for (int64_t r = 0; r < rows; ++r) {
       while (staged < 4 + 4 * (r + 1) / rows) next.Step(kSteps * b + staged++);
+      const int64_t t = r / 16, i = r % 16;
+      const int8_t* q = a.q_tiles.data() + t * 16 * a.k + b * 64 * 64 + 4 * i;  // quad 64b + e of the row at q + 64e
+      const float dx = a.d_tiles[static_cast<size_t>((t * supers + b) * 16 + i)];
+      const int32_t* off = a.offset_tiles.data() + (t * (a.k / 16) + 16 * b) * 16 + i;  // sub-block s: off[16s]
       __m512i isum = _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int s = 0; s < 16; ++s) {
-        __m512i sum = _mm512_set1_epi32(off[16 * s + r]);
+        __m512i sum = _mm512_set1_epi32(off[16 * s]);
 #pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) {
           int32_t quad;
-          std::memcpy(&quad, q + 64 * (4 * s + v) + 4 * r, 4);
+          std::memcpy(&quad, q + 64 * (4 * s + v), 4);
           sum = _mm512_dpbusd_epi32(sum, codes[4 * s + v], _mm512_set1_epi32(quad));
         }
         isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(sum, sc[s]));
       }
-      _mm512_store_ps(acc[r], _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(dx[r])), _mm512_cvtepi32_ps(isum),
-                                              _mm512_load_ps(acc[r])));
+      float* acc_r = acc + 16 * r;
+      _mm512_store_ps(acc_r, _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(dx)), _mm512_cvtepi32_ps(isum),
+                                             _mm512_load_ps(acc_r)));
     }
   }
   const __m512i natural = _mm512_loadu_si512(kLaneRow);  // kLaneRow is its own inverse
   const __mmask16 live = cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
   for (int64_t r = 0; r < rows; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, _mm512_load_ps(acc[r])));
+    _mm512_mask_storeu_ps(y + r * ldy + j0, live, _mm512_permutexvar_ps(natural, _mm512_load_ps(acc + 16 * r)));
   }
 }
 
@@ -418,14 +520,19 @@ void PanelsOf(const BlockMatrix& w, int64_t c0, int64_t c1, PanelFn panel) {
   }
 }
 
-template <BlockType T, int R = 1>
+template <BlockType T>
 void Dispatch(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1) {
-  if constexpr (R < 16) {
-    if (a.m != R) return Dispatch<T, R + 1>(a, w, y, ldy, c0, c1);
+  if (a.m >= 16) {
     PanelsOf<T>(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
-      Panel<T, R>(a, p, stride, next, y, ldy, j0, cols);
+      PanelTiles<T>(a, p, stride, next, y, ldy, j0, cols);
     });
+    return;
   }
+  WithRows<15>(static_cast<int>(a.m), [&](auto r) {
+    PanelsOf<T>(w, c0, c1, [&](const uint8_t* p, int64_t stride, Stager& next, int64_t j0, int cols) {
+      Panel<T, decltype(r)::value>(a, p, stride, next, y, ldy, j0, cols);
+    });
+  });
 }
 
 }  // namespace

@@ -23,8 +23,8 @@ void Avx512VnniColumns(const QuantizedActivations& a, const BlockMatrix& w, floa
                        int64_t c1);
 // The block-sums path (a.path == kBlockSums) on AMX tiles.
 void AmxColumns(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0, int64_t c1);
-// The block-sums path in AVX-512 VNNI for Q8_0, Q4_0 and Q4_K at a.m < 16 (one weight row per
-// float lane; block_matmul_columns_avx512.cc).
+// The block-sums path in AVX-512 VNNI for Q8_0, Q4_0, Q4_K and Q6_K (one weight row per
+// float lane; block_matmul_columns_avx512.cc): any a.m ≥ 1 (the AMX kernel calls it below 16).
 void ColumnsAvx512(const QuantizedActivations& a, const BlockMatrix& w, float* y, int64_t ldy, int64_t c0,
                    int64_t c1);
 

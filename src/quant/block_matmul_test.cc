@@ -100,7 +100,7 @@ TEST_P(KernelTest, EqualsReferenceBitForBit) {
   uint32_t seed = 1;
   for (BlockType type : kAllTypes) {
     for (int64_t k : RowLengths(type)) {
-      for (int64_t m : {1, 2, 3, 5, 6, 7, 8, 9, 15, 16, 17, 33}) {  // 2 | 3, 5 | 6, 15 | 16: the AMX kernel's path switches
+      for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33}) {  // 2 | 3, 4 | 5, 5 | 6, 7 | 8, 15 | 16: where a kernel's path switches
         for (bool random_bytes : {false, true}) {
           const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);
           std::vector<float> x = Normal(static_cast<size_t>(m * k), ++seed);
@@ -153,29 +153,36 @@ INSTANTIATE_TEST_SUITE_P(Kernels, KernelTest,
 
 // The block-sums path at prefill-like shapes: panels of 16 weight rows with a partial last
 // one (n = 35), tiles of 16 activation rows with a partial last one, the longest K of the
-// tests, every quantised type: AMX == the reference's block-sums contract, bit for bit.
-TEST(BlockSumsTest, AmxEqualsReferenceBitForBit) {
-  if (!BlockKernelSupported(BlockKernel::kAmx)) GTEST_SKIP() << "amx not supported by this CPU";
+// tests, every quantised type: the kernel == the reference's block-sums contract, bit for
+// bit. AMX: every quantised type (the columns kernel below 16 rows for Q8_0, Q4_0, Q4_K and
+// Q6_K, the tiles from 16); AVX-512 VNNI without AMX: the columns kernel at every M for
+// those four types (its own tiles of rows from 16), the lanes path for the others.
+class BlockSumsTest : public ::testing::TestWithParam<BlockKernel> {};
+
+TEST_P(BlockSumsTest, EqualsReferenceBitForBit) {
+  const BlockKernel kernel = GetParam();
+  if (!BlockKernelSupported(kernel)) GTEST_SKIP() << BlockKernelName(kernel) << " not supported by this CPU";
   uint32_t seed = 100;
   for (BlockType type : kAllTypes) {
-    if (!IsQuantized(type)) {
-      EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 64), BlockPath::kLanes) << Name(type);
+    const int64_t columns = ColumnsKernelMinRows(kernel, type);  // the AVX-512 columns kernel from there
+    if (!IsQuantized(type) || (kernel == BlockKernel::kAvx512Vnni && columns == 0)) {
+      for (int64_t m : {1, 3, 16, 512}) EXPECT_EQ(BlockPathFor(kernel, type, m), BlockPath::kLanes) << Name(type);
       continue;
     }
-    const int64_t columns = ColumnsKernelMinRows(type);  // the AVX-512 columns kernel from there
-    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 1), BlockPath::kLanes);
+    EXPECT_EQ(BlockPathFor(kernel, type, 1), BlockPath::kLanes);
     if (columns > 0) {
-      EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, columns - 1), BlockPath::kLanes) << Name(type);
-      EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, columns), BlockPath::kBlockSums) << Name(type);
+      EXPECT_EQ(BlockPathFor(kernel, type, columns - 1), BlockPath::kLanes) << Name(type);
+      EXPECT_EQ(BlockPathFor(kernel, type, columns), BlockPath::kBlockSums) << Name(type);
     }
-    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 15), columns > 0 ? BlockPath::kBlockSums : BlockPath::kLanes);
-    EXPECT_EQ(BlockPathFor(BlockKernel::kAmx, type, 16), BlockPath::kBlockSums);
-    EXPECT_EQ(BlockPathFor(BlockKernel::kAvx512Vnni, type, 512), BlockPath::kLanes);
+    EXPECT_EQ(BlockPathFor(kernel, type, 15), columns > 0 ? BlockPath::kBlockSums : BlockPath::kLanes);
+    EXPECT_EQ(BlockPathFor(kernel, type, 16), BlockPath::kBlockSums);
+    EXPECT_EQ(BlockPathFor(kernel, type, 512), BlockPath::kBlockSums);
     const int64_t k = Info(type).block_elements == 256 ? 2304 : 1056;
     for (int64_t n : {1, 16, 35}) {
-      // Below 16 rows the AVX-512 columns kernel (Q8_0, Q4_0, Q4_K), every M from 1, the
-      // path forced where M is under the type's threshold; the tiles for the others.
-      const std::vector<int64_t> ms = columns > 0 ? std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 40}
+      // Below 16 rows the AVX-512 columns kernel (Q8_0, Q4_0, Q4_K, Q6_K), every M from 1,
+      // the path forced where M is under the type's threshold; 16 and more: tiles of rows,
+      // full and partial (40 = 2 · 16 + 8, 47 = 2 · 16 + 15).
+      const std::vector<int64_t> ms = columns > 0 ? std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 40, 47}
                                                   : std::vector<int64_t>{16, 40};
       for (int64_t m : ms) {
         for (bool random_bytes : {false, true}) {
@@ -184,10 +191,10 @@ TEST(BlockSumsTest, AmxEqualsReferenceBitForBit) {
           if (random_bytes) x[5 % (m * k)] = -3e4f;
           const auto expected =
               Multiply(BlockKernel::kReference, x, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums);
-          const auto got = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums);
+          const auto got = Multiply(kernel, x, m, blocks, type, n, k, 0, -1, BlockPath::kBlockSums);
           ASSERT_TRUE(SameBits(expected, got)) << Name(type) << " n=" << n << " m=" << m << " random=" << random_bytes;
           // A column range starting inside a panel.
-          std::vector<float> part = Multiply(BlockKernel::kAmx, x, m, blocks, type, n, k, n / 3, n, BlockPath::kBlockSums);
+          std::vector<float> part = Multiply(kernel, x, m, blocks, type, n, k, n / 3, n, BlockPath::kBlockSums);
           for (int64_t i = 0; i < m; ++i) {
             for (int64_t j = 0; j < n; ++j) {
               ASSERT_EQ(part[i * n + j], j < n / 3 ? -7.0f : got[i * n + j]) << Name(type) << " " << i << "," << j;
@@ -199,17 +206,29 @@ TEST(BlockSumsTest, AmxEqualsReferenceBitForBit) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Kernels, BlockSumsTest, ::testing::Values(BlockKernel::kAvx512Vnni, BlockKernel::kAmx),
+                         [](const auto& info) { return std::string(BlockKernelName(info.param)); });
+
 // The two contracts differ only by float rounding of the same exact integer sums: each
 // stays within the fp32 bound below; the test above and this one pin both.
-TEST(BlockSumsTest, ForcingThePathIsCheckedAndBothPathsAgreeClosely) {
+TEST(BlockSumsContractTest, ForcingThePathIsCheckedAndBothPathsAgreeClosely) {
   std::string error;
   const std::vector<float> x = Normal(64 * 20, 3);
   EXPECT_FALSE(QuantizeActivations(x.data(), 20, 64, BlockType::kF16, 64, &error, BlockKernel::kReference,
                                    BlockPath::kBlockSums));
-  EXPECT_EQ(error, "the block-sums path needs a quantised type and the amx or reference kernel, got F16 and reference");
+  EXPECT_EQ(error,
+            "the block-sums path needs a quantised type and the amx or reference kernel (avx512vnni: Q8_0, Q4_0, "
+            "Q4_K, Q6_K), got F16 and reference");
   EXPECT_FALSE(QuantizeActivations(x.data(), 20, 64, BlockType::kQ4_0, 64, &error, BlockKernel::kAvx2,
                                    BlockPath::kBlockSums));
-  EXPECT_EQ(error, "the block-sums path needs a quantised type and the amx or reference kernel, got Q4_0 and avx2");
+  EXPECT_EQ(error,
+            "the block-sums path needs a quantised type and the amx or reference kernel (avx512vnni: Q8_0, Q4_0, "
+            "Q4_K, Q6_K), got Q4_0 and avx2");
+  EXPECT_FALSE(QuantizeActivations(x.data(), 20, 64, BlockType::kQ5_0, 64, &error, BlockKernel::kAvx512Vnni,
+                                   BlockPath::kBlockSums));
+  EXPECT_EQ(error,
+            "the block-sums path needs a quantised type and the amx or reference kernel (avx512vnni: Q8_0, Q4_0, "
+            "Q4_K, Q6_K), got Q5_0 and avx512vnni");
   for (BlockType type : kAllTypes) {
     if (!IsQuantized(type)) continue;
     const int64_t k = Info(type).block_elements == 256 ? 512 : 128, n = 5, m = 20;
@@ -235,8 +254,17 @@ TEST(QuantizeActivationsTest, Avx512EqualsPortable) {
   x[300] = -2.5e38f;
   for (BlockType type : {BlockType::kQ4_0, BlockType::kQ4_K}) {
     std::string error;
-    const auto portable = QuantizeActivations(x.data(), m, k, type, k, &error, BlockKernel::kReference);
-    const auto simd = QuantizeActivations(x.data(), m, k, type, k, &error, BlockKernel::kAvx512Vnni);
+    // The block-sums layout holds the same codes and scales (both paths, forced: at m = 3
+    // the AVX-512 kernel would take block sums for these types, the reference lanes).
+    const auto portable_sums =
+        QuantizeActivations(x.data(), m, k, type, k, &error, BlockKernel::kReference, BlockPath::kBlockSums);
+    const auto simd_sums =
+        QuantizeActivations(x.data(), m, k, type, k, &error, BlockKernel::kAvx512Vnni, BlockPath::kBlockSums);
+    ASSERT_TRUE(portable_sums && simd_sums) << error;
+    EXPECT_EQ(portable_sums->q_tiles, simd_sums->q_tiles) << Name(type);
+    EXPECT_EQ(portable_sums->d_tiles, simd_sums->d_tiles) << Name(type);
+    const auto portable = QuantizeActivations(x.data(), m, k, type, k, &error, BlockKernel::kReference, BlockPath::kLanes);
+    const auto simd = QuantizeActivations(x.data(), m, k, type, k, &error, BlockKernel::kAvx512Vnni, BlockPath::kLanes);
     ASSERT_TRUE(portable && simd) << error;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t c = 0; c < k / 64; ++c) {
