@@ -31,6 +31,7 @@ token comparison stops there.
 import json
 import os
 import subprocess
+import shutil
 import sys
 import tempfile
 
@@ -94,6 +95,7 @@ def checkpoints():
             config, weights = ref.load(version)
             out[(arch, variant)] = (name, version, config, ref.quantised(config, weights, quantization))
     yield repo, out
+    shutil.rmtree(repo, ignore_errors=True)  # every architecture's checkpoints: a loop of runs would fill the disk
 
 
 @pytest.fixture(scope="module")

@@ -34,6 +34,7 @@ conventions (q/k permutation, Gemma's +1: test_conventions_change_the_reference_
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -116,6 +117,7 @@ def models():
         config, engine, _ = write_model(repo, name, arch, types)
         out[(arch, types)] = (name, config, engine)
     yield repo, out
+    shutil.rmtree(repo, ignore_errors=True)  # about 35 GGUF files: a loop of runs would fill the disk
 
 
 @pytest.fixture(scope="module")
