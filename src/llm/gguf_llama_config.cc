@@ -153,6 +153,41 @@ absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, Ll
   return absl::OkStatus();
 }
 
+// YaRN as llama.cpp reads it from GGUF (docs/llm.md, "YaRN"): <arch>.rope.scaling.factor
+// (≥ 1), .original_context_length (default context_length) and .attn_factor (default 1),
+// which multiplies the derived 0.1 · ln(factor) + 1; beta_fast 32 and beta_slow 1 (not
+// GGUF keys: llama.cpp's defaults, as Hugging Face's); the ramp's bounds rounded outwards
+// (ggml_rope_yarn_corr_dims, Hugging Face's truncate). So a file converted from a
+// config.json with yarn computes what that config computes. yarn_log_multiplier
+// (DeepSeek-2's form) is refused.
+absl::Status ReadYarn(const Keys& k, LlamaConfig& c) {
+  RopeScaling& s = c.rope_scaling;
+  if (k.Has("rope.scaling.yarn_log_multiplier")) {
+    return k.Error(StrCat("'", k.Name("rope.scaling.yarn_log_multiplier"), "' is not supported (yarn's attention ",
+                          "factor is 0.1 * ln(factor) + 1 times 'rope.scaling.attn_factor')"));
+  }
+  if (!k.Has("rope.scaling.factor")) {
+    return k.Error(StrCat("'", k.Name("rope.scaling.type"), "' yarn needs '", k.Name("rope.scaling.factor"), "'"));
+  }
+  ASSIGN_OR_RETURN(s.factor, k.FloatOr("rope.scaling.factor", 1.0));
+  if (!std::isfinite(s.factor) || s.factor < 1.0) {
+    return k.Error(StrCat("'", k.Name("rope.scaling.factor"), "' ", s.factor, " must be finite and >= 1 for yarn"));
+  }
+  s.type = "yarn";
+  ASSIGN_OR_RETURN(s.original_max_position_embeddings,
+                   k.PositiveOr("rope.scaling.original_context_length", kMaxWidth, c.max_position_embeddings));
+  s.beta_fast = 32.0;
+  s.beta_slow = 1.0;
+  s.truncate = true;
+  ASSIGN_OR_RETURN(const double attn_factor, k.FloatOr("rope.scaling.attn_factor", 1.0));
+  s.attention_factor = attn_factor * (s.factor <= 1.0 ? 1.0 : 0.1 * std::log(s.factor) + 1.0);
+  if (!std::isfinite(s.attention_factor) || !(s.attention_factor > 0)) {
+    return k.Error(StrCat("'", k.Name("rope.scaling.attn_factor"), "' ", attn_factor,
+                          " gives yarn an attention factor of ", s.attention_factor, "; it must be finite and > 0"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<std::filesystem::path>> FindGgufModelFile(const std::filesystem::path& version_dir,
@@ -230,10 +265,9 @@ absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const gguf::GgufFile& file) {
   if (!(c.rope_theta > 0)) return k.Error(StrCat("'", k.Name("rope.freq_base"), "' must be > 0"));
   ASSIGN_OR_RETURN(c.max_position_embeddings, k.PositiveOr("context_length", kMaxWidth, 2048));
 
-  // Rope scaling: none or linear (the GGUF keys carry no llama3 parameters: llama 3.1's
-  // factors come as a rope_freqs tensor, Phi-3's longrope as rope_factors_short / _long:
-  // ReadRopeFactorTensors). yarn, which config.json models have, is not read from GGUF
-  // keys yet: such a file is refused rather than served unscaled.
+  // Rope scaling: none, linear or yarn (the GGUF keys carry no llama3 parameters: llama
+  // 3.1's factors come as a rope_freqs tensor, Phi-3's longrope as rope_factors_short /
+  // _long: ReadRopeFactorTensors).
   if (k.Has("rope.scaling.type")) {
     auto type = md.GetString(k.Name("rope.scaling.type"));
     if (!type.ok()) return k.Error(std::string(type.status().message()));
@@ -244,12 +278,24 @@ absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const gguf::GgufFile& file) {
         c.rope_scaling.type = "linear";
         c.rope_scaling.factor = factor;
       }
+    } else if (*type == "yarn") {
+      RETURN_IF_ERROR(ReadYarn(k, c));
     } else if (*type != "none") {
       return k.Error(StrCat("'", k.Name("rope.scaling.type"), "' '", *type,
-                            "' is not supported (none, linear)"));
+                            "' is not supported (none, linear, yarn)"));
     }
   }
-  RETURN_IF_ERROR(ReadRopeFactorTensors(file, k, c));
+  if (c.rope_scaling.type == "yarn") {
+    // Not with per-frequency factor tensors: llama.cpp multiplies them in, Hugging Face's
+    // yarn has no such factors, and no reference defines the combination.
+    for (const char* t : {"rope_freqs.weight", "rope_factors_short.weight", "rope_factors_long.weight"}) {
+      if (file.FindTensor(t) != nullptr) {
+        return k.Error(StrCat("tensor '", t, "' cannot be combined with '", k.Name("rope.scaling.type"), "' yarn"));
+      }
+    }
+  } else {
+    RETURN_IF_ERROR(ReadRopeFactorTensors(file, k, c));
+  }
 
   c.qk_norm = arch == "qwen3" || gemma3;
   c.fused_weights = arch == "phi3";

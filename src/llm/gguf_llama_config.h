@@ -7,10 +7,11 @@
 // `<arch>.*` keys (block_count, embedding_length, feed_forward_length,
 // attention.head_count(_kv), attention.key_length / value_length,
 // attention.layer_norm_rms_epsilon, rope.freq_base, rope.dimension_count,
-// rope.scaling.type / factor, context_length, attention.sliding_window, logit
-// soft-capping); the vocabulary size from the token_embd tensor. A key the engine cannot
-// honour (partial rotary dimensions, rope scaling other than none / linear, value
-// length != key length) or another architecture is an InvalidArgument naming it.
+// rope.scaling.type / factor / original_context_length / attn_factor, context_length,
+// attention.sliding_window, logit soft-capping); the vocabulary size from the token_embd
+// tensor. A key the engine cannot honour (partial rotary dimensions, rope scaling other
+// than none / linear / yarn, yarn_log_multiplier, value length != key length) or another
+// architecture is an InvalidArgument naming it.
 //
 // Thread-safe (pure functions).
 #ifndef INFERA_LLM_GGUF_LLAMA_CONFIG_H_

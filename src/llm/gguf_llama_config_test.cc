@@ -155,6 +155,67 @@ TEST(GgufLlamaConfigTest, RopeFreqsDivideEachFrequency) {
   for (size_t i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(inv2[i], inv[i] / 2) << i;
 }
 
+// YaRN from GGUF keys (llama.cpp's): the same frequencies and attention factor as the
+// config.json form with the same factor and original length (Hugging Face's defaults
+// beta_fast 32, beta_slow 1, truncate); attn_factor multiplies the derived 0.1 ln f + 1.
+TEST(GgufLlamaConfigTest, YarnKeysComputeWhatConfigJsonYarnDoes) {
+  std::string bytes;
+  auto c = Parse(Llama("qwen2")
+                     .Str("qwen2.rope.scaling.type", "yarn")
+                     .F32("qwen2.rope.scaling.factor", 4.0f)
+                     .U32("qwen2.rope.scaling.original_context_length", 64),
+                 &bytes);
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto json = LlamaConfig::Parse(R"({"model_type": "qwen2", "vocab_size": 8, "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "max_position_embeddings": 256, "rope_theta": 10000.0,
+      "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}})");
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(c->rope_scaling.type, "yarn");
+  EXPECT_EQ(c->rope_scaling.original_max_position_embeddings, 64);
+  EXPECT_EQ(c->RopeInverseFrequencies(), json->RopeInverseFrequencies());
+  EXPECT_DOUBLE_EQ(c->rope_scaling.attention_factor, json->rope_scaling.attention_factor);
+  LlamaConfig plain = *c;
+  plain.rope_scaling = RopeScaling();
+  EXPECT_NE(c->RopeInverseFrequencies(), plain.RopeInverseFrequencies());  // the scaling is in effect
+  // The original length defaults to context_length; attn_factor multiplies.
+  auto scaled = Parse(Llama("qwen2")
+                          .Str("qwen2.rope.scaling.type", "yarn")
+                          .F32("qwen2.rope.scaling.factor", 2.0f)
+                          .F32("qwen2.rope.scaling.attn_factor", 0.5f),
+                      &bytes);
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  EXPECT_EQ(scaled->rope_scaling.original_max_position_embeddings, 256);
+  EXPECT_NEAR(scaled->rope_scaling.attention_factor, 0.5 * (0.1 * std::log(2.0) + 1), 1e-7);
+  // Refused, naming the key.
+  const std::pair<GgufBuilder, std::string> refused[] = {
+      {Llama("qwen2").Str("qwen2.rope.scaling.type", "yarn"), "'qwen2.rope.scaling.type' yarn needs 'qwen2.rope.scaling.factor'"},
+      {Llama("qwen2").Str("qwen2.rope.scaling.type", "yarn").F32("qwen2.rope.scaling.factor", 0.5f),
+       "'qwen2.rope.scaling.factor' 0.5 must be finite and >= 1 for yarn"},
+      {Llama("qwen2")
+           .Str("qwen2.rope.scaling.type", "yarn")
+           .F32("qwen2.rope.scaling.factor", 2.0f)
+           .F32("qwen2.rope.scaling.yarn_log_multiplier", 0.1f),
+       "'qwen2.rope.scaling.yarn_log_multiplier' is not supported"},
+      {Llama("qwen2")
+           .Str("qwen2.rope.scaling.type", "yarn")
+           .F32("qwen2.rope.scaling.factor", 2.0f)
+           .F32("qwen2.rope.scaling.attn_factor", -1.0f),
+       "attention factor of"},
+      {Llama("qwen2")
+           .Str("qwen2.rope.scaling.type", "yarn")
+           .F32("qwen2.rope.scaling.factor", 2.0f)
+           .TensorData("rope_freqs.weight", kF32, {8}, FloatBytes(kDivisors)),
+       "tensor 'rope_freqs.weight' cannot be combined with 'qwen2.rope.scaling.type' yarn"},
+      {Llama("qwen2").Str("qwen2.rope.scaling.type", "dynamic"), "'dynamic' is not supported (none, linear, yarn)"},
+  };
+  for (const auto& [builder, message] : refused) {
+    auto r = Parse(builder, &bytes);
+    ASSERT_FALSE(r.ok()) << message;
+    EXPECT_THAT(r.status().message(), HasSubstr(message));
+  }
+}
+
 TEST(GgufLlamaConfigTest, Gemma3LocalRopeIgnoresRopeFreqs) {
   std::string bytes;
   std::vector<float> factors(32, 1.0f);

@@ -24,8 +24,9 @@ qwen3 (q/k norm), phi3 (fused qkv / gate-up), gemma2, gemma3 -- written as safet
   - rope scaling with per-frequency factors: llama3 (factor 8, low 1, high 4, original 64)
     becomes a rope_freqs tensor (the Python writer's divisors within 1e-6) and the GGUF
     serves the checkpoint's model; Phi-3 longrope becomes rope_factors_short / _long +
-    keys and round-trips exactly; a llama3 GGUF back to safetensors is refused naming
-    rope_freqs.weight;
+    keys and round-trips exactly; YaRN becomes rope.scaling keys, serves the checkpoint's
+    model and round-trips; a llama3 GGUF back to safetensors is refused naming
+    rope_freqs.weight, a yarn config with a beta GGUF cannot say is refused;
   - hostile input -- a missing tensor, a wrong shape, an unknown architecture, a quantised
     type on rows it cannot block, an output in a missing folder / onto an existing file /
     onto a directory, bad flags -- is one stderr line "infera llm convert: ..." naming the
@@ -65,11 +66,15 @@ ROPE_VARIANTS = {
                                                 "short_factor": [1.0 + 0.25 * (i % 5) for i in range(32)],
                                                 "long_factor": [4.0 + i for i in range(32)]},
                                "original_max_position_embeddings": 128}),
+    # YaRN becomes rope.scaling keys (no tensors): factor 4 over an original 64 positions
+    "qwen2_yarn": ("qwen2", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                              "original_max_position_embeddings": 64}}),
 }
 # (arch, source dtype, --type); the GGUF type is the source's for type None.
 CASES = ([(a, "float32", None) for a in ARCHS] + [(a, "float32", "q8_0") for a in ("llama", "phi3", "gemma3_text")] +
          [("llama", "bfloat16", None), ("qwen3", "bfloat16", "bf16"), ("llama", "float32", "q4_k_m")] +
-         [("llama_llama3", "float32", None), ("llama_llama3", "float32", "q8_0"), ("phi3_longrope", "float32", None)])
+         [("llama_llama3", "float32", None), ("llama_llama3", "float32", "q8_0"), ("phi3_longrope", "float32", None),
+          ("qwen2_yarn", "float32", None)])
 # GGUF -> safetensors -> GGUF: every architecture from F32; the Q8_0 ones are also served.
 # (A llama3 GGUF's rope_freqs has no config.json form: refused, test_hostile_input...)
 ROUND_TRIPS = [c for c in CASES if c[1] == "float32" and c[2] in (None, "q8_0") and c[0] != "llama_llama3"]
@@ -414,8 +419,8 @@ def test_hostile_input_is_a_one_line_error_and_writes_nothing(converted, tmp_pat
     r = convert("--input", variant("arch", edit_config=lambda c: c.update(model_type="gpt_neox")), "--output", out)
     assert_one_line_error(r, "gpt_neox")
     r = convert("--input", variant("yarn", edit_config=lambda c: c.update(
-        rope_scaling={"rope_type": "yarn", "factor": 8.0})), "--output", out)
-    assert_one_line_error(r, "yarn")
+        rope_scaling={"rope_type": "yarn", "factor": 8.0, "beta_fast": 16.0})), "--output", out)
+    assert_one_line_error(r, "yarn", "beta_fast 16")
     assert not os.path.exists(out)
     # a llama3 GGUF (rope_freqs divisors) has no config.json form
     r = convert("--input", table[("llama_llama3", "float32", None)]["gguf"], "--output", str(tmp_path / "l3"))

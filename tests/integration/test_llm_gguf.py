@@ -24,6 +24,8 @@ conventions (q/k permutation, Gemma's +1: test_conventions_change_the_reference_
     given as rope.scaling.attn_factor), F32 and quantised; the reference divides each
     frequency by the file's factors itself; a second rope_freqs file with other factors
     gives other output;
+  - YaRN from GGUF keys (qwen2: factor 4 over an original 64 positions, the attention
+    factor derived or given), F32 and Q8_0, against the reference's config.json yarn;
   - prompts of 3-45 tokens (past the 16-token window), alone and 8 at once (batched decode);
   - /v1/chat/completions renders with the GGUF's own template (not fortune's);
   - hostile files (truncated, wrong tensor shape, missing tensor, unknown architecture,
@@ -62,6 +64,7 @@ CASES = [("llama", t) for t in ALL_TYPES] + [("llama", "Q4_K_M")] + [
 # Rope-factor files: {variant: (arch, config overrides)}; case names "<variant>_<type>".
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 64}
+YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
 LONGROPE = {"type": "longrope", "short_factor": [1.0 + 0.25 * (i % 5) for i in range(32)],
             "long_factor": [4.0 + i for i in range(32)]}
 ROPE_VARIANTS = {
@@ -72,9 +75,14 @@ ROPE_VARIANTS = {
     "phi3_longrope": ("phi3", {"rope_scaling": LONGROPE, "original_max_position_embeddings": 128}),
     "phi3_longrope_attn": ("phi3", {"rope_scaling": dict(LONGROPE, attention_factor=1.5),
                                     "original_max_position_embeddings": 128}),
+    # YaRN as GGUF keys (Qwen2.5's long-context form): factor 4 over an original 64 positions,
+    # the attention factor derived, or given (as rope.scaling.attn_factor over the derived one).
+    "qwen2_yarn": ("qwen2", {"rope_scaling": YARN}),
+    "qwen2_yarn_attn": ("qwen2", {"rope_scaling": dict(YARN, attention_factor=1.5)}),
 }
 CASES += [("llama_rope_freqs", "F32"), ("llama_rope_freqs", "Q4_K"), ("llama_rope_freqs_other", "F32"),
-          ("phi3_longrope", "F32"), ("phi3_longrope", "Q8_0"), ("phi3_longrope_attn", "F32")]
+          ("phi3_longrope", "F32"), ("phi3_longrope", "Q8_0"), ("phi3_longrope_attn", "F32"),
+          ("qwen2_yarn", "F32"), ("qwen2_yarn", "Q8_0"), ("qwen2_yarn_attn", "F32")]
 
 
 def tokenizer_dir():
@@ -142,13 +150,15 @@ def test_greedy_prefill_and_batched_decode_match_reference(server, models, arch,
             check_against_reference(config, weights, prompt, *got, f"{name} {label}", FRAGILE, tol, expected)
 
 
-def test_rope_freqs_change_the_output(server, models):
-    """The rope_freqs file with other factors (same weights) is served with other logprobs
-    than the first, and the reference agrees that they differ (so the checks above would
-    fail if the engine ignored or misread the tensor)."""
+@pytest.mark.parametrize("variants", [("llama_rope_freqs", "llama_rope_freqs_other"), ("qwen2_yarn", "qwen2_yarn_attn")])
+def test_rope_freqs_change_the_output(server, models, variants):
+    """The rope_freqs file with other factors (same weights), and the yarn file with another
+    attention factor, are served with other logprobs than the first, and the reference
+    agrees that they differ (so the checks above would fail if the engine ignored or
+    misread the tensor or the key)."""
     _, table = models
     served, expected = [], []
-    for variant in ("llama_rope_freqs", "llama_rope_freqs_other"):
+    for variant in variants:
         name, config, weights = table[(variant, "F32")]
         served.append(complete(server, name, PROMPTS[2]))
         expected.append(log_softmax(ref.forward(config, weights, PROMPTS[2])))

@@ -159,7 +159,9 @@ def write_gguf(path, config, weights, types, tokenizer_dir, template=TEMPLATE, e
     w.add(f"{arch}.rope.freq_base", float(c["rope_theta"]))
     # Rope scaling: linear as keys; llama3 as a rope_freqs tensor of its divisors (or a
     # config's own "rope_freqs" list); longrope as rope_factors_short / _long tensors and
-    # rope.scaling.original_context_length (+ attn_factor when the config states one).
+    # rope.scaling.original_context_length (+ attn_factor when the config states one); yarn
+    # as keys (llama.cpp's: factor, original_context_length, and attn_factor, which readers
+    # multiply by the derived 0.1 ln(factor) + 1; beta_fast 32 / beta_slow 1 implied).
     scaling = c.get("rope_scaling")
     kind = _rope_kind(c)
     rope_tensors = {}
@@ -175,6 +177,17 @@ def write_gguf(path, config, weights, types, tokenizer_dir, template=TEMPLATE, e
             w.add(f"{arch}.rope.scaling.attn_factor", float(scaling["attention_factor"]))
         rope_tensors["rope_factors_long.weight"] = scaling["long_factor"]
         rope_tensors["rope_factors_short.weight"] = scaling["short_factor"]
+    elif kind == "yarn":
+        if scaling.get("beta_fast", 32) != 32 or scaling.get("beta_slow", 1) != 1 or not scaling.get("truncate", True):
+            raise ValueError("yarn's beta_fast / beta_slow / truncate have no GGUF keys (32, 1, true only)")
+        factor = float(scaling["factor"])
+        w.add(f"{arch}.rope.scaling.type", "yarn")
+        w.add(f"{arch}.rope.scaling.factor", factor)
+        original = scaling.get("original_max_position_embeddings") or c["max_position_embeddings"]
+        w.add(f"{arch}.rope.scaling.original_context_length", int(original))
+        if scaling.get("attention_factor") is not None:
+            derived = 1.0 if factor <= 1 else 0.1 * math.log(factor) + 1
+            w.add(f"{arch}.rope.scaling.attn_factor", float(scaling["attention_factor"]) / derived)
     elif kind not in (None, "default"):
         raise ValueError(f"rope_scaling {kind} has no GGUF form here")
     if c.get("rope_freqs") is not None:

@@ -130,6 +130,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_pair("llama", ""),
                       std::make_pair("llama", R"(, "rope_scaling": {"rope_type": "linear", "factor": 2.0})"),
                       std::make_pair("mistral", R"(, "sliding_window": 16)"), std::make_pair("qwen2", ""),
+                      std::make_pair("qwen2", R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                                  "original_max_position_embeddings": 64})"),
+                      std::make_pair("qwen3", R"(, "rope_scaling": {"rope_type": "yarn", "factor": 2.0,
+                                                  "attention_factor": 1.5})"),
                       std::make_pair("qwen3", R"(, "tie_word_embeddings": true)"),
                       std::make_pair("phi3", R"(, "sliding_window": 32)"),
                       std::make_pair("gemma2", R"(, "sliding_window": 16, "query_pre_attn_scalar": 32)"),
@@ -142,6 +146,11 @@ TEST(ArchitectureKeysTest, RefusesWhatGgufCannotSay) {
   dynamic.rope_scaling.type = "dynamic";
   auto s = AddArchitectureKeys(dynamic, "t", w);
   EXPECT_THAT(s.message(), HasSubstr("rope_scaling type 'dynamic' cannot be written as GGUF"));
+  s = AddArchitectureKeys(
+      MustParse(ConfigJson("qwen2", R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": 16})")),
+      "t", w);
+  EXPECT_THAT(s.message(),
+              HasSubstr("rope_scaling yarn with beta_fast 16, beta_slow 1, truncate true cannot be written as GGUF"));
   s = AddArchitectureKeys(MustParse(ConfigJson("qwen2", R"(, "use_sliding_window": true, "sliding_window": 8, "max_window_layers": 2)")),
                           "t", w);
   EXPECT_THAT(s.message(), HasSubstr("sliding windows on qwen2"));

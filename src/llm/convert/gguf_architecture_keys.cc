@@ -44,9 +44,17 @@ absl::StatusOr<std::string> GgufArchitecture(const LlamaConfig& c) {
 absl::Status AddArchitectureKeys(const LlamaConfig& c, std::string_view name, GgufWriter& w) {
   ASSIGN_OR_RETURN(std::string arch, GgufArchitecture(c));
   const std::string& rs = c.rope_scaling.type;
-  if (!rs.empty() && rs != "linear" && rs != "llama3" && rs != "longrope") {
+  if (!rs.empty() && rs != "linear" && rs != "llama3" && rs != "longrope" && rs != "yarn") {
     return absl::InvalidArgumentError(StrCat("rope_scaling type '", rs,
-                                             "' cannot be written as GGUF (none, linear, llama3, longrope)"));
+                                             "' cannot be written as GGUF (none, linear, llama3, longrope, yarn)"));
+  }
+  // GGUF has no keys for yarn's ramp: readers (llama.cpp, infera) take beta_fast 32,
+  // beta_slow 1 and whole-dimension bounds.
+  const RopeScaling& yarn = c.rope_scaling;
+  if (rs == "yarn" && (yarn.beta_fast != 32.0 || yarn.beta_slow != 1.0 || !yarn.truncate)) {
+    return absl::InvalidArgumentError(StrCat("rope_scaling yarn with beta_fast ", yarn.beta_fast, ", beta_slow ",
+                                             yarn.beta_slow, ", truncate ", yarn.truncate ? "true" : "false",
+                                             " cannot be written as GGUF (only 32, 1, true)"));
   }
   int64_t pattern = 6;
   if (c.sliding_window > 0) {
@@ -90,6 +98,18 @@ absl::Status AddArchitectureKeys(const LlamaConfig& c, std::string_view name, Gg
   if (rs == "linear") {
     w.AddString(key("rope.scaling.type"), "linear");
     w.AddFloat32(key("rope.scaling.factor"), static_cast<float>(c.rope_scaling.factor));
+  }
+  if (rs == "yarn") {
+    // The reader's attention factor is attn_factor × (0.1 ln factor + 1): the key only
+    // where the config's differs from the derived one.
+    w.AddString(key("rope.scaling.type"), "yarn");
+    w.AddFloat32(key("rope.scaling.factor"), static_cast<float>(yarn.factor));
+    w.AddUint32(key("rope.scaling.original_context_length"),
+                static_cast<uint32_t>(yarn.original_max_position_embeddings));
+    const double derived = yarn.factor <= 1.0 ? 1.0 : 0.1 * std::log(yarn.factor) + 1.0;
+    if (std::abs(yarn.attention_factor - derived) > 1e-6 * derived) {
+      w.AddFloat32(key("rope.scaling.attn_factor"), static_cast<float>(yarn.attention_factor / derived));
+    }
   }
   if (rs == "longrope") {  // the factors themselves are tensors (rope_factor_tensors.h)
     w.AddUint32(key("rope.scaling.original_context_length"),

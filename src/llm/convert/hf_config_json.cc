@@ -80,6 +80,18 @@ std::string HfConfigJson(const LlamaConfig& c, WeightType dtype) {
     if (std::abs(rs.attention_factor - derived) > 1e-6 * derived) number("attention_factor", rs.attention_factor);
     w.EndObject();
     integer("original_max_position_embeddings", rs.original_max_position_embeddings);
+  } else if (rs.type == "yarn") {
+    w.StartObject();
+    w.Key("rope_type");
+    w.String("yarn");
+    number("factor", rs.factor);
+    integer("original_max_position_embeddings", rs.original_max_position_embeddings);
+    number("beta_fast", rs.beta_fast);
+    number("beta_slow", rs.beta_slow);
+    w.Key("truncate");
+    w.Bool(rs.truncate);
+    number("attention_factor", rs.attention_factor);
+    w.EndObject();
   } else {
     w.Null();
   }
