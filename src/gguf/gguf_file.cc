@@ -13,6 +13,7 @@
 
 #include "common/checked_math.h"
 #include "common/huge_page_buffer.h"
+#include "common/read_fully.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 #include "gguf/byte_cursor.h"
@@ -45,17 +46,11 @@ constexpr size_t kReadChunkBytes = size_t{16} << 20;
 
 // Reads the first `size` bytes of `fd` into `dst`.
 absl::Status ReadAll(int fd, uint8_t* dst, size_t size, const std::string& where) {
-  size_t done = 0;
-  while (done < size) {
-    const size_t chunk = std::min(size - done, kReadChunkBytes);
-    const ssize_t n = pread(fd, dst + done, chunk, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return absl::InternalError(StrCat("cannot read ", where, ": ", std::strerror(errno)));
-    if (n == 0) {
-      return absl::InvalidArgumentError(
-          StrCat(where, ": the file ended at byte ", done, " while it was read (", size, " bytes expected)"));
-    }
-    done += static_cast<size_t>(n);
+  const ReadFullyResult r = ReadFully(fd, dst, size, 0, kReadChunkBytes);
+  if (r.error != 0) return absl::InternalError(StrCat("cannot read ", where, ": ", std::strerror(r.error)));
+  if (r.done < size) {
+    return absl::InvalidArgumentError(
+        StrCat(where, ": the file ended at byte ", r.done, " while it was read (", size, " bytes expected)"));
   }
   return absl::OkStatus();
 }

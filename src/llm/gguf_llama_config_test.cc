@@ -189,7 +189,8 @@ TEST(GgufLlamaConfigTest, YarnKeysComputeWhatConfigJsonYarnDoes) {
   EXPECT_NEAR(scaled->rope_scaling.attention_factor, 0.5 * (0.1 * std::log(2.0) + 1), 1e-7);
   // Refused, naming the key.
   const std::pair<GgufBuilder, std::string> refused[] = {
-      {Llama("qwen2").Str("qwen2.rope.scaling.type", "yarn"), "'qwen2.rope.scaling.type' yarn needs 'qwen2.rope.scaling.factor'"},
+      {Llama("qwen2").Str("qwen2.rope.scaling.type", "yarn"),
+       "'qwen2.rope.scaling.type' yarn needs 'qwen2.rope.scaling.factor'"},
       {Llama("qwen2").Str("qwen2.rope.scaling.type", "yarn").F32("qwen2.rope.scaling.factor", 0.5f),
        "'qwen2.rope.scaling.factor' 0.5 must be finite and >= 1 for yarn"},
       {Llama("qwen2")

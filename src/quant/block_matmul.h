@@ -46,7 +46,8 @@
 // The "block sums" contract (BlockPath::kBlockSums) is for batches and prefill-sized M:
 // the AMX kernel's tile multiply (TDPBSSD) sums int8 products across a whole 32- (or 16-)
 // element group before any float scale can be applied, so the 16 float lanes above cannot
-// be kept, and the AVX-512 columns kernel (one weight row per float lane) does the same. Same activation quantisation (same d_x, same q); then, per output element:
+// be kept, and the AVX-512 columns kernel (one weight row per float lane) does the same.
+// Same activation quantisation (same d_x, same q); then, per output element:
 //   - 32-element types, per weight block b in order (acc = +0):
 //       I_b = Σ over the block's 32 elements of w_int · q (exact int32);
 //       acc = fma(d_w(b) · d_x(b), float(I_b), acc);
@@ -60,16 +61,19 @@
 // quantised types at M ≥ BlockSumsMinRows(kernel, type):
 //   - kAmx: 16 (one tile of rows) for most types; for Q8_0, Q4_0, Q4_K and Q6_K 3
 //     (ColumnsKernelMinRows), from where their batched decode steps run the same contract
-//     faster in AVX-512 VNNI with one weight row per float lane (block_matmul_columns_avx512.cc:
-//     a convert and an fma per 512 products instead of per 64; the thresholds are where it
-//     overtakes the lanes kernel with the weights streamed from memory, docs/quant_kernels.md);
-//   - kAvx512Vnni (AVX-512 VNNI without AMX, e.g. AMD Zen 4): Q8_0, Q4_0, Q4_K and Q6_K from
-//     ColumnsKernelMinRows (6, 3, 5, 8 rows) on that same columns kernel, prefill included (it unpacks each panel of 16
-//     weight rows once for all tiles of 16 rows); the other types never (lanes at every M);
-//   - kAvx2, kReference: never (the reference computes either contract when forced). The reference kernel
-// computes either contract (the tests force the path), so the AMX kernel is checked bit
-// for bit against it; against fp32 the bound is the same as above (the integer sums are
-// exact, and either float sequence is a rounding of the same real sum).
+//     faster in AVX-512 VNNI with one weight row per float lane
+//     (block_matmul_columns_avx512.cc: a convert and an fma per 512 products instead of
+//     per 64; the thresholds are where it overtakes the lanes kernel with the weights
+//     streamed from memory, docs/quant_kernels.md);
+//   - kAvx512Vnni (AVX-512 VNNI without AMX, e.g. AMD Zen 4): Q8_0, Q4_0, Q4_K and Q6_K
+//     from ColumnsKernelMinRows (6, 3, 5, 8 rows) on that same columns kernel, prefill
+//     included (it unpacks each panel of 16 weight rows once for all tiles of 16 rows);
+//     the other types never (lanes at every M);
+//   - kAvx2, kReference: never.
+// The reference kernel computes either contract (the tests force the path), so the AMX
+// and columns kernels are checked bit for bit against it; against fp32 the bound is the
+// same as above (the integer sums are exact, and either float sequence is a rounding of
+// the same real sum).
 //
 // Batch invariance: within one path a row's result depends neither on the other rows nor
 // on the column split. Across the threshold it does: the same row gives (slightly)
@@ -83,8 +87,9 @@
 // Kernels, chosen once at run time (BestBlockKernel): kAmx (AMX-INT8 tiles for M ≥
 // kBlockSumsMinRows, kAvx512Vnni's loops below it), kAvx512Vnni (AVX-512F/BW + VNNI:
 // on the lanes path vpdpbusd on 64 codes at once, Q8_0 codes biased by +128 and the bias
-// removed through the activations' per-lane offsets; the columns kernel for block sums), kAvx2 (AVX2 + FMA + F16C: vpmaddubsw/vpmaddwd, Q8_0
-// by the sign trick), kReference (portable C++: the definitions above).
+// removed through the activations' per-lane offsets; the columns kernel for block sums),
+// kAvx2 (AVX2 + FMA + F16C: vpmaddubsw/vpmaddwd, Q8_0 by the sign trick), kReference
+// (portable C++: the definitions above).
 //
 // Thread safety: BlockMatrix and QuantizedActivations are read-only views/values;
 // BlockMatmul writes only y[i][col_begin .. col_end). The AMX and columns kernels keep their

@@ -100,7 +100,8 @@ TEST_P(KernelTest, EqualsReferenceBitForBit) {
   uint32_t seed = 1;
   for (BlockType type : kAllTypes) {
     for (int64_t k : RowLengths(type)) {
-      for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33}) {  // 2 | 3, 4 | 5, 5 | 6, 7 | 8, 15 | 16: where a kernel's path switches
+      // 2 | 3, 4 | 5, 5 | 6, 7 | 8, 15 | 16: where a kernel's path switches
+      for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33}) {
         for (bool random_bytes : {false, true}) {
           const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);
           std::vector<float> x = Normal(static_cast<size_t>(m * k), ++seed);
@@ -182,8 +183,9 @@ TEST_P(BlockSumsTest, EqualsReferenceBitForBit) {
       // Below 16 rows the AVX-512 columns kernel (Q8_0, Q4_0, Q4_K, Q6_K), every M from 1,
       // the path forced where M is under the type's threshold; 16 and more: tiles of rows,
       // full and partial (40 = 2 · 16 + 8, 47 = 2 · 16 + 15).
-      const std::vector<int64_t> ms = columns > 0 ? std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 40, 47}
-                                                  : std::vector<int64_t>{16, 40};
+      const std::vector<int64_t> ms =
+          columns > 0 ? std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 40, 47}
+                      : std::vector<int64_t>{16, 40};
       for (int64_t m : ms) {
         for (bool random_bytes : {false, true}) {
           const auto blocks = random_bytes ? RandomBlocks(type, n, k, ++seed) : QuantizedMatrix(type, n, k, ++seed);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/checked_math.h"
+#include "common/read_fully.h"
 #include "common/status.h"
 #include "common/str_cat.h"
 
@@ -160,22 +161,15 @@ absl::Status SharedMemoryRegion::Read(uint64_t offset, size_t size, uint8_t* out
   if (absl::Status range = CheckRange(offset, size); !range.ok()) return range;
   // The object's bytes: the region starts at info_.offset; both fit int64 (checked when
   // the region was opened).
-  uint64_t position = info_.offset + offset;
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = pread(fd_, out + done, size - done, static_cast<off_t>(position));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      return absl::FailedPreconditionError(StrCat("cannot read shared memory region ",
-                                                  Quoted(info_.name), ": ", ErrnoText(error)));
-    }
-    if (n == 0) {  // end of file: the object shrank below the range
-      struct stat st {};
-      return Shrunk(fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : position);
-    }
-    done += static_cast<size_t>(n);
-    position += static_cast<uint64_t>(n);
+  const uint64_t position = info_.offset + offset;
+  const ReadFullyResult r = ReadFully(fd_, out, size, position);
+  if (r.error != 0) {
+    return absl::FailedPreconditionError(StrCat("cannot read shared memory region ",
+                                                Quoted(info_.name), ": ", ErrnoText(r.error)));
+  }
+  if (r.done < size) {  // end of file: the object shrank below the range
+    struct stat st {};
+    return Shrunk(fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : position + r.done);
   }
   return absl::OkStatus();
 }
