@@ -153,13 +153,13 @@ absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, Ll
   return absl::OkStatus();
 }
 
-// YaRN as llama.cpp reads it from GGUF (docs/llm.md, "YaRN"): <arch>.rope.scaling.factor
-// (≥ 1), .original_context_length (default context_length) and .attn_factor (default 1),
-// which multiplies the derived 0.1 · ln(factor) + 1; beta_fast 32 and beta_slow 1 (not
-// GGUF keys: llama.cpp's defaults, as Hugging Face's); the ramp's bounds rounded outwards
-// (ggml_rope_yarn_corr_dims, Hugging Face's truncate). So a file converted from a
-// config.json with yarn computes what that config computes. yarn_log_multiplier
-// (DeepSeek-2's form) is refused.
+// YaRN as llama.cpp reads it from GGUF (docs/llm.md, "YaRN in GGUF files"):
+// <arch>.rope.scaling.factor (≥ 1), .original_context_length (default context_length)
+// and .attn_factor (default 1), which multiplies the derived 0.1 · ln(factor) + 1;
+// beta_fast 32 and beta_slow 1 (not GGUF keys: llama.cpp's defaults, as Hugging Face's);
+// the ramp's bounds rounded outwards (ggml_rope_yarn_corr_dims, Hugging Face's truncate).
+// So a file converted from a config.json with yarn computes what that config computes.
+// yarn_log_multiplier (DeepSeek-2's form) is refused.
 absl::Status ReadYarn(const Keys& k, LlamaConfig& c) {
   RopeScaling& s = c.rope_scaling;
   if (k.Has("rope.scaling.yarn_log_multiplier")) {
