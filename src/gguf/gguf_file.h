@@ -103,6 +103,11 @@ class GgufFile {
   const std::string& where() const { return where_; }
 
   const GgufMetadata& metadata() const { return metadata_; }
+  // Frees the metadata (metadata() is empty afterwards); the tensors stay. For a holder
+  // that keeps the file only for its tensors' bytes: a 128 k-token vocabulary's arrays
+  // (tokens, merges, token types) parse into about 25 MB that would otherwise stay
+  // resident for the model's life.
+  void ReleaseMetadata() { metadata_ = GgufMetadata(); }
   // In file order.
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
   const GgufTensor* FindTensor(std::string_view name) const;

@@ -82,6 +82,26 @@ TEST(GgufFileTest, MetadataOnlyFileAndEmptyTensors) {
   EXPECT_EQ((*empty)->FindTensor("z")->NumElements(), 0);
 }
 
+// The weights' holder drops the metadata; the tensors and their bytes stay.
+TEST(GgufFileTest, ReleaseMetadataKeepsTheTensors) {
+  const std::string bytes = GgufBuilder()
+                                .Str("general.architecture", "llama")
+                                .StrArray("tokenizer.ggml.tokens", {"a", "b", "c"})
+                                .Tensor("w", 0, {4, 2}, 32)
+                                .Build();
+  auto file = Parse(bytes);
+  ASSERT_TRUE(file.ok()) << file.status();
+  (*file)->ReleaseMetadata();
+  EXPECT_EQ((*file)->metadata().size(), 0u);
+  EXPECT_FALSE((*file)->metadata().Has("tokenizer.ggml.tokens"));
+  EXPECT_EQ((*file)->metadata().GetString("general.architecture").status().code(), absl::StatusCode::kNotFound);
+  const GgufTensor* w = (*file)->FindTensor("w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->num_bytes, 32u);
+  EXPECT_EQ(w->data, reinterpret_cast<const uint8_t*>(bytes.data()) + w->file_offset);
+  EXPECT_EQ(w->data[1], 1);
+}
+
 // Both residencies read the same bytes and give the same views; the copy starts on a
 // 2 MiB boundary (huge pages) and outlives the file's name as the mapping does.
 TEST(GgufFileTest, OpensAFileOnDiskMappedOrCopied) {

@@ -155,6 +155,7 @@ absl::StatusOr<LlamaWeights> LlamaWeights::LoadGguf(const std::filesystem::path&
     return absl::InternalError(StrCat("loading weights from ", path.string(), ": ", e.what()));
   }
   for (const gguf::GgufTensor& tensor : file->tensors()) w.num_parameters += static_cast<size_t>(tensor.NumElements());
+  file->ReleaseMetadata();  // read into w.config above; the tokenizer reads its own copy
   w.gguf = std::move(file);
   return w;
 }
