@@ -40,21 +40,21 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(const rapidjson::Value& model) {
       return absl::InvalidArgumentError(StrCat("vocab entry '", AsView(it->name), "' has no valid id"));
     }
     const int32_t id = it->value.GetInt();
-    std::string token(AsView(it->name));
-    if (static_cast<size_t>(id) >= bpe.id_to_token_.size()) bpe.id_to_token_.resize(id + 1);
-    bpe.id_to_token_[id] = token;
+    const std::string_view token = AsView(it->name);
+    RETURN_IF_ERROR(bpe.vocab_->Add(token, id));
     if (token.size() == 6 && token.starts_with("<0x") && token.back() == '>' &&
         std::isxdigit(static_cast<unsigned char>(token[3])) &&
         std::isxdigit(static_cast<unsigned char>(token[4]))) {
-      bpe.byte_ids_[std::stoi(token.substr(3, 2), nullptr, 16)] = id;
+      bpe.byte_ids_[std::stoi(std::string(token.substr(3, 2)), nullptr, 16)] = id;
     }
-    bpe.max_token_bytes_ = std::max(bpe.max_token_bytes_, token.size());
-    bpe.vocab_.emplace(std::move(token), id);
   }
+  bpe.vocab_->Finish();
   if (const rapidjson::Value* merges = FindMember(model, "merges"); merges && merges->IsArray()) {
     int32_t rank = 0;
+    bpe.merges_.reserve(merges->Size());
+    std::string joined;
     for (const auto& m : merges->GetArray()) {
-      std::string a, b;
+      std::string_view a, b;
       if (m.IsString()) {
         std::string_view s = AsView(m);
         const size_t space = s.find(' ', 1);
@@ -65,15 +65,16 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(const rapidjson::Value& model) {
       } else {
         return absl::InvalidArgumentError(StrCat("merge ", rank, " is malformed"));
       }
-      auto ia = bpe.vocab_.find(a), ib = bpe.vocab_.find(b), im = bpe.vocab_.find(a + b);
-      if (ia == bpe.vocab_.end() || ib == bpe.vocab_.end() || im == bpe.vocab_.end()) {
+      joined.assign(a).append(b);
+      const std::optional<int32_t> ia = bpe.vocab_->Find(a), ib = bpe.vocab_->Find(b), im = bpe.vocab_->Find(joined);
+      if (!ia || !ib || !im) {
         return absl::InvalidArgumentError(StrCat("merge '", a, " ", b, "' uses tokens missing from the vocab"));
       }
-      bpe.merges_.emplace(PairKey(ia->second, ib->second), Merge{rank++, im->second});
+      bpe.merges_.emplace(PairKey(*ia, *ib), Merge{rank++, *im});
     }
   }
   if (auto unk = GetString(model, "unk_token")) {
-    if (auto it = bpe.vocab_.find(*unk); it != bpe.vocab_.end()) bpe.unk_id_ = it->second;
+    if (std::optional<int32_t> id = bpe.vocab_->Find(*unk)) bpe.unk_id_ = *id;
   }
   bpe.byte_fallback_ = GetBool(model, "byte_fallback").value_or(false);
   bpe.fuse_unk_ = GetBool(model, "fuse_unk").value_or(false);
@@ -81,16 +82,7 @@ absl::StatusOr<BpeModel> BpeModel::FromJson(const rapidjson::Value& model) {
   return bpe;
 }
 
-std::optional<int32_t> BpeModel::TokenToId(std::string_view token) const {
-  auto it = vocab_.find(std::string(token));
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
-}
-
-const std::string& BpeModel::IdToToken(int32_t id) const {
-  static const std::string kEmpty;
-  return id >= 0 && static_cast<size_t>(id) < id_to_token_.size() ? id_to_token_[id] : kEmpty;
-}
+std::optional<int32_t> BpeModel::TokenToId(std::string_view token) const { return vocab_->Find(token); }
 
 int BpeModel::ByteFallbackValue(int32_t id) const {
   for (int b = 0; b < 256; ++b) {
@@ -105,7 +97,7 @@ bool BpeModel::EncodesEveryCharacter(bool byte_level) const {
     for (int b = 0; b < 256 && all; ++b) {
       std::string ch;
       AppendUtf8(ByteToUnicode(static_cast<uint8_t>(b)), ch);
-      all = vocab_.count(ch) > 0;
+      all = vocab_->Contains(ch);
     }
     if (all) return true;
   }
@@ -114,8 +106,8 @@ bool BpeModel::EncodesEveryCharacter(bool byte_level) const {
 }
 
 void BpeModel::AppendSymbol(std::string_view ch, std::vector<int32_t>& symbols) const {
-  if (auto it = vocab_.find(std::string(ch)); it != vocab_.end()) {
-    symbols.push_back(it->second);
+  if (std::optional<int32_t> id = vocab_->Find(ch)) {
+    symbols.push_back(*id);
     return;
   }
   if (byte_fallback_) {
@@ -134,8 +126,8 @@ void BpeModel::AppendSymbol(std::string_view ch, std::vector<int32_t>& symbols) 
 void BpeModel::Encode(std::string_view piece, std::vector<int32_t>& ids) const {
   if (piece.empty()) return;
   if (ignore_merges_) {
-    if (auto it = vocab_.find(std::string(piece)); it != vocab_.end()) {
-      ids.push_back(it->second);
+    if (std::optional<int32_t> id = vocab_->Find(piece)) {
+      ids.push_back(*id);
       return;
     }
   }

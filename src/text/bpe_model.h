@@ -13,14 +13,15 @@
 #define INFERA_TEXT_BPE_MODEL_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "rapidjson/document.h"
+#include "text/vocabulary.h"
 
 namespace infera::text {
 
@@ -33,12 +34,12 @@ class BpeModel {
 
   std::optional<int32_t> TokenToId(std::string_view token) const;
   // Highest id + 1 of the model's vocabulary (added tokens may extend it).
-  int32_t vocab_size() const { return static_cast<int32_t>(id_to_token_.size()); }
+  int32_t vocab_size() const { return vocab_->size(); }
   // The vocabulary string of `id` (empty when the model has no such id).
-  const std::string& IdToToken(int32_t id) const;
+  std::string_view IdToToken(int32_t id) const { return vocab_->Token(id); }
   bool byte_fallback() const { return byte_fallback_; }
   // The longest vocabulary entry, in bytes.
-  size_t max_token_bytes() const { return max_token_bytes_; }
+  size_t max_token_bytes() const { return vocab_->max_token_bytes(); }
   // True when every character Encode() can meet becomes at least one id: byte fallback
   // has all 256 byte tokens, or there is an unknown token and fuse_unk is off. (Else a
   // character can vanish, or one unknown id can stand for any number of them.)
@@ -58,14 +59,13 @@ class BpeModel {
   }
   void AppendSymbol(std::string_view ch, std::vector<int32_t>& symbols) const;
 
-  std::unordered_map<std::string, int32_t> vocab_;
-  std::vector<std::string> id_to_token_;
-  std::unordered_map<uint64_t, Merge> merges_;
+  // Behind a pointer: the vocabulary cannot move (vocabulary.h), the model can.
+  std::unique_ptr<Vocabulary> vocab_ = std::make_unique<Vocabulary>();
+  absl::flat_hash_map<uint64_t, Merge> merges_;  // 16 bytes a slot, no node per merge
   int32_t unk_id_ = -1;
   bool byte_fallback_ = false;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
-  size_t max_token_bytes_ = 0;
   int32_t byte_ids_[256];
 };
 

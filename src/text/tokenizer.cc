@@ -127,8 +127,13 @@ absl::Status Tokenizer::ParseTokenizerJson(std::string_view text) {
   if (const rapidjson::Value* added = FindMember(doc, "added_tokens"); added && added->IsArray()) {
     for (const auto& a : added->GetArray()) {
       AddedToken token;
-      token.id = static_cast<int32_t>(GetInt(a, "id").value_or(-1));
+      const int64_t id = GetInt(a, "id").value_or(-1);
       token.content = GetString(a, "content").value_or("");
+      if (id > Vocabulary::kMaxId) {
+        return absl::InvalidArgumentError(
+            StrCat("added token '", token.content, "' has id ", id, ", outside 0..", Vocabulary::kMaxId));
+      }
+      token.id = static_cast<int32_t>(id);
       token.special = GetBool(a, "special").value_or(false);
       token.lstrip = GetBool(a, "lstrip").value_or(false);
       token.rstrip = GetBool(a, "rstrip").value_or(false);
@@ -242,23 +247,40 @@ absl::Status Tokenizer::ParseDecoder(const void* raw) {
 
 int32_t Tokenizer::ModelVocabSize() const { return wordpiece_ ? wordpiece_->vocab_size() : bpe_.vocab_size(); }
 
-const std::string& Tokenizer::ModelIdToToken(int32_t id) const {
+std::string_view Tokenizer::ModelIdToToken(int32_t id) const {
   return wordpiece_ ? wordpiece_->IdToToken(id) : bpe_.IdToToken(id);
 }
 
 void Tokenizer::BuildTokenBytes() {
   int32_t size = ModelVocabSize();
   for (const auto& a : added_) size = std::max(size, a.id + 1);
-  token_bytes_.assign(size, "");
+  // Packed in id order: an added token's content replaces the model's string for its id
+  // (the last added token of an id wins).
+  std::vector<int32_t> added_at(size, -1);
+  for (size_t i = 0; i < added_.size(); ++i) added_at[added_[i].id] = static_cast<int32_t>(i);
+  token_bytes_ = PackedStrings();
   special_.assign(size, false);
-  for (int32_t id = 0; id < ModelVocabSize(); ++id) {
-    const std::string& token = ModelIdToToken(id);
-    std::string bytes;
+  std::string bytes;
+  for (int32_t id = 0; id < size; ++id) {
+    bytes.clear();
+    if (added_at[id] >= 0) {
+      const AddedToken& a = added_[added_at[id]];
+      if (decode_wordpiece_) bytes = " ";
+      bytes += a.content;
+      special_[id] = a.special;
+      token_bytes_.Append(bytes);
+      continue;
+    }
+    if (id >= ModelVocabSize()) {
+      token_bytes_.Append("");
+      continue;
+    }
+    const std::string_view token = ModelIdToToken(id);
     if (decode_wordpiece_) {
       if (!decode_wordpiece_prefix_.empty() && token.starts_with(decode_wordpiece_prefix_)) {
         bytes = token.substr(decode_wordpiece_prefix_.size());
       } else {
-        bytes = " " + token;
+        bytes.assign(" ").append(token);
       }
     } else if (decode_byte_level_) {
       for (char32_t c : DecodeUtf8(token)) {
@@ -281,12 +303,9 @@ void Tokenizer::BuildTokenBytes() {
         bytes = std::move(out);
       }
     }
-    token_bytes_[id] = std::move(bytes);
+    token_bytes_.Append(bytes);
   }
-  for (const auto& a : added_) {
-    token_bytes_[a.id] = decode_wordpiece_ ? " " + a.content : a.content;
-    special_[a.id] = a.special;
-  }
+  token_bytes_.ShrinkToFit();
 }
 
 absl::Status Tokenizer::ParseTokenizerConfig(std::string_view text) {

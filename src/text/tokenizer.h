@@ -54,6 +54,7 @@
 #include "absl/status/statusor.h"
 #include "text/bpe_model.h"
 #include "text/normalizer.h"
+#include "text/packed_strings.h"
 #include "text/pre_tokenizer.h"
 #include "text/wordpiece_model.h"
 
@@ -155,7 +156,7 @@ class Tokenizer {
   bool ReachesBudget(size_t bytes, size_t ids, size_t stop_at) const;
   void SpecialTokens(std::vector<int32_t>& prefix, std::vector<int32_t>& suffix) const;
   int32_t ModelVocabSize() const;
-  const std::string& ModelIdToToken(int32_t id) const;
+  std::string_view ModelIdToToken(int32_t id) const;
 
   BpeModel bpe_;                            // unless wordpiece_
   std::optional<WordPieceModel> wordpiece_;  // model type WordPiece
@@ -180,7 +181,7 @@ class Tokenizer {
   bool decode_wordpiece_cleanup_ = false;
   std::string decode_wordpiece_prefix_;
   std::vector<std::pair<std::string, std::string>> decode_replacements_;
-  std::vector<std::string> token_bytes_;
+  PackedStrings token_bytes_;  // per id: the bytes it decodes to
   std::vector<bool> special_;
   // Special-token facts.
   std::optional<int32_t> bos_id_;
