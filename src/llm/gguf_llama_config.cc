@@ -94,13 +94,13 @@ absl::StatusOr<std::vector<double>> ReadRopeFactors(const gguf::GgufTensor& t, i
 //    kept. cos/sin are scaled by <arch>.rope.scaling.attn_factor, or as Hugging Face derives
 //    it: sqrt(1 + ln(s) / ln(original)) for s = context_length / original > 1, else 1.
 absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, LlamaConfig& c) {
-  const gguf::GgufTensor* freqs = file.FindTensor("rope_freqs.weight");
-  const gguf::GgufTensor* short_factors = file.FindTensor("rope_factors_short.weight");
-  const gguf::GgufTensor* long_factors = file.FindTensor("rope_factors_long.weight");
+  const gguf::GgufTensor* freqs = file.FindTensor(kRopeFreqsTensor);
+  const gguf::GgufTensor* short_factors = file.FindTensor(kRopeFactorsShortTensor);
+  const gguf::GgufTensor* long_factors = file.FindTensor(kRopeFactorsLongTensor);
   const int64_t half = c.head_dim / 2;
   RopeScaling& s = c.rope_scaling;
   if (freqs != nullptr && (short_factors != nullptr || long_factors != nullptr)) {
-    return k.Error(StrCat("tensor 'rope_freqs.weight' and tensor '",
+    return k.Error(StrCat("tensor '", kRopeFreqsTensor, "' and tensor '",
                           short_factors != nullptr ? short_factors->name : long_factors->name,
                           "' both give per-frequency rope factors (one set only)"));
   }
@@ -121,7 +121,7 @@ absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, Ll
     return frequencies_finite(*freqs);
   } else if (short_factors != nullptr || long_factors != nullptr) {
     if (short_factors == nullptr || long_factors == nullptr) {
-      return k.Error(StrCat("tensor '", short_factors == nullptr ? "rope_factors_short.weight" : "rope_factors_long.weight",
+      return k.Error(StrCat("tensor '", short_factors == nullptr ? kRopeFactorsShortTensor : kRopeFactorsLongTensor,
                             "' is missing (Phi-3's longrope needs both rope_factors_short and rope_factors_long)"));
     }
     if (!s.type.empty()) {
@@ -135,7 +135,7 @@ absl::Status ReadRopeFactorTensors(const gguf::GgufFile& file, const Keys& k, Ll
                      k.PositiveOr("rope.scaling.original_context_length", kMaxWidth, c.max_position_embeddings));
     const double original = static_cast<double>(s.original_max_position_embeddings);
     s.factor = static_cast<double>(c.max_position_embeddings) / original;
-    const double derived = s.factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(s.factor) / std::log(original));
+    const double derived = LongRopeAttentionFactor(s.factor, original);
     ASSIGN_OR_RETURN(s.attention_factor, k.FloatOr("rope.scaling.attn_factor", derived));
     if (!std::isfinite(s.attention_factor) || !(s.attention_factor > 0)) {  // derived: an original length of 1
       return k.Error(StrCat("the rope attention factor ('", k.Name("rope.scaling.attn_factor"),
@@ -180,7 +180,7 @@ absl::Status ReadYarn(const Keys& k, LlamaConfig& c) {
   s.beta_slow = 1.0;
   s.truncate = true;
   ASSIGN_OR_RETURN(const double attn_factor, k.FloatOr("rope.scaling.attn_factor", 1.0));
-  s.attention_factor = attn_factor * (s.factor <= 1.0 ? 1.0 : 0.1 * std::log(s.factor) + 1.0);
+  s.attention_factor = attn_factor * YarnAttentionFactor(s.factor);
   if (!std::isfinite(s.attention_factor) || !(s.attention_factor > 0)) {
     return k.Error(StrCat("'", k.Name("rope.scaling.attn_factor"), "' ", attn_factor,
                           " gives yarn an attention factor of ", s.attention_factor, "; it must be finite and > 0"));
@@ -288,7 +288,7 @@ absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const gguf::GgufFile& file) {
   if (c.rope_scaling.type == "yarn") {
     // Not with per-frequency factor tensors: llama.cpp multiplies them in, Hugging Face's
     // yarn has no such factors, and no reference defines the combination.
-    for (const char* t : {"rope_freqs.weight", "rope_factors_short.weight", "rope_factors_long.weight"}) {
+    for (std::string_view t : {kRopeFreqsTensor, kRopeFactorsShortTensor, kRopeFactorsLongTensor}) {
       if (file.FindTensor(t) != nullptr) {
         return k.Error(StrCat("tensor '", t, "' cannot be combined with '", k.Name("rope.scaling.type"), "' yarn"));
       }

@@ -56,8 +56,7 @@ absl::Status ParseLongRope(const rapidjson::Value& doc, const rapidjson::Value& 
   if (auto a = GetDouble(rs, "attention_factor")) {
     s.attention_factor = *a;
   } else {
-    s.attention_factor =
-        factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(*original)));
+    s.attention_factor = LongRopeAttentionFactor(factor, static_cast<double>(*original));
   }
   return absl::OkStatus();
 }
@@ -86,15 +85,14 @@ absl::Status ParseYarn(const rapidjson::Value& rs, LlamaConfig& config) {
     return absl::InvalidArgumentError(
         "config.json: rope_scaling yarn needs a positive original_max_position_embeddings, beta_fast and beta_slow");
   }
-  auto mscale_of = [&](double m) { return s.factor <= 1.0 ? 1.0 : 0.1 * m * std::log(s.factor) + 1.0; };
   const std::optional<double> mscale = GetDouble(rs, "mscale");
   const std::optional<double> mscale_all_dim = GetDouble(rs, "mscale_all_dim");
   if (auto a = GetDouble(rs, "attention_factor")) {
     s.attention_factor = *a;
   } else if (mscale && *mscale != 0 && mscale_all_dim && *mscale_all_dim != 0) {
-    s.attention_factor = mscale_of(*mscale) / mscale_of(*mscale_all_dim);
+    s.attention_factor = YarnAttentionFactor(s.factor, *mscale) / YarnAttentionFactor(s.factor, *mscale_all_dim);
   } else {
-    s.attention_factor = mscale_of(1.0);
+    s.attention_factor = YarnAttentionFactor(s.factor);
   }
   if (!std::isfinite(s.attention_factor) || !(s.attention_factor > 0)) {
     return absl::InvalidArgumentError(
@@ -252,6 +250,14 @@ absl::Status ParseLayerWindows(const rapidjson::Value& doc, LlamaConfig& c) {
 }
 
 }  // namespace
+
+double YarnAttentionFactor(double factor, double mscale) {
+  return factor <= 1.0 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0;
+}
+
+double LongRopeAttentionFactor(double factor, double original_length) {
+  return factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(original_length));
+}
 
 absl::StatusOr<LlamaConfig> LlamaConfig::Parse(std::string_view text) {
   rapidjson::Document doc;

@@ -56,6 +56,14 @@ struct RopeScaling {
   int64_t original_max_position_embeddings = 8192;
 };
 
+// The attention factors a config may leave out, derived from the scaling factor (1 where
+// it does not stretch the context, factor <= 1). One spelling for config.json, GGUF and
+// convert, so the three read and write the same value.
+// YaRN: 0.1 · mscale · ln factor + 1.
+double YarnAttentionFactor(double factor, double mscale = 1.0);
+// longrope (Phi-3): sqrt(1 + ln factor / ln original_length).
+double LongRopeAttentionFactor(double factor, double original_length);
+
 // The MLP's gate activation: silu (SwiGLU) or gelu_pytorch_tanh (GeGLU).
 enum class MlpActivation { kSilu, kGeluTanh };
 

@@ -106,7 +106,7 @@ absl::Status AddArchitectureKeys(const LlamaConfig& c, std::string_view name, Gg
     w.AddFloat32(key("rope.scaling.factor"), static_cast<float>(yarn.factor));
     w.AddUint32(key("rope.scaling.original_context_length"),
                 static_cast<uint32_t>(yarn.original_max_position_embeddings));
-    const double derived = yarn.factor <= 1.0 ? 1.0 : 0.1 * std::log(yarn.factor) + 1.0;
+    const double derived = YarnAttentionFactor(yarn.factor);
     if (std::abs(yarn.attention_factor - derived) > 1e-6 * derived) {
       w.AddFloat32(key("rope.scaling.attn_factor"), static_cast<float>(yarn.attention_factor / derived));
     }

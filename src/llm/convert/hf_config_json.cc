@@ -75,8 +75,7 @@ std::string HfConfigJson(const LlamaConfig& c, WeightType dtype) {
     // Hugging Face derives it from the lengths; stated only where it differs.
     const double s = static_cast<double>(c.max_position_embeddings) /
                      static_cast<double>(rs.original_max_position_embeddings);
-    const double derived =
-        s <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(s) / std::log(static_cast<double>(rs.original_max_position_embeddings)));
+    const double derived = LongRopeAttentionFactor(s, static_cast<double>(rs.original_max_position_embeddings));
     if (std::abs(rs.attention_factor - derived) > 1e-6 * derived) number("attention_factor", rs.attention_factor);
     w.EndObject();
     integer("original_max_position_embeddings", rs.original_max_position_embeddings);
