@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "gguf/gguf_file.h"
@@ -33,6 +34,12 @@ namespace infera::llm {
 // or a named file that is missing, is an InvalidArgument naming them.
 absl::StatusOr<std::optional<std::filesystem::path>> FindGgufModelFile(const std::filesystem::path& version_dir,
                                                                         const std::string& default_model_filename);
+
+// The per-frequency rope factor tensors, llama.cpp's names: rope_freqs (Llama 3.1's
+// llama3 scaling) and Phi-3's longrope short / long factors.
+inline constexpr std::string_view kRopeFreqsTensor = "rope_freqs.weight";
+inline constexpr std::string_view kRopeFactorsShortTensor = "rope_factors_short.weight";
+inline constexpr std::string_view kRopeFactorsLongTensor = "rope_factors_long.weight";
 
 // The architecture of `file`. Errors name the file and the key.
 absl::StatusOr<LlamaConfig> LlamaConfigFromGguf(const gguf::GgufFile& file);

@@ -69,15 +69,16 @@ absl::StatusOr<ConversionSummary> GgufToSafetensors(const ConversionOptions& o) 
   // Per-frequency rope divisors: config.json can say longrope's factor lists exactly, but
   // no rope_scaling form reproduces arbitrary divisors (llama3's four parameters do not
   // follow from them).
-  if (file->FindTensor("rope_freqs.weight") != nullptr) {
-    return absl::InvalidArgumentError(StrCat(file->where(), ": tensor 'rope_freqs.weight' (per-frequency rope divisors) "
-                                                            "has no config.json form; it cannot be converted to safetensors"));
+  if (file->FindTensor(kRopeFreqsTensor) != nullptr) {
+    return absl::InvalidArgumentError(StrCat(file->where(), ": tensor '", kRopeFreqsTensor,
+                                             "' (per-frequency rope divisors) has no config.json form; it cannot be "
+                                             "converted to safetensors"));
   }
   std::vector<Planned> plan;
   std::set<std::string> mapped;
   if (c.rope_scaling.type == "longrope") {  // config.json's short_factor / long_factor
-    mapped.insert("rope_factors_short.weight");
-    mapped.insert("rope_factors_long.weight");
+    mapped.insert(std::string(kRopeFactorsShortTensor));
+    mapped.insert(std::string(kRopeFactorsLongTensor));
   }
   std::map<std::string, int> dequantised;  // quantised type -> tensors
   std::set<quant::BlockType> matrix_types;

@@ -1,6 +1,9 @@
 #include "llm/convert/rope_factor_tensors.h"
 
 #include <cmath>
+#include <string>
+
+#include "llm/gguf_llama_config.h"
 
 namespace infera::llm::convert {
 namespace {
@@ -37,12 +40,12 @@ std::vector<double> Llama3FrequencyDivisors(const LlamaConfig& c) {
 
 std::vector<RopeFactorTensor> RopeFactorTensors(const LlamaConfig& c) {
   const RopeScaling& s = c.rope_scaling;
-  if (s.type == "llama3") return {{"rope_freqs.weight", AsFloats(Llama3FrequencyDivisors(c))}};
+  if (s.type == "llama3") return {{std::string(kRopeFreqsTensor), AsFloats(Llama3FrequencyDivisors(c))}};
   if (s.type == "longrope") {
-    return {{"rope_factors_long.weight", AsFloats(s.long_factor)},
-            {"rope_factors_short.weight", AsFloats(s.frequency_divisors)}};
+    return {{std::string(kRopeFactorsLongTensor), AsFloats(s.long_factor)},
+            {std::string(kRopeFactorsShortTensor), AsFloats(s.frequency_divisors)}};
   }
-  if (!s.frequency_divisors.empty()) return {{"rope_freqs.weight", AsFloats(s.frequency_divisors)}};
+  if (!s.frequency_divisors.empty()) return {{std::string(kRopeFreqsTensor), AsFloats(s.frequency_divisors)}};
   return {};
 }
 
