@@ -105,6 +105,11 @@ int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type) {
   }
 }
 
+bool ComputesBlockSums(BlockKernel kernel, BlockType type) {
+  if (kernel == BlockKernel::kReference) return IsQuantized(type);
+  return BlockSumsMinRows(kernel, type) != std::numeric_limits<int64_t>::max();
+}
+
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m) {
   return m >= BlockSumsMinRows(kernel, type) ? BlockPath::kBlockSums : BlockPath::kLanes;
 }
@@ -238,10 +243,7 @@ std::optional<QuantizedActivations> QuantizeActivations(const float* x, int64_t 
     problem = std::string("kernel ") + BlockKernelName(kernel) + " is not supported by this CPU";
   }
   const BlockPath path = forced_path.value_or(BlockPathFor(kernel, type, m));
-  const bool computes_block_sums =
-      IsQuantized(type) && (kernel == BlockKernel::kAmx || kernel == BlockKernel::kReference ||
-                            (kernel == BlockKernel::kAvx512Vnni && ColumnsKernelMinRows(kernel, type) > 0));
-  if (problem.empty() && path == BlockPath::kBlockSums && !computes_block_sums) {
+  if (problem.empty() && path == BlockPath::kBlockSums && !ComputesBlockSums(kernel, type)) {
     problem = std::string("the block-sums path needs a quantised type and the amx or reference kernel (avx512vnni: "
                           "Q8_0, Q4_0, Q4_K, Q6_K), got ") +
               Name(type) + " and " + BlockKernelName(kernel);

@@ -133,6 +133,10 @@ int64_t ColumnsKernelMinRows(BlockKernel kernel, BlockType type);
 int64_t BlockSumsMinRows(BlockKernel kernel, BlockType type);
 // kBlockSums iff m ≥ BlockSumsMinRows(kernel, type).
 BlockPath BlockPathFor(BlockKernel kernel, BlockType type, int64_t m);
+// Whether `kernel` computes `type` by the block-sums path at all (chosen at some M, or
+// forced): kReference for every quantised type, the others where BlockSumsMinRows is
+// finite.
+bool ComputesBlockSums(BlockKernel kernel, BlockType type);
 
 // A read-only view of a GGUF matrix: n rows of k elements of one type, rows contiguous.
 class BlockMatrix {

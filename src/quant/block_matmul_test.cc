@@ -166,10 +166,13 @@ TEST_P(BlockSumsTest, EqualsReferenceBitForBit) {
   uint32_t seed = 100;
   for (BlockType type : kAllTypes) {
     const int64_t columns = ColumnsKernelMinRows(kernel, type);  // the AVX-512 columns kernel from there
+    EXPECT_TRUE(ComputesBlockSums(BlockKernel::kReference, type) == IsQuantized(type)) << Name(type);
     if (!IsQuantized(type) || (kernel == BlockKernel::kAvx512Vnni && columns == 0)) {
       for (int64_t m : {1, 3, 16, 512}) EXPECT_EQ(BlockPathFor(kernel, type, m), BlockPath::kLanes) << Name(type);
+      EXPECT_FALSE(ComputesBlockSums(kernel, type)) << Name(type);
       continue;
     }
+    EXPECT_TRUE(ComputesBlockSums(kernel, type)) << Name(type);
     EXPECT_EQ(BlockPathFor(kernel, type, 1), BlockPath::kLanes);
     if (columns > 0) {
       EXPECT_EQ(BlockPathFor(kernel, type, columns - 1), BlockPath::kLanes) << Name(type);
