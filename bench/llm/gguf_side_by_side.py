@@ -6,7 +6,9 @@
         [--infera build/infera] [--rounds 3] [--out results.json]
 
 Engines: llamacpp (its defaults: the file memory-mapped), llamacpp-no-mmap (the same with
---no-mmap: weights read into its own buffers) and infera (its default: the file copied
+--no-mmap: weights read into its own buffers), llamacpp-fa (the defaults plus --flash-attn:
+attention without the [positions x tokens x heads] f32 score matrix a prompt batch
+otherwise allocates) and infera (its default: the file copied
 onto huge pages; docs/gguf.md, "Weights in memory").
 
 For each file and engine, one server at a time on 127.0.0.1 (an ephemeral port):
@@ -22,6 +24,11 @@ After the server is up and has answered --warmup requests, each round measures
       received / wall time of the round's requests
   TTFT: one 512-token prompt at a time, max_tokens 1 ... time to the first streamed token
   RSS: VmRSS of the server process (/proc/PID/status) after the round, and VmHWM at the end.
+With --fill-cache, after the rounds: SLOTS concurrent requests of CTX - 72 prompt ids and
+64 tokens each, so every sequence reaches CTX - 8 positions and together they fill the
+whole KV cache (infera given llama.cpp's budget with --infera-kv-bytes: SLOTS x CTX
+positions), then VmRSS again (rss_full_mib): RSS at equal context with the cache in use,
+not just reserved.
 Reported: the median over rounds of each figure, per engine, and infera / llama.cpp ratios
 (TTFT and RSS: lower is better, so the ratio target is < 1). JSON to --out (and stdout),
 a markdown table to stdout. Prompts are token ids (no tokenizer in the loop), the same ids
@@ -151,6 +158,8 @@ class Server:
                    "--host", "127.0.0.1", "--port", str(self.port), "--alias", self.model]
             if self.engine == "llamacpp-no-mmap":
                 cmd.append("--no-mmap")  # weights read into its own buffers, as infera's default copy
+            if self.engine == "llamacpp-fa":
+                cmd.append("--flash-attn")
         else:
             repo = os.path.join(self.workdir, "repo")
             version = os.path.join(repo, self.model, "1")
@@ -247,21 +256,30 @@ def measure(server, args, vocab):
         print(f"  {server.engine} round {r}: " + json.dumps({k: round(v, 2) for k, v in row.items()}),
               file=sys.stderr, flush=True)
     out = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    if args.fill_cache:
+        res = run(prompts(args.slots, args.ctx - 72, vocab, 7000), args.slots, 64)
+        out["rss_full_mib"] = proc_kb(server.proc.pid, "VmRSS") / 1024
+        out["fill_tokens"] = res["tokens"]
+        print(f"  {server.engine} full cache: VmRSS {out['rss_full_mib']:.1f} MiB", file=sys.stderr, flush=True)
     out["hwm_mib"] = proc_kb(server.proc.pid, "VmHWM") / 1024
     out["rounds"] = rounds
     return out
 
 
 ROWS = [("c1_tok_s", "output tok/s, C=1", False), ("c8_tok_s", "output tok/s, C=8", False),
-        ("ttft_512_ms", "TTFT, 512-token prompt (ms)", True), ("rss_mib", "RSS after warm-up (MiB)", True)]
+        ("ttft_512_ms", "TTFT, 512-token prompt (ms)", True), ("rss_mib", "RSS after warm-up (MiB)", True),
+        ("rss_full_mib", "RSS with the KV cache full (MiB, --fill-cache)", True)]
+
+
+VARIANTS = [("llamacpp-no-mmap", "--no-mmap"), ("llamacpp-fa", "--flash-attn")]
 
 
 def markdown(results):
-    no_mmap = any("llamacpp-no-mmap" in engines for engines in results.values())
+    variants = [(e, flag) for e, flag in VARIANTS if any(e in engines for engines in results.values())]
     header = "| file | figure | llama.cpp | infera | infera / llama.cpp |"
     rule = "|---|---|---:|---:|---:|"
-    if no_mmap:
-        header += " llama.cpp --no-mmap | infera / llama.cpp --no-mmap |"
+    for _, flag in variants:
+        header += f" llama.cpp {flag} | infera / llama.cpp {flag} |"
         rule += "---:|---:|"
     lines = [header, rule]
     fmt = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731
@@ -270,8 +288,8 @@ def markdown(results):
             l, i = (engines.get("llamacpp") or {}).get(key), (engines.get("infera") or {}).get(key)
             ratio = f"{i / l:.2f}" if l and i else "—"
             line = f"| {name} | {label} | {fmt(l)} | {fmt(i)} | {ratio} |"
-            if no_mmap:
-                n = (engines.get("llamacpp-no-mmap") or {}).get(key)
+            for e, _ in variants:
+                n = (engines.get(e) or {}).get(key)
                 line += f" {fmt(n)} | {f'{i / n:.2f}' if n and i else '—'} |"
             lines.append(line)
     return "\n".join(lines)
@@ -298,14 +316,17 @@ def main():
     p.add_argument("--vocab", type=int, default=128256, help="prompt ids are drawn below this")
     p.add_argument("--timeout", type=float, default=1200)
     p.add_argument("--load-timeout", type=float, default=300)
+    p.add_argument("--fill-cache", action="store_true",
+                   help="after the rounds, fill every KV position (SLOTS x CTX) and report VmRSS")
     p.add_argument("--out")
     args = p.parse_args()
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     for e in engines:
-        if e not in ("llamacpp", "llamacpp-no-mmap", "infera"):
-            sys.exit(f"unknown engine {e!r} (llamacpp, llamacpp-no-mmap, infera)")
+        if e not in ("llamacpp", "llamacpp-no-mmap", "llamacpp-fa", "infera"):
+            sys.exit(f"unknown engine {e!r} (llamacpp, llamacpp-no-mmap, llamacpp-fa, infera)")
     args.infera = os.path.abspath(args.infera)
-    binaries = {"llamacpp": args.llama_server, "llamacpp-no-mmap": args.llama_server, "infera": args.infera}
+    binaries = {"llamacpp": args.llama_server, "llamacpp-no-mmap": args.llama_server, "llamacpp-fa": args.llama_server,
+                "infera": args.infera}
     for e in engines:
         if not os.access(binaries[e], os.X_OK):
             sys.exit(f"{e}: {binaries[e]} is not an executable (--llama-server / --infera)")
