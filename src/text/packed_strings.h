@@ -6,7 +6,8 @@
 // plus a heap block for every one longer than 15 bytes, about 7 MB where the bytes
 // themselves are about 1 MB. Packed, a string costs its bytes and 8.
 //
-// Thread-safe for concurrent reads once built; views stay valid until the next Append.
+// Thread-safe for concurrent reads once built; views stay valid until the next Append or
+// ShrinkToFit.
 #ifndef INFERA_TEXT_PACKED_STRINGS_H_
 #define INFERA_TEXT_PACKED_STRINGS_H_
 

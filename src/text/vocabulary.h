@@ -39,7 +39,8 @@ class Vocabulary {
 
   // InvalidArgument naming the token for an id outside [0, kMaxId].
   absl::Status Add(std::string_view token, int32_t id);
-  // Frees the builder's slack; call once every entry is added.
+  // Frees the builder's slack; call once every entry is added (it invalidates the views
+  // Token() returned before).
   void Finish();
 
   std::optional<int32_t> Find(std::string_view token) const;
