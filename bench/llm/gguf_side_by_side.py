@@ -156,10 +156,8 @@ class Server:
             cmd = [a.llama_server, "-m", self.gguf, "-t", str(a.threads), "-tb", str(a.threads),
                    "-c", str(a.slots * a.ctx), "--parallel", str(a.slots), "-ngl", "0",
                    "--host", "127.0.0.1", "--port", str(self.port), "--alias", self.model]
-            if self.engine == "llamacpp-no-mmap":
-                cmd.append("--no-mmap")  # weights read into its own buffers, as infera's default copy
-            if self.engine == "llamacpp-fa":
-                cmd.append("--flash-attn")
+            # --no-mmap: weights read into its own buffers, as infera's default copy
+            cmd += [flag for e, flag in VARIANTS if e == self.engine]
         else:
             repo = os.path.join(self.workdir, "repo")
             version = os.path.join(repo, self.model, "1")
@@ -271,7 +269,8 @@ ROWS = [("c1_tok_s", "output tok/s, C=1", False), ("c8_tok_s", "output tok/s, C=
         ("rss_full_mib", "RSS with the KV cache full (MiB, --fill-cache)", True)]
 
 
-VARIANTS = [("llamacpp-no-mmap", "--no-mmap"), ("llamacpp-fa", "--flash-attn")]
+VARIANTS = [("llamacpp-no-mmap", "--no-mmap"), ("llamacpp-fa", "--flash-attn")]  # llama-server with one flag more
+ENGINES = ("llamacpp",) + tuple(e for e, _ in VARIANTS) + ("infera",)
 
 
 def markdown(results):
@@ -322,11 +321,10 @@ def main():
     args = p.parse_args()
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     for e in engines:
-        if e not in ("llamacpp", "llamacpp-no-mmap", "llamacpp-fa", "infera"):
-            sys.exit(f"unknown engine {e!r} (llamacpp, llamacpp-no-mmap, llamacpp-fa, infera)")
+        if e not in ENGINES:
+            sys.exit(f"unknown engine {e!r} ({', '.join(ENGINES)})")
     args.infera = os.path.abspath(args.infera)
-    binaries = {"llamacpp": args.llama_server, "llamacpp-no-mmap": args.llama_server, "llamacpp-fa": args.llama_server,
-                "infera": args.infera}
+    binaries = {e: args.infera if e == "infera" else args.llama_server for e in ENGINES}
     for e in engines:
         if not os.access(binaries[e], os.X_OK):
             sys.exit(f"{e}: {binaries[e]} is not an executable (--llama-server / --infera)")
