@@ -35,8 +35,8 @@ demo-models: deps
 run: build demo-models
 	@scripts/run_demo.sh $(BUILD_DIR)/infera $(DEMO_REPO)
 
-# Every test: the hardening stages (scripts/hardening_checks.sh, docs/reliability.md: a gcc
-# ASan+UBSan build; each fuzz target for FUZZ_SMOKE_SECONDS; TSan on the scheduler, LLM
+# Every test: the hardening stages (scripts/hardening_checks.sh, docs/reliability.md: a clang
+# ASan+UBSan build, fuzz targets included; each fuzz target for FUZZ_SMOKE_SECONDS; TSan on the scheduler, LLM
 # engine, HTTP server, console and OpenAI tests; clang's thread-safety analysis of every
 # translation unit; the unit and the main integration tests under ASan), then the tools'
 # unit tests, the black-box integration tests against the release binary and the offline
@@ -45,10 +45,12 @@ run: build demo-models
 # builds the image: well over 10 minutes cold on 2 cores) is `make container-test`.
 HARDENING ?= 1
 FUZZ_SMOKE_SECONDS ?= 5
-# The unit tests of the client-side tools (load generator, analyze, diagnose) run in the
-# release build only; every other unit test runs under ASan+UBSan in the hardening stages
-# and is not built or run a second time in the release build (docs/reliability.md).
-RELEASE_ONLY_UNIT := bench_test|analyze_test|diagnose_command_test
+# The unit tests of the client-side tools (load generator, analyze, diagnose) and of the
+# packed projections' kernels (whose rounding contract is a property of the release
+# compiler's code generation: src/llm/CMakeLists.txt) run in the release build only; every
+# other unit test runs under ASan+UBSan in the hardening stages and is not built or run a
+# second time in the release build (docs/reliability.md).
+RELEASE_ONLY_UNIT := bench_test|analyze_test|diagnose_command_test|packed_matmul_test
 # The release run's integration suites run TEST_JOBS at a time (default: the CPUs). Each
 # starts its own servers on ephemeral loopback ports and temporary repositories, so they
 # are independent; on the 2-core CI machine two at once take about half the wall time
@@ -80,7 +82,7 @@ container-test: build demo-models
 	  ctest --output-on-failure -L container $(CTEST_ARGS)
 
 # Each libFuzzer target (fuzz/) for FUZZ_SECONDS on its corpus; findings are left in
-# build-fuzz/fuzz-artifacts/ (docs/reliability.md).
+# build-asan/fuzz-artifacts/ (docs/reliability.md).
 FUZZ_SECONDS ?= 300
 fuzz: deps
 	@scripts/hardening_checks.sh fuzz-build

@@ -1,7 +1,7 @@
 # Hardening build modes (docs/reliability.md). Everything here is off in the default
 # build, which stays the gcc Release build every figure in docs/benchmarks.md comes from.
 #
-#   -DINFERA_SANITIZE=address,undefined   ASan + UBSan; gcc or clang
+#   -DINFERA_SANITIZE=address,undefined   ASan + UBSan; gcc or clang (make test: clang)
 #   -DINFERA_SANITIZE=thread              TSan (absl::Mutex made visible to it, cmake/tsan/)
 #   -DINFERA_FUZZ=ON                      libFuzzer targets in fuzz/: clang, with
 #                                         INFERA_SANITIZE=address,undefined

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer targets of build-fuzz/fuzz (built by scripts/hardening_checks.sh fuzz-build,
+# Runs the libFuzzer targets of build-asan/fuzz (built by scripts/hardening_checks.sh fuzz-build,
 # or `make fuzz`) for a bounded time each, on their seed corpora (fuzz/corpus/<target>/).
 #
 #   scripts/fuzz.sh [seconds-per-target] [target...]     default: 300 s, every target
@@ -8,15 +8,15 @@
 # single-threaded, so on a 2-core CI machine two at once halve the stage's wall time
 # without shortening any target's own time budget.
 #
-# New inputs go to build-fuzz/fuzz-work/<target>/ (the committed corpus is only read);
+# New inputs go to build-asan/fuzz-work/<target>/ (the committed corpus is only read);
 # a crash, leak, timeout or sanitizer report stops that target, leaves the input in
-# build-fuzz/fuzz-artifacts/ and makes the script exit non-zero after the other targets.
+# build-asan/fuzz-artifacts/ and makes the script exit non-zero after the other targets.
 # Prints each target's total executions and executions per second.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${1:-300}
 shift || true
-BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
+BUILD=${FUZZ_BUILD_DIR:-build-asan}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=()

@@ -2,22 +2,28 @@
 # The hardening stages of `make test` (docs/reliability.md), each in its own build
 # directory next to the release build:
 #
-#   asan-build  build-asan: gcc, -fsanitize=address,undefined: infera and the unit tests but
-#               the tools' (ASAN_SKIP_UNIT). gcc because LibTorch 1.13's headers do not
-#               compile with clang in C++20 mode.
-#   fuzz-build  build-fuzz: clang, -fsanitize=fuzzer,address,undefined, the fuzz targets.
+#   asan-build  build-asan: clang, -fsanitize=address,undefined plus libFuzzer's coverage
+#               instrumentation (-fsanitize=fuzzer-no-link): infera, the unit tests but the
+#               tools' (ASAN_SKIP_UNIT) and the fuzz targets, from one set of objects. The
+#               units that include LibTorch's headers are compiled by gcc with the same
+#               sanitizers (cmake/LibTorchUnits.cmake: LibTorch 1.13's headers do not
+#               compile with clang in C++20 mode).
 #   fuzz        every fuzz target for FUZZ_SECONDS (default 20) on its seed corpus
 #               (scripts/fuzz.sh).
 #   tsan        build-tsan: clang, -fsanitize=thread; the scheduler, LLM engine, HTTP
 #               server, console and OpenAI unit tests.
 #   tsa         clang's thread-safety analysis (-Wthread-safety -Werror=thread-safety,
 #               syntax only) over the translation units of build-asan that the clang
-#               builds above did not already compile with those flags
-#               (scripts/thread_safety_check.py); needs asan-build's generated headers.
+#               builds above did not already compile with those flags: the tools' and
+#               benchmarks' (scripts/thread_safety_check.py); needs asan-build's
+#               generated headers.
 #   asan-test   the unit tests and the integration suites in ASAN_INTEGRATION against
 #               build-asan (its infera binary), JOBS at a time.
 #
 #   scripts/hardening_checks.sh [stage...]   default: every stage, in the order above
+#
+# One more stage, not in the default list: fuzz-build builds only the fuzz targets of
+# build-asan (`make fuzz`).
 #
 # Each stage prints its wall time; the script stops at the first failing stage and exits
 # non-zero. DEMO_REPO (default demo-models) must exist for the integration suites.
@@ -34,8 +40,10 @@ ASAN_INTEGRATION=${ASAN_INTEGRATION:-integration_kserve_http|integration_grpc|in
 # Unit tests of the client-side tools (the load generator, analyze, diagnose): run in the
 # release build only. Their code is in the ASan build (infera's subcommands) and the
 # integration suites drive it; their test executables would add ~20 sanitized
-# compilations and cover no server code.
-ASAN_SKIP_UNIT=${ASAN_SKIP_UNIT:-bench_test|analyze_test|diagnose_command_test}
+# compilations and cover no server code. And packed_matmul_test: the rounding contract of
+# the packed projections' AVX2 clone is a property of gcc's code generation, the release
+# build's (src/llm/CMakeLists.txt).
+ASAN_SKIP_UNIT=${ASAN_SKIP_UNIT:-bench_test|analyze_test|diagnose_command_test|packed_matmul_test}
 CCACHE=$(command -v ccache || true)
 PYTHON=${PYTHON:-/usr/bin/python3}
 # Sanitized objects carry line tables only, so the build directory need not be part of
@@ -61,34 +69,40 @@ configure() {  # dir, extra cmake args...
 }
 FUZZ_TARGETS=$(sed -n 's/^infera_fuzz_target(\([a-z_]*\).*/\1/p' fuzz/CMakeLists.txt)
 
+configure_asan() {
+  configure build-asan -DCMAKE_CXX_COMPILER=clang++ -DINFERA_SANITIZE=address,undefined -DINFERA_FUZZ=ON
+}
+
 stage_asan-build() {
-  configure build-asan -DCMAKE_CXX_COMPILER=g++ -DINFERA_SANITIZE=address,undefined
-  # Only what asan-test runs: infera (the integration suites) and the unit tests (their
-  # ctest names are their target names). The benchmarks and tools are not run sanitized;
-  # tsa still analyses their sources (it reads compile_commands.json, not objects).
+  configure_asan
+  # Only what asan-test and fuzz run: infera (the integration suites), the unit tests
+  # (their ctest names are their target names) and the fuzz targets. The benchmarks and
+  # tools are not run sanitized; tsa still analyses their sources (it reads
+  # compile_commands.json, not objects).
   local unit_tests
   unit_tests=$(cd build-asan && ctest -N -L unit -E "^($ASAN_SKIP_UNIT)\$" | sed -n 's/^ *Test *#[0-9]*: //p')
   [ -n "$unit_tests" ] || { echo "asan-build: ctest lists no unit test" >&2; exit 1; }
-  echo "== asan-build: infera and the unit tests (gcc, ASan+UBSan)"
+  echo "== asan-build: infera, the unit tests and the fuzz targets (clang, ASan+UBSan+coverage)"
   # shellcheck disable=SC2086  # one target per word
-  cmake --build build-asan -j "$JOBS" --target infera $unit_tests
+  cmake --build build-asan -j "$JOBS" --target infera $unit_tests $FUZZ_TARGETS
+}
+
+stage_fuzz-build() {
+  configure_asan
+  echo "== fuzz-build: the fuzz targets (clang, libFuzzer+ASan+UBSan)"
+  # shellcheck disable=SC2086  # one target per word
+  cmake --build build-asan -j "$JOBS" --target $FUZZ_TARGETS
 }
 
 stage_tsa() {
   echo "== tsa: clang -Wthread-safety -Werror=thread-safety on every translation unit"
-  # Units the clang builds (fuzz-build, tsan: -Werror=thread-safety) compiled as they are
+  # Units the clang builds (asan-build, tsan: -Werror=thread-safety) compiled as they are
   # now are not analysed twice: hence this stage runs after them.
-  "$PYTHON" scripts/thread_safety_check.py build-asan --jobs "$JOBS" --skip-built-in build-fuzz --skip-built-in build-tsan
-}
-
-stage_fuzz-build() {
-  configure build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DINFERA_SANITIZE=address,undefined -DINFERA_FUZZ=ON
-  echo "== fuzz-build: the fuzz targets (clang, libFuzzer+ASan+UBSan)"
-  cmake --build build-fuzz -j "$JOBS" --target $FUZZ_TARGETS
+  "$PYTHON" scripts/thread_safety_check.py build-asan --jobs "$JOBS" --skip-built-in build-asan --skip-built-in build-tsan
 }
 
 stage_fuzz() {
-  FUZZ_BUILD_DIR=build-fuzz scripts/fuzz.sh "$FUZZ_SECONDS"
+  FUZZ_BUILD_DIR=build-asan scripts/fuzz.sh "$FUZZ_SECONDS"
 }
 
 stage_tsan() {
@@ -109,7 +123,7 @@ stage_asan-test() {
 }
 
 stages=("$@")
-if [ ${#stages[@]} -eq 0 ]; then stages=(asan-build fuzz-build fuzz tsan tsa asan-test); fi
+if [ ${#stages[@]} -eq 0 ]; then stages=(asan-build fuzz tsan tsa asan-test); fi
 timings=()
 for stage in "${stages[@]}"; do
   start=$(date +%s)

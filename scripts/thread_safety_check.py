@@ -3,16 +3,18 @@
 
     scripts/thread_safety_check.py BUILD_DIR [--jobs N] [--skip-built-in CLANG_BUILD_DIR ...]
 
-Reads BUILD_DIR/compile_commands.json (any compiler; the hardening stages use the gcc
-ASan build's) and runs `clang++ -fsyntax-only -Wthread-safety -Werror=thread-safety` on
+Reads BUILD_DIR/compile_commands.json (any compiler; the hardening stages use the ASan
+build's) and runs `clang++ -fsyntax-only -Wthread-safety -Werror=thread-safety` on
 each translation unit with its own include paths and defines, gcc-only and code
 generation flags dropped. Exit status 1 and the diagnostics when any unit has a
 thread-safety error (or fails to parse).
 
-Units that a clang build (build-fuzz, build-tsan: clang with -Werror=thread-safety, see
-cmake/Hardening.cmake) has already compiled from the same sources are not analysed again
-(--skip-built-in): its up-to-date objects (every recorded dependency older than the
-object) are the same analysis. make test runs this stage after those builds.
+Units that a clang build (build-asan, build-fuzz, build-tsan: clang with
+-Werror=thread-safety, see cmake/Hardening.cmake) has already compiled from the same
+sources are not analysed again (--skip-built-in): its up-to-date objects (every recorded
+dependency older than the object) are the same analysis. The units such a build compiled
+with gcc (cmake/LibTorchUnits.cmake) do not count. make test runs this stage after those
+builds; what is left is the units of targets they do not build (tools, benchmarks).
 
 Units that cannot hold an annotation are not analysed: the analysis only reports on
 entities annotated with abseil's macros (ABSL_GUARDED_BY, ABSL_EXCLUSIVE_LOCKS_REQUIRED,
@@ -45,18 +47,23 @@ def clang_command(entry):
     args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
     if os.path.basename(args[0]) in ("ccache", "sccache"):
         args = args[1:]
-    out, skip = ["clang++"], False
+    out, skip = ["clang++"], 0
     for i, a in enumerate(args[1:], start=1):
         if skip:
-            skip = False
+            skip -= 1
             continue
         if a in ("-o", "-MF", "-MT", "-MQ"):
-            skip = True
+            skip = 1
             continue
-        # gcc's precompiled header of the unit tests (infera_unit_test): clang would try to
-        # read the .gch next to it and fail. The units include what they use themselves.
+        # The precompiled header of the unit tests (infera_unit_test), gcc's or clang's: built
+        # with the sanitizer flags this command drops, so clang would refuse it. The units
+        # include what they use themselves. gcc: -include <pch.hxx>; clang: -Xclang
+        # -include-pch -Xclang <pch> -Xclang -include -Xclang <pch.hxx>.
         if a == "-include" and i + 1 < len(args) and args[i + 1].endswith("cmake_pch.hxx"):
-            skip = True
+            skip = 1
+            continue
+        if a == "-Xclang" and i + 1 < len(args) and args[i + 1] in ("-include-pch", "-include"):
+            skip = 3
             continue
         if a == "-Winvalid-pch":
             continue
@@ -129,14 +136,31 @@ def objects_with_deps(build_dir):
     return objects
 
 
+GCC_LAUNCHER = "gcc_for_libtorch.sh"
+
+
+def objects_compiled_by_gcc(build_dir):
+    """Objects of a clang build that cmake/gcc_for_libtorch.sh compiled with gcc (the
+    LibTorch targets, cmake/LibTorchUnits.cmake): no analysis ran on them. compile_commands.json
+    does not show a compiler launcher; ninja's own expansion of each rule does."""
+    try:
+        out = subprocess.run(["ninja", "-C", build_dir, "-t", "compdb"], capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {object_of(e) for e in json.loads(out) if GCC_LAUNCHER in e.get("command", "")}
+
+
 def sources_built_in(build_dir):
     """Source files whose object in `build_dir` is up to date (older than none of its
-    recorded dependencies): that build compiled them as they are now."""
+    recorded dependencies) and was compiled by clang: that build analysed them as they
+    are now."""
     path = os.path.join(build_dir, "compile_commands.json")
-    if not os.path.exists(path):
+    by_gcc = objects_compiled_by_gcc(build_dir)
+    if not os.path.exists(path) or by_gcc is None:
         return set()
     with open(path) as f:
-        source_of = {object_of(e): e["file"] for e in json.load(f)}
+        source_of = {object_of(e): e["file"] for e in json.load(f) if object_of(e) not in by_gcc}
     built = set()
     for obj, deps in objects_with_deps(build_dir).items():
         src = source_of.get(obj)

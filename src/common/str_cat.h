@@ -28,7 +28,7 @@ class Piece {
   Piece(const std::string& s) : view_(s) {}                     // NOLINT
   Piece(const char* s) : view_(s ? s : "") {}                   // NOLINT
   Piece(absl::string_view s) : view_(s.data(), s.size()) {}     // NOLINT
-  Piece(char c) : size_(1) { scratch_[0] = c; view_ = {scratch_, 1}; }  // NOLINT
+  Piece(char c) { scratch_[0] = c; view_ = {scratch_, 1}; }    // NOLINT
   Piece(bool b) : view_(b ? "true" : "false") {}                // NOLINT
   template <typename T>
     requires(std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char>)
@@ -49,7 +49,6 @@ class Piece {
 
  private:
   char scratch_[32];
-  size_t size_ = 0;
   std::string_view view_;
 };
 

@@ -163,14 +163,17 @@ TEST(PackedMatmulTest, Avx2BuildUsesFusedMultiplyAdd) {
   if (!CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
   const int64_t k = 2, n = 1;
   const float e = std::ldexp(1.0f, -12);
-  // The chain is acc = x0·w0 (exact here), then acc += x1·w1 (the inexact product).
-  const std::vector<float> w = {-(1.0f + 2 * e), 1.0f + e};  // [n][k]
-  const std::vector<float> x = {1.0f, 1.0f + e};
+  // Both products are inexact: x0·w0 = 1 + 2e + e² and x1·w1 = −(1 + 2e + e²) each round
+  // to ±(1 + 2e) (e² = 2^-24 is half an ulp of 1: a tie, to even), so the plain sum is 0.
+  // An FMA that takes either product exact leaves ±e², whichever of the two the compiler
+  // fuses.
+  const std::vector<float> w = {1.0f + e, -(1.0f + e)};  // [n][k]
+  const std::vector<float> x = {1.0f + e, 1.0f + e};
   PackedMatrix packed = PackedMatrix::FromOutIn(w.data(), n, k, PackedType::kF32);
   float fused = 1, plain = 1;
   packed_matmul_internal::Avx2(x.data(), 1, k, packed, nullptr, &fused, n, false, 0, 1);
   packed_matmul_internal::Portable(x.data(), 1, k, packed, nullptr, &plain, n, false, 0, 1);
-  EXPECT_EQ(fused, std::ldexp(1.0f, -24));
+  EXPECT_EQ(std::abs(fused), std::ldexp(1.0f, -24));
   EXPECT_EQ(plain, 0.0f);
 }
 
