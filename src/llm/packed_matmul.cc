@@ -188,14 +188,16 @@ INFERA_AVX512 void MatmulAvx512(const float* x, int64_t m, int64_t ldx, const Pa
 //
 // One body (MatmulPortableBody, inline) compiled twice: MatmulAvx2 with target("avx2,fma")
 // and MatmulBaseline for plain x86-64, both `flatten`, so the body and its helpers are
-// inlined into code built for that ISA. The loops are written so that g++ and clang
-// contract `acc += x·w` into one FMA on the AVX2 build (each build is self-consistent:
-// a row's bits do not depend on M in either).
+// inlined into code built for that ISA. The loops are written so that g++ contracts
+// `acc += x·w` into one FMA on the AVX2 build (each build is self-consistent: a row's
+// bits do not depend on M in either). That rests on the compiler's contraction and
+// inlining, not on the source: packed_matmul_test checks it on the release build (gcc);
+// clang's ASan build rounds some paths differently (docs/reliability.md).
 
 #define INFERA_AVX2 __attribute__((target("avx2,fma")))
 
 // Eight floats (GCC/clang vector extension): one ymm on AVX2, two xmm on baseline x86-64.
-// `t += x * w` on it is contracted to one FMA on the AVX2 build, as the scalar loops are.
+// `t += x * w` on it is contracted to one FMA on the AVX2 build (gcc), as the scalar loops are.
 typedef float Vec8 __attribute__((vector_size(32)));
 
 // The quantised path's m × 64 accumulators, one buffer per thread (grown, never shrunk).
