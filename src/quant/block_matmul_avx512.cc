@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -99,19 +100,73 @@ inline CodeVec ChunkCodes32(const uint8_t* p0, bool has1) {
   }
 }
 
-// The weights' half scales d of 16 consecutive blocks (8 chunks) as floats, gathered and
-// converted with one instruction each instead of two scalar conversions and broadcasts
-// per chunk. Products(dx, s): s[b] = d[b] · dx[b] for the 16 blocks (one multiply for a
-// row of x's 8 chunks); Pair(s, i) = (s[2i] in lanes 0..7, s[2i + 1] in lanes 8..15).
-// Blocks beyond `count` read as 0 (a chunk's missing second block), dx is not read there.
+// The first half-word of each of 16 consecutive blocks of kBytes bytes (word kBytes/2 · i,
+// i < 16), as two-table word permutes of plain loads: each permute picks the words that
+// fall in one 64-word window of the blocks' bytes (kWindows[w].idx: word - 64w per lane;
+// .lanes: the lanes it fills). Compile-time tables per block size.
+template <int64_t kBytes>
+struct SixteenHalves {
+  static constexpr int kStride = static_cast<int>(kBytes / 2);  // words per block
+  static constexpr int kLast = 15 * kStride;                    // block 15's word
+  static constexpr int kLoads = kLast / 32 + 1;                 // 32 words per load
+  static constexpr int kWindowCount = (kLoads + 1) / 2;
+  struct Window {
+    alignas(64) int16_t idx[32];
+    uint32_t lanes;
+  };
+  static constexpr std::array<Window, kWindowCount> MakeWindows() {
+    std::array<Window, kWindowCount> windows{};
+    for (int w = 0; w < kWindowCount; ++w) {
+      for (int i = 0; i < 16; ++i) {
+        const int g = kStride * i - 64 * w;
+        if (g >= 0 && g < 64) {
+          windows[w].idx[i] = static_cast<int16_t>(g);
+          windows[w].lanes |= 1u << i;
+        }
+      }
+    }
+    return windows;
+  }
+  static constexpr std::array<Window, kWindowCount> kWindows = MakeWindows();
+
+  // Reads bytes [0, 2·kLast + 2) of `first` only: the last load is masked to the words up
+  // to block 15's half, which lies inside the 16 blocks.
+  static __m256i Load(const uint8_t* first) {
+    __m512i t[2 * kWindowCount];
+    for (int j = 0; j < kLoads - 1; ++j) t[j] = _mm512_loadu_si512(first + 64 * j);
+    t[kLoads - 1] = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((uint64_t{1} << (kLast % 32 + 1)) - 1),
+                                             first + 64 * (kLoads - 1));
+    if constexpr (kLoads % 2 == 1) t[kLoads] = _mm512_setzero_si512();
+    __m512i r = _mm512_setzero_si512();
+    for (int w = 0; w < kWindowCount; ++w) {
+      const __m512i picked = _mm512_permutex2var_epi16(t[2 * w], _mm512_load_si512(kWindows[w].idx), t[2 * w + 1]);
+      r = _mm512_mask_mov_epi16(r, kWindows[w].lanes, picked);
+    }
+    return _mm512_castsi512_si256(r);
+  }
+};
+
+// The weights' half scales d of 16 consecutive blocks (8 chunks) as floats, converted with
+// one instruction instead of two scalar conversions and broadcasts per chunk. Sixteen
+// whole blocks (every chunk but a row's last few): SixteenHalves, a few loads and
+// permutes; fewer: a masked gather. (The gather for all 16 took a fifth of the M = 1
+// kernel's time on AMD Zen 4, where it is microcoded: docs/benchmarks.md, run P.)
+// Products(dx, s): s[b] = d[b] · dx[b] for the 16 blocks (one multiply for a row of x's 8
+// chunks); Pair(s, i) = (s[2i] in lanes 0..7, s[2i + 1] in lanes 8..15). Blocks beyond
+// `count` read as 0 (a chunk's missing second block), dx is not read there.
 struct BlockScales32 {
   alignas(64) float d[16];
   __mmask16 live;
   template <int64_t kBytes>
   void Load(const uint8_t* first, int64_t count) {
+    if (count >= 16) {
+      live = static_cast<__mmask16>(0xFFFF);
+      _mm512_store_ps(d, _mm512_cvtph_ps(SixteenHalves<kBytes>::Load(first)));
+      return;
+    }
     const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                                _mm512_set1_epi32(static_cast<int>(kBytes)));
-    live = count >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
+    live = static_cast<__mmask16>((1u << count) - 1);
     const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, offsets, first, 1);
     _mm512_store_ps(d, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words)));
   }
