@@ -9,8 +9,8 @@ each translation unit with its own include paths and defines, gcc-only and code
 generation flags dropped. Exit status 1 and the diagnostics when any unit has a
 thread-safety error (or fails to parse).
 
-Units that a clang build (build-asan, build-fuzz, build-tsan: clang with
--Werror=thread-safety, see cmake/Hardening.cmake) has already compiled from the same
+Units that a clang build (build-asan, build-tsan: clang with -Werror=thread-safety, see
+cmake/Hardening.cmake) has already compiled from the same
 sources are not analysed again (--skip-built-in): its up-to-date objects (every recorded
 dependency older than the object) are the same analysis. The units such a build compiled
 with gcc (cmake/LibTorchUnits.cmake) do not count. make test runs this stage after those
